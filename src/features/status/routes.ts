@@ -1,0 +1,31 @@
+// GET /api/status (public) and POST /api/status (operator).
+import { Elysia, t } from "elysia";
+import type { Services } from "../../app";
+
+const StatusSchema = t.Object({
+  version: t.String(),
+  level: t.Union([t.Literal("available"), t.Literal("unavailable")]),
+  db: t.Object({ operational: t.Boolean() }),
+  features: t.Object({ mail: t.Boolean(), chromium: t.Boolean(), dsa: t.Boolean() }),
+});
+
+export const statusRoutes = ({ status, auth }: Services) =>
+  new Elysia({ name: "feature/status" })
+    .use(auth)
+    .get("/api/status", () => status.get(), {
+      auth: "public",
+      response: StatusSchema,
+      detail: { tags: ["status"], summary: "Server status (no authentication)" },
+    })
+    .post(
+      "/api/status",
+      async ({ body, set }) => {
+        await status.setLevel(body.level);
+        set.status = 204;
+      },
+      {
+        auth: "operator",
+        body: t.Object({ level: t.Union([t.Literal("available"), t.Literal("unavailable")]) }),
+        detail: { tags: ["status"], summary: "Set the server status level (operator)" },
+      },
+    );

@@ -1,0 +1,47 @@
+// Server status (supplement §21): informational level stored in the database, db health, optional features.
+import { existsSync } from "node:fs";
+import { invalid } from "../../platform/http/errors";
+import type { Runtime } from "../../platform/runtime";
+import { statusStore } from "./store";
+
+export const STATUS_LEVELS = ["available", "unavailable"] as const;
+export type StatusLevel = (typeof STATUS_LEVELS)[number];
+
+export interface Status {
+  version: string;
+  level: StatusLevel;
+  db: { operational: boolean };
+  features: { mail: boolean; chromium: boolean; dsa: boolean };
+}
+
+export class StatusService {
+  private readonly features: Status["features"];
+
+  constructor(private readonly rt: Runtime) {
+    const { smtp, chromium, certificates } = rt.config;
+    // Probed once: these depend on configuration and installed programs, not on requests.
+    this.features = {
+      mail: smtp.host !== "",
+      chromium: chromium.executable !== "" && existsSync(chromium.executable),
+      dsa: certificates.openssl !== "" && Bun.which(certificates.openssl) !== null,
+    };
+  }
+
+  async get(): Promise<Status> {
+    let operational = false;
+    let level: StatusLevel = "unavailable";
+    try {
+      operational = await statusStore.ping(this.rt.db);
+      const stored = await statusStore.level(this.rt.db);
+      level = operational && stored !== "unavailable" ? "available" : "unavailable";
+    } catch (err) {
+      this.rt.log.error("status: database check failed", { error: String(err) });
+    }
+    return { version: this.rt.version, level, db: { operational }, features: this.features };
+  }
+
+  async setLevel(level: unknown): Promise<void> {
+    if (typeof level !== "string" || !(STATUS_LEVELS as readonly string[]).includes(level)) throw invalid("level: must be available or unavailable");
+    await statusStore.setLevel(this.rt.db, level);
+  }
+}

@@ -1,0 +1,129 @@
+// Principal resolution in one place. Every route declares `auth: <level>`; the macro runs after the body
+// bytes are read (413 already checked) and before validation, so 401/403 come before body 400s.
+import { Elysia } from "elysia";
+import type { Config } from "../../config/schema";
+import { sha256Hex } from "../crypto/tokens";
+import { decodeBody, RawBody } from "../http/body";
+import { forbidden, unauthenticated } from "../http/errors";
+import type { Clock } from "../runtime";
+import { readCookie, sessionCookie } from "./cookies";
+import { verifyJwt } from "./jwt";
+import { isOperatorIdentity, type AuthUser, type IdentityLookup, type Principal } from "./principal";
+
+/**
+ * - `public`: no credentials needed; invalid ones count as none; cross-site cookies are ignored.
+ * - `user`: a user (session, API key, or JWT whose sub is a user's email).
+ * - `userNoApiKey`: as `user`, but API keys → 403 API_KEY_NOT_ALLOWED (API key management).
+ * - `operator`: an operator by session or JWT (supplement §3.5).
+ * - `shared`: like public, but the resolved principal is kept for own-data access (shared operations).
+ */
+export type AuthLevel = "public" | "user" | "userNoApiKey" | "operator" | "shared";
+export type AuthOption = AuthLevel | { level: AuthLevel; acceptForm?: boolean };
+
+type Credential = { kind: "none" } | { kind: "invalid" } | { kind: "ok"; principal: Principal; refreshedToken?: string };
+
+const UNSAFE = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+const API_KEY_RE = /^sbx_ak_[0-9a-f]{64}$/;
+
+export interface AuthDeps {
+  config: Config;
+  lookup: IdentityLookup;
+  clock: Clock;
+}
+
+export function createAuthResolver({ config, lookup, clock }: AuthDeps) {
+  const operators = config.security.operators;
+  const cookieName = config.security.session_cookie;
+
+  async function credential(request: Request): Promise<Credential> {
+    const authz = request.headers.get("authorization");
+    if (authz !== null) {
+      const m = /^Bearer[ ]+(\S+)\s*$/i.exec(authz);
+      if (!m) return { kind: "invalid" };
+      const token = m[1]!;
+      if (API_KEY_RE.test(token)) {
+        const found = await lookup.byApiKeyHash(sha256Hex(token));
+        if (!found || !found.user.isActivated) return { kind: "invalid" };
+        return { kind: "ok", principal: { via: "apiKey", user: found.user, apiKeyId: found.apiKeyId, isOperator: false } };
+      }
+      const sub = await verifyJwt(config.security.jwt_secret, token, Math.floor(clock.now() / 1000));
+      if (sub === undefined) return { kind: "invalid" };
+      const user = sub.includes("@") ? await lookup.byEmail(sub.toLowerCase()) : undefined;
+      if (user && !user.isActivated) return { kind: "invalid" };
+      return { kind: "ok", principal: { via: "jwt", user, sub, isOperator: isOperatorIdentity(operators, user?.email, sub) } };
+    }
+    const cookie = readCookie(request.headers.get("cookie"), cookieName);
+    if (cookie === undefined || cookie === "") return { kind: "none" };
+    const found = await lookup.bySessionHash(sha256Hex(cookie));
+    if (!found || !found.user.isActivated) return { kind: "invalid" };
+    return {
+      kind: "ok",
+      principal: { via: "session", user: found.user, sessionId: found.sessionId, isOperator: isOperatorIdentity(operators, found.user.email, undefined) },
+      refreshedToken: found.refreshed ? cookie : undefined,
+    };
+  }
+
+  function crossSite(request: Request): boolean {
+    if (!UNSAFE.has(request.method)) return false;
+    const origin = request.headers.get("origin");
+    if (origin === null) return false;
+    if (origin === "null") return true;
+    try {
+      return new URL(origin).host.toLowerCase() !== (request.headers.get("host") ?? "").toLowerCase();
+    } catch {
+      return true;
+    }
+  }
+
+  /** Applies the level's rules; returns the principal (undefined on public routes without credentials). */
+  async function authorize(request: Request, level: AuthLevel): Promise<{ principal?: Principal; refreshedToken?: string }> {
+    const cred = await credential(request);
+    const open = level === "public" || level === "shared";
+    if (open) {
+      if (cred.kind !== "ok") return {};
+      if (cred.principal.via === "session" && crossSite(request)) return {};
+      return { principal: cred.principal, refreshedToken: cred.refreshedToken };
+    }
+    if (cred.kind === "none") throw unauthenticated();
+    if (cred.kind === "invalid") throw unauthenticated("Invalid or expired credentials");
+    const p = cred.principal;
+    if (level === "operator") {
+      if (p.via === "apiKey") throw forbidden("NOT_OPERATOR", "API keys cannot call operator endpoints");
+      if (!p.isOperator) throw forbidden("NOT_OPERATOR", "Operator access required");
+    } else {
+      if (level === "userNoApiKey" && p.via === "apiKey") throw forbidden("API_KEY_NOT_ALLOWED", "API keys cannot manage API keys");
+      if (!p.user) throw forbidden("NO_USER", "This service-account token does not belong to a user");
+    }
+    if (p.via === "session" && crossSite(request)) throw forbidden("FORBIDDEN", "Cross-site request refused");
+    return { principal: p, refreshedToken: cred.refreshedToken };
+  }
+
+  return { authorize };
+}
+
+const principals = new WeakMap<Request, Principal>();
+
+export function authPlugin(deps: AuthDeps) {
+  const { authorize } = createAuthResolver(deps);
+  const { session_cookie, session_ttl } = deps.config.security;
+  const secure = deps.config.server.public_url.startsWith("https:");
+  return new Elysia({ name: "platform/auth" }).macro({
+    auth: (option: AuthOption) => {
+      const level = typeof option === "string" ? option : option.level;
+      const acceptForm = typeof option === "string" ? false : option.acceptForm === true;
+      return {
+        async transform(ctx: { request: Request; body: unknown; set: { headers: Record<string, any> } }) {
+          const { principal, refreshedToken } = await authorize(ctx.request, level);
+          if (principal) principals.set(ctx.request, principal);
+          if (refreshedToken) ctx.set.headers["set-cookie"] = sessionCookie(session_cookie, refreshedToken, session_ttl, secure);
+          if (ctx.body instanceof RawBody) ctx.body = decodeBody(ctx.body, acceptForm);
+        },
+        resolve({ request }: { request: Request }) {
+          const principal = principals.get(request);
+          // `user` is defined on user-level routes (user, userNoApiKey); elsewhere check `principal`.
+          return { principal, user: principal?.user as AuthUser };
+        },
+      };
+    },
+  });
+}

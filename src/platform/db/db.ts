@@ -1,0 +1,118 @@
+// The small storage interface every store uses (design: "Scale path"). Promises even over bun:sqlite, so a
+// PostgreSQL backend can implement the same four methods. SQL uses `?` placeholders and the subset both
+// engines share.
+import { Database, type SQLQueryBindings } from "bun:sqlite";
+import { chmodSync, existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+export type Param = string | number | bigint | boolean | null | Uint8Array;
+export type Row = Record<string, any>;
+
+export interface Db {
+  all<T = Row>(sql: string, params?: Param[]): Promise<T[]>;
+  get<T = Row>(sql: string, params?: Param[]): Promise<T | undefined>;
+  run(sql: string, params?: Param[]): Promise<{ changes: number }>;
+  /** Runs `fn` in one transaction; writers are serialized. Inside `fn` use only the `tx` handle given
+   *  (calls on the outer Db would wait for the transaction to end). Nested `tx.tx` joins the outer one. */
+  tx<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+  close(): void;
+}
+
+/** Serializes async critical sections (SQLite has a single writer anyway). */
+class Mutex {
+  private tail: Promise<void> = Promise.resolve();
+  async lock(): Promise<() => void> {
+    let release!: () => void;
+    const next = new Promise<void>((r) => (release = r));
+    const prev = this.tail;
+    this.tail = prev.then(() => next);
+    await prev;
+    return release;
+  }
+}
+
+export class SqliteDb implements Db {
+  readonly raw: Database;
+  private readonly writeLock = new Mutex();
+
+  constructor(path: string) {
+    this.raw = new Database(path, { create: true });
+    this.raw.exec("PRAGMA busy_timeout = 5000");
+    this.raw.exec("PRAGMA journal_mode = WAL");
+    this.raw.exec("PRAGMA synchronous = NORMAL");
+    this.raw.exec("PRAGMA foreign_keys = ON");
+  }
+
+  private stmt(sql: string) {
+    return this.raw.query(sql);
+  }
+
+  async all<T = Row>(sql: string, params: Param[] = []): Promise<T[]> {
+    return this.stmt(sql).all(...(params as SQLQueryBindings[])) as T[];
+  }
+
+  async get<T = Row>(sql: string, params: Param[] = []): Promise<T | undefined> {
+    return (this.stmt(sql).get(...(params as SQLQueryBindings[])) ?? undefined) as T | undefined;
+  }
+
+  async run(sql: string, params: Param[] = []): Promise<{ changes: number }> {
+    const release = await this.writeLock.lock();
+    try {
+      return this.runNow(sql, params);
+    } finally {
+      release();
+    }
+  }
+
+  private runNow(sql: string, params: Param[]) {
+    const res = this.stmt(sql).run(...(params as SQLQueryBindings[]));
+    return { changes: res.changes };
+  }
+
+  async tx<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
+    const release = await this.writeLock.lock();
+    const view = this.txView();
+    try {
+      this.raw.exec("BEGIN IMMEDIATE");
+      try {
+        const out = await fn(view);
+        this.raw.exec("COMMIT");
+        return out;
+      } catch (err) {
+        this.raw.exec("ROLLBACK");
+        throw err;
+      }
+    } finally {
+      release();
+    }
+  }
+
+  /** The Db handed to a transaction body: same connection, no locking, nested tx joins. */
+  private txView(): Db {
+    return {
+      all: (s, p) => this.all(s, p),
+      get: (s, p) => this.get(s, p),
+      run: async (s, p = []) => this.runNow(s, p),
+      tx: (fn) => fn(this.txView()),
+      close: () => {},
+    };
+  }
+
+  close() {
+    this.raw.close();
+  }
+}
+
+/** Opens `<dataDir>/secbox.db`, creating the directory (0700) when missing. */
+export function openDatabase(dataDir: string): SqliteDb {
+  if (!existsSync(dataDir)) {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    chmodSync(dataDir, 0o700);
+  }
+  return new SqliteDb(join(dataDir, "secbox.db"));
+}
+
+/** `?, ?, ?` for an IN list. */
+export function placeholders(n: number): string {
+  return Array.from({ length: n }, () => "?").join(", ");
+}

@@ -1,0 +1,10 @@
+// Numbered SQL migrations, embedded in the binary as text. Append new files here in order.
+import m0001 from "./0001_init.sql" with { type: "text" };
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: Migration[] = [{ version: 1, name: "0001_init", sql: m0001 }];

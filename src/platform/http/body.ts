@@ -1,0 +1,62 @@
+// Request bodies: size limits (413 before anything else), content-type rules and JSON decoding
+// (supplement §1). Elysia's parse stage only reads the bytes into a RawBody; decoding happens after the
+// credentials check so the documented check order (413 → 401/403 → 400) holds.
+import { ApiError, invalid, tooLarge } from "./errors";
+
+export class RawBody {
+  constructor(
+    readonly text: string,
+    readonly contentType: string,
+  ) {}
+}
+
+export interface BodyLimits {
+  maxBodyBytes: number;
+  maxImportBytes: number;
+}
+
+export const bodyLimitFor = (path: string, limits: BodyLimits) =>
+  path.startsWith("/api/user/data/") || path === "/api/user/data" ? limits.maxImportBytes : limits.maxBodyBytes;
+
+/** 413 from the Content-Length header alone, before routing work. */
+export function checkContentLength(request: Request, limit: number) {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) throw tooLarge(limit);
+}
+
+/** Reads the body as UTF-8 text, counting bytes as they arrive so a lying or absent Content-Length cannot exceed the limit. */
+export async function readBodyText(request: Request, limit: number): Promise<string> {
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
+}
+
+const isJsonType = (ct: string) => ct === "" || ct === "application/json" || /^application\/[a-z0-9.+-]*\+json$/.test(ct);
+
+/**
+ * Decodes a RawBody: empty → `{}` (routes whose fields are all optional accept no body); JSON (or no
+ * content type) → parsed value; a form body only where the route accepts it; anything else → 400.
+ */
+export function decodeBody(raw: RawBody, acceptForm = false): unknown {
+  const ct = raw.contentType.split(";")[0]!.trim().toLowerCase();
+  if (raw.text.trim() === "") return {};
+  if (acceptForm && ct === "application/x-www-form-urlencoded") return Object.fromEntries(new URLSearchParams(raw.text));
+  if (!isJsonType(ct)) throw invalid(`Content-Type must be application/json, got ${ct}`, "BAD_CONTENT_TYPE");
+  try {
+    return JSON.parse(raw.text);
+  } catch (err) {
+    throw new ApiError(400, "INVALID_JSON", `Request body is not valid JSON: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,66 @@
+// The one error type of the API and its codes (supplement §2). Services throw ApiError; the http plugin maps
+// it (and Elysia's own validation/parse/not-found errors) to `{message, code}` JSON bodies.
+export type ErrorCode =
+  | "INVALID_JSON"
+  | "BAD_CONTENT_TYPE"
+  | "INVALID_INPUT"
+  | "LIMIT_REACHED"
+  | "TARGET_NOT_ALLOWED"
+  | "UPSTREAM_FAILED"
+  | "INVALID_SCHEDULE"
+  | "SCHEDULE_TOO_FREQUENT"
+  | "BAD_PASSPHRASE"
+  | "ALGORITHM_UNAVAILABLE"
+  | "BAD_PASSWORD"
+  | "WEAK_PASSWORD"
+  | "INVALID_TOKEN"
+  | "EMAIL_TAKEN"
+  | "HANDLE_TAKEN"
+  | "VERIFICATION_FAILED"
+  | "COOLDOWN"
+  | "UNAUTHENTICATED"
+  | "FORBIDDEN"
+  | "NOT_OPERATOR"
+  | "API_KEY_NOT_ALLOWED"
+  | "NO_USER"
+  | "SIGNUP_CLOSED"
+  | "NOT_ACTIVATED"
+  | "MAIL_NOT_CONFIGURED"
+  | "NOT_FOUND"
+  | "DUPLICATE_NAME"
+  | "CONFLICT"
+  | "PAYLOAD_TOO_LARGE"
+  | "RATE_LIMITED"
+  | "INTERNAL";
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+
+  toJSON() {
+    return { message: this.message, code: this.code };
+  }
+}
+
+export const invalid = (message: string, code: ErrorCode = "INVALID_INPUT") => new ApiError(400, code, message);
+export const limitReached = (message: string) => new ApiError(400, "LIMIT_REACHED", message);
+export const unauthenticated = (message = "Authentication required") => new ApiError(401, "UNAUTHENTICATED", message);
+export const forbidden = (code: ErrorCode, message: string) => new ApiError(403, code, message);
+export const notFound = (what = "Resource") => new ApiError(404, "NOT_FOUND", `${what} not found`);
+export const duplicateName = (what: string, name: string) => new ApiError(409, "DUPLICATE_NAME", `${what} named "${name}" already exists`);
+export const conflict = (message: string) => new ApiError(409, "CONFLICT", message);
+export const tooLarge = (limit: number) => new ApiError(413, "PAYLOAD_TOO_LARGE", `Request body exceeds the limit of ${limit} bytes`);
+export const rateLimited = (retryAfterSec: number, message = "Too many requests") =>
+  new ApiError(429, "RATE_LIMITED", `${message}; retry in ${retryAfterSec} s`, { "retry-after": String(Math.max(1, Math.ceil(retryAfterSec))) });
+
+/** True when a unique-constraint violation was raised by the database (SQLite or PostgreSQL wording). */
+export function isUniqueViolation(err: unknown): boolean {
+  const msg = String((err as Error)?.message ?? "");
+  return /UNIQUE constraint failed|duplicate key value/i.test(msg);
+}

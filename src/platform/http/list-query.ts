@@ -1,0 +1,51 @@
+// The common list query (interface "Common list query parameters", supplement §1), parsed once for every
+// list endpoint. The SQL side lives in platform/db/list.ts.
+import { t } from "elysia";
+import { invalid } from "./errors";
+import { isUuid } from "./ids";
+
+export interface ListQuery {
+  page: number;
+  pageSize: number;
+  sort: string;
+  order: "asc" | "desc";
+  q: string;
+  tags: string[];
+  globalTags: string[];
+}
+
+/** Query schema for the OpenAPI document; values are validated by parseListQuery. */
+export const ListQuerySchema = t.Object({
+  page: t.Optional(t.String({ description: "zero-based page index, default 0" })),
+  pageSize: t.Optional(t.String({ description: "items per page, default 15, at most 100" })),
+  sort: t.Optional(t.String({ description: "name (default), createdAt, updatedAt, or an entity-specific key" })),
+  order: t.Optional(t.String({ description: "asc (default) or desc" })),
+  q: t.Optional(t.String({ description: "case-insensitive name substring, or an exact id" })),
+  tags: t.Optional(t.String({ description: "comma-separated tag ids: items having ANY of them" })),
+  globalTags: t.Optional(t.String({ description: "comma-separated tag ids: items having ALL of them" })),
+});
+
+const first = (v: unknown): string | undefined => (Array.isArray(v) ? first(v[0]) : typeof v === "string" ? v : undefined);
+
+function nonNegativeInt(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d{1,9}$/.test(raw.trim())) throw invalid(`${name}: must be a non-negative integer`);
+  return Number(raw.trim());
+}
+
+const idList = (raw: string | undefined) => [...new Set((raw ?? "").split(",").map((s) => s.trim().toLowerCase()).filter(isUuid))];
+
+export function parseListQuery(query: Record<string, unknown>, sortKeys: readonly string[] = ["name", "createdAt", "updatedAt"]): ListQuery {
+  const sort = first(query.sort) ?? "";
+  const order = (first(query.order) ?? "asc").trim() || "asc";
+  if (order !== "asc" && order !== "desc") throw invalid("order: must be asc or desc");
+  return {
+    page: nonNegativeInt("page", first(query.page), 0),
+    pageSize: Math.min(100, nonNegativeInt("pageSize", first(query.pageSize), 15)),
+    sort: sortKeys.includes(sort) ? sort : "name",
+    order,
+    q: (first(query.q) ?? "").trim().slice(0, 200),
+    tags: idList(first(query.tags)),
+    globalTags: idList(first(query.globalTags)),
+  };
+}

@@ -1,0 +1,52 @@
+// Request-wide HTTP mechanics: body size limits and raw body capture, and the one mapper from errors to
+// `{message, code}` JSON responses (supplement §2).
+import { Elysia } from "elysia";
+import type { Logger } from "../log";
+import { bodyLimitFor, checkContentLength, RawBody, readBodyText, type BodyLimits } from "./body";
+import { ApiError } from "./errors";
+
+/** `settings.statusCode: must be ...` from a TypeBox/Elysia validation error. */
+function validationMessage(error: any): string {
+  const all: any[] = Array.isArray(error?.all) ? error.all : [];
+  const first = all.find((e) => e?.path !== undefined) ?? all[0];
+  if (!first) return "Invalid input";
+  const path = String(first.path ?? "").replace(/^\//, "").replace(/\//g, ".") || (error.type ?? "body");
+  const schemaMsg = first.schema?.error ?? first.schema?.description;
+  const message = String(first.message ?? "is invalid").replace(/^Expected required property$/, "is required");
+  return `${path}: ${typeof schemaMsg === "string" && first.schema?.error ? schemaMsg : message}`;
+}
+
+export function errorResponse(status: number, code: string, message: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ message, code }), {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8", ...headers },
+  });
+}
+
+export function httpPlugin(limits: BodyLimits, log: Logger) {
+  return new Elysia({ name: "platform/http" })
+    .onRequest(({ request }) => {
+      const path = new URL(request.url).pathname;
+      checkContentLength(request, bodyLimitFor(path, limits));
+    })
+    .onParse({ as: "global" }, async ({ request, contentType }) => {
+      const path = new URL(request.url).pathname;
+      return new RawBody(await readBodyText(request, bodyLimitFor(path, limits)), contentType ?? "");
+    })
+    .onError({ as: "global" }, ({ code, error, request }) => {
+      if (error instanceof ApiError) return errorResponse(error.status, error.code, error.message, error.headers);
+      switch (code) {
+        case "VALIDATION":
+          return errorResponse(400, "INVALID_INPUT", validationMessage(error));
+        case "PARSE":
+          return errorResponse(400, "INVALID_JSON", "Request body could not be parsed");
+        case "NOT_FOUND":
+          return errorResponse(404, "NOT_FOUND", "Not found");
+        case "INVALID_COOKIE_SIGNATURE":
+        case "INVALID_FILE_TYPE":
+          return errorResponse(400, "INVALID_INPUT", "Invalid input");
+      }
+      log.error("unhandled error", { method: request.method, path: new URL(request.url).pathname, error: String((error as Error)?.stack ?? error) });
+      return errorResponse(500, "INTERNAL", "Internal error");
+    });
+}

@@ -1,0 +1,29 @@
+// What every service is built from: configuration, database, clock, secret box and logger. Time and
+// randomness are injectable so tests can drive them.
+import type { Config, Tier, TierLimits } from "../config/schema";
+import type { Db } from "./db/db";
+import type { SecretBox } from "./crypto/secret-box";
+import type { Logger } from "./log";
+import pkg from "../../package.json";
+
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+export interface Runtime {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  secretBox: SecretBox;
+  log: Logger;
+  version: string;
+}
+
+export const VERSION: string = pkg.version;
+
+export const nowSec = (clock: Clock) => Math.floor(clock.now() / 1000);
+
+export const tierLimits = (config: Config, tier: Tier): TierLimits => config.subscriptions.tiers[tier];
