@@ -5,15 +5,29 @@ import { authPlugin } from "./platform/auth/plugin";
 import { docsPlugin } from "./platform/http/docs";
 import { httpPlugin } from "./platform/http/plugin";
 import type { Runtime } from "./platform/runtime";
+import { apiKeysRoutes } from "./features/api-keys/routes";
 import { ApiKeysService } from "./features/api-keys/service";
-import { StatusService } from "./features/status/service";
+import { scriptsRoutes } from "./features/scripts/routes";
+import { ScriptsService } from "./features/scripts/service";
+import { secretsRoutes } from "./features/secrets/routes";
+import { SecretsService } from "./features/secrets/service";
+import { settingsRoutes } from "./features/settings/routes";
+import { SettingsService } from "./features/settings/service";
 import { statusRoutes } from "./features/status/routes";
+import { StatusService } from "./features/status/service";
+import { tagsRoutes } from "./features/tags/routes";
+import { TagsService } from "./features/tags/service";
+import { usersRoutes } from "./features/users/routes";
 import { UsersService } from "./features/users/service";
 
 export function createServices(rt: Runtime) {
   const users = new UsersService(rt);
   const apiKeys = new ApiKeysService(rt, users);
   const status = new StatusService(rt);
+  const tags = new TagsService(rt);
+  const secrets = new SecretsService(rt, tags);
+  const scripts = new ScriptsService(rt, tags);
+  const settings = new SettingsService(rt);
   const auth = authPlugin({
     config: rt.config,
     clock: rt.clock,
@@ -23,7 +37,7 @@ export function createServices(rt: Runtime) {
       byEmail: (e) => users.byEmail(e),
     },
   });
-  return { rt, auth, users, apiKeys, status };
+  return { rt, auth, users, apiKeys, status, tags, secrets, scripts, settings };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -33,7 +47,13 @@ export function createApp(services: Services) {
   return new Elysia({ name: "secbox" })
     .use(httpPlugin({ maxBodyBytes: rt.config.server.max_body_bytes, maxImportBytes: rt.config.server.max_import_bytes }, rt.log))
     .use(docsPlugin())
-    .use(statusRoutes(services));
+    .use(statusRoutes(services))
+    .use(usersRoutes(services))
+    .use(apiKeysRoutes(services))
+    .use(tagsRoutes(services))
+    .use(secretsRoutes(services))
+    .use(scriptsRoutes(services))
+    .use(settingsRoutes(services));
 }
 
 export type App = ReturnType<typeof createApp>;
