@@ -1,5 +1,5 @@
 // `secbox serve`: migrate, then serve the API, responders, scheduler and mail sender.
-import { createApp, createServices, listen } from "../app";
+import { createApp, createServices, listen, startBackground, stopBackground } from "../app";
 import { openRuntime } from "../platform/boot";
 import { configFrom, parseFlags, type Command } from "./common";
 
@@ -24,11 +24,13 @@ export const serveCommand: Command = {
       rt.close();
       throw new Error(`cannot listen on ${config.server.host}:${config.server.port}: ${(err as Error).message} (is the port already in use?)`);
     }
+    await startBackground(services);
     rt.log.info(`secbox ${rt.version} listening on ${server.url} (public URL ${config.server.public_url}, data ${config.server.data_dir})`);
     await new Promise<void>((resolve) => {
       const stop = async (signal: string) => {
         rt.log.info(`received ${signal}, shutting down`);
         await server.stop();
+        await stopBackground(services);
         rt.close();
         resolve();
       };

@@ -126,7 +126,13 @@ function validate(tree: Tree): Config {
   const first = Value.Errors(ConfigSchema, withDefaults).First();
   if (first) {
     const key = first.path.replace(/^\//, "").replace(/\//g, ".") || "config";
-    const reason = first.message === "Unexpected property" ? "unknown key" : first.message.replace(/^Expected/, "must be");
+    const literals = (first.schema.anyOf as { const?: unknown }[] | undefined)?.map((s) => s.const).filter((v) => v !== undefined);
+    const reason =
+      first.message === "Unexpected property"
+        ? "unknown key"
+        : literals?.length
+          ? `must be one of ${literals.join(", ")}`
+          : first.message.replace(/^Expected/, "must be").replace("integer to be ", "");
     throw new ConfigError(key, reason);
   }
   const cfg = withDefaults as Config & { subscriptions: { tiers: Record<Tier, object> } };

@@ -1,10 +1,40 @@
 // API keys: `sbx_ak_` + 64 hex tokens, stored as SHA-256, shown once (supplement §5).
 import type { AuthUser, IdentityLookup } from "../../platform/auth/principal";
+import { randomHex, sha256Hex } from "../../platform/crypto/tokens";
+import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
+import { newId } from "../../platform/http/ids";
+import { futureTimestamp, normalizeName, pathId } from "../../platform/http/validate";
 import { nowSec, type Runtime } from "../../platform/runtime";
 import type { UsersService } from "../users/service";
-import { apiKeysStore } from "./store";
+import { apiKeysStore, type ApiKeyRow } from "./store";
 
 const LAST_USED_RESOLUTION_SEC = 60;
+/** Fixed limit (supplement §22). */
+export const MAX_API_KEYS = 30;
+const NAME_MAX = 128;
+const TOKEN_PREFIX = "sbx_ak_";
+
+export interface UserApiKey {
+  id: string;
+  name: string;
+  createdAt: number;
+  updatedAt: number;
+  expiresAt: number | null;
+  lastUsedAt: number | null;
+}
+
+export type ApiKeyCreateResponse = UserApiKey & { token: string };
+
+const toWire = (row: ApiKeyRow): UserApiKey => ({
+  id: row.id,
+  name: row.name,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+  expiresAt: row.expires_at,
+  lastUsedAt: row.last_used_at,
+});
+
+const newToken = () => `${TOKEN_PREFIX}${randomHex(32)}`;
 
 export class ApiKeysService implements Pick<IdentityLookup, "byApiKeyHash"> {
   constructor(
@@ -24,5 +54,93 @@ export class ApiKeysService implements Pick<IdentityLookup, "byApiKeyHash"> {
     if (!row) return undefined;
     if (key.last_used_at === null || now - key.last_used_at >= LAST_USED_RESOLUTION_SEC) await apiKeysStore.touch(this.rt.db, key.id, now);
     return { user: this.users.toAuthUser(row), apiKeyId: key.id };
+  }
+
+  /** `expiresAt` of a create request: absent or null = never; otherwise an integer in the future. */
+  private createExpiry(raw: unknown): number | null {
+    return raw === undefined || raw === null ? null : futureTimestamp(raw, this.now(), "expiresAt");
+  }
+
+  async list(userId: string): Promise<UserApiKey[]> {
+    return (await apiKeysStore.list(this.rt.db, userId)).map(toWire);
+  }
+
+  /** POST /api/user/api_keys. */
+  create(userId: string, body: { name: unknown; expiresAt?: unknown }): Promise<ApiKeyCreateResponse> {
+    return this.createForUser(userId, body.name, body.expiresAt);
+  }
+
+  /**
+   * Creates a key for a user (own keys, the operator route and the CLI). Order: values (400) → unknown
+   * user (404) → limit (400 LIMIT_REACHED) → duplicate name (409).
+   */
+  async createForUser(userId: string, rawName: unknown, rawExpiresAt?: unknown): Promise<ApiKeyCreateResponse> {
+    const name = normalizeName(rawName, NAME_MAX);
+    const expiresAt = this.createExpiry(rawExpiresAt);
+    if (!(await this.users.getRow(userId))) throw notFound("User");
+    const token = newToken();
+    const id = newId();
+    const now = this.now();
+    try {
+      await this.rt.db.tx(async (tx) => {
+        if ((await apiKeysStore.count(tx, userId)) >= MAX_API_KEYS) throw limitReached(`At most ${MAX_API_KEYS} API keys per user`);
+        if (await apiKeysStore.byName(tx, userId, name)) throw duplicateName("API key", name);
+        await apiKeysStore.insert(tx, { id, userId, name, tokenHash: sha256Hex(token), now, expiresAt });
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw duplicateName("API key", name);
+      throw err;
+    }
+    return { ...toWire((await apiKeysStore.byId(this.rt.db, userId, id))!), token };
+  }
+
+  /** Operator route: a key for the user in the path (unknown or malformed id → 404). */
+  createForPathUser(rawUserId: string | undefined, body: { name: unknown; expiresAt?: unknown }): Promise<ApiKeyCreateResponse> {
+    const name = normalizeName(body.name, NAME_MAX);
+    const expiresAt = this.createExpiry(body.expiresAt);
+    return this.createForUser(pathId(rawUserId, "User"), name, expiresAt);
+  }
+
+  private async own(userId: string, rawId: string | undefined): Promise<ApiKeyRow> {
+    const row = await apiKeysStore.byId(this.rt.db, userId, pathId(rawId, "API key"));
+    if (!row) throw notFound("API key");
+    return row;
+  }
+
+  async rename(userId: string, rawId: string | undefined, rawName: unknown): Promise<UserApiKey> {
+    const name = normalizeName(rawName, NAME_MAX);
+    const key = await this.own(userId, rawId);
+    if (name !== key.name) {
+      const taken = await apiKeysStore.byName(this.rt.db, userId, name);
+      if (taken && taken.id !== key.id) throw duplicateName("API key", name);
+      try {
+        await apiKeysStore.rename(this.rt.db, userId, key.id, name, this.now());
+      } catch (err) {
+        if (isUniqueViolation(err)) throw duplicateName("API key", name);
+        throw err;
+      }
+    }
+    return toWire((await apiKeysStore.byId(this.rt.db, userId, key.id))!);
+  }
+
+  async remove(userId: string, rawId: string | undefined): Promise<void> {
+    const key = await this.own(userId, rawId);
+    await apiKeysStore.remove(this.rt.db, userId, key.id);
+  }
+
+  /**
+   * New token; the old one stops working at once and `lastUsedAt` starts over. `expiresAt`: absent keeps
+   * the current expiry, null removes it, an integer replaces it; a resulting expiry in the past → 400.
+   */
+  async regenerate(userId: string, rawId: string | undefined, body: { expiresAt?: unknown }): Promise<ApiKeyCreateResponse> {
+    const now = this.now();
+    const raw = body.expiresAt;
+    const given = raw === undefined || raw === null ? raw : futureTimestamp(raw, now, "expiresAt");
+    const key = await this.own(userId, rawId);
+    const expiresAt = given === undefined ? key.expires_at : given;
+    if (expiresAt !== null && expiresAt <= now) throw invalid("expiresAt: the key's current expiry has passed; give a new one or null");
+    const token = newToken();
+    await apiKeysStore.regenerate(this.rt.db, userId, key.id, sha256Hex(token), expiresAt, now);
+    return { ...toWire((await apiKeysStore.byId(this.rt.db, userId, key.id))!), token };
   }
 }

@@ -1,10 +1,175 @@
-// Scripts (stub; being implemented).
-import type { Runtime } from "../../platform/runtime";
+// User scripts (supplement §8): a per-user library of script sources. Responders and trackers keep their own
+// copy, so nothing else changes when a script is edited or deleted.
+import type { AuthUser } from "../../platform/auth/principal";
+import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
+import { newId } from "../../platform/http/ids";
+import { parseListQuery } from "../../platform/http/list-query";
+import { normalizeName, pathId, utf8Length } from "../../platform/http/validate";
+import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import type { TagsService } from "../tags/service";
+import type { TagRef } from "../tags/store";
+import { scriptsStore, type ScriptRow, type ScriptSummaryRow } from "./store";
+
+export const SCRIPT_TYPES = ["responder", "api_configurator", "api_extractor", "page_extractor", "universal"] as const;
+export type ScriptType = (typeof SCRIPT_TYPES)[number];
+
+/** `?context=` of the list: which script types a consumer may pick from. */
+export const SCRIPT_CONTEXTS: Record<string, readonly ScriptType[]> = {
+  responder: ["responder", "universal"],
+  api_tracker: ["api_configurator", "api_extractor", "universal"],
+  page_tracker: ["page_extractor", "universal"],
+};
+
+export const SCRIPT_SORT_KEYS = ["name", "createdAt", "updatedAt", "scriptType"] as const;
+export const MAX_SCRIPT_BYTES = 51_200;
+export const MAX_SCRIPT_NAME = 128;
+
+export interface UserScript {
+  id: string;
+  name: string;
+  scriptType: ScriptType;
+  content: string;
+  tags: TagRef[];
+  tagIds: string[];
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type UserScriptSummary = Omit<UserScript, "content"> & { size: number };
+
+export interface ScriptCreateInput {
+  name: unknown;
+  scriptType: unknown;
+  content: unknown;
+  tagIds?: unknown;
+}
+
+export interface ScriptUpdateInput {
+  name?: unknown;
+  scriptType?: unknown;
+  content?: unknown;
+  tagIds?: unknown;
+}
+
+function scriptType(raw: unknown): ScriptType {
+  if (typeof raw !== "string" || !(SCRIPT_TYPES as readonly string[]).includes(raw)) throw invalid(`scriptType: must be one of ${SCRIPT_TYPES.join(", ")}`);
+  return raw as ScriptType;
+}
+
+function scriptContent(raw: unknown): string {
+  if (typeof raw !== "string") throw invalid("content: must be a string");
+  const bytes = utf8Length(raw);
+  if (bytes < 1 || bytes > MAX_SCRIPT_BYTES) throw invalid(`content: must be 1 to ${MAX_SCRIPT_BYTES} UTF-8 bytes (got ${bytes})`);
+  return raw;
+}
+
+const firstString = (v: unknown): string | undefined => (Array.isArray(v) ? firstString(v[0]) : typeof v === "string" ? v : undefined);
 
 export class ScriptsService {
   constructor(
     private readonly rt: Runtime,
     private readonly tags: TagsService,
   ) {}
+
+  async list(userId: string, rawQuery: Record<string, unknown>): Promise<{ items: UserScriptSummary[]; total: number }> {
+    const query = parseListQuery(rawQuery, SCRIPT_SORT_KEYS);
+    const context = (firstString(rawQuery.context) ?? "").trim();
+    let types: readonly ScriptType[] | undefined;
+    if (context !== "") {
+      types = SCRIPT_CONTEXTS[context];
+      if (!types) throw invalid(`context: must be one of ${Object.keys(SCRIPT_CONTEXTS).join(", ")}`);
+    }
+    const { rows, total } = await scriptsStore.list(this.rt.db, userId, query, types);
+    const tagMap = await this.tags.tagsFor("script", rows.map((r) => r.id));
+    return { items: rows.map((r) => toSummary(r, tagMap.get(r.id) ?? [])), total };
+  }
+
+  async get(userId: string, rawId: string | undefined): Promise<UserScript> {
+    const row = await scriptsStore.get(this.rt.db, userId, pathId(rawId, "Script"));
+    if (!row) throw notFound("Script");
+    return this.wire(row);
+  }
+
+  async create(user: AuthUser, input: ScriptCreateInput): Promise<UserScript> {
+    const name = normalizeName(input.name, MAX_SCRIPT_NAME);
+    const type = scriptType(input.scriptType);
+    const content = scriptContent(input.content);
+    const tagIds = input.tagIds == null ? [] : await this.tags.resolveTagIds(user.id, input.tagIds);
+    const limit = tierLimits(this.rt.config, user.tier).max_scripts;
+    const now = nowSec(this.rt.clock);
+    const row: ScriptRow = { id: newId(), user_id: user.id, name, script_type: type, content, created_at: now, updated_at: now };
+    try {
+      await this.rt.db.tx(async (tx) => {
+        if ((await scriptsStore.count(tx, user.id)) >= limit) throw limitReached(`scripts: at most ${limit} scripts allowed on the ${user.tier} tier`);
+        await scriptsStore.insert(tx, row);
+        await this.tags.setEntityTags(tx, "script", row.id, user.id, tagIds);
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw duplicateName("Script", name);
+      throw err;
+    }
+    return this.wire(row);
+  }
+
+  async update(userId: string, rawId: string | undefined, input: ScriptUpdateInput): Promise<UserScript> {
+    // Body checks first (supplement §1 check order), then the resource, then rules needing stored data.
+    const name = input.name == null ? undefined : normalizeName(input.name, MAX_SCRIPT_NAME);
+    const content = input.content == null ? undefined : scriptContent(input.content);
+    const type = input.scriptType == null ? undefined : scriptType(input.scriptType);
+    const hasTags = input.tagIds != null;
+    if (name === undefined && content === undefined && !hasTags) throw invalid("body: at least one of name, content or tagIds is required");
+
+    const id = pathId(rawId, "Script");
+    const current = await scriptsStore.get(this.rt.db, userId, id);
+    if (!current) throw notFound("Script");
+    if (type !== undefined && type !== current.script_type) throw invalid(`scriptType: is immutable (this script is ${current.script_type})`);
+    const tagIds = hasTags ? await this.tags.resolveTagIds(userId, input.tagIds) : undefined;
+
+    const next: ScriptRow = { ...current, name: name ?? current.name, content: content ?? current.content, updated_at: nowSec(this.rt.clock) };
+    try {
+      await this.rt.db.tx(async (tx) => {
+        if ((await scriptsStore.update(tx, next)).changes === 0) throw notFound("Script");
+        if (tagIds) await this.tags.setEntityTags(tx, "script", id, userId, tagIds);
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw duplicateName("Script", next.name);
+      throw err;
+    }
+    return this.wire(next);
+  }
+
+  async delete(userId: string, rawId: string | undefined): Promise<void> {
+    const id = pathId(rawId, "Script");
+    await this.rt.db.tx(async (tx) => {
+      if ((await scriptsStore.delete(tx, userId, id)).changes === 0) throw notFound("Script");
+      await this.tags.removeEntity(tx, "script", id);
+    });
+  }
+
+  private async wire(row: ScriptRow): Promise<UserScript> {
+    const tags = (await this.tags.tagsFor("script", [row.id])).get(row.id) ?? [];
+    return {
+      id: row.id,
+      name: row.name,
+      scriptType: row.script_type as ScriptType,
+      content: row.content,
+      tags,
+      tagIds: tags.map((t) => t.id),
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    };
+  }
+}
+
+function toSummary(row: ScriptSummaryRow, tags: TagRef[]): UserScriptSummary {
+  return {
+    id: row.id,
+    name: row.name,
+    scriptType: row.script_type as ScriptType,
+    size: Number(row.size),
+    tags,
+    tagIds: tags.map((t) => t.id),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
 }

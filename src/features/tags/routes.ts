@@ -1,5 +1,59 @@
-// Routes of the tags feature (stub; being implemented).
-import { Elysia } from "elysia";
+// /api/user/tags: tag CRUD (supplement §6, interface "User-owned resources").
+import { Elysia, t } from "elysia";
 import type { Services } from "../../app";
+import { ListQuerySchema } from "../../platform/http/list-query";
 
-export const tagsRoutes = ({ auth }: Services) => new Elysia({ name: "feature/tags" }).use(auth);
+const TagSchema = t.Object({
+  id: t.String({ format: "uuid" }),
+  name: t.String({ description: "trimmed, lower-cased, 1..50 characters, unique per user" }),
+  color: t.String({ description: "default, primary, success, accent, warning, danger, or #rgb / #rrggbb" }),
+  createdAt: t.Integer(),
+  updatedAt: t.Integer(),
+});
+const TagPageSchema = t.Object({ items: t.Array(TagSchema), total: t.Integer() });
+
+// Loose types: the service produces the spec's messages and codes.
+const TagBody = t.Object({
+  name: t.Optional(t.Unknown({ description: "1..50 characters; trimmed and lower-cased" })),
+  color: t.Optional(t.Unknown({ description: "default (default), primary, success, accent, warning, danger, #rgb or #rrggbb" })),
+});
+
+const detail = (summary: string) => ({ tags: ["tags"], summary });
+
+export const tagsRoutes = ({ auth, tags }: Services) =>
+  new Elysia({ name: "feature/tags" })
+    .use(auth)
+    .get("/api/user/tags", ({ user, query }) => tags.list(user.id, query), {
+      auth: "user",
+      query: ListQuerySchema,
+      response: TagPageSchema,
+      detail: detail("List tags (common list query)"),
+    })
+    .post(
+      "/api/user/tags",
+      async ({ user, body, set }) => {
+        const tag = await tags.create(user, body);
+        set.status = 201;
+        return tag;
+      },
+      { auth: "user", body: TagBody, response: { 201: TagSchema }, detail: detail("Create a tag") },
+    )
+    .get("/api/user/tags/:tag_id", ({ user, params }) => tags.get(user.id, params.tag_id), {
+      auth: "user",
+      response: TagSchema,
+      detail: detail("Get a tag"),
+    })
+    .put("/api/user/tags/:tag_id", ({ user, params, body }) => tags.update(user.id, params.tag_id, body), {
+      auth: "user",
+      body: TagBody,
+      response: TagSchema,
+      detail: detail("Update a tag's name and/or colour"),
+    })
+    .delete(
+      "/api/user/tags/:tag_id",
+      async ({ user, params, set }) => {
+        await tags.delete(user.id, params.tag_id);
+        set.status = 204;
+      },
+      { auth: "user", detail: detail("Delete a tag (removes it from every entity)") },
+    );

@@ -1,9 +1,14 @@
 // Tags (supplement §6) and the tagging every taggable entity shares (supplement §1 "Tags on entities").
+import type { AuthUser } from "../../platform/auth/principal";
 import type { Db } from "../../platform/db/db";
-import { invalid } from "../../platform/http/errors";
-import { isUuid } from "../../platform/http/ids";
-import type { Runtime } from "../../platform/runtime";
-import { tagsStore, type TagRef } from "./store";
+import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
+import { isUuid, newId } from "../../platform/http/ids";
+import { parseListQuery } from "../../platform/http/list-query";
+import { pathId } from "../../platform/http/validate";
+import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
+import { tagsStore, toUserTag, type TagRef, type UserTag } from "./store";
+
+export type { TagRef, UserTag } from "./store";
 
 export const MAX_TAGS_PER_ENTITY = 10;
 
@@ -18,8 +23,105 @@ export type TaggableType =
   | "pageTracker"
   | "apiTracker";
 
+export const TAG_COLORS = ["default", "primary", "success", "accent", "warning", "danger"] as const;
+const HEX_COLOR_RE = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
+const TAG_NAME_MAX = 50;
+
+/** Tag name: trimmed, lower-cased, 1..50 characters (supplement §6). */
+export function normalizeTagName(raw: unknown, field = "name"): string {
+  if (typeof raw !== "string") throw invalid(`${field}: must be a string`);
+  const name = raw.trim().toLowerCase();
+  if (name.length < 1 || name.length > TAG_NAME_MAX) throw invalid(`${field}: must be 1 to ${TAG_NAME_MAX} characters`);
+  return name;
+}
+
+/** Tag colour: a named colour or `#rgb` / `#rrggbb`, stored lower-case (supplement §6). */
+export function normalizeTagColor(raw: unknown, field = "color"): string {
+  if (typeof raw === "string") {
+    if ((TAG_COLORS as readonly string[]).includes(raw)) return raw;
+    if (HEX_COLOR_RE.test(raw)) return raw.toLowerCase();
+  }
+  throw invalid(`${field}: must be one of ${TAG_COLORS.join(", ")}, or a hex colour #rgb / #rrggbb`);
+}
+
+const present = (v: unknown) => v !== undefined && v !== null;
+
+export interface TagInput {
+  name?: unknown;
+  color?: unknown;
+}
+
 export class TagsService {
   constructor(private readonly rt: Runtime) {}
+
+  private now() {
+    return nowSec(this.rt.clock);
+  }
+
+  // ---- tag CRUD (supplement §6) ----
+
+  list(userId: string, rawQuery: Record<string, unknown>): Promise<{ items: UserTag[]; total: number }> {
+    return tagsStore.list(this.rt.db, userId, parseListQuery(rawQuery));
+  }
+
+  async get(userId: string, rawId: string | undefined): Promise<UserTag> {
+    const row = await tagsStore.get(this.rt.db, userId, pathId(rawId, "Tag"));
+    if (!row) throw notFound("Tag");
+    return toUserTag(row);
+  }
+
+  async create(user: AuthUser, body: TagInput): Promise<UserTag> {
+    if (!present(body.name)) throw invalid("name: is required");
+    const name = normalizeTagName(body.name);
+    const color = present(body.color) ? normalizeTagColor(body.color) : "default";
+    const max = tierLimits(this.rt.config, user.tier).max_tags;
+    const now = this.now();
+    const row = { id: newId(), user_id: user.id, name, color, created_at: now, updated_at: now };
+    try {
+      await this.rt.db.tx(async (tx) => {
+        if (await tagsStore.idByName(tx, user.id, name)) throw duplicateName("Tag", name);
+        if ((await tagsStore.count(tx, user.id)) >= max) throw limitReached(`tags: at most ${max} tags allowed`);
+        await tagsStore.insert(tx, row);
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw duplicateName("Tag", name);
+      throw err;
+    }
+    return toUserTag(row);
+  }
+
+  async update(userId: string, rawId: string | undefined, body: TagInput): Promise<UserTag> {
+    const hasName = present(body.name);
+    const hasColor = present(body.color);
+    if (!hasName && !hasColor) throw invalid("name, color: at least one is required");
+    const name = hasName ? normalizeTagName(body.name) : undefined;
+    const color = hasColor ? normalizeTagColor(body.color) : undefined;
+    const id = pathId(rawId, "Tag");
+    const now = this.now();
+    try {
+      const row = await this.rt.db.tx(async (tx) => {
+        const current = await tagsStore.get(tx, userId, id);
+        if (!current) throw notFound("Tag");
+        const next = { name: name ?? current.name, color: color ?? current.color, updatedAt: now };
+        if (next.name !== current.name && (await tagsStore.idByName(tx, userId, next.name, id))) throw duplicateName("Tag", next.name);
+        await tagsStore.update(tx, userId, id, next);
+        return { ...current, name: next.name, color: next.color, updated_at: now };
+      });
+      return toUserTag(row);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw duplicateName("Tag", name ?? "");
+      throw err;
+    }
+  }
+
+  /** Deletes the tag; it disappears from every entity (links cascade), entities' `updatedAt` untouched. */
+  async delete(userId: string, rawId: string | undefined): Promise<void> {
+    const id = pathId(rawId, "Tag");
+    const { changes } = await tagsStore.delete(this.rt.db, userId, id);
+    if (changes === 0) throw notFound("Tag");
+  }
+
+  // ---- tags on entities (supplement §1) ----
 
   /**
    * Validates a `tagIds` request value: array of UUIDs of the caller's own tags, repeats collapsed,

@@ -1,5 +1,7 @@
 // SQL for tags and the entity_tags links every taggable entity uses.
 import { placeholders, type Db } from "../../platform/db/db";
+import { listPage } from "../../platform/db/list";
+import type { ListQuery } from "../../platform/http/list-query";
 
 export interface TagRow {
   id: string;
@@ -16,7 +18,54 @@ export interface TagRef {
   color: string;
 }
 
+/** `UserTag` (supplement §6). */
+export interface UserTag {
+  id: string;
+  name: string;
+  color: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export const toUserTag = (r: TagRow): UserTag => ({ id: r.id, name: r.name, color: r.color, createdAt: r.created_at, updatedAt: r.updated_at });
+
 export const tagsStore = {
+  // ---- tag CRUD ----
+
+  async list(db: Db, userId: string, query: ListQuery): Promise<{ items: UserTag[]; total: number }> {
+    const { rows, total } = await listPage<TagRow>(db, userId, query, { table: "tags" });
+    return { items: rows.map(toUserTag), total };
+  },
+
+  get: (db: Db, userId: string, id: string) => db.get<TagRow>("SELECT * FROM tags WHERE user_id = ? AND id = ?", [userId, id]),
+
+  async count(db: Db, userId: string): Promise<number> {
+    return (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM tags WHERE user_id = ?", [userId]))?.n ?? 0;
+  },
+
+  /** Id of the user's tag with this exact name, other than `exceptId`. */
+  async idByName(db: Db, userId: string, name: string, exceptId = ""): Promise<string | undefined> {
+    return (await db.get<{ id: string }>("SELECT id FROM tags WHERE user_id = ? AND name = ? AND id <> ?", [userId, name, exceptId]))?.id;
+  },
+
+  insert: (db: Db, r: TagRow) =>
+    db.run("INSERT INTO tags (id, user_id, name, color, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)", [
+      r.id,
+      r.user_id,
+      r.name,
+      r.color,
+      r.created_at,
+      r.updated_at,
+    ]),
+
+  update: (db: Db, userId: string, id: string, fields: { name: string; color: string; updatedAt: number }) =>
+    db.run("UPDATE tags SET name = ?, color = ?, updated_at = ? WHERE user_id = ? AND id = ?", [fields.name, fields.color, fields.updatedAt, userId, id]),
+
+  /** Deletes the tag; its entity_tags links go with it (ON DELETE CASCADE), entities' rows are untouched. */
+  delete: (db: Db, userId: string, id: string) => db.run("DELETE FROM tags WHERE user_id = ? AND id = ?", [userId, id]),
+
+  // ---- entity links ----
+
   /** Ids among `ids` that belong to the user. */
   async ownedIds(db: Db, userId: string, ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();

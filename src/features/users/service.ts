@@ -1,12 +1,18 @@
-// Users and identity: accounts, passwords, sessions, recovery, operator administration, subscriptions.
+// Users and identity: accounts, passwords, sessions, recovery, operator administration, subscriptions
+// (supplement §3, §4).
 import { TIERS, type Tier } from "../../config/schema";
+import { clearedSessionCookie, sessionCookie } from "../../platform/auth/cookies";
 import type { AuthUser, IdentityLookup } from "../../platform/auth/principal";
 import { isOperatorIdentity } from "../../platform/auth/principal";
-import { hashPassword } from "../../platform/crypto/passwords";
+import { hashPassword, verifyPassword } from "../../platform/crypto/passwords";
 import { randomBase64Url, randomHex, sha256Hex } from "../../platform/crypto/tokens";
-import { invalid, isUniqueViolation, ApiError } from "../../platform/http/errors";
+import type { Db } from "../../platform/db/db";
+import { ApiError, forbidden, invalid, isUniqueViolation, notFound, rateLimited, unauthenticated } from "../../platform/http/errors";
 import { newId } from "../../platform/http/ids";
-import { normalizeEmail } from "../../platform/http/validate";
+import { MemoryRateLimiter, type RateLimiter } from "../../platform/http/rate-limit";
+import { futureTimestamp, normalizeEmail, pathId } from "../../platform/http/validate";
+import type { Outbox } from "../../platform/mail/outbox";
+import { renderEmail } from "../../platform/mail/render";
 import { nowSec, type Runtime } from "../../platform/runtime";
 import { usersStore, type UserRow } from "./store";
 
@@ -28,9 +34,28 @@ export interface CreateUserInput {
   tier?: Tier;
 }
 
+/** A signed-in user and the new session token (the route turns it into the cookie). */
+export interface SignedIn {
+  user: User;
+  sessionToken: string;
+}
+
+export interface RecoveryLink {
+  url: string;
+  expiresAt: number;
+}
+
+/** Extra cleanup run inside the removal transaction (e.g. a feature cancelling scheduled runs). */
+export type UserRemovalHook = (tx: Db, userId: string) => Promise<void>;
+
 const HANDLE_RE = /^[a-z0-9]{3,26}$/;
 const RESERVED_HANDLES = new Set(["api", "www", "responders"]);
 const SESSION_REFRESH_AFTER_SEC = 3600;
+const SIGNIN_MAX_FAILURES = 10;
+const SIGNIN_WINDOW_MS = 15 * 60 * 1000;
+const FORGOT_PER_HOUR = 3;
+const FORGOT_TTL_SEC = 3600;
+const INVALID_CREDENTIALS = "Invalid email or password";
 
 export function checkPassword(raw: unknown, field = "password"): string {
   if (typeof raw !== "string") throw invalid(`${field}: must be a string`);
@@ -40,7 +65,19 @@ export function checkPassword(raw: unknown, field = "password"): string {
 
 /** Implements the session and email parts of platform/auth's IdentityLookup (API keys: ApiKeysService). */
 export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
-  constructor(private readonly rt: Runtime) {}
+  /** Failed sign-ins per (email, client IP), sliding 15 minutes (supplement §3.3). */
+  private readonly signinFailures: RateLimiter = new MemoryRateLimiter(SIGNIN_MAX_FAILURES, SIGNIN_WINDOW_MS);
+  /** Recovery emails per address, sliding hour. */
+  private readonly forgotSends: RateLimiter = new MemoryRateLimiter(FORGOT_PER_HOUR, 3600 * 1000);
+  private readonly removalHooks: UserRemovalHook[] = [];
+  private readonly secureCookie: boolean;
+
+  constructor(
+    private readonly rt: Runtime,
+    private readonly outbox: Outbox,
+  ) {
+    this.secureCookie = rt.config.server.public_url.startsWith("https:");
+  }
 
   private now() {
     return nowSec(this.rt.clock);
@@ -107,6 +144,7 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
 
   getRow = (id: string) => usersStore.byId(this.rt.db, id);
   getRowByEmail = (email: string) => usersStore.byEmail(this.rt.db, email.trim().toLowerCase());
+  getRowByUnsubscribeToken = (token: string) => usersStore.byUnsubscribeToken(this.rt.db, token);
 
   // IdentityLookup (platform/auth)
   async byEmail(email: string) {
@@ -134,5 +172,198 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
     const now = this.now();
     await usersStore.insertSession(this.rt.db, { id: newId(), userId, tokenHash: sha256Hex(token), now, expiresAt: now + this.rt.config.security.session_ttl });
     return token;
+  }
+
+  /** Deletes expired sessions and recovery tokens (run hourly by the scheduler, and at start). */
+  async purgeExpiredSessions(): Promise<void> {
+    const now = this.now();
+    await usersStore.purgeExpiredSessions(this.rt.db, now);
+    await usersStore.purgeExpiredRecoveryTokens(this.rt.db, now);
+  }
+
+  // Cookies (supplement §3.2)
+  sessionCookie(token: string): string {
+    return sessionCookie(this.rt.config.security.session_cookie, token, this.rt.config.security.session_ttl, this.secureCookie);
+  }
+
+  clearedSessionCookie(): string {
+    return clearedSessionCookie(this.rt.config.security.session_cookie, this.secureCookie);
+  }
+
+  // Browser auth (supplement §3.3)
+
+  /** 403 SIGNUP_CLOSED; checked before the body (supplement §1 check order). */
+  assertSignupOpen(): void {
+    if (this.rt.config.security.signup === "closed") throw forbidden("SIGNUP_CLOSED", "Sign-up is closed on this server");
+  }
+
+  async signup(email: unknown, password: unknown): Promise<SignedIn> {
+    this.assertSignupOpen();
+    if (typeof password !== "string") throw invalid("password: must be a string");
+    const row = await this.create({ email, password, activated: true });
+    return { user: this.toUser(row), sessionToken: await this.createSession(row.id) };
+  }
+
+  /**
+   * Throttled per (email, client IP): after 10 failures within 15 minutes every attempt is 429 until the
+   * oldest failure leaves the window; a success clears the count. Unknown emails and users without a
+   * password still cost one argon2id verification.
+   */
+  async signin(rawEmail: unknown, password: unknown, clientIp: string): Promise<SignedIn> {
+    const email = normalizeEmail(rawEmail);
+    if (typeof password !== "string") throw invalid("password: must be a string");
+    const key = `${email}\n${clientIp}`;
+    const retryAfter = this.signinFailures.retryAfter(key, this.rt.clock.now());
+    if (retryAfter > 0) throw rateLimited(retryAfter, "Too many failed sign-in attempts");
+    const row = await usersStore.byEmail(this.rt.db, email);
+    const ok = await verifyPassword(password, row?.password_hash);
+    if (!ok || !row) {
+      this.signinFailures.hit(key, this.rt.clock.now());
+      throw unauthenticated(INVALID_CREDENTIALS);
+    }
+    if (row.is_activated !== 1) throw forbidden("NOT_ACTIVATED", "This account is not activated");
+    this.signinFailures.reset(key);
+    return { user: this.toUser(row), sessionToken: await this.createSession(row.id) };
+  }
+
+  async signout(sessionId: string | undefined): Promise<void> {
+    if (sessionId) await usersStore.deleteSession(this.rt.db, sessionId);
+  }
+
+  /** Changes the password; every other session of the user is revoked (the calling one is kept). */
+  async changePassword(userId: string, currentSessionId: string | undefined, currentPassword: unknown, newPassword: unknown): Promise<void> {
+    if (typeof currentPassword !== "string") throw invalid("currentPassword: must be a string");
+    const password = checkPassword(newPassword, "newPassword");
+    const row = await usersStore.byId(this.rt.db, userId);
+    if (!(await verifyPassword(currentPassword, row?.password_hash)) || !row)
+      throw new ApiError(400, "BAD_PASSWORD", "currentPassword: does not match the current password");
+    const hash = await hashPassword(password);
+    const now = this.now();
+    await this.rt.db.tx(async (tx) => {
+      await usersStore.setPassword(tx, userId, hash, false, now);
+      await usersStore.deleteOtherSessions(tx, userId, currentSessionId ?? null);
+    });
+  }
+
+  /** Consumes a recovery token: password set, user activated, all sessions revoked, a new one started. */
+  async recover(token: unknown, newPassword: unknown): Promise<SignedIn> {
+    if (typeof token !== "string") throw invalid("token: must be a string");
+    const password = checkPassword(newPassword, "newPassword");
+    const now = this.now();
+    // Check the token before the costly argon2id hash, so garbage tokens cost the server nothing.
+    if (!(await usersStore.recoveryTokenIsLive(this.rt.db, sha256Hex(token), now))) throw invalid("token: unknown, already used or expired", "INVALID_TOKEN");
+    const hash = await hashPassword(password);
+    const userId = await this.rt.db.tx(async (tx) => {
+      const id = await usersStore.consumeRecoveryToken(tx, sha256Hex(token), now);
+      if (id === undefined) return undefined;
+      await usersStore.setPassword(tx, id, hash, true, now);
+      await usersStore.deleteOtherSessions(tx, id, null);
+      return id;
+    });
+    if (userId === undefined) throw invalid("token: unknown, already used or expired", "INVALID_TOKEN");
+    const row = (await usersStore.byId(this.rt.db, userId))!;
+    return { user: this.toUser(row), sessionToken: await this.createSession(userId) };
+  }
+
+  /** A single-use recovery link; issuing it voids the user's older unused tokens. */
+  async issueRecoveryToken(userId: string, ttlSec: number): Promise<RecoveryLink> {
+    const token = randomBase64Url(32);
+    const now = this.now();
+    const expiresAt = now + ttlSec;
+    await this.rt.db.tx((tx) => usersStore.insertRecoveryToken(tx, { id: newId(), userId, tokenHash: sha256Hex(token), now, expiresAt }));
+    return { url: `${this.rt.config.server.public_url}/recover?token=${token}`, expiresAt };
+  }
+
+  /** Always succeeds for a well-formed email; sends at most 3 recovery links per address per hour. */
+  async forgot(rawEmail: unknown): Promise<void> {
+    const email = normalizeEmail(rawEmail);
+    if (this.rt.config.smtp.host === "") return;
+    const row = await usersStore.byEmail(this.rt.db, email);
+    if (!row) return;
+    const nowMs = this.rt.clock.now();
+    if (this.forgotSends.retryAfter(email, nowMs) > 0) return;
+    this.forgotSends.hit(email, nowMs);
+    const link = await this.issueRecoveryToken(row.id, FORGOT_TTL_SEC);
+    const { text, html } = renderEmail({
+      heading: "Reset your password",
+      paragraphs: [
+        "Someone (hopefully you) asked to reset the password of your Secbox account.",
+        `The link works once and expires at ${new Date(link.expiresAt * 1000).toISOString().replace(".000Z", "Z")} (in 1 hour).`,
+        "If you did not ask for this, ignore this email: your password stays as it is.",
+      ],
+      link: { label: "Set a new password", url: link.url },
+    });
+    await this.outbox.enqueue({ kind: "password_recovery", userId: row.id, to: row.email, subject: "[Secbox] Reset your password", text, html });
+  }
+
+  // Operator administration (supplement §4.2)
+
+  async self(userId: string): Promise<User> {
+    const row = await usersStore.byId(this.rt.db, userId);
+    if (!row) throw notFound("User");
+    return this.toUser(row);
+  }
+
+  async getById(rawId: string | undefined): Promise<User> {
+    const row = await usersStore.byId(this.rt.db, pathId(rawId, "User"));
+    if (!row) throw notFound("User");
+    return this.toUser(row);
+  }
+
+  async getByEmail(rawEmail: unknown): Promise<User> {
+    if (rawEmail === undefined || rawEmail === "") throw invalid("email: is required");
+    const row = await usersStore.byEmail(this.rt.db, normalizeEmail(rawEmail));
+    if (!row) throw notFound("User");
+    return this.toUser(row);
+  }
+
+  /** Operator sign-up: `activated` defaults to true; without a password only a recovery token lets the user in. */
+  async adminSignup(input: { email: unknown; password?: unknown; handle?: unknown; activated?: unknown }): Promise<User> {
+    if (input.activated !== undefined && input.activated !== null && typeof input.activated !== "boolean") throw invalid("activated: must be a boolean");
+    const row = await this.create({ email: input.email, password: input.password, handle: input.handle, activated: input.activated ?? true });
+    return this.toUser(row);
+  }
+
+  /** Registers extra cleanup for user removal (runs inside the removal transaction). */
+  onUserRemoved(hook: UserRemovalHook): void {
+    this.removalHooks.push(hook);
+  }
+
+  /** Every user, oldest first (CLI `users list`). */
+  async listUsers(): Promise<User[]> {
+    return (await usersStore.list(this.rt.db)).map((row) => this.toUser(row));
+  }
+
+  /** Deletes the user and everything they own in one transaction; false when there was no such user. */
+  async removeUser(userId: string): Promise<boolean> {
+    return this.rt.db.tx(async (tx) => {
+      for (const hook of this.removalHooks) await hook(tx, userId);
+      return usersStore.remove(tx, userId);
+    });
+  }
+
+  async removeById(rawId: string | undefined): Promise<void> {
+    const id = pathId(rawId, "User");
+    if (!(await this.removeUser(id))) throw notFound("User");
+  }
+
+  /** Removal by email; an unknown email is not an error. */
+  async removeByEmail(rawEmail: unknown): Promise<boolean> {
+    const row = await usersStore.byEmail(this.rt.db, normalizeEmail(rawEmail));
+    return row ? this.removeUser(row.id) : false;
+  }
+
+  /** `startedAt` becomes now when the tier changes (kept otherwise); an absent `endsAt` removes it. */
+  async setSubscription(rawEmail: unknown, subscription: { tier: unknown; endsAt?: unknown }): Promise<void> {
+    const email = normalizeEmail(rawEmail, "userEmail");
+    const tier = subscription.tier;
+    if (typeof tier !== "string" || !(TIERS as readonly string[]).includes(tier))
+      throw invalid(`subscription.tier: must be one of ${TIERS.join(", ")}`);
+    const now = this.now();
+    const endsAt = subscription.endsAt === undefined || subscription.endsAt === null ? null : futureTimestamp(subscription.endsAt, now, "subscription.endsAt");
+    const row = await usersStore.byEmail(this.rt.db, email);
+    if (!row) throw notFound("User");
+    const startedAt = row.tier === tier ? row.tier_started_at : now;
+    await usersStore.setSubscription(this.rt.db, row.id, tier as Tier, startedAt, endsAt, now);
   }
 }

@@ -51,8 +51,15 @@ export const usersStore = {
   async setSubscription(db: Db, id: string, tier: Tier, startedAt: number, endsAt: number | null, now: number) {
     await db.run("UPDATE users SET tier = ?, tier_started_at = ?, tier_ends_at = ?, updated_at = ? WHERE id = ?", [tier, startedAt, endsAt, now, id]);
   },
-  /** Deletes the user; owned rows go with it through ON DELETE CASCADE, tag links included. */
-  remove: (db: Db, id: string) => db.run("DELETE FROM users WHERE id = ?", [id]),
+  /**
+   * Deletes the user; owned rows go with it through ON DELETE CASCADE. Tag links are removed explicitly
+   * as well. Call inside a transaction (`db.tx`) so every row goes at once.
+   */
+  async remove(db: Db, id: string): Promise<boolean> {
+    await db.run("DELETE FROM entity_tags WHERE user_id = ?", [id]);
+    const res = await db.run("DELETE FROM users WHERE id = ?", [id]);
+    return res.changes === 1;
+  },
 
   // Sessions
   async insertSession(db: Db, s: { id: string; userId: string; tokenHash: string; now: number; expiresAt: number }) {
@@ -77,8 +84,10 @@ export const usersStore = {
   deleteOtherSessions: (db: Db, userId: string, keepId: string | null) =>
     db.run("DELETE FROM sessions WHERE user_id = ? AND id <> ?", [userId, keepId ?? ""]),
   purgeExpiredSessions: (db: Db, now: number) => db.run("DELETE FROM sessions WHERE expires_at <= ?", [now]),
+  purgeExpiredRecoveryTokens: (db: Db, now: number) => db.run("DELETE FROM recovery_tokens WHERE expires_at <= ?", [now]),
 
   // Recovery tokens
+  /** Stores a new token and voids the user's older unused ones (call inside a transaction). */
   async insertRecoveryToken(db: Db, r: { id: string; userId: string; tokenHash: string; now: number; expiresAt: number }) {
     await db.run("DELETE FROM recovery_tokens WHERE user_id = ? AND used_at IS NULL", [r.userId]);
     await db.run("INSERT INTO recovery_tokens (id, user_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)", [
@@ -88,6 +97,9 @@ export const usersStore = {
       r.now,
       r.expiresAt,
     ]);
+  },
+  async recoveryTokenIsLive(db: Db, hash: string, now: number): Promise<boolean> {
+    return (await db.get("SELECT 1 AS ok FROM recovery_tokens WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?", [hash, now])) !== undefined;
   },
   /** Marks a live token used and returns its user id; undefined when unknown, used or expired. */
   async consumeRecoveryToken(db: Db, hash: string, now: number): Promise<string | undefined> {

@@ -17,6 +17,8 @@ export async function verifyJwt(secret: string, token: string, nowSec: number): 
       requiredClaims: ["sub", "exp"],
       currentDate: new Date(nowSec * 1000),
     });
+    // jose checks `iat` only together with maxTokenAge (which would make it mandatory): honour it here.
+    if (typeof payload.iat === "number" && payload.iat > nowSec + 60) return undefined;
     return typeof payload.sub === "string" && payload.sub !== "" ? payload.sub : undefined;
   } catch {
     return undefined;

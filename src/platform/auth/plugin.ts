@@ -112,13 +112,14 @@ export function authPlugin(deps: AuthDeps) {
       const level = typeof option === "string" ? option : option.level;
       const acceptForm = typeof option === "string" ? false : option.acceptForm === true;
       return {
-        async transform(ctx: { request: Request; body: unknown; set: { headers: Record<string, any> } }) {
+        // Arrow functions: Elysia's static analysis (Sucrose) reads them reliably in a minified build.
+        transform: async (ctx: { request: Request; body: unknown; set: { headers: Record<string, any> } }) => {
           const { principal, refreshedToken } = await authorize(ctx.request, level);
           if (principal) principals.set(ctx.request, principal);
           if (refreshedToken) ctx.set.headers["set-cookie"] = sessionCookie(session_cookie, refreshedToken, session_ttl, secure);
           if (ctx.body instanceof RawBody) ctx.body = decodeBody(ctx.body, acceptForm);
         },
-        resolve({ request }: { request: Request }) {
+        resolve: ({ request }: { request: Request }) => {
           const principal = principals.get(request);
           // `user` is defined on user-level routes (user, userNoApiKey); elsewhere check `principal`.
           return { principal, user: principal?.user as AuthUser };

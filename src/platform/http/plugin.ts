@@ -34,7 +34,9 @@ export function httpPlugin(limits: BodyLimits, log: Logger) {
       return new RawBody(await readBodyText(request, bodyLimitFor(path, limits)), contentType ?? "");
     })
     .onError({ as: "global" }, ({ code, error, request }) => {
-      if (error instanceof ApiError) return errorResponse(error.status, error.code, error.message, error.headers);
+      // Errors thrown while reading the body (413) reach us wrapped in Elysia's ParseError.
+      const apiError = error instanceof ApiError ? error : (error as Error)?.cause instanceof ApiError ? ((error as Error).cause as ApiError) : undefined;
+      if (apiError) return errorResponse(apiError.status, apiError.code, apiError.message, apiError.headers);
       switch (code) {
         case "VALIDATION":
           return errorResponse(400, "INVALID_INPUT", validationMessage(error));
@@ -46,6 +48,8 @@ export function httpPlugin(limits: BodyLimits, log: Logger) {
         case "INVALID_FILE_TYPE":
           return errorResponse(400, "INVALID_INPUT", "Invalid input");
       }
+      if (/FOREIGN KEY constraint failed|violates foreign key constraint/i.test(String((error as Error)?.message)))
+        return errorResponse(400, "INVALID_INPUT", "A referenced resource does not exist (it may have just been deleted)");
       log.error("unhandled error", { method: request.method, path: new URL(request.url).pathname, error: String((error as Error)?.stack ?? error) });
       return errorResponse(500, "INTERNAL", "Internal error");
     });
