@@ -4,7 +4,13 @@ import { Elysia } from "elysia";
 import { authPlugin } from "./platform/auth/plugin";
 import { docsPlugin } from "./platform/http/docs";
 import { httpPlugin } from "./platform/http/plugin";
+import { Outbox } from "./platform/mail/outbox";
+import { smtpTransport } from "./platform/mail/transport";
 import type { Runtime } from "./platform/runtime";
+import { messagesRoutes } from "./features/messages/routes";
+import { MessagesService } from "./features/messages/service";
+import { notificationEmailRoutes } from "./features/notification-email/routes";
+import { NotificationEmailService } from "./features/notification-email/service";
 import { apiKeysRoutes } from "./features/api-keys/routes";
 import { ApiKeysService } from "./features/api-keys/service";
 import { scriptsRoutes } from "./features/scripts/routes";
@@ -21,13 +27,16 @@ import { usersRoutes } from "./features/users/routes";
 import { UsersService } from "./features/users/service";
 
 export function createServices(rt: Runtime) {
-  const users = new UsersService(rt);
+  const outbox = new Outbox(rt, rt.config.smtp.host !== "" ? smtpTransport(rt.config.smtp) : null);
+  const users = new UsersService(rt, outbox);
   const apiKeys = new ApiKeysService(rt, users);
   const status = new StatusService(rt);
   const tags = new TagsService(rt);
   const secrets = new SecretsService(rt, tags);
   const scripts = new ScriptsService(rt, tags);
   const settings = new SettingsService(rt);
+  const notificationEmail = new NotificationEmailService(rt, users, settings, outbox);
+  const messages = new MessagesService(rt, outbox);
   const auth = authPlugin({
     config: rt.config,
     clock: rt.clock,
@@ -37,7 +46,7 @@ export function createServices(rt: Runtime) {
       byEmail: (e) => users.byEmail(e),
     },
   });
-  return { rt, auth, users, apiKeys, status, tags, secrets, scripts, settings };
+  return { rt, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -53,10 +62,29 @@ export function createApp(services: Services) {
     .use(tagsRoutes(services))
     .use(secretsRoutes(services))
     .use(scriptsRoutes(services))
-    .use(settingsRoutes(services));
+    .use(settingsRoutes(services))
+    .use(notificationEmailRoutes(services))
+    .use(messagesRoutes(services));
 }
 
 export type App = ReturnType<typeof createApp>;
+
+/** Background work of a serving process: the mail sender (later also the scheduler and hit notifications). */
+const HOUR_MS = 3_600_000;
+const housekeeping = new WeakMap<Services, ReturnType<typeof setInterval>>();
+
+export async function startBackground(services: Services) {
+  await services.outbox.start();
+  const purge = () =>
+    services.users.purgeExpiredSessions().catch((err) => services.rt.log.error("purging expired sessions failed", { error: String(err) }));
+  await purge();
+  housekeeping.set(services, setInterval(purge, HOUR_MS));
+}
+
+export async function stopBackground(services: Services) {
+  clearInterval(housekeeping.get(services));
+  await services.outbox.stop();
+}
 
 export interface RunningServer {
   url: string;

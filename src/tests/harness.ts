@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createApp, createServices, listen, type RunningServer, type Services } from "../app";
+import { createApp, createServices, listen, startBackground, stopBackground, type RunningServer, type Services } from "../app";
 import { loadConfig } from "../config/load";
 import type { Config } from "../config/schema";
 import { openRuntime } from "../platform/boot";
@@ -67,6 +67,8 @@ export interface TestServerOptions {
   /** SECBOX_* style overrides, e.g. { SECBOX_SECURITY_OPERATORS: "op@example.com" }. */
   env?: Record<string, string>;
   clock?: Clock;
+  /** Reuse a data directory (restart tests); it is then not deleted on stop. */
+  dataDir?: string;
 }
 
 export interface TestUser {
@@ -93,7 +95,7 @@ export interface TestServer {
 let counter = 0;
 
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
-  const dataDir = mkdtempSync(join(tmpdir(), "secbox-test-"));
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "secbox-test-"));
   const config = loadConfig({
     env: { SECBOX_SERVER_DATA_DIR: dataDir, SECBOX_SERVER_PORT: "7070", SECBOX_SERVER_LOG_LEVEL: "error", ...opts.env },
     file: "",
@@ -102,6 +104,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const services = createServices(rt);
   const app = createApp(services);
   const server: RunningServer = listen(app, "127.0.0.1", 0);
+  await startBackground(services);
   const anon = new ApiClient(server.url);
   return {
     url: server.url,
@@ -121,8 +124,9 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     },
     async stop() {
       await server.stop();
+      await stopBackground(services);
       rt.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,5 +1,6 @@
 // Numbered SQL migrations, embedded in the binary as text. Append new files here in order.
 import m0001 from "./0001_init.sql" with { type: "text" };
+import m0002 from "./0002_mail.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -7,4 +8,7 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [{ version: 1, name: "0001_init", sql: m0001 }];
+export const MIGRATIONS: Migration[] = [
+  { version: 1, name: "0001_init", sql: m0001 },
+  { version: 2, name: "0002_mail", sql: m0002 },
+];

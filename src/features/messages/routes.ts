@@ -1,0 +1,33 @@
+// POST /api/send_message (authentication optional) and POST /api/users/email (operator).
+import { Elysia, t } from "elysia";
+import type { Services } from "../../app";
+import { clientIp } from "../../platform/http/client-ip";
+
+export const messagesRoutes = ({ auth, messages, rt }: Services) =>
+  new Elysia({ name: "feature/messages" })
+    .use(auth)
+    .post(
+      "/api/send_message",
+      async ({ body, request, server, principal, set }) => {
+        const ip = clientIp(request, server?.requestIP(request)?.address, rt.config.server.trust_proxy);
+        await messages.sendContactMessage(body, ip, principal?.user?.email);
+        set.status = 204;
+      },
+      {
+        auth: "public",
+        body: t.Object({ message: t.Optional(t.Unknown()), email: t.Optional(t.Unknown()) }),
+        detail: { tags: ["messages"], summary: "Send a contact message to the operator mailbox" },
+      },
+    )
+    .post(
+      "/api/users/email",
+      async ({ body, set }) => {
+        await messages.queueOperatorEmail(body);
+        set.status = 204;
+      },
+      {
+        auth: "operator",
+        body: t.Object({ recipient: t.String(), subject: t.String(), text: t.String(), html: t.Optional(t.String()) }),
+        detail: { tags: ["users"], summary: "Queue an email to a recipient (operator)" },
+      },
+    );
