@@ -11,6 +11,11 @@ import { messagesRoutes } from "./features/messages/routes";
 import { MessagesService } from "./features/messages/service";
 import { notificationEmailRoutes } from "./features/notification-email/routes";
 import { NotificationEmailService } from "./features/notification-email/service";
+import { Shares } from "./platform/auth/share";
+import { certificatesRoutes } from "./features/certificates/routes";
+import { CertificatesService } from "./features/certificates/service";
+import { cspRoutes } from "./features/csp/routes";
+import { CspService } from "./features/csp/service";
 import { apiKeysRoutes } from "./features/api-keys/routes";
 import { ApiKeysService } from "./features/api-keys/service";
 import { scriptsRoutes } from "./features/scripts/routes";
@@ -37,6 +42,9 @@ export function createServices(rt: Runtime) {
   const settings = new SettingsService(rt);
   const notificationEmail = new NotificationEmailService(rt, users, settings, outbox);
   const messages = new MessagesService(rt, outbox);
+  const shares = new Shares(rt.db, rt.clock);
+  const certificates = new CertificatesService(rt, tags, shares);
+  const csp = new CspService(rt, tags, shares);
   const auth = authPlugin({
     config: rt.config,
     clock: rt.clock,
@@ -46,7 +54,7 @@ export function createServices(rt: Runtime) {
       byEmail: (e) => users.byEmail(e),
     },
   });
-  return { rt, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages };
+  return { rt, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages, shares, certificates, csp };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -64,7 +72,9 @@ export function createApp(services: Services) {
     .use(scriptsRoutes(services))
     .use(settingsRoutes(services))
     .use(notificationEmailRoutes(services))
-    .use(messagesRoutes(services));
+    .use(messagesRoutes(services))
+    .use(certificatesRoutes(services))
+    .use(cspRoutes(services));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -1,6 +1,9 @@
 // Numbered SQL migrations, embedded in the binary as text. Append new files here in order.
 import m0001 from "./0001_init.sql" with { type: "text" };
 import m0002 from "./0002_mail.sql" with { type: "text" };
+import m0003 from "./0003_shares.sql" with { type: "text" };
+import m0004 from "./0004_certificates.sql" with { type: "text" };
+import m0005 from "./0005_csp.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -11,4 +14,7 @@ export interface Migration {
 export const MIGRATIONS: Migration[] = [
   { version: 1, name: "0001_init", sql: m0001 },
   { version: 2, name: "0002_mail", sql: m0002 },
+  { version: 3, name: "0003_shares", sql: m0003 },
+  { version: 4, name: "0004_certificates", sql: m0004 },
+  { version: 5, name: "0005_csp", sql: m0005 },
 ];
