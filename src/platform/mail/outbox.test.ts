@@ -96,6 +96,30 @@ describe("outbox", () => {
     expect([0, 1, 2, 3, 6, 7, 20].map(retryDelaySec)).toEqual([30, 60, 120, 240, 1920, 3600, 3600]);
   });
 
+  test("mail held without SMTP is sent once a server starts with SMTP configured; mail held over 7 days fails", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "secbox-held-"));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const clock = { t: Date.now(), now() { return this.t; } };
+    const first = await serverWithSmtp(null, {}, { dataDir, clock });
+    const op = await first.createUser(OPS);
+    await op.client.post("/api/users/email", { recipient: "old@example.com", subject: "too old", text: "t" });
+    clock.t += 6 * 24 * 3600 * 1000; // six days later
+    await op.client.post("/api/users/email", { recipient: "new@example.com", subject: "recent", text: "t" });
+    expect((await first.services.outbox.list()).map((e) => e.status)).toEqual(["held", "held"]);
+    await first.stop();
+
+    clock.t += 2 * 24 * 3600 * 1000; // the first one is now 8 days old, the second 2 days
+    const smtp = await sink();
+    const second = await serverWithSmtp(smtp, {}, { dataDir, clock });
+    cleanups.push(() => second.stop());
+    const [mail] = await smtp.waitFor(1);
+    expect(mail!.subject).toBe("recent");
+    await second.services.outbox.idle();
+    const bySubject = Object.fromEntries((await second.services.outbox.list()).map((e) => [e.subject, e.status]));
+    expect(bySubject).toEqual({ "too old": "failed", recent: "sent" });
+    expect(smtp.messages).toHaveLength(1);
+  });
+
   test("queued during an SMTP outage, the message survives a restart and arrives exactly once", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "secbox-outbox-"));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
