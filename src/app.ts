@@ -16,6 +16,8 @@ import { certificatesRoutes } from "./features/certificates/routes";
 import { CertificatesService } from "./features/certificates/service";
 import { cspRoutes } from "./features/csp/routes";
 import { CspService } from "./features/csp/service";
+import { respondersRoutes } from "./features/responders/routes";
+import { RespondersService } from "./features/responders/service";
 import { apiKeysRoutes } from "./features/api-keys/routes";
 import { ApiKeysService } from "./features/api-keys/service";
 import { scriptsRoutes } from "./features/scripts/routes";
@@ -45,6 +47,7 @@ export function createServices(rt: Runtime) {
   const shares = new Shares(rt.db, rt.clock);
   const certificates = new CertificatesService(rt, tags, shares);
   const csp = new CspService(rt, tags, shares);
+  const responders = new RespondersService(rt, { tags, secrets, users, notificationEmail });
   const auth = authPlugin({
     config: rt.config,
     clock: rt.clock,
@@ -54,7 +57,7 @@ export function createServices(rt: Runtime) {
       byEmail: (e) => users.byEmail(e),
     },
   });
-  return { rt, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages, shares, certificates, csp };
+  return { rt, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages, shares, certificates, csp, responders };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -62,6 +65,8 @@ export type Services = ReturnType<typeof createServices>;
 export function createApp(services: Services) {
   const { rt } = services;
   return new Elysia({ name: "secbox" })
+    // Responder hosts (and the /api/webhooks/<handle> path form) are served before any API routing.
+    .onRequest(({ request, server }) => services.responders.dispatch(request, server))
     .use(httpPlugin({ maxBodyBytes: rt.config.server.max_body_bytes, maxImportBytes: rt.config.server.max_import_bytes }, rt.log))
     .use(docsPlugin())
     .use(statusRoutes(services))
@@ -74,7 +79,8 @@ export function createApp(services: Services) {
     .use(notificationEmailRoutes(services))
     .use(messagesRoutes(services))
     .use(certificatesRoutes(services))
-    .use(cspRoutes(services));
+    .use(cspRoutes(services))
+    .use(respondersRoutes(services));
 }
 
 export type App = ReturnType<typeof createApp>;
@@ -85,6 +91,7 @@ const housekeeping = new WeakMap<Services, ReturnType<typeof setInterval>>();
 
 export async function startBackground(services: Services) {
   await services.outbox.start();
+  await services.responders.start();
   const purge = () =>
     services.users.purgeExpiredSessions().catch((err) => services.rt.log.error("purging expired sessions failed", { error: String(err) }));
   await purge();
@@ -93,6 +100,7 @@ export async function startBackground(services: Services) {
 
 export async function stopBackground(services: Services) {
   clearInterval(housekeeping.get(services));
+  await services.responders.stop();
   await services.outbox.stop();
 }
 

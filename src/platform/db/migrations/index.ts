@@ -4,6 +4,8 @@ import m0002 from "./0002_mail.sql" with { type: "text" };
 import m0003 from "./0003_shares.sql" with { type: "text" };
 import m0004 from "./0004_certificates.sql" with { type: "text" };
 import m0005 from "./0005_csp.sql" with { type: "text" };
+import m0006 from "./0006_kv.sql" with { type: "text" };
+import m0007 from "./0007_responders.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -17,4 +19,6 @@ export const MIGRATIONS: Migration[] = [
   { version: 3, name: "0003_shares", sql: m0003 },
   { version: 4, name: "0004_certificates", sql: m0004 },
   { version: 5, name: "0005_csp", sql: m0005 },
+  { version: 6, name: "0006_kv", sql: m0006 },
+  { version: 7, name: "0007_responders", sql: m0007 },
 ];

@@ -1,0 +1,2 @@
+-- Responders and their tracked requests (written with the responders feature).
+SELECT 1;
