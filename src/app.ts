@@ -18,6 +18,8 @@ import { cspRoutes } from "./features/csp/routes";
 import { CspService } from "./features/csp/service";
 import { respondersRoutes } from "./features/responders/routes";
 import { RespondersService } from "./features/responders/service";
+import { trackersRoutes } from "./features/trackers/routes";
+import { TrackersService } from "./features/trackers/service";
 import { apiKeysRoutes } from "./features/api-keys/routes";
 import { ApiKeysService } from "./features/api-keys/service";
 import { scriptsRoutes } from "./features/scripts/routes";
@@ -48,6 +50,7 @@ export function createServices(rt: Runtime) {
   const certificates = new CertificatesService(rt, tags, shares);
   const csp = new CspService(rt, tags, shares);
   const responders = new RespondersService(rt, { tags, secrets, users, notificationEmail });
+  const trackers = new TrackersService(rt, { tags, secrets, users, notificationEmail });
   const auth = authPlugin({
     config: rt.config,
     clock: rt.clock,
@@ -57,7 +60,7 @@ export function createServices(rt: Runtime) {
       byEmail: (e) => users.byEmail(e),
     },
   });
-  return { rt, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages, shares, certificates, csp, responders };
+  return { rt, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages, shares, certificates, csp, responders, trackers };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -80,7 +83,8 @@ export function createApp(services: Services) {
     .use(messagesRoutes(services))
     .use(certificatesRoutes(services))
     .use(cspRoutes(services))
-    .use(respondersRoutes(services));
+    .use(respondersRoutes(services))
+    .use(trackersRoutes(services));
 }
 
 export type App = ReturnType<typeof createApp>;
@@ -92,6 +96,7 @@ const housekeeping = new WeakMap<Services, ReturnType<typeof setInterval>>();
 export async function startBackground(services: Services) {
   await services.outbox.start();
   await services.responders.start();
+  await services.trackers.start();
   const purge = () =>
     services.users.purgeExpiredSessions().catch((err) => services.rt.log.error("purging expired sessions failed", { error: String(err) }));
   await purge();
@@ -100,6 +105,7 @@ export async function startBackground(services: Services) {
 
 export async function stopBackground(services: Services) {
   clearInterval(housekeeping.get(services));
+  await services.trackers.stop();
   await services.responders.stop();
   await services.outbox.stop();
 }
