@@ -1,7 +1,66 @@
-// Content security policies (stub; being implemented).
-import type { Shares } from "../../platform/auth/share";
-import type { Runtime } from "../../platform/runtime";
+// Content security policies (supplement §13): CRUD, the three content variants (directives, serialized text,
+// remote URL), `_serialize`, sharing (§12.6) and the evaluator.
+import type { AuthUser, Principal } from "../../platform/auth/principal";
+import type { Shares, UserShare } from "../../platform/auth/share";
+import { duplicateName, invalid, isUniqueViolation, notFound } from "../../platform/http/errors";
+import { isUuid, newId } from "../../platform/http/ids";
+import { parseListQuery } from "../../platform/http/list-query";
+import { normalizeName, pathId } from "../../platform/http/validate";
+import { nowSec, type Runtime } from "../../platform/runtime";
 import type { TagsService } from "../tags/service";
+import type { TagRef } from "../tags/store";
+import { parseSerialized, splitSerialized, validateDirectives, type Directive } from "./directives";
+import { evaluatePolicy, type Finding } from "./evaluate";
+import { fetchRemotePolicy, validateRemote, type RemoteSpec } from "./remote";
+import { SERIALIZE_SOURCES, serializePolicy, type SerializeSource } from "./serialize";
+import { cspStore, type PolicyRow } from "./store";
+
+export const MAX_POLICY_NAME = 100;
+export const CONTENT_TYPES = ["directives", "serialized", "remote"] as const;
+const ENTITY = "contentSecurityPolicy" as const;
+const WHAT = "Policy";
+
+export interface ContentSecurityPolicy {
+  id: string;
+  name: string;
+  directives: Directive[];
+  tags: TagRef[];
+  tagIds: string[];
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** `UserShare` of a policy (§12.6). */
+export interface PolicyShare {
+  id: string;
+  resource: { type: "contentSecurityPolicy"; policyId: string };
+  createdAt: number;
+}
+
+export interface PolicyGetResponse {
+  policy: ContentSecurityPolicy;
+  userShare?: PolicyShare;
+}
+
+const toPolicyShare = (s: UserShare, policyId: string): PolicyShare => ({ id: s.id, resource: { type: ENTITY, policyId }, createdAt: s.createdAt });
+
+export interface PolicyCreateInput {
+  name?: unknown;
+  content?: unknown;
+  tagIds?: unknown;
+}
+
+export interface PolicyUpdateInput {
+  name?: unknown;
+  directives?: unknown;
+  content?: unknown;
+  tagIds?: unknown;
+}
+
+/** Directives known after body validation, or a remote fetch still to make. */
+type ContentPlan = { directives: Directive[] } | { remote: RemoteSpec; field: string };
+
+const present = (v: unknown) => v !== undefined && v !== null;
 
 export class CspService {
   constructor(
@@ -9,4 +68,181 @@ export class CspService {
     private readonly tags: TagsService,
     private readonly shares: Shares,
   ) {}
+
+  private get allowPrivate() {
+    return this.rt.config.network.allow_private_targets;
+  }
+
+  // ---- content variants (§13.3) ----
+
+  /** Body-level validation of `content` (all 400s that need no network). */
+  private planContent(raw: unknown, field: string): ContentPlan {
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw invalid(`${field}: must be an object {type, value}`);
+    const { type, value } = raw as { type?: unknown; value?: unknown };
+    if (typeof type !== "string" || !(CONTENT_TYPES as readonly string[]).includes(type)) throw invalid(`${field}.type: must be one of ${CONTENT_TYPES.join(", ")}`);
+    if (type === "directives") return { directives: validateDirectives(value, `${field}.value`) };
+    if (type === "serialized") {
+      if (typeof value !== "string") throw invalid(`${field}.value: must be a string (the policy text)`);
+      return { directives: parseSerialized(value, `${field}.value`) };
+    }
+    return { remote: validateRemote(value, `${field}.value`, this.allowPrivate), field: `${field}.value` };
+  }
+
+  private async materialize(plan: ContentPlan): Promise<Directive[]> {
+    if ("directives" in plan) return plan.directives;
+    const text = await fetchRemotePolicy(plan.remote, plan.field, this.allowPrivate);
+    return parseSerialized(text, `${plan.field}.url`);
+  }
+
+  // ---- CRUD ----
+
+  async list(userId: string, rawQuery: Record<string, unknown>): Promise<{ items: ContentSecurityPolicy[]; total: number }> {
+    const { rows, total } = await cspStore.list(this.rt.db, userId, parseListQuery(rawQuery));
+    const tagMap = await this.tags.tagsFor(ENTITY, rows.map((r) => r.id));
+    return { items: rows.map((r) => toWire(r, tagMap.get(r.id) ?? [])), total };
+  }
+
+  /** Shared operation (§12.6): the owner sees tags and userShare when shared; anyone else sees no tags, and userShare. */
+  async get(request: Request, principal: Principal | undefined, rawId: string | undefined): Promise<PolicyGetResponse> {
+    const { row, viaShare } = await this.resolveShared(request, principal, rawId);
+    const share = await this.shares.forResource(ENTITY, row.id);
+    const tags = viaShare ? [] : ((await this.tags.tagsFor(ENTITY, [row.id])).get(row.id) ?? []);
+    const policy = toWire(row, tags);
+    return share ? { policy, userShare: toPolicyShare(share, row.id) } : { policy };
+  }
+
+  async create(user: AuthUser, input: PolicyCreateInput): Promise<ContentSecurityPolicy> {
+    if (!present(input.name)) throw invalid("name: is required");
+    const name = normalizeName(input.name, MAX_POLICY_NAME);
+    if (!present(input.content)) throw invalid("content: is required");
+    const plan = this.planContent(input.content, "content");
+    const tagIds = present(input.tagIds) ? await this.tags.resolveTagIds(user.id, input.tagIds) : [];
+    const directives = await this.materialize(plan);
+    const now = nowSec(this.rt.clock);
+    const row: PolicyRow = { id: newId(), user_id: user.id, name, directives: JSON.stringify(directives), created_at: now, updated_at: now };
+    try {
+      await this.rt.db.tx(async (tx) => {
+        await cspStore.insert(tx, row);
+        await this.tags.setEntityTags(tx, ENTITY, row.id, user.id, tagIds);
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw duplicateName(WHAT, name);
+      throw err;
+    }
+    return toWire(row, (await this.tags.tagsFor(ENTITY, [row.id])).get(row.id) ?? []);
+  }
+
+  async update(userId: string, rawId: string | undefined, input: PolicyUpdateInput): Promise<void> {
+    // Body checks first (supplement §1 check order), then the resource, then the fetch and stored-data rules.
+    const name = present(input.name) ? normalizeName(input.name, MAX_POLICY_NAME) : undefined;
+    const hasDirectives = present(input.directives);
+    const hasContent = present(input.content);
+    const hasTags = present(input.tagIds);
+    if (hasDirectives && hasContent) throw invalid("directives, content: give one or the other, not both");
+    if (name === undefined && !hasDirectives && !hasContent && !hasTags) throw invalid("body: at least one of name, directives, content or tagIds is required");
+    const plan: ContentPlan | undefined = hasDirectives
+      ? { directives: validateDirectives(input.directives, "directives") }
+      : hasContent
+        ? this.planContent(input.content, "content")
+        : undefined;
+
+    const id = pathId(rawId, WHAT);
+    const current = await cspStore.get(this.rt.db, userId, id);
+    if (!current) throw notFound(WHAT);
+    const tagIds = hasTags ? await this.tags.resolveTagIds(userId, input.tagIds) : undefined;
+    const directives = plan ? await this.materialize(plan) : undefined;
+
+    const next: PolicyRow = {
+      ...current,
+      name: name ?? current.name,
+      directives: directives ? JSON.stringify(directives) : current.directives,
+      updated_at: nowSec(this.rt.clock),
+    };
+    try {
+      await this.rt.db.tx(async (tx) => {
+        if ((await cspStore.update(tx, next)).changes === 0) throw notFound(WHAT);
+        if (tagIds) await this.tags.setEntityTags(tx, ENTITY, id, userId, tagIds);
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw duplicateName(WHAT, next.name);
+      throw err;
+    }
+  }
+
+  /** Deletes the policy, its tag links and its share in one transaction. */
+  async delete(userId: string, rawId: string | undefined): Promise<void> {
+    const id = pathId(rawId, WHAT);
+    await this.rt.db.tx(async (tx) => {
+      if ((await cspStore.delete(tx, userId, id)).changes === 0) throw notFound(WHAT);
+      await this.tags.removeEntity(tx, ENTITY, id);
+      await this.shares.remove(tx, ENTITY, id);
+    });
+  }
+
+  // ---- serialization (§13.4) ----
+
+  async serialize(request: Request, principal: Principal | undefined, rawId: string | undefined, input: { source?: unknown }): Promise<string> {
+    const source = input.source;
+    if (typeof source !== "string" || !(SERIALIZE_SOURCES as readonly string[]).includes(source))
+      throw invalid(`source: must be one of ${SERIALIZE_SOURCES.join(", ")}`);
+    const { row } = await this.resolveShared(request, principal, rawId);
+    return serializePolicy(parseDirectives(row), source as SerializeSource);
+  }
+
+  // ---- sharing (§12.6) ----
+
+  async share(userId: string, rawId: string | undefined): Promise<PolicyShare> {
+    const id = pathId(rawId, WHAT);
+    if (!(await cspStore.get(this.rt.db, userId, id))) throw notFound(WHAT);
+    return toPolicyShare(await this.shares.share(userId, ENTITY, id), id);
+  }
+
+  /** 204 whatever the id: unknown, foreign and malformed ids are ignored (§13.2, as for templates). */
+  async unshare(userId: string, rawId: string | undefined): Promise<void> {
+    if (!isUuid(rawId)) return;
+    const id = rawId.toLowerCase();
+    if ((await cspStore.ownerOf(this.rt.db, id)) !== userId) return;
+    await this.shares.unshare(ENTITY, id);
+  }
+
+  // ---- evaluator (§13.2 `_evaluate`) ----
+
+  async evaluate(userId: string, input: { policyId?: unknown; serialized?: unknown }): Promise<{ findings: Finding[] }> {
+    const hasId = present(input.policyId);
+    const hasText = present(input.serialized);
+    if (hasId === hasText) throw invalid("policyId, serialized: give exactly one of them");
+    if (hasText) {
+      if (typeof input.serialized !== "string") throw invalid("serialized: must be a string");
+      const directives = splitSerialized(input.serialized);
+      if (directives.length === 0) throw invalid("serialized: no directive found in the policy");
+      return { findings: evaluatePolicy(directives) };
+    }
+    if (!isUuid(input.policyId)) throw invalid("policyId: must be a UUID");
+    const row = await cspStore.get(this.rt.db, userId, input.policyId.toLowerCase());
+    if (!row) throw notFound(WHAT);
+    return { findings: evaluatePolicy(parseDirectives(row)) };
+  }
+
+  // ---- helpers ----
+
+  private async resolveShared(request: Request, principal: Principal | undefined, rawId: string | undefined): Promise<{ row: PolicyRow; viaShare: boolean }> {
+    const access = await this.shares.resolve(request, principal, ENTITY, rawId ?? "", (id) => cspStore.ownerOf(this.rt.db, id), WHAT);
+    const row = await cspStore.get(this.rt.db, access.ownerId, (rawId ?? "").toLowerCase());
+    if (!row) throw notFound(WHAT);
+    return { row, viaShare: access.viaShare };
+  }
+}
+
+const parseDirectives = (row: PolicyRow): Directive[] => JSON.parse(row.directives) as Directive[];
+
+function toWire(row: PolicyRow, tags: TagRef[]): ContentSecurityPolicy {
+  return {
+    id: row.id,
+    name: row.name,
+    directives: parseDirectives(row),
+    tags,
+    tagIds: tags.map((t) => t.id),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
 }

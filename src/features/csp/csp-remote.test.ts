@@ -1,0 +1,266 @@
+// CSP import from a live URL (supplement §13.3, §1.1) through HTTP, against a local upstream (Bun.serve on
+// loopback) that sets the enforcing header, the report-only header or <meta> tags. Loopback is a private target:
+// the positive cases run on a Secbox started with network.allow_private_targets = true, the refusals on one
+// with the default (false).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { newId } from "../../platform/http/ids";
+import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
+
+const BASE = "/api/web_security/csp";
+const CSP = "content-security-policy";
+const CSP_RO = "content-security-policy-report-only";
+
+const html = (head: string, body = "<p>hello</p>") => `<!doctype html><html><head><title>t</title>${head}</head><body>${body}</body></html>`;
+const MiB = 1024 * 1024;
+
+let upstream: ReturnType<typeof Bun.serve>;
+let up: string;
+const hits: string[] = [];
+const userAgents: string[] = [];
+
+function page(body: string, headers: [string, string][] = [], status = 200): Response {
+  const h = new Headers({ "content-type": "text/html; charset=utf-8" });
+  for (const [n, v] of headers) h.append(n, v);
+  return new Response(body, { status, headers: h });
+}
+
+const ROUTES: Record<string, () => Response> = {
+  "/enforcing": () => page(html(""), [[CSP, "default-src 'self'; script-src 'self' https://cdn.example.com; unknown-directive x"]]),
+  "/report-only": () => page(html(""), [[CSP_RO, "default-src 'none'; report-uri /csp-report"]]),
+  "/both": () => page(html(`<meta http-equiv="Content-Security-Policy" content="img-src 'self'">`), [[CSP, "default-src 'self'"], [CSP_RO, "default-src 'none'"]]),
+  "/several-headers": () => page(html(""), [[CSP, "default-src 'self'"], [CSP, "script-src 'none'"]]),
+  "/comma-joined": () => page(html(""), [[CSP, "default-src 'self', img-src https:"]]),
+  "/meta": () =>
+    page(
+      html(
+        `<META HTTP-EQUIV="content-security-POLICY" CONTENT="default-src &#39;self&#39;; script-src &apos;nonce-abcdefgh12&apos; &#x27;strict-dynamic&#x27;; img-src https://img.example.com/a&amp;b/">`,
+      ),
+    ),
+  "/meta-several": () =>
+    page(
+      `<!doctype html><html><head>
+        <!-- <meta http-equiv="Content-Security-Policy" content="script-src 'commented'"> -->
+        <meta http-equiv="Content-Security-Policy" content="default-src 'self'">
+        <script>document.write('<meta http-equiv="Content-Security-Policy" content="script-src *">');</script>
+        <noscript><meta http-equiv="Content-Security-Policy" content="img-src *"></noscript>
+        <template><meta http-equiv="Content-Security-Policy" content="img-src *"></template>
+        <meta http-equiv="Content-Security-Policy" content="object-src 'none'; base-uri 'self'">
+        <meta http-equiv="refresh" content="default-src x">
+        <meta name="Content-Security-Policy" content="style-src x">
+      </head><body>
+        <meta http-equiv="Content-Security-Policy" content="frame-src 'none'">
+      </body></html>`,
+    ),
+  "/meta-implied-body": () =>
+    page(`<meta http-equiv="Content-Security-Policy" content="default-src 'self'">Some text<meta http-equiv="Content-Security-Policy" content="img-src *">`),
+  "/meta-none": () => page(html(`<meta charset="utf-8">`)),
+  "/meta-late": () => page(html(`<style>/*${"x".repeat(2 * MiB)}*/</style><meta http-equiv="Content-Security-Policy" content="default-src 'self'">`)),
+  "/meta-early-big-page": () => page(html(`<meta http-equiv="Content-Security-Policy" content="default-src 'self'">`, `<p>${"y".repeat(3 * MiB)}</p>`)),
+  "/redirect": () => new Response(null, { status: 302, headers: { location: "/enforcing" } }),
+  "/redirect-with-csp": () => new Response(null, { status: 301, headers: { location: `/enforcing`, [CSP]: "img-src 'self'" } }),
+  "/redirect-chain-3": () => new Response(null, { status: 307, headers: { location: "/redirect-chain-2" } }),
+  "/redirect-chain-2": () => new Response(null, { status: 308, headers: { location: "/redirect" } }),
+  "/loop": () => new Response(null, { status: 302, headers: { location: "/loop" } }),
+  "/not-found-with-csp": () => page("nope", [[CSP, "default-src 'self'"]], 404),
+  "/server-error": () => page("boom", [[CSP, "default-src 'self'"]], 500),
+  "/no-csp": () => page(html("")),
+  "/invalid-csp": () => page(html(""), [[CSP, "foo-src x; script-src 'bogus'"]]),
+};
+
+let open: TestServer; // allow_private_targets = true
+let closed: TestServer; // default: private targets refused
+let a: TestUser;
+let c: TestUser;
+
+beforeAll(async () => {
+  upstream = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(req) {
+      const path = new URL(req.url).pathname;
+      hits.push(path);
+      userAgents.push(req.headers.get("user-agent") ?? "");
+      return (ROUTES[path] ?? (() => new Response("missing", { status: 404 })))();
+    },
+  });
+  up = `http://127.0.0.1:${upstream.port}`;
+  open = await startTestServer({ env: { SECBOX_NETWORK_ALLOW_PRIVATE_TARGETS: "true" } });
+  closed = await startTestServer();
+  a = await open.createUser();
+  c = await closed.createUser();
+});
+afterAll(async () => {
+  await open.stop();
+  await closed.stop();
+  upstream.stop(true);
+});
+
+let seq = 0;
+const remote = (url: string, source: string, followRedirects?: unknown) => ({
+  type: "remote",
+  value: followRedirects === undefined ? { url, source } : { url, source, followRedirects },
+});
+const importRemote = (user: TestUser, url: string, source: string, followRedirects?: unknown) =>
+  user.client.post(BASE, { name: `remote-${++seq}`, content: remote(url, source, followRedirects) });
+
+async function imported(url: string, source: string, followRedirects?: unknown) {
+  const res = await importRemote(a, url, source, followRedirects);
+  expect({ url, source, status: res.status, message: res.json?.message }).toEqual({ url, source, status: 201, message: undefined });
+  return res.json.directives;
+}
+
+async function failure(user: TestUser, url: string, source: string, followRedirects?: unknown) {
+  const res = await importRemote(user, url, source, followRedirects);
+  expect(res.status).toBe(400);
+  return res.json as { code: string; message: string };
+}
+
+describe("csp remote import: sources", () => {
+  test("enforcingHeader reads Content-Security-Policy (then parsed as serialized: unknown directives dropped)", async () => {
+    expect(await imported(`${up}/enforcing`, "enforcingHeader")).toEqual([
+      { name: "default-src", value: ["'self'"] },
+      { name: "script-src", value: ["'self'", "https://cdn.example.com"] },
+    ]);
+    expect(userAgents.at(-1)).toStartWith("Secbox/");
+  });
+
+  test("reportOnlyHeader reads Content-Security-Policy-Report-Only", async () => {
+    expect(await imported(`${up}/report-only`, "reportOnlyHeader")).toEqual([
+      { name: "default-src", value: ["'none'"] },
+      { name: "report-uri", value: ["/csp-report"] },
+    ]);
+  });
+
+  test("each source reads only its own delivery", async () => {
+    expect(await imported(`${up}/both`, "enforcingHeader")).toEqual([{ name: "default-src", value: ["'self'"] }]);
+    expect(await imported(`${up}/both`, "reportOnlyHeader")).toEqual([{ name: "default-src", value: ["'none'"] }]);
+    expect(await imported(`${up}/both`, "meta")).toEqual([{ name: "img-src", value: ["'self'"] }]);
+    expect((await failure(a, `${up}/report-only`, "enforcingHeader")).code).toBe("UPSTREAM_FAILED");
+    expect((await failure(a, `${up}/enforcing`, "reportOnlyHeader")).code).toBe("UPSTREAM_FAILED");
+    expect((await failure(a, `${up}/enforcing`, "meta")).code).toBe("UPSTREAM_FAILED");
+  });
+
+  test("several policies → the last (repeated header lines, comma-joined policies)", async () => {
+    expect(await imported(`${up}/several-headers`, "enforcingHeader")).toEqual([{ name: "script-src", value: ["'none'"] }]);
+    expect(await imported(`${up}/comma-joined`, "enforcingHeader")).toEqual([{ name: "img-src", value: ["https:"] }]);
+  });
+
+  test("meta: http-equiv matched case-insensitively, entities decoded", async () => {
+    expect(await imported(`${up}/meta`, "meta")).toEqual([
+      { name: "default-src", value: ["'self'"] },
+      { name: "script-src", value: ["'nonce-abcdefgh12'", "'strict-dynamic'"] },
+      { name: "img-src", value: ["https://img.example.com/a&b/"] },
+    ]);
+  });
+
+  test("meta: the last head tag wins; comments, scripts, noscript, template, name= and body tags are not policies", async () => {
+    expect(await imported(`${up}/meta-several`, "meta")).toEqual([
+      { name: "object-src", value: ["'none'"] },
+      { name: "base-uri", value: ["'self'"] },
+    ]);
+    // Text starts the (implied) body: a later meta is outside the head.
+    expect(await imported(`${up}/meta-implied-body`, "meta")).toEqual([{ name: "default-src", value: ["'self'"] }]);
+  });
+
+  test("meta: only the first 2 MiB of HTML are read", async () => {
+    expect((await failure(a, `${up}/meta-late`, "meta")).code).toBe("UPSTREAM_FAILED");
+    expect(await imported(`${up}/meta-early-big-page`, "meta")).toEqual([{ name: "default-src", value: ["'self'"] }]);
+  });
+
+  test("no policy found, or nothing valid in it → 400", async () => {
+    const none = await failure(a, `${up}/meta-none`, "meta");
+    expect(none.code).toBe("UPSTREAM_FAILED");
+    expect(none.message).toContain("content.value.url");
+    expect((await failure(a, `${up}/no-csp`, "enforcingHeader")).code).toBe("UPSTREAM_FAILED");
+    expect((await failure(a, `${up}/no-csp`, "reportOnlyHeader")).code).toBe("UPSTREAM_FAILED");
+    expect((await failure(a, `${up}/invalid-csp`, "enforcingHeader")).code).toBe("INVALID_INPUT");
+  });
+});
+
+describe("csp remote import: redirects and upstream failures", () => {
+  test("redirects are followed by default and with followRedirects: true (up to 10)", async () => {
+    const expected = [
+      { name: "default-src", value: ["'self'"] },
+      { name: "script-src", value: ["'self'", "https://cdn.example.com"] },
+    ];
+    expect(await imported(`${up}/redirect`, "enforcingHeader")).toEqual(expected);
+    expect(await imported(`${up}/redirect-chain-3`, "enforcingHeader", true)).toEqual(expected);
+    expect(await imported(`${up}/redirect`, "enforcingHeader", null)).toEqual(expected);
+    const loop = await failure(a, `${up}/loop`, "enforcingHeader");
+    expect(loop.code).toBe("UPSTREAM_FAILED");
+    expect(loop.message).toContain("redirect");
+  });
+
+  test("followRedirects: false reads the redirect response itself", async () => {
+    const before = hits.length;
+    expect((await failure(a, `${up}/redirect`, "enforcingHeader", false)).code).toBe("UPSTREAM_FAILED");
+    expect(hits.slice(before)).toEqual(["/redirect"]);
+    expect(await imported(`${up}/redirect-with-csp`, "enforcingHeader", false)).toEqual([{ name: "img-src", value: ["'self'"] }]);
+  });
+
+  test("status ≥ 400 → 400 UPSTREAM_FAILED even with a policy; connection failure too", async () => {
+    const nf = await failure(a, `${up}/not-found-with-csp`, "enforcingHeader");
+    expect(nf).toEqual({ code: "UPSTREAM_FAILED", message: expect.stringContaining("404") });
+    expect((await failure(a, `${up}/server-error`, "enforcingHeader")).code).toBe("UPSTREAM_FAILED");
+    // A closed port on loopback.
+    const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
+    const deadPort = probe.port;
+    probe.stop(true);
+    expect((await failure(a, `http://127.0.0.1:${deadPort}/`, "enforcingHeader")).code).toBe("UPSTREAM_FAILED");
+  });
+
+  test("invalid remote values → 400 INVALID_INPUT naming the field, nothing fetched", async () => {
+    const before = hits.length;
+    const cases: [unknown, string][] = [
+      [{ source: "meta" }, "content.value.url"],
+      [{ url: "", source: "meta" }, "content.value.url"],
+      [{ url: "not a url", source: "meta" }, "content.value.url"],
+      [{ url: "ftp://example.com/", source: "meta" }, "content.value.url"],
+      [{ url: "file:///etc/passwd", source: "meta" }, "content.value.url"],
+      [{ url: `${up}/enforcing`, source: "body" }, "content.value.source"],
+      [{ url: `${up}/enforcing` }, "content.value.source"],
+      [{ url: `${up}/enforcing`, source: "meta", followRedirects: "yes" }, "content.value.followRedirects"],
+      [[`${up}/enforcing`], "content.value"],
+    ];
+    for (const [value, field] of cases) {
+      const res = await a.client.post(BASE, { name: "bad-remote", content: { type: "remote", value } });
+      expect({ value, status: res.status, code: res.json.code }).toEqual({ value, status: 400, code: "INVALID_INPUT" });
+      expect(res.json.message).toStartWith(`${field}:`);
+    }
+    expect(hits.length).toBe(before);
+  });
+});
+
+describe("csp remote import: private targets", () => {
+  test("refused without network.allow_private_targets → 400 TARGET_NOT_ALLOWED, nothing fetched", async () => {
+    const before = hits.length;
+    for (const url of [`${up}/enforcing`, `http://localhost:${upstream.port}/enforcing`, `http://[::1]:${upstream.port}/`, "http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/"]) {
+      const res = await importRemote(c, url, "enforcingHeader");
+      expect({ url, status: res.status, code: res.json.code }).toEqual({ url, status: 400, code: "TARGET_NOT_ALLOWED" });
+    }
+    expect(hits.length).toBe(before);
+    expect((await c.client.get(BASE)).json.total).toBe(0);
+  });
+
+  test("the same URL imports where private targets are allowed", async () => {
+    expect(await imported(`${up}/enforcing`, "enforcingHeader")).toHaveLength(2);
+  });
+});
+
+describe("csp remote import: update", () => {
+  test("PUT with remote content replaces the directives; unknown id → 404 without fetching", async () => {
+    const p = (await a.client.post(BASE, { name: "to-update", content: { type: "serialized", value: "img-src *" } })).json;
+    expect((await a.client.put(`${BASE}/${p.id}`, { content: remote(`${up}/report-only`, "reportOnlyHeader") })).status).toBe(204);
+    expect((await a.client.get(`${BASE}/${p.id}`)).json.policy.directives).toEqual([
+      { name: "default-src", value: ["'none'"] },
+      { name: "report-uri", value: ["/csp-report"] },
+    ]);
+    const before = hits.length;
+    expect((await a.client.put(`${BASE}/${newId()}`, { content: remote(`${up}/enforcing`, "enforcingHeader") })).status).toBe(404);
+    expect(hits.length).toBe(before);
+    const failed = await a.client.put(`${BASE}/${p.id}`, { content: remote(`${up}/no-csp`, "enforcingHeader") });
+    expect(failed.json.code).toBe("UPSTREAM_FAILED");
+    expect((await a.client.get(`${BASE}/${p.id}`)).json.policy.directives).toHaveLength(2);
+    expect((await c.client.put(`${BASE}/${newId()}`, { content: remote(`${up}/enforcing`, "enforcingHeader") })).json.code).toBe("TARGET_NOT_ALLOWED");
+  });
+});

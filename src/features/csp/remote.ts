@@ -1,0 +1,166 @@
+// The `remote` content variant (supplement §13.3): GET a URL through the one outbound client (§1.1 guard,
+// 10 s, up to 10 redirects when asked) and read the policy from the enforcing header, the report-only header
+// or the <meta http-equiv="Content-Security-Policy"> tag. The HTML is tokenized with htmlparser2 (attribute
+// entities decoded, comments, scripts and other raw text handled as a browser would), never with regexes.
+import { Parser } from "htmlparser2";
+import { invalid, type ApiError } from "../../platform/http/errors";
+import { guardUrl, OutboundError, outboundFetch, type OutboundResponse } from "../../platform/net/client";
+
+export const REMOTE_SOURCES = ["enforcingHeader", "reportOnlyHeader", "meta"] as const;
+export type RemoteSource = (typeof REMOTE_SOURCES)[number];
+
+export interface RemoteSpec {
+  url: string;
+  source: RemoteSource;
+  followRedirects: boolean;
+}
+
+export const REMOTE_TIMEOUT_MS = 10_000;
+export const REMOTE_MAX_REDIRECTS = 10;
+/** The meta tag is looked for in this much of the HTML (§13.3). */
+export const META_SCAN_BYTES = 2 * 1024 * 1024;
+/**
+ * The outbound client fails a response above its cap instead of truncating it, so the cap is set above the
+ * 2 MiB scan window: pages up to this size import; the meta tag is still only looked for in the first 2 MiB.
+ */
+export const REMOTE_MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+const upstreamFailed = (message: string): ApiError => invalid(message, "UPSTREAM_FAILED");
+
+/** Validates `{url, source, followRedirects}` (body 400s: INVALID_INPUT, or TARGET_NOT_ALLOWED for a literal refused target). */
+export function validateRemote(raw: unknown, field: string, allowPrivate: boolean): RemoteSpec {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw invalid(`${field}: must be an object {url, source, followRedirects}`);
+  const { url, source, followRedirects } = raw as Record<string, unknown>;
+  if (typeof url !== "string" || url.trim() === "") throw invalid(`${field}.url: must be a non-empty string`);
+  if (typeof source !== "string" || !(REMOTE_SOURCES as readonly string[]).includes(source))
+    throw invalid(`${field}.source: must be one of ${REMOTE_SOURCES.join(", ")}`);
+  if (followRedirects !== undefined && followRedirects !== null && typeof followRedirects !== "boolean")
+    throw invalid(`${field}.followRedirects: must be a boolean`);
+  try {
+    guardUrl(url.trim(), allowPrivate);
+  } catch (err) {
+    throw mapOutbound(err, `${field}.url`);
+  }
+  return { url: url.trim(), source: source as RemoteSource, followRedirects: followRedirects ?? true };
+}
+
+function mapOutbound(err: unknown, field: string): ApiError {
+  if (err instanceof OutboundError) {
+    if (err.code === "INVALID_URL") return invalid(`${field}: ${err.message}`);
+    if (err.code === "TARGET_NOT_ALLOWED") return invalid(`${field}: ${err.message}`, "TARGET_NOT_ALLOWED");
+    return upstreamFailed(`${field}: ${err.message}`);
+  }
+  return upstreamFailed(`${field}: upstream request failed`);
+}
+
+/** All policies a header list delivers, in order: one per header line, several per line when comma-joined. */
+export function policiesFromHeaders(headers: [string, string][], name: string): string[] {
+  const out: string[] = [];
+  for (const [n, v] of headers) {
+    if (n.toLowerCase() !== name) continue;
+    for (const policy of v.split(",")) if (policy.trim() !== "") out.push(policy.trim());
+  }
+  return out;
+}
+
+/** Elements whose text does not start the body, and inside which a <meta> is not applied. */
+const RAW_TEXT = new Set(["title", "style", "script", "noscript", "template", "textarea", "xmp", "iframe", "noembed", "noframes"]);
+/** Elements the HTML "in head" insertion mode keeps in the head; any other start tag opens the body. */
+const HEAD_ELEMENTS = new Set(["html", "head", "meta", "link", "title", "style", "script", "base", "noscript", "template", "basefont", "bgsound"]);
+
+/**
+ * Policies of `<meta http-equiv="Content-Security-Policy" content="…">` tags, in document order. As in
+ * browsers (HTML "Content security policy state"), only tags in the head count: not inside the body, a
+ * <template> or a <noscript>. The http-equiv match is ASCII case-insensitive; entities in `content` are decoded.
+ */
+export function policiesFromHtml(html: string): string[] {
+  const out: string[] = [];
+  let inBody = false;
+  let rawDepth = 0;
+  const parser = new Parser(
+    {
+      onopentag(name, attribs) {
+        if (inBody) return;
+        if (rawDepth > 0) {
+          if (RAW_TEXT.has(name)) rawDepth++;
+          return;
+        }
+        if (!HEAD_ELEMENTS.has(name)) {
+          inBody = true;
+          return;
+        }
+        if (name === "meta") {
+          const equiv = (attribs["http-equiv"] ?? "").trim().toLowerCase();
+          const content = attribs.content;
+          if (equiv === "content-security-policy" && content !== undefined && content.trim() !== "") out.push(content.trim());
+        }
+        if (RAW_TEXT.has(name)) rawDepth++;
+      },
+      onclosetag(name) {
+        if (inBody) return;
+        if (RAW_TEXT.has(name) && rawDepth > 0) rawDepth--;
+      },
+      ontext(text) {
+        if (!inBody && rawDepth === 0 && text.trim() !== "") inBody = true;
+      },
+    },
+    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
+  );
+  parser.write(html);
+  parser.end();
+  return out;
+}
+
+type Charset = ConstructorParameters<typeof TextDecoder>[0];
+
+function charsetOf(headers: [string, string][]): Charset {
+  const ct = headers.find(([n]) => n === "content-type")?.[1] ?? "";
+  const m = /charset\s*=\s*"?([^";\s]+)/i.exec(ct);
+  const label = (m?.[1]?.toLowerCase() ?? "utf-8") as Charset;
+  try {
+    new TextDecoder(label);
+    return label;
+  } catch {
+    return "utf-8";
+  }
+}
+
+/** Picks the policy text out of a fetched response (the last one when several are delivered). */
+export function extractPolicy(res: Pick<OutboundResponse, "headers" | "body">, source: RemoteSource): string | undefined {
+  let policies: string[];
+  if (source === "enforcingHeader") policies = policiesFromHeaders(res.headers, "content-security-policy");
+  else if (source === "reportOnlyHeader") policies = policiesFromHeaders(res.headers, "content-security-policy-report-only");
+  else {
+    const head = res.body.subarray(0, META_SCAN_BYTES);
+    policies = policiesFromHtml(new TextDecoder(charsetOf(res.headers), { fatal: false }).decode(head));
+  }
+  return policies.at(-1);
+}
+
+const SOURCE_LABEL: Record<RemoteSource, string> = {
+  enforcingHeader: "Content-Security-Policy header",
+  reportOnlyHeader: "Content-Security-Policy-Report-Only header",
+  meta: '<meta http-equiv="Content-Security-Policy"> tag',
+};
+
+/** Fetches the page and returns the policy text; every failure is a 400 (§13.3). */
+export async function fetchRemotePolicy(spec: RemoteSpec, field: string, allowPrivate: boolean): Promise<string> {
+  let res: OutboundResponse;
+  try {
+    res = await outboundFetch({
+      url: spec.url,
+      method: "GET",
+      headers: { accept: spec.source === "meta" ? "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8" : "*/*" },
+      timeoutMs: REMOTE_TIMEOUT_MS,
+      maxBodyBytes: REMOTE_MAX_BODY_BYTES,
+      allowPrivate,
+      maxRedirects: spec.followRedirects ? REMOTE_MAX_REDIRECTS : 0,
+    });
+  } catch (err) {
+    throw mapOutbound(err, `${field}.url`);
+  }
+  if (res.status >= 400) throw upstreamFailed(`${field}.url: upstream answered HTTP ${res.status}`);
+  const policy = extractPolicy(res, spec.source);
+  if (policy === undefined) throw upstreamFailed(`${field}.url: no ${SOURCE_LABEL[spec.source]} found in the response (HTTP ${res.status})`);
+  return policy;
+}
