@@ -1,0 +1,210 @@
+// Private keys (supplement §12.2): generated off the event loop, kept as PKCS#8 (encrypted PKCS#8 with a
+// passphrase), the blob sealed with the master key; metadata over HTTP, key material only through `_export`.
+import type { AuthUser } from "../../platform/auth/principal";
+import { duplicateName, invalid, isUniqueViolation, notFound } from "../../platform/http/errors";
+import { newId } from "../../platform/http/ids";
+import { parseListQuery } from "../../platform/http/list-query";
+import { normalizeName, pathId } from "../../platform/http/validate";
+import { nowSec, type Runtime } from "../../platform/runtime";
+import type { TagRef, TagsService } from "../tags/service";
+import { parseKeyAlg, type KeyAlg } from "./algorithms";
+import { exportedFile, format, MIME, optionalPassphrase, type ExportedFile } from "./files";
+import { generateKeyPair } from "./keygen";
+import { derToPem, type OpenSsl } from "./openssl";
+import { BadPassphraseError, buildPkcs12, decryptPkcs8, encryptPkcs8 } from "./pkcs";
+import { keysStore, type KeyMetaRow, type KeyRow } from "./store";
+
+export const KEY_NAME_MAX = 100;
+export const KEY_EXPORT_FORMATS = ["pem", "pkcs8", "pkcs12"] as const;
+
+/** `PrivateKey`: never key material. */
+export interface PrivateKey {
+  id: string;
+  name: string;
+  alg: KeyAlg;
+  encrypted: boolean;
+  tags: TagRef[];
+  tagIds: string[];
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface KeyCreateInput {
+  keyName?: unknown;
+  alg?: unknown;
+  passphrase?: unknown;
+  tagIds?: unknown;
+}
+
+export interface KeyUpdateInput {
+  keyName?: unknown;
+  passphrase?: unknown;
+  newPassphrase?: unknown;
+  tagIds?: unknown;
+}
+
+export interface KeyExportInput {
+  format?: unknown;
+  passphrase?: unknown;
+  exportPassphrase?: unknown;
+}
+
+const present = (v: unknown) => v !== undefined && v !== null;
+const badPassphrase = (message: string) => invalid(message, "BAD_PASSPHRASE");
+
+const toMeta = (r: KeyMetaRow) => ({
+  id: r.id,
+  name: r.name,
+  alg: JSON.parse(r.alg) as KeyAlg,
+  encrypted: r.encrypted === 1,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export class PrivateKeys {
+  constructor(
+    private readonly rt: Runtime,
+    private readonly tags: TagsService,
+    private readonly openssl: OpenSsl,
+  ) {}
+
+  private async toWire(rows: KeyMetaRow[]): Promise<PrivateKey[]> {
+    return this.tags.decorate("privateKey", rows.map(toMeta));
+  }
+
+  private seal(id: string, blob: Uint8Array) {
+    return this.rt.secretBox.seal(blob, `privateKey:${id}`);
+  }
+
+  private open(row: KeyRow): Uint8Array {
+    return new Uint8Array(this.rt.secretBox.open(row.key_enc, `privateKey:${row.id}`));
+  }
+
+  /** The PKCS#8 DER of a stored key; an encrypted key needs its passphrase (missing/wrong → 400 BAD_PASSPHRASE). */
+  private async unlock(row: KeyRow, passphrase: string | undefined, field = "passphrase"): Promise<Uint8Array> {
+    const blob = this.open(row);
+    if (row.encrypted !== 1) return blob;
+    if (passphrase === undefined) throw badPassphrase(`${field}: the key is encrypted; its passphrase is required`);
+    try {
+      return await decryptPkcs8(blob, passphrase);
+    } catch (err) {
+      if (err instanceof BadPassphraseError) throw badPassphrase(`${field}: wrong passphrase`);
+      throw err;
+    }
+  }
+
+  async list(userId: string, rawQuery: Record<string, unknown>): Promise<{ items: PrivateKey[]; total: number }> {
+    const { rows, total } = await keysStore.list(this.rt.db, userId, parseListQuery(rawQuery));
+    return { items: await this.toWire(rows), total };
+  }
+
+  async get(userId: string, rawId: string | undefined): Promise<PrivateKey> {
+    const row = await keysStore.get(this.rt.db, userId, pathId(rawId, "Private key"));
+    if (!row) throw notFound("Private key");
+    return (await this.toWire([row]))[0]!;
+  }
+
+  async create(user: AuthUser, body: KeyCreateInput): Promise<PrivateKey> {
+    if (!present(body.keyName)) throw invalid("keyName: is required");
+    const name = normalizeName(body.keyName, KEY_NAME_MAX, "keyName");
+    if (!present(body.alg)) throw invalid("alg: is required");
+    const alg = parseKeyAlg(body.alg, "alg");
+    const passphrase = optionalPassphrase(body.passphrase, "passphrase");
+    const tagIds = present(body.tagIds) ? await this.tags.resolveTagIds(user.id, body.tagIds) : [];
+    if (alg.keyType === "dsa") this.openssl.require();
+    // Cheap check before the (possibly long) key generation; the insert checks again.
+    if (await keysStore.existsByName(this.rt.db, user.id, name)) throw duplicateName("Private key", name);
+    const { pkcs8 } = await generateKeyPair(alg, this.openssl);
+    const blob = passphrase === undefined ? pkcs8 : await encryptPkcs8(pkcs8, passphrase);
+    const now = nowSec(this.rt.clock);
+    const id = newId();
+    const row: KeyRow = { id, user_id: user.id, name, alg: JSON.stringify(alg), encrypted: passphrase === undefined ? 0 : 1, key_enc: this.seal(id, blob), created_at: now, updated_at: now };
+    try {
+      await this.rt.db.tx(async (tx) => {
+        if (await keysStore.existsByName(tx, user.id, name)) throw duplicateName("Private key", name);
+        await keysStore.insert(tx, row);
+        await this.tags.setEntityTags(tx, "privateKey", id, user.id, tagIds);
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw duplicateName("Private key", name);
+      throw err;
+    }
+    return (await this.toWire([row]))[0]!;
+  }
+
+  async update(userId: string, rawId: string | undefined, body: KeyUpdateInput): Promise<void> {
+    const hasName = present(body.keyName);
+    const hasTags = present(body.tagIds);
+    const hasNewPassphrase = body.newPassphrase !== undefined; // null = remove the passphrase (§12.2)
+    if (!hasName && !hasTags && !hasNewPassphrase) throw invalid("keyName, newPassphrase, tagIds: at least one is required");
+    const name = hasName ? normalizeName(body.keyName, KEY_NAME_MAX, "keyName") : undefined;
+    const passphrase = optionalPassphrase(body.passphrase, "passphrase");
+    const newPassphrase = body.newPassphrase === null ? null : optionalPassphrase(body.newPassphrase, "newPassphrase");
+    if (typeof newPassphrase === "string" && newPassphrase === passphrase) throw invalid("newPassphrase: must differ from passphrase");
+    const id = pathId(rawId, "Private key");
+    const current = await keysStore.getWithKey(this.rt.db, userId, id);
+    if (!current) throw notFound("Private key");
+    const tagIds = hasTags ? await this.tags.resolveTagIds(userId, body.tagIds) : undefined;
+
+    let newBlob: { encrypted: number; sealed: Uint8Array } | undefined;
+    if (hasNewPassphrase) {
+      if (newPassphrase === null && current.encrypted !== 1) {
+        if (!hasName && !hasTags) throw invalid("newPassphrase: the key has no passphrase to remove; nothing to change");
+      } else {
+        const plain = await this.unlock(current, passphrase);
+        const blob = newPassphrase === null || newPassphrase === undefined ? plain : await encryptPkcs8(plain, newPassphrase);
+        newBlob = { encrypted: newPassphrase ? 1 : 0, sealed: this.seal(id, blob) };
+      }
+    }
+    const now = nowSec(this.rt.clock);
+    try {
+      await this.rt.db.tx(async (tx) => {
+        if (name !== undefined && name !== current.name) {
+          if (await keysStore.existsByName(tx, userId, name, id)) throw duplicateName("Private key", name);
+          if ((await keysStore.rename(tx, userId, id, name, now)).changes === 0) throw notFound("Private key");
+        }
+        if (newBlob) {
+          const { changes } = await keysStore.setKey(tx, userId, id, newBlob.encrypted, newBlob.sealed, current.key_enc, now);
+          if (changes === 0) throw invalid("passphrase: the key changed while it was being updated; retry");
+        }
+        if ((await keysStore.touch(tx, userId, id, now)).changes === 0) throw notFound("Private key");
+        if (tagIds !== undefined) await this.tags.setEntityTags(tx, "privateKey", id, userId, tagIds);
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw duplicateName("Private key", name ?? "");
+      throw err;
+    }
+  }
+
+  async delete(userId: string, rawId: string | undefined): Promise<void> {
+    const id = pathId(rawId, "Private key");
+    await this.rt.db.tx(async (tx) => {
+      if ((await keysStore.delete(tx, userId, id)).changes === 0) throw notFound("Private key");
+      await this.tags.removeEntity(tx, "privateKey", id);
+    });
+  }
+
+  async export(userId: string, rawId: string | undefined, body: KeyExportInput): Promise<ExportedFile> {
+    const fmt = format(body.format, KEY_EXPORT_FORMATS);
+    const passphrase = optionalPassphrase(body.passphrase, "passphrase");
+    const exportPassphrase = optionalPassphrase(body.exportPassphrase, "exportPassphrase");
+    const row = await keysStore.getWithKey(this.rt.db, userId, pathId(rawId, "Private key"));
+    if (!row) throw notFound("Private key");
+    const pkcs8 = await this.unlock(row, passphrase);
+    switch (fmt) {
+      case "pem": {
+        const pem =
+          exportPassphrase === undefined ? derToPem(pkcs8, "PRIVATE KEY") : derToPem(await encryptPkcs8(pkcs8, exportPassphrase), "ENCRYPTED PRIVATE KEY");
+        return exportedFile(fmt, row.name, "pem", MIME.pem, new TextEncoder().encode(pem));
+      }
+      case "pkcs8": {
+        const der = exportPassphrase === undefined ? pkcs8 : await encryptPkcs8(pkcs8, exportPassphrase);
+        return exportedFile(fmt, row.name, "p8", MIME.pkcs8, der);
+      }
+      case "pkcs12": {
+        const pfx = await buildPkcs12({ pkcs8, friendlyName: row.name, passphrase: exportPassphrase ?? "" });
+        return exportedFile(fmt, row.name, "pfx", MIME.pkcs12, pfx);
+      }
+    }
+  }
+}

@@ -1,0 +1,120 @@
+// PKCS#8 encryption (PBES2: PBKDF2-HMAC-SHA256, 100,000 iterations, AES-256-CBC) and PKCS#12 files, with pkijs
+// (supplement §12.2, §12.4). Plain PKCS#8 bytes are never re-encoded: what goes in comes back out.
+import * as asn1js from "asn1js";
+import * as pkijs from "pkijs";
+
+export const PBKDF2_ITERATIONS = 100_000;
+const AES_256_CBC = { name: "AES-CBC", length: 256 };
+const OID_DATA = "1.2.840.113549.1.7.1";
+const OID_PKCS8_SHROUDED_KEY_BAG = "1.2.840.113549.1.12.10.1.2";
+const OID_CERT_BAG = "1.2.840.113549.1.12.10.1.3";
+const OID_X509_CERTIFICATE = "1.2.840.113549.1.9.22.1";
+const OID_FRIENDLY_NAME = "1.2.840.113549.1.9.20";
+const OID_LOCAL_KEY_ID = "1.2.840.113549.1.9.21";
+
+const engine = () => pkijs.getCrypto(true);
+const buf = (u: Uint8Array): ArrayBuffer => u.slice().buffer as ArrayBuffer;
+const password = (s: string): ArrayBuffer => buf(new TextEncoder().encode(s));
+
+/** A constructed (BER, chunked) OCTET STRING as one primitive DER one. */
+function flatOctets(os: asn1js.OctetString): asn1js.OctetString {
+  return new asn1js.OctetString({ valueHex: buf(new Uint8Array(os.getValue())) });
+}
+
+/** Wrong passphrase (or not an encrypted key). */
+export class BadPassphraseError extends Error {}
+
+/** EncryptedPrivateKeyInfo DER of a PKCS#8 DER key. */
+export async function encryptPkcs8(pkcs8: Uint8Array, passphrase: string): Promise<Uint8Array> {
+  const info = await engine().encryptEncryptedContentInfo({
+    password: password(passphrase),
+    contentEncryptionAlgorithm: AES_256_CBC as any,
+    hmacHashAlgorithm: "SHA-256",
+    iterationCount: PBKDF2_ITERATIONS,
+    contentToEncrypt: buf(pkcs8),
+    contentType: OID_DATA,
+  });
+  const encrypted = info.encryptedContent;
+  if (!encrypted) throw new Error("PKCS#8 encryption produced no content");
+  const seq = new asn1js.Sequence({ value: [info.contentEncryptionAlgorithm.toSchema(), flatOctets(encrypted)] });
+  return new Uint8Array(seq.toBER(false));
+}
+
+/** The PKCS#8 DER inside an EncryptedPrivateKeyInfo; BadPassphraseError when the passphrase does not open it. */
+export async function decryptPkcs8(encrypted: Uint8Array, passphrase: string): Promise<Uint8Array> {
+  const parsed = asn1js.fromBER(buf(encrypted));
+  if (parsed.offset === -1 || !(parsed.result instanceof asn1js.Sequence)) throw new Error("stored key is not an EncryptedPrivateKeyInfo");
+  const [alg, data] = parsed.result.valueBlock.value as [asn1js.Sequence, asn1js.OctetString];
+  let plain: ArrayBuffer;
+  try {
+    plain = await engine().decryptEncryptedContentInfo({
+      password: password(passphrase),
+      encryptedContentInfo: new pkijs.EncryptedContentInfo({
+        contentType: OID_DATA,
+        contentEncryptionAlgorithm: new pkijs.AlgorithmIdentifier({ schema: alg }),
+        encryptedContent: data,
+      }),
+    });
+  } catch {
+    throw new BadPassphraseError("wrong passphrase");
+  }
+  const out = new Uint8Array(plain);
+  // A wrong passphrase may still give valid padding (about 1 in 256): the result must then parse as PKCS#8.
+  try {
+    pkijs.PrivateKeyInfo.fromBER(buf(out));
+  } catch {
+    throw new BadPassphraseError("wrong passphrase");
+  }
+  return out;
+}
+
+export interface Pkcs12Input {
+  pkcs8: Uint8Array;
+  /** Certificate DER; absent = a file with the key only (§12.2 export). */
+  certificate?: Uint8Array;
+  friendlyName: string;
+  /** Empty string = the empty password. */
+  passphrase: string;
+}
+
+/**
+ * PFX: the key in a PKCS8ShroudedKeyBag and the certificate in a password-encrypted SafeContents, both PBES2
+ * (PBKDF2-HMAC-SHA256, AES-256-CBC), password-integrity MAC with SHA-256. Both bags carry the friendly name
+ * and the same localKeyId so readers pair them.
+ */
+export async function buildPkcs12(input: Pkcs12Input): Promise<Uint8Array> {
+  const pw = password(input.passphrase);
+  const crypto = engine();
+  const localKeyId = new Uint8Array(await crypto.digest({ name: "SHA-1" }, buf(input.certificate ?? input.pkcs8)));
+  const attributes = () => [
+    new pkijs.Attribute({ type: OID_FRIENDLY_NAME, values: [new asn1js.BmpString({ value: input.friendlyName })] }),
+    new pkijs.Attribute({ type: OID_LOCAL_KEY_ID, values: [new asn1js.OctetString({ valueHex: buf(localKeyId) })] }),
+  ];
+  const encryption = { password: pw, contentEncryptionAlgorithm: AES_256_CBC, hmacHashAlgorithm: "SHA-256", iterationCount: PBKDF2_ITERATIONS };
+
+  const keyBag = new pkijs.PKCS8ShroudedKeyBag({ parsedValue: pkijs.PrivateKeyInfo.fromBER(buf(input.pkcs8)) });
+  await keyBag.makeInternalValues(encryption as any);
+  keyBag.encryptedData = flatOctets(keyBag.encryptedData);
+
+  const safeContents: { privacyMode: number; value: pkijs.SafeContents }[] = [
+    { privacyMode: 0, value: new pkijs.SafeContents({ safeBags: [new pkijs.SafeBag({ bagId: OID_PKCS8_SHROUDED_KEY_BAG, bagValue: keyBag, bagAttributes: attributes() })] }) },
+  ];
+  const params: object[] = [{}];
+  if (input.certificate) {
+    const certBag = new pkijs.CertBag({
+      certId: OID_X509_CERTIFICATE,
+      certValue: new asn1js.OctetString({ valueHex: buf(input.certificate) }),
+    });
+    safeContents.push({
+      privacyMode: 1,
+      value: new pkijs.SafeContents({ safeBags: [new pkijs.SafeBag({ bagId: OID_CERT_BAG, bagValue: certBag, bagAttributes: attributes() })] }),
+    });
+    params.push(encryption);
+  }
+  const pfx = new pkijs.PFX({
+    parsedValue: { integrityMode: 0, authenticatedSafe: new pkijs.AuthenticatedSafe({ parsedValue: { safeContents } }) },
+  });
+  await pfx.parsedValue!.authenticatedSafe!.makeInternalValues({ safeContents: params });
+  await pfx.makeInternalValues({ password: pw, iterations: PBKDF2_ITERATIONS, pbkdf2HashAlgorithm: "SHA-256" as any, hmacHashAlgorithm: "SHA-256" });
+  return new Uint8Array(pfx.toSchema().toBER(false));
+}

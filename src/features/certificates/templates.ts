@@ -1,0 +1,206 @@
+// Certificate templates (supplement §12.3–§12.4, §12.6): CRUD, `_generate` with a fresh key pair per call in
+// every format, and sharing through the platform share mechanism.
+import type { Principal, AuthUser } from "../../platform/auth/principal";
+import type { Shares, UserShare } from "../../platform/auth/share";
+import { duplicateName, invalid, isUniqueViolation, notFound } from "../../platform/http/errors";
+import { isUuid, newId } from "../../platform/http/ids";
+import { parseListQuery } from "../../platform/http/list-query";
+import { normalizeName, pathId } from "../../platform/http/validate";
+import { nowSec, type Runtime } from "../../platform/runtime";
+import type { TagRef, TagsService } from "../tags/service";
+import { parseAttributes, sansOf, type TemplateAttributes } from "./attributes";
+import { createCertificate } from "./certificate";
+import { exportedFile, format, MIME, optionalPassphrase, zipTexts, type ExportedFile } from "./files";
+import { generateKeyPair } from "./keygen";
+import { derToPem, type OpenSsl } from "./openssl";
+import { buildPkcs12, encryptPkcs8 } from "./pkcs";
+import { templatesStore, type TemplateRow } from "./store";
+
+export const TEMPLATE_NAME_MAX = 100;
+export const GENERATE_FORMATS = ["pem", "pkcs8", "pkcs12", "der"] as const;
+const WHAT = "Certificate template";
+const SHARE_TYPE = "certificateTemplate" as const;
+
+export interface CertificateTemplate {
+  id: string;
+  name: string;
+  attributes: TemplateAttributes;
+  tags: TagRef[];
+  tagIds: string[];
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** `UserShare` of a template (§12.6). */
+export interface TemplateShare {
+  id: string;
+  resource: { type: "certificateTemplate"; templateId: string };
+  createdAt: number;
+}
+
+export interface TemplateGetResponse {
+  template: CertificateTemplate;
+  userShare?: TemplateShare;
+}
+
+const toShare = (s: UserShare): TemplateShare => ({ id: s.id, resource: { type: SHARE_TYPE, templateId: s.resource.templateId! }, createdAt: s.createdAt });
+
+export interface TemplateCreateInput {
+  templateName?: unknown;
+  attributes?: unknown;
+  tagIds?: unknown;
+}
+
+export type TemplateUpdateInput = TemplateCreateInput;
+
+export interface GenerateInput {
+  format?: unknown;
+  passphrase?: unknown;
+}
+
+const present = (v: unknown) => v !== undefined && v !== null;
+
+const toTemplate = (r: TemplateRow) => ({
+  id: r.id,
+  name: r.name,
+  attributes: JSON.parse(r.attributes) as TemplateAttributes,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export class CertificateTemplates {
+  constructor(
+    private readonly rt: Runtime,
+    private readonly tags: TagsService,
+    private readonly shares: Shares,
+    private readonly openssl: OpenSsl,
+  ) {}
+
+  private async toWire(rows: TemplateRow[]): Promise<CertificateTemplate[]> {
+    return this.tags.decorate("certificateTemplate", rows.map(toTemplate));
+  }
+
+  private attributes(raw: unknown): TemplateAttributes {
+    const attributes = parseAttributes(raw);
+    if (attributes.keyAlgorithm.keyType === "dsa") this.openssl.require();
+    return attributes;
+  }
+
+  /** §12.6 resolution for the shared operations; the row is the owner's. */
+  private async resolve(request: Request, principal: Principal | undefined, rawId: string | undefined) {
+    const access = await this.shares.resolve(request, principal, SHARE_TYPE, rawId ?? "", (id) => templatesStore.ownerOf(this.rt.db, id), WHAT);
+    const row = await templatesStore.get(this.rt.db, access.ownerId, (rawId ?? "").toLowerCase());
+    if (!row) throw notFound(WHAT);
+    return { row, viaShare: access.viaShare };
+  }
+
+  async list(userId: string, rawQuery: Record<string, unknown>): Promise<{ items: CertificateTemplate[]; total: number }> {
+    const { rows, total } = await templatesStore.list(this.rt.db, userId, parseListQuery(rawQuery));
+    return { items: await this.toWire(rows), total };
+  }
+
+  /** Shared operation: the owner sees tags; anyone else (through the share) sees `tags: []` and the share. */
+  async get(request: Request, principal: Principal | undefined, rawId: string | undefined): Promise<TemplateGetResponse> {
+    const { row, viaShare } = await this.resolve(request, principal, rawId);
+    const template = viaShare ? { ...toTemplate(row), tags: [], tagIds: [] } : (await this.toWire([row]))[0]!;
+    const userShare = await this.shares.forResource(SHARE_TYPE, row.id);
+    return userShare ? { template, userShare: toShare(userShare) } : { template };
+  }
+
+  async create(user: AuthUser, body: TemplateCreateInput): Promise<CertificateTemplate> {
+    if (!present(body.templateName)) throw invalid("templateName: is required");
+    const name = normalizeName(body.templateName, TEMPLATE_NAME_MAX, "templateName");
+    if (!present(body.attributes)) throw invalid("attributes: is required");
+    const attributes = this.attributes(body.attributes);
+    const tagIds = present(body.tagIds) ? await this.tags.resolveTagIds(user.id, body.tagIds) : [];
+    const now = nowSec(this.rt.clock);
+    const row: TemplateRow = { id: newId(), user_id: user.id, name, attributes: JSON.stringify(attributes), created_at: now, updated_at: now };
+    try {
+      await this.rt.db.tx(async (tx) => {
+        if (await templatesStore.existsByName(tx, user.id, name)) throw duplicateName(WHAT, name);
+        await templatesStore.insert(tx, row);
+        await this.tags.setEntityTags(tx, "certificateTemplate", row.id, user.id, tagIds);
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw duplicateName(WHAT, name);
+      throw err;
+    }
+    return (await this.toWire([row]))[0]!;
+  }
+
+  async update(userId: string, rawId: string | undefined, body: TemplateUpdateInput): Promise<void> {
+    const hasName = present(body.templateName);
+    const hasAttributes = present(body.attributes);
+    const hasTags = present(body.tagIds);
+    if (!hasName && !hasAttributes && !hasTags) throw invalid("templateName, attributes, tagIds: at least one is required");
+    const name = hasName ? normalizeName(body.templateName, TEMPLATE_NAME_MAX, "templateName") : undefined;
+    const attributes = hasAttributes ? this.attributes(body.attributes) : undefined;
+    const id = pathId(rawId, WHAT);
+    const current = await templatesStore.get(this.rt.db, userId, id);
+    if (!current) throw notFound(WHAT);
+    const tagIds = hasTags ? await this.tags.resolveTagIds(userId, body.tagIds) : undefined;
+    const next = { name: name ?? current.name, attributes: attributes ? JSON.stringify(attributes) : current.attributes, updatedAt: nowSec(this.rt.clock) };
+    try {
+      await this.rt.db.tx(async (tx) => {
+        if (next.name !== current.name && (await templatesStore.existsByName(tx, userId, next.name, id))) throw duplicateName(WHAT, next.name);
+        if ((await templatesStore.update(tx, userId, id, next)).changes === 0) throw notFound(WHAT);
+        if (tagIds !== undefined) await this.tags.setEntityTags(tx, "certificateTemplate", id, userId, tagIds);
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw duplicateName(WHAT, next.name);
+      throw err;
+    }
+  }
+
+  /** Deletes the template, its tag links and its share. */
+  async delete(userId: string, rawId: string | undefined): Promise<void> {
+    const id = pathId(rawId, WHAT);
+    await this.rt.db.tx(async (tx) => {
+      if ((await templatesStore.delete(tx, userId, id)).changes === 0) throw notFound(WHAT);
+      await this.tags.removeEntity(tx, "certificateTemplate", id);
+      await this.shares.remove(tx, SHARE_TYPE, id);
+    });
+  }
+
+  async share(userId: string, rawId: string | undefined): Promise<TemplateShare> {
+    const id = pathId(rawId, WHAT);
+    if (!(await templatesStore.get(this.rt.db, userId, id))) throw notFound(WHAT);
+    return toShare(await this.shares.share(userId, SHARE_TYPE, id));
+  }
+
+  /** 204 in every case (§12.3); only the owner's own share is ever removed. */
+  async unshare(userId: string, rawId: string | undefined): Promise<void> {
+    if (!isUuid(rawId)) return;
+    const id = rawId.toLowerCase();
+    if ((await templatesStore.ownerOf(this.rt.db, id)) !== userId) return;
+    await this.shares.unshare(SHARE_TYPE, id);
+  }
+
+  /** Shared operation: a self-signed certificate and a fresh key pair, in the requested format (§12.4). */
+  async generate(request: Request, principal: Principal | undefined, rawId: string | undefined, body: GenerateInput): Promise<ExportedFile> {
+    const fmt = format(body.format, GENERATE_FORMATS);
+    const passphrase = optionalPassphrase(body.passphrase, "passphrase");
+    const { row } = await this.resolve(request, principal, rawId);
+    const attributes = toTemplate(row).attributes;
+    if (attributes.keyAlgorithm.keyType === "dsa") this.openssl.require();
+    const keys = await generateKeyPair(attributes.keyAlgorithm, this.openssl);
+    const certificate = await createCertificate({ attributes, sans: sansOf(attributes), keys, openssl: this.openssl });
+    const keyDer = () => (passphrase === undefined ? Promise.resolve(keys.pkcs8) : encryptPkcs8(keys.pkcs8, passphrase));
+    switch (fmt) {
+      case "pem": {
+        const key = await keyDer();
+        const zip = zipTexts({
+          "certificate.crt": derToPem(certificate, "CERTIFICATE"),
+          "private_key.key": derToPem(key, passphrase === undefined ? "PRIVATE KEY" : "ENCRYPTED PRIVATE KEY"),
+        });
+        return exportedFile(fmt, row.name, "zip", MIME.zip, zip);
+      }
+      case "pkcs8":
+        return exportedFile(fmt, row.name, "p8", MIME.pkcs8, await keyDer());
+      case "pkcs12":
+        return exportedFile(fmt, row.name, "pfx", MIME.pkcs12, await buildPkcs12({ pkcs8: keys.pkcs8, certificate, friendlyName: row.name, passphrase: passphrase ?? "" }));
+      case "der":
+        return exportedFile(fmt, row.name, "der", MIME.der, certificate);
+    }
+  }
+}
