@@ -33,7 +33,8 @@ mkdirSync(dirname(outfile), { recursive: true });
 
 const started = performance.now();
 const result = await Bun.build({
-  entrypoints: [resolve(root, "src/main.ts")],
+  // The sandbox worker is a separate entrypoint: Bun embeds it and the pool finds it at /$bunfs/root/sandbox/worker.js.
+  entrypoints: [resolve(root, "src/main.ts"), resolve(root, "src/sandbox/worker.ts")],
   compile: {
     outfile,
     ...(values.target ? { target: values.target as Bun.Build.CompileTarget } : {}),

@@ -7,6 +7,7 @@ import { httpPlugin } from "./platform/http/plugin";
 import { Outbox } from "./platform/mail/outbox";
 import { smtpTransport } from "./platform/mail/transport";
 import type { Runtime } from "./platform/runtime";
+import { ScriptPool } from "./sandbox/pool";
 import { messagesRoutes } from "./features/messages/routes";
 import { MessagesService } from "./features/messages/service";
 import { notificationEmailRoutes } from "./features/notification-email/routes";
@@ -47,10 +48,26 @@ export function createServices(rt: Runtime) {
   const notificationEmail = new NotificationEmailService(rt, users, settings, outbox);
   const messages = new MessagesService(rt, outbox);
   const shares = new Shares(rt.db, rt.clock);
+  // The QuickJS worker pool; workers start on the first script.
+  const sandbox = new ScriptPool({
+    workers: rt.config.scripts.workers,
+    queueLimit: rt.config.scripts.queue_limit,
+    db: rt.db,
+    allowPrivate: rt.config.network.allow_private_targets,
+    log: rt.log,
+    clock: rt.clock,
+  });
   const certificates = new CertificatesService(rt, tags, shares);
   const csp = new CspService(rt, tags, shares);
-  const responders = new RespondersService(rt, { tags, secrets, users, notificationEmail });
-  const trackers = new TrackersService(rt, { tags, secrets, users, notificationEmail });
+  const responders = new RespondersService(rt, {
+    tags,
+    secrets,
+    users,
+    notificationEmail,
+    scripts: sandbox,
+    deleteKv: async (tx, ownerId) => sandbox.kv?.deleteOwner(ownerId, tx),
+  });
+  const trackers = new TrackersService(rt, { tags, secrets, users, notificationEmail, scripts: sandbox });
   const auth = authPlugin({
     config: rt.config,
     clock: rt.clock,
@@ -60,7 +77,7 @@ export function createServices(rt: Runtime) {
       byEmail: (e) => users.byEmail(e),
     },
   });
-  return { rt, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages, shares, certificates, csp, responders, trackers };
+  return { rt, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages, shares, certificates, csp, responders, trackers, sandbox };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -108,6 +125,7 @@ export async function stopBackground(services: Services) {
   await services.trackers.stop();
   await services.responders.stop();
   await services.outbox.stop();
+  await services.sandbox.close();
 }
 
 export interface RunningServer {

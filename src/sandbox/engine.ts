@@ -1,0 +1,1288 @@
+// The QuickJS execution engine of one sandbox worker (supplement §11.6). One WebAssembly module per worker,
+// a fresh runtime + context per execution, several executions interleaved: while one waits for a host
+// operation (kv, proxy, timers) another runs. Everything here runs on the worker thread.
+//
+// Limits
+// - Time: one wall-clock deadline per execution. While QuickJS runs, the interrupt handler stops it; while it
+//   waits, a timer does. The interrupt handler also ends other executions of this worker whose deadline passed
+//   while this one held the thread (their results are posted at once, their runtimes freed after the slice).
+// - Memory: QuickJS's own limit (setMemoryLimit) is unreliable in this build: the emscripten malloc reports no
+//   usable size, so QuickJS counts 8 bytes per allocation and only bounds single allocations (quickjs-emscripten
+//   issue #271). Three measures bound it instead: (1) setMemoryLimit still refuses any single allocation above the
+//   limit and bounds the number of allocations; (2) every growth of the worker's WebAssembly memory during an
+//   execution's slice is charged to it and refused beyond its limit, and the memory has a hard per-worker maximum
+//   (a refused growth is an ordinary QuickJS "out of memory"); (3) every 25 ms of running time the runtime's
+//   measured heap (JS_ComputeMemoryUsage) is compared with the limit.
+// - Stack: setMaxStackSize. A native stack overflow inside the WebAssembly code (see DEFAULT_STACK_KIB) or any
+//   other trap leaves the instance untrustworthy: the engine reports "poisoned" and the pool replaces the worker.
+import {
+  newQuickJSWASMModuleFromVariant,
+  newVariant,
+  type QuickJSContext,
+  type QuickJSDeferredPromise,
+  type QuickJSHandle,
+  type QuickJSRuntime,
+  type QuickJSWASMModule,
+} from "quickjs-emscripten-core";
+import baseVariant from "@jitl/quickjs-singlefile-mjs-release-sync";
+import {
+  CONSOLE_SNIPPET,
+  DEFINE_SNIPPET,
+  TOBUF_SNIPPET,
+  DESCRIBE_SNIPPET,
+  SECBOX_SNIPPET,
+  TEXT_SNIPPET,
+  TIMERS_SNIPPET,
+} from "./bridge";
+import { CryptoInputError, sealSync, sha256Hex, sodiumReady } from "./crypto";
+import type { MainToWorker, OpReply, RunJob, WorkerToMain } from "./protocol";
+import { MAX_LOG_BYTES, MAX_LOG_ENTRIES, type LogEntry, type ScriptError } from "./types";
+
+const PAGE = 65536;
+/** Measured-heap checks: every MEM_CHECK_MS of running time, and at the end of any slice that ran at least
+ *  MEM_SLICE_MS (allocating more than a few MiB takes longer than that, so short scripts skip the ~80 µs cost). */
+const MEM_CHECK_MS = 5;
+const MEM_SLICE_MS = 1;
+const MAX_TIMERS = 100;
+/** Host operations (kv, proxy) one execution may have in flight at once. */
+const MAX_PENDING_OPS = 32;
+const MAX_MESSAGE = 1000;
+const MAX_STACK_LINES = 20;
+const MAX_STACK_CHARS = 2000;
+const LEVELS = new Set(["log", "info", "warn", "error", "debug"]);
+
+const utf8 = new TextEncoder();
+const utf8Lenient = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+const utf8Fatal = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+type Reason = "timeout" | "memory";
+
+interface Exec {
+  id: number;
+  job: RunJob;
+  startedAt: number;
+  deadline: number;
+  memLimit: number;
+  rt: QuickJSRuntime | null;
+  ctx: QuickJSContext | null;
+  /** Placeholder key for byte arrays in JSON crossing the boundary. */
+  key: string;
+  /** Handles owned by the execution, disposed with it. */
+  handles: QuickJSHandle[];
+  promise: QuickJSHandle | null;
+  logs: LogEntry[];
+  ops: Map<number, QuickJSDeferredPromise>;
+  opSeq: number;
+  sleeps: Map<number, { d: QuickJSDeferredPromise; timer: ReturnType<typeof setTimeout> }>;
+  deadlineTimer: ReturnType<typeof setTimeout> | null;
+  parked: boolean;
+  finished: boolean;
+  reason: Reason | null;
+  /** Bytes of WebAssembly memory growth charged to this execution. */
+  grown: number;
+  nextMemCheck: number;
+  sliceStart: number;
+  /** Lazy globals the script assigned itself. */
+  userSet: Set<string>;
+  helpers: Partial<Record<"describe" | "construct" | "Uint8Array" | "toBuf" | "enc" | "dec" | "json" | "jsonParse" | "jsonStringify" | "define" | "toJSON" | "String", QuickJSHandle>>;
+  /** Byte arrays collected by the toJSON hook during exportValue. */
+  exporting: Uint8Array[] | null;
+  protos: QuickJSHandle[] | null;
+  /** Built lazy globals, served by their accessors. */
+  globals: Map<string, QuickJSHandle>;
+}
+
+/** Lazy globals: name → group; a group is built on first access to any of its names. */
+const GROUP_OF: Record<string, string> = {
+  Sandbox: "sandbox",
+  Deno: "sandbox",
+  Secbox: "secbox",
+  console: "console",
+  TextEncoder: "text",
+  TextDecoder: "text",
+  atob: "text",
+  btoa: "text",
+  setTimeout: "timers",
+  clearTimeout: "timers",
+};
+const LAZY_NAMES = Object.keys(GROUP_OF);
+
+export class Engine {
+  private mod: QuickJSWASMModule | null = null;
+  private memory: WebAssembly.Memory | null = null;
+  private readonly execs = new Map<number, Exec>();
+  private current: Exec | null = null;
+  private reapList: Exec[] = [];
+  private poisoned = false;
+  private watchdogAt = Infinity;
+
+  constructor(private readonly send: (msg: WorkerToMain, transfer?: ArrayBuffer[]) => void) {}
+
+  /** Instantiates the QuickJS module with a private WebAssembly memory capped at `maxMemoryMib`. */
+  async init(maxMemoryMib: number): Promise<void> {
+    const maximum = Math.max(512, Math.ceil((maxMemoryMib * 1024 * 1024) / PAGE));
+    const memory = new WebAssembly.Memory({ initial: 256, maximum });
+    const realGrow = WebAssembly.Memory.prototype.grow;
+    // The emscripten runtime grows the heap through this JS call (emscripten_resize_heap), so growth during an
+    // execution's slice can be charged to it and refused.
+    Object.defineProperty(memory, "grow", {
+      value: (pages: number) => {
+        const exec = this.current;
+        const bytes = pages * PAGE;
+        if (exec && exec.grown + bytes > exec.memLimit) throw new RangeError("sandbox: execution memory limit");
+        const before = realGrow.call(memory, pages);
+        if (exec) exec.grown += bytes;
+        return before;
+      },
+    });
+    this.memory = memory;
+    this.mod = await newQuickJSWASMModuleFromVariant(newVariant(baseVariant, { wasmMemory: memory }));
+    await sodiumReady();
+  }
+
+  get heapBytes(): number {
+    return this.memory?.buffer.byteLength ?? 0;
+  }
+
+  handle(msg: MainToWorker): void {
+    if (msg.t === "run") this.start(msg);
+    else if (msg.t === "op-result") this.opResult(msg);
+  }
+
+  // ---------------------------------------------------------------- execution lifecycle
+
+  private start(job: RunJob): void {
+    const now = Date.now();
+    const exec: Exec = {
+      id: job.id,
+      job,
+      startedAt: performance.now(),
+      deadline: now + job.timeoutMs,
+      memLimit: job.memoryBytes,
+      rt: null,
+      ctx: null,
+      // No NUL: quickjs-emscripten passes strings as C strings.
+      key: `__secbox_bytes_${crypto.randomUUID().replaceAll("-", "")}`,
+      handles: [],
+      promise: null,
+      logs: [],
+      ops: new Map(),
+      opSeq: 0,
+      sleeps: new Map(),
+      deadlineTimer: null,
+      parked: false,
+      finished: false,
+      reason: null,
+      grown: 0,
+      nextMemCheck: now + MEM_CHECK_MS,
+      sliceStart: 0,
+      userSet: new Set(),
+      helpers: {},
+      exporting: null,
+      protos: null,
+      globals: new Map(),
+    };
+    if (this.poisoned || !this.mod) {
+      this.post(exec, { ok: false, error: { kind: "internal", message: "Script worker unavailable" } });
+      return;
+    }
+    this.execs.set(exec.id, exec);
+    this.watchdogAt = Math.min(this.watchdogAt, exec.deadline);
+    this.slice(exec, () => {
+      const rt = this.mod!.newRuntime();
+      exec.rt = rt;
+      rt.setMemoryLimit(job.memoryBytes);
+      rt.setMaxStackSize(job.stackBytes);
+      rt.setInterruptHandler(() => this.interrupt(exec));
+      const ctx = rt.newContext();
+      exec.ctx = ctx;
+      this.installGlobals(exec);
+      this.installContext(exec, job.context);
+      this.compile(exec);
+    });
+    if (!exec.finished && !this.poisoned) {
+      exec.deadlineTimer = setTimeout(() => this.timeUp(exec), Math.max(0, exec.deadline - Date.now()));
+    }
+  }
+
+  /** Runs `fn` and then the execution's pending jobs, with the execution marked current (memory charging). */
+  private slice(exec: Exec, fn: () => void): void {
+    if (exec.finished || this.poisoned) return;
+    exec.parked = false;
+    exec.sliceStart = performance.now();
+    this.current = exec;
+    try {
+      try {
+        fn();
+      } catch (err) {
+        // The script's own code threw while the host was calling into it (context setup, a helper).
+        if (!(err instanceof ScriptThrew)) throw err;
+        try {
+          this.fail(exec, err.handle);
+        } finally {
+          err.handle.dispose();
+        }
+      }
+      if (!exec.finished) this.pump(exec);
+    } catch (err) {
+      this.poison(exec, err);
+    } finally {
+      this.current = null;
+    }
+    this.reap();
+  }
+
+  private pump(exec: Exec): void {
+    const rt = exec.rt!;
+    const ctx = exec.ctx!;
+    for (;;) {
+      const r = rt.executePendingJobs(-1);
+      if (r.error) {
+        const err = r.error;
+        try {
+          this.fail(exec, err);
+        } finally {
+          if (err.alive) err.dispose();
+        }
+        return;
+      }
+      if (!rt.hasPendingJob()) break;
+    }
+    if (exec.finished) return;
+    if (performance.now() - exec.sliceStart >= MEM_SLICE_MS && this.measuredHeap(exec) > exec.memLimit) {
+      this.finishError(exec, memoryError());
+      return;
+    }
+    const state = ctx.getPromiseState(exec.promise!);
+    if (state.type === "pending") {
+      if (exec.ops.size === 0 && exec.sleeps.size === 0) {
+        this.finishError(exec, { kind: "error", message: "Script never settles: it awaits a promise that nothing will resolve" });
+        return;
+      }
+      exec.parked = true;
+      this.send({ t: "park", id: exec.id });
+      return;
+    }
+    if (state.type === "fulfilled") {
+      if (state.notAPromise) {
+        this.succeed(exec, state.value);
+        return;
+      }
+      try {
+        this.succeed(exec, state.value);
+      } finally {
+        state.value.dispose();
+      }
+      return;
+    }
+    try {
+      this.fail(exec, state.error);
+    } finally {
+      state.error.dispose();
+    }
+  }
+
+  private interrupt(exec: Exec): boolean {
+    if (exec.finished) return true;
+    const now = Date.now();
+    if (now >= exec.deadline) {
+      exec.reason ??= "timeout";
+      return true;
+    }
+    if (now >= exec.nextMemCheck) {
+      exec.nextMemCheck = now + MEM_CHECK_MS;
+      if (this.measuredHeap(exec) > exec.memLimit) {
+        exec.reason ??= "memory";
+        return true;
+      }
+    }
+    if (now >= this.watchdogAt) this.watchdog(now);
+    return false;
+  }
+
+  /** Ends executions whose deadline passed while another one held the thread. */
+  private watchdog(now: number): void {
+    let next = Infinity;
+    for (const e of this.execs.values()) {
+      if (e.finished || e === this.current) continue;
+      if (now >= e.deadline) this.finishError(e, timeoutError());
+      else next = Math.min(next, e.deadline);
+    }
+    if (this.current && !this.current.finished) next = Math.min(next, this.current.deadline);
+    this.watchdogAt = next;
+  }
+
+  private measuredHeap(exec: Exec): number {
+    const rt = exec.rt!;
+    const ctx = exec.ctx!;
+    // The usage object lives in the runtime's system context; values are shared between a runtime's contexts.
+    const usage = rt.computeMemoryUsage();
+    try {
+      const used = ctx.getProp(usage, "memory_used_size");
+      try {
+        return ctx.typeof(used) === "number" ? ctx.getNumber(used) : 0;
+      } finally {
+        used.dispose();
+      }
+    } finally {
+      usage.dispose();
+    }
+  }
+
+  private timeUp(exec: Exec): void {
+    exec.deadlineTimer = null;
+    if (exec.finished || this.poisoned) return;
+    this.finishError(exec, timeoutError());
+    this.reap();
+  }
+
+  // ---------------------------------------------------------------- results
+
+  private succeed(exec: Exec, value: QuickJSHandle): void {
+    let out: { value: unknown; transfer: ArrayBuffer[] };
+    try {
+      out = this.exportValue(exec, value);
+    } catch (err) {
+      if (err instanceof ExportError) {
+        this.finishError(exec, { kind: "error", message: err.message });
+        return;
+      }
+      if (err instanceof ScriptThrew) {
+        this.fail(exec, err.handle);
+        err.handle.dispose();
+        return;
+      }
+      throw err;
+    }
+    this.post(exec, { ok: true, value: out.value }, out.transfer);
+    exec.finished = true;
+    this.reapList.push(exec);
+  }
+
+  /** Ends the execution with the thrown value `err` (a handle in its context). */
+  private fail(exec: Exec, err: QuickJSHandle): void {
+    if (exec.reason === "timeout" || Date.now() >= exec.deadline) {
+      this.finishError(exec, timeoutError());
+      return;
+    }
+    if (exec.reason === "memory") {
+      this.finishError(exec, memoryError());
+      return;
+    }
+    const d = this.describe(exec, err);
+    if (d.name === "InternalError" && d.message === "out of memory") {
+      this.finishError(exec, memoryError());
+      return;
+    }
+    const message = d.name && d.name !== "Error" && !d.code ? `${d.name}: ${d.message}` : d.message;
+    const error: ScriptError = { kind: "error", message: clip(message, MAX_MESSAGE) };
+    if (d.name) error.name = d.name;
+    if (d.code) error.code = d.code;
+    const stack = trimStack(d.stack);
+    if (stack) error.stack = stack;
+    this.finishError(exec, error);
+  }
+
+  private finishError(exec: Exec, error: ScriptError): void {
+    if (exec.finished) return;
+    exec.finished = true;
+    this.post(exec, { ok: false, error });
+    this.reapList.push(exec);
+  }
+
+  private post(exec: Exec, r: { ok: boolean; value?: unknown; error?: ScriptError }, transfer: ArrayBuffer[] = []): void {
+    const msg: WorkerToMain = {
+      t: "done",
+      id: exec.id,
+      ok: r.ok,
+      logs: exec.logs,
+      durationMs: Math.round((performance.now() - exec.startedAt) * 1000) / 1000,
+      heapBytes: this.heapBytes,
+    };
+    if (r.ok) msg.value = r.value;
+    else msg.error = r.error;
+    this.send(msg, transfer);
+  }
+
+  /** Frees finished executions; never while a slice runs (another runtime may be mid-execution). */
+  private reap(): void {
+    if (this.current || this.poisoned) return;
+    const list = this.reapList;
+    this.reapList = [];
+    for (const exec of list) {
+      this.execs.delete(exec.id);
+      if (exec.deadlineTimer) clearTimeout(exec.deadlineTimer);
+      for (const s of exec.sleeps.values()) clearTimeout(s.timer);
+      try {
+        for (const d of exec.ops.values()) d.dispose();
+        for (const s of exec.sleeps.values()) s.d.dispose();
+        exec.ops.clear();
+        exec.sleeps.clear();
+        for (const h of exec.handles) if (h.alive) h.dispose();
+        for (const h of exec.globals.values()) if (h.alive) h.dispose();
+        exec.globals.clear();
+        exec.handles = [];
+        if (exec.promise?.alive) exec.promise.dispose();
+        exec.ctx?.dispose();
+        exec.rt?.dispose();
+      } catch (err) {
+        this.poison(null, err);
+        return;
+      }
+    }
+  }
+
+  /** Reports the instance unusable, with the outcome of every unfinished execution, in ONE message (so the pool
+   *  replaces the worker before it could hand it another job). */
+  private poison(exec: Exec | null, err: unknown): void {
+    if (this.poisoned) return;
+    this.poisoned = true;
+    const nativeOverflow = err instanceof RangeError && /call stack/i.test(err.message);
+    const results: { id: number; error: ScriptError; logs: LogEntry[] }[] = [];
+    for (const e of this.execs.values()) {
+      if (e.finished) continue;
+      e.finished = true;
+      let error: ScriptError;
+      if (e === exec && nativeOverflow) {
+        // The script recursed until the worker thread's own stack ran out: report it like QuickJS's overflow.
+        error = { kind: "error", name: "InternalError", message: "InternalError: stack overflow" };
+      } else if (e === exec && (e.reason === "timeout" || Date.now() >= e.deadline)) {
+        error = timeoutError();
+      } else {
+        error = { kind: "internal", message: "Script worker failed and was restarted; try again" };
+      }
+      results.push({ id: e.id, error, logs: e.logs });
+    }
+    const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    this.send({ t: "poisoned", reason: clip(reason, 300), results });
+  }
+
+  // ---------------------------------------------------------------- operations answered by the main thread
+
+  private opResult(msg: OpReply): void {
+    const exec = this.execs.get(msg.id);
+    if (!exec || exec.finished) return;
+    const d = exec.ops.get(msg.opId);
+    if (!d) return;
+    exec.ops.delete(msg.opId);
+    this.slice(exec, () => {
+      if (msg.ok) {
+        const h = this.importValue(exec, msg.value);
+        try {
+          d.resolve(h);
+        } finally {
+          h.dispose();
+        }
+      } else {
+        const e = this.newError(exec, msg.error?.message ?? "Operation failed", "Error", msg.error?.code);
+        try {
+          d.reject(e);
+        } finally {
+          e.dispose();
+        }
+      }
+      d.dispose();
+    });
+  }
+
+  // ---------------------------------------------------------------- globals
+
+  private own(exec: Exec, h: QuickJSHandle): QuickJSHandle {
+    exec.handles.push(h);
+    return h;
+  }
+
+  private snippet(exec: Exec, source: string): QuickJSHandle {
+    const ctx = exec.ctx!;
+    const r = ctx.evalCode(source, "secbox-bridge.js", { type: "global", strict: true });
+    if (r.error) {
+      const e = r.error;
+      throw new ScriptThrew(e);
+    }
+    return this.own(exec, r.value);
+  }
+
+  private call(exec: Exec, fn: QuickJSHandle, ...args: QuickJSHandle[]): QuickJSHandle {
+    const ctx = exec.ctx!;
+    const r = ctx.callFunction(fn, ctx.undefined, ...args);
+    if (r.error) throw new ScriptThrew(r.error);
+    return r.value;
+  }
+
+  /** Every lazy global gets an accessor whose getter and setter are one host function (0 args: get, 1: set).
+   *  Defined through QTS_DefineProp directly: the public defineProp wraps a new host function per accessor, and
+   *  a JS prelude doing the same costs ~75 µs per execution instead of ~15 µs. */
+  private installGlobals(exec: Exec): void {
+    const ctx = exec.ctx!;
+    for (const name of LAZY_NAMES) {
+      const fn = ctx.newFunction(name, (...args: QuickJSHandle[]) => {
+        try {
+          if (args.length > 0) {
+            exec.userSet.add(name);
+            this.defineData(exec, name, args[0]!);
+            return;
+          }
+          const cached = exec.globals.get(name);
+          if (cached) return cached.dup();
+          return this.materialize(exec, GROUP_OF[name]!, name);
+        } catch (err) {
+          return { error: this.toScriptError(exec, err) };
+        }
+      });
+      try {
+        defineAccessor(ctx, ctx.global, name, fn);
+      } finally {
+        fn.dispose();
+      }
+    }
+  }
+
+  /** `globalThis[name] = value` as a writable, configurable, non-enumerable data property. */
+  private defineData(exec: Exec, name: string, value: QuickJSHandle): void {
+    const ctx = exec.ctx!;
+    exec.helpers.define ??= this.snippet(exec, DEFINE_SNIPPET);
+    const k = ctx.newString(name);
+    try {
+      this.call(exec, exec.helpers.define, k, value).dispose();
+    } finally {
+      k.dispose();
+    }
+  }
+
+  /** Builds `group`, defines its names as plain data properties (unless the script set them) and returns a new
+   *  handle to `wanted`. */
+  private materialize(exec: Exec, group: string, wanted: string): QuickJSHandle {
+    const ctx = exec.ctx!;
+    const members = new Map<string, QuickJSHandle>();
+    const temps: QuickJSHandle[] = [];
+    try {
+      switch (group) {
+        case "sandbox": {
+          // Built from handles (no JS to parse): Sandbox = Deno = { core: { encode, decode, ops: { op_proxy_request } } }.
+          const sandbox = ctx.newObject();
+          const core = ctx.newObject();
+          const ops = ctx.newObject();
+          temps.push(sandbox, core, ops);
+          ctx.setProp(core, "encode", this.encodeFn(exec));
+          ctx.setProp(core, "decode", this.decodeFn(exec));
+          if (exec.job.proxy) ctx.setProp(ops, "op_proxy_request", this.proxyFn(exec));
+          ctx.setProp(core, "ops", ops);
+          ctx.setProp(sandbox, "core", core);
+          members.set("Sandbox", sandbox).set("Deno", sandbox);
+          break;
+        }
+        case "secbox": {
+          const op = exec.job.kv ? this.opFunction(exec) : ctx.undefined;
+          const fn = this.snippet(exec, SECBOX_SNIPPET);
+          const obj = this.call(exec, fn, op, this.sealFn(exec), this.sha256Fn(exec));
+          temps.push(obj);
+          members.set("Secbox", obj);
+          break;
+        }
+        case "console": {
+          const fn = this.snippet(exec, CONSOLE_SNIPPET);
+          const obj = this.call(exec, fn, this.logFn(exec));
+          temps.push(obj);
+          members.set("console", obj);
+          break;
+        }
+        case "text": {
+          const fn = this.snippet(exec, TEXT_SNIPPET);
+          const arr = this.call(exec, fn, this.encFn(exec), this.decFn(exec), this.atobFn(exec), this.btoaFn(exec));
+          temps.push(arr);
+          ["TextEncoder", "TextDecoder", "atob", "btoa"].forEach((n, i) => {
+            const h = ctx.getProp(arr, i);
+            temps.push(h);
+            members.set(n, h);
+          });
+          break;
+        }
+        case "timers": {
+          const fn = this.snippet(exec, TIMERS_SNIPPET);
+          const arr = this.call(exec, fn, this.sleepFn(exec), this.cancelFn(exec));
+          temps.push(arr);
+          ["setTimeout", "clearTimeout"].forEach((n, i) => {
+            const h = ctx.getProp(arr, i);
+            temps.push(h);
+            members.set(n, h);
+          });
+          break;
+        }
+        default:
+          throw new Error(`unknown group ${group}`);
+      }
+      // The accessors stay: later reads return the cached object (a host call, cheaper than redefining).
+      for (const [name, h] of members) exec.globals.set(name, h.dup());
+      return members.get(wanted)!.dup();
+    } finally {
+      for (const h of temps) if (h.alive) h.dispose();
+    }
+  }
+
+  /** A host function kept for the execution's lifetime (disposed with it). */
+  private hostFn(exec: Exec, slot: keyof Exec["helpers"], name: string, impl: (...args: QuickJSHandle[]) => QuickJSHandle | undefined): QuickJSHandle {
+    const existing = exec.helpers[slot];
+    if (existing) return existing;
+    const ctx = exec.ctx!;
+    const fn = ctx.newFunction(name, (...args: QuickJSHandle[]) => {
+      try {
+        return impl(...args);
+      } catch (err) {
+        return { error: this.toScriptError(exec, err) };
+      }
+    });
+    exec.helpers[slot] = this.own(exec, fn);
+    return fn;
+  }
+
+  private encFn(exec: Exec): QuickJSHandle {
+    return this.hostFn(exec, "enc", "encode", (s) => {
+      const ctx = exec.ctx!;
+      const text = s && ctx.typeof(s) === "string" ? this.readString(exec, s) : "";
+      return ctx.newArrayBuffer(utf8.encode(text).buffer);
+    });
+  }
+
+  private decFn(exec: Exec): QuickJSHandle {
+    return this.hostFn(exec, "dec", "decode", (ab, fatal) => {
+      const ctx = exec.ctx!;
+      const bytes = ctx.getArrayBuffer(ab!);
+      try {
+        const strict = fatal !== undefined && ctx.typeof(fatal) === "boolean" && ctx.dump(fatal) === true;
+        let text: string;
+        try {
+          text = (strict ? utf8Fatal : utf8Lenient).decode(bytes.value);
+        } catch {
+          throw new HostThrow("TypeError", "The encoded data was not valid utf-8");
+        }
+        return this.newString(exec, text);
+      } finally {
+        bytes.dispose();
+      }
+    });
+  }
+
+  /** Sandbox.core.encode(text) → Uint8Array (UTF-8). */
+  private encodeFn(exec: Exec): QuickJSHandle {
+    return this.newHostFn(exec, "encode", (arg) => {
+      const ctx = exec.ctx!;
+      let text = "";
+      if (arg && ctx.typeof(arg) === "string") text = this.readString(exec, arg);
+      else if (arg && ctx.typeof(arg) !== "undefined") {
+        exec.helpers.String ??= this.own(exec, ctx.getProp(ctx.global, "String"));
+        const s = this.call(exec, exec.helpers.String, arg);
+        try {
+          text = this.readString(exec, s);
+        } finally {
+          s.dispose();
+        }
+      }
+      return this.newU8(exec, utf8.encode(text));
+    });
+  }
+
+  /** Sandbox.core.decode(bytes) → string (UTF-8, invalid sequences → U+FFFD, a leading BOM dropped). */
+  private decodeFn(exec: Exec): QuickJSHandle {
+    return this.newHostFn(exec, "decode", (arg) => {
+      const bytes = arg ? this.readBytes(exec, arg) : null;
+      if (!bytes) throw new HostThrow("TypeError", "Sandbox.core.decode: expected a Uint8Array or ArrayBuffer");
+      const text = utf8Lenient.decode(bytes);
+      return this.newString(exec, text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+    });
+  }
+
+  private proxyFn(exec: Exec): QuickJSHandle {
+    const op = this.opFunction(exec);
+    const ctx = exec.ctx!;
+    return this.newHostFn(exec, "op_proxy_request", (options) => {
+      const name = ctx.newString("proxy");
+      try {
+        return this.call(exec, op, name, options ?? ctx.undefined);
+      } finally {
+        name.dispose();
+      }
+    });
+  }
+
+  private atobFn(exec: Exec): QuickJSHandle {
+    return this.newHostFn(exec, "atob", (s) => {
+      const ctx = exec.ctx!;
+      try {
+        return this.newString(exec, atob(this.readString(exec, s!)));
+      } catch {
+        throw new HostThrow("InvalidCharacterError", "atob: the string is not correctly encoded");
+      }
+    });
+  }
+
+  private btoaFn(exec: Exec): QuickJSHandle {
+    return this.newHostFn(exec, "btoa", (s) => {
+      const ctx = exec.ctx!;
+      try {
+        return ctx.newString(btoa(this.readString(exec, s!)));
+      } catch {
+        throw new HostThrow("InvalidCharacterError", "btoa: the string contains characters outside of the Latin1 range");
+      }
+    });
+  }
+
+  private logFn(exec: Exec): QuickJSHandle {
+    return this.newHostFn(exec, "log", (level, message) => {
+      const ctx = exec.ctx!;
+      if (exec.logs.length >= MAX_LOG_ENTRIES) return ctx.false;
+      const l = ctx.getString(level!);
+      exec.logs.push({ level: (LEVELS.has(l) ? l : "log") as LogEntry["level"], message: clipBytes(this.readString(exec, message!), MAX_LOG_BYTES) });
+      return exec.logs.length < MAX_LOG_ENTRIES ? ctx.true : ctx.false;
+    });
+  }
+
+  private sealFn(exec: Exec): QuickJSHandle {
+    return this.newHostFn(exec, "seal", (pk, data) => {
+      const ctx = exec.ctx!;
+      const key = pk && ctx.typeof(pk) === "string" ? ctx.getString(pk) : null;
+      try {
+        return ctx.newString(sealSync(key, this.stringOrBytes(exec, data!)));
+      } catch (err) {
+        if (err instanceof CryptoInputError) throw new HostThrow("TypeError", err.message);
+        throw err;
+      }
+    });
+  }
+
+  private sha256Fn(exec: Exec): QuickJSHandle {
+    return this.newHostFn(exec, "sha256", (data) => exec.ctx!.newString(sha256Hex(this.stringOrBytes(exec, data!))));
+  }
+
+  private sleepFn(exec: Exec): QuickJSHandle {
+    return this.newHostFn(exec, "sleep", (idH, msH) => {
+      const ctx = exec.ctx!;
+      if (exec.sleeps.size >= MAX_TIMERS) throw new HostThrow("RangeError", `setTimeout: too many pending timers (${MAX_TIMERS})`);
+      const id = ctx.getNumber(idH!);
+      const requested = ctx.getNumber(msH!);
+      const remaining = Math.max(0, exec.deadline - Date.now());
+      const delay = Math.min(Math.max(0, Number.isFinite(requested) ? requested : 0), remaining);
+      const d = ctx.newPromise();
+      const timer = setTimeout(() => {
+        if (!exec.sleeps.has(id) || exec.finished) return;
+        if (Date.now() >= exec.deadline) {
+          // Clamped to the remaining time: the run is over (the deferred is freed with the execution).
+          this.timeUp(exec);
+          return;
+        }
+        exec.sleeps.delete(id);
+        if (exec.parked) this.send({ t: "wake", id: exec.id });
+        this.slice(exec, () => {
+          d.resolve();
+          d.dispose();
+        });
+      }, delay);
+      exec.sleeps.set(id, { d, timer });
+      return d.handle;
+    });
+  }
+
+  private cancelFn(exec: Exec): QuickJSHandle {
+    return this.newHostFn(exec, "cancel", (idH) => {
+      const ctx = exec.ctx!;
+      const id = ctx.getNumber(idH!);
+      const s = exec.sleeps.get(id);
+      if (s) {
+        clearTimeout(s.timer);
+        exec.sleeps.delete(id);
+        s.d.dispose();
+      }
+      return undefined;
+    });
+  }
+
+  /** kv and proxy: the payload goes to the main thread as data; the promise settles when it answers. */
+  private opFunction(exec: Exec): QuickJSHandle {
+    return this.newHostFn(exec, "op", (nameH, payload) => {
+      const ctx = exec.ctx!;
+      const op = ctx.getString(nameH!);
+      if (op !== "kv" && op !== "proxy") throw new HostThrow("TypeError", "unknown operation");
+      const d = ctx.newPromise();
+      let exported: { value: unknown; transfer: ArrayBuffer[] };
+      try {
+        if (exec.ops.size >= MAX_PENDING_OPS) throw new HostThrow("RangeError", `Too many operations in flight (at most ${MAX_PENDING_OPS})`);
+        exported = this.exportValue(exec, payload ?? ctx.undefined);
+      } catch (err) {
+        // Not data (or its toJSON threw): the returned promise rejects.
+        const e = this.toScriptError(exec, err);
+        d.reject(e);
+        e.dispose();
+        const h = d.handle.dup();
+        d.dispose();
+        return h;
+      }
+      const opId = ++exec.opSeq;
+      exec.ops.set(opId, d);
+      this.send({ t: "op", id: exec.id, opId, op, args: exported.value, remainingMs: Math.max(0, exec.deadline - Date.now()) }, exported.transfer);
+      return d.handle;
+    });
+  }
+
+  /** Like hostFn, for functions without a cache slot (created once per group materialization). */
+  private newHostFn(exec: Exec, name: string, impl: (...args: QuickJSHandle[]) => QuickJSHandle | undefined): QuickJSHandle {
+    const ctx = exec.ctx!;
+    const fn = ctx.newFunction(name, (...args: QuickJSHandle[]) => {
+      try {
+        return impl(...args);
+      } catch (err) {
+        return { error: this.toScriptError(exec, err) };
+      }
+    });
+    return this.own(exec, fn);
+  }
+
+  private stringOrBytes(exec: Exec, h: QuickJSHandle): string | Uint8Array {
+    const ctx = exec.ctx!;
+    if (ctx.typeof(h) === "string") return this.readString(exec, h);
+    const view = ctx.getArrayBuffer(h);
+    try {
+      return view.value.slice();
+    } finally {
+      view.dispose();
+    }
+  }
+
+  /** A host-side failure inside a host function, as a QuickJS error handle to throw. */
+  private toScriptError(exec: Exec, err: unknown): QuickJSHandle {
+    if (err instanceof ScriptThrew) return err.handle;
+    if (err instanceof HostThrow) return this.newError(exec, err.message, err.errorName);
+    if (err instanceof ExportError) return this.newError(exec, err.message, "TypeError");
+    // Unexpected: keep host details (paths, stacks) out of the script.
+    return this.newError(exec, "Internal error in a sandbox host function", "InternalError");
+  }
+
+  private newError(exec: Exec, message: string, name = "Error", code?: string): QuickJSHandle {
+    const ctx = exec.ctx!;
+    const e = ctx.newError({ name, message });
+    if (code) {
+      const c = ctx.newString(code);
+      ctx.setProp(e, "code", c);
+      c.dispose();
+    }
+    return e;
+  }
+
+  // ---------------------------------------------------------------- data across the boundary
+
+  private installContext(exec: Exec, value: unknown): void {
+    const ctx = exec.ctx!;
+    const h = this.importValue(exec, value ?? null);
+    ctx.setProp(ctx.global, "context", h);
+    h.dispose();
+  }
+
+  /** Host data → a new handle: JSON.parse of the JSON text, then each byte array set in place as a Uint8Array. */
+  private importValue(exec: Exec, value: unknown): QuickJSHandle {
+    const ctx = exec.ctx!;
+    if (value === undefined) return ctx.undefined.dup();
+    if (value === null) return ctx.null.dup();
+    if (typeof value === "string") return this.newString(exec, value);
+    if (typeof value === "number") return ctx.newNumber(value);
+    if (typeof value === "boolean") return (value ? ctx.true : ctx.false).dup();
+    const found: { path: (string | number)[]; bytes: Uint8Array }[] = [];
+    collectBytes(value, [], found, 0);
+    const json = found.length === 0 ? JSON.stringify(value) : JSON.stringify(value, (_k, x) => (isBytes(x) ? null : x));
+    let h = this.parseJson(exec, json ?? "null");
+    for (const { path, bytes } of found) {
+      const u8 = this.newU8(exec, bytes);
+      if (path.length === 0) {
+        h.dispose();
+        h = u8;
+        continue;
+      }
+      let parent: QuickJSHandle = h.dup();
+      for (let i = 0; i < path.length - 1; i++) {
+        const next = ctx.getProp(parent, path[i]!);
+        parent.dispose();
+        parent = next;
+      }
+      // A data property even for keys like "__proto__" (JSON.parse made them own properties).
+      defineValue(ctx, parent, path[path.length - 1]!, u8, true);
+      parent.dispose();
+      u8.dispose();
+    }
+    return h;
+  }
+
+  /** getString, NUL-safe: quickjs-emscripten passes strings as C strings, so a string holding U+0000 comes back cut
+   *  at the first one; then it is read through JSON.stringify instead. */
+  private readString(exec: Exec, h: QuickJSHandle): string {
+    const ctx = exec.ctx!;
+    const s = ctx.getString(h);
+    const lengthH = ctx.getProp(h, "length");
+    const n = ctx.typeof(lengthH) === "number" ? ctx.getNumber(lengthH) : s.length;
+    lengthH.dispose();
+    if (n === s.length) return s;
+    const r = ctx.callFunction(this.jsonFn(exec, "stringify"), ctx.undefined, h);
+    if (r.error) throw new ScriptThrew(r.error);
+    try {
+      return JSON.parse(ctx.getString(r.value)) as string;
+    } finally {
+      r.value.dispose();
+    }
+  }
+
+  /** newString, NUL-safe (see readString). */
+  private newString(exec: Exec, s: string): QuickJSHandle {
+    if (!s.includes("\u0000")) return exec.ctx!.newString(s);
+    return this.parseJson(exec, JSON.stringify(s));
+  }
+
+  /** JSON.parse / JSON.stringify of the context (looked up once per execution; the first lookup happens before any
+   *  script code when the context holds data, otherwise a script that replaced them only affects its own data). */
+  private jsonFn(exec: Exec, name: "parse" | "stringify"): QuickJSHandle {
+    const slot = name === "parse" ? "jsonParse" : "jsonStringify";
+    const existing = exec.helpers[slot];
+    if (existing) return existing;
+    const ctx = exec.ctx!;
+    exec.helpers.json ??= this.own(exec, ctx.getProp(ctx.global, "JSON"));
+    return (exec.helpers[slot] = this.own(exec, ctx.getProp(exec.helpers.json, name)));
+  }
+
+  private parseJson(exec: Exec, json: string): QuickJSHandle {
+    const ctx = exec.ctx!;
+    const s = ctx.newString(json);
+    try {
+      const r = ctx.callFunction(this.jsonFn(exec, "parse"), ctx.undefined, s);
+      if (r.error) throw new ScriptThrew(r.error);
+      return r.value;
+    } finally {
+      s.dispose();
+    }
+  }
+
+  /** `new Uint8Array(bytes)` in the context, through Reflect.construct (no JS to parse). */
+  private newU8(exec: Exec, bytes: Uint8Array): QuickJSHandle {
+    const ctx = exec.ctx!;
+    if (!exec.helpers.construct || !exec.helpers.Uint8Array) {
+      const reflect = this.own(exec, ctx.getProp(ctx.global, "Reflect"));
+      exec.helpers.construct = this.own(exec, ctx.getProp(reflect, "construct"));
+      exec.helpers.Uint8Array = this.own(exec, ctx.getProp(ctx.global, "Uint8Array"));
+    }
+    const ab = ctx.newArrayBuffer(bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : bytes.slice().buffer);
+    const args = ctx.newArray();
+    try {
+      ctx.setProp(args, 0, ab);
+      return this.call(exec, exec.helpers.construct, exec.helpers.Uint8Array, args);
+    } finally {
+      args.dispose();
+      ab.dispose();
+    }
+  }
+
+  /** The bytes of an ArrayBuffer / typed array / DataView handle (a copy), or null when it is none of them. */
+  private readBytes(exec: Exec, h: QuickJSHandle): Uint8Array | null {
+    const ctx = exec.ctx!;
+    if (ctx.typeof(h) !== "object") return null;
+    exec.helpers.toBuf ??= this.snippet(exec, TOBUF_SNIPPET);
+    const ab = this.call(exec, exec.helpers.toBuf, h);
+    try {
+      if (ctx.typeof(ab) !== "object") return null;
+      const view = ctx.getArrayBuffer(ab);
+      try {
+        return view.value.slice();
+      } finally {
+        view.dispose();
+      }
+    } finally {
+      ab.dispose();
+    }
+  }
+
+  /** A handle → host data: JSON values, byte arrays as Uint8Array. During the native JSON.stringify a host `toJSON`
+   *  on ArrayBuffer, %TypedArray% and DataView prototypes swaps each byte array for a placeholder holding a random
+   *  per-execution key. Throws ExportError for values that are not data, ScriptThrew when script code run by the
+   *  serialization (toJSON, getters) threw or the value cannot be serialized (BigInt, cycles). */
+  private exportValue(exec: Exec, h: QuickJSHandle): { value: unknown; transfer: ArrayBuffer[] } {
+    const ctx = exec.ctx!;
+    const type = ctx.typeof(h);
+    switch (type) {
+      case "undefined":
+        return { value: undefined, transfer: [] };
+      case "string":
+        return { value: this.readString(exec, h), transfer: [] };
+      case "number":
+        return { value: ctx.getNumber(h), transfer: [] };
+      case "boolean":
+        return { value: ctx.dump(h) === true, transfer: [] };
+      case "object":
+        break;
+      default:
+        throw new ExportError(`Script result must be data (JSON values or byte arrays), not a ${type}`);
+    }
+    const bufs: Uint8Array[] = [];
+    const protos = this.byteProtos(exec);
+    const hook = this.toJSONHook(exec);
+    exec.exporting = bufs;
+    let json: string | undefined;
+    try {
+      for (const p of protos) defineValue(ctx, p, "toJSON", hook);
+      const r = ctx.callFunction(this.jsonFn(exec, "stringify"), ctx.undefined, h);
+      if (r.error) throw new ScriptThrew(r.error);
+      try {
+        if (ctx.typeof(r.value) === "string") json = this.readString(exec, r.value);
+      } finally {
+        r.value.dispose();
+      }
+    } finally {
+      exec.exporting = null;
+      for (const p of protos) if (p.alive) defineValue(ctx, p, "toJSON", ctx.undefined);
+    }
+    if (json === undefined) return { value: undefined, transfer: [] };
+    const key = exec.key;
+    const value =
+      bufs.length === 0
+        ? JSON.parse(json)
+        : JSON.parse(json, (_k, x) => {
+            if (x !== null && typeof x === "object" && !Array.isArray(x) && typeof x[key] === "number" && x[key] < bufs.length) return bufs[x[key]];
+            return x;
+          });
+    return { value, transfer: bufs.map((b) => b.buffer as ArrayBuffer) };
+  }
+
+  /** The `toJSON` installed on byte-array prototypes while exportValue serializes: records the bytes and returns
+   *  the placeholder. Outside an export it is not installed. */
+  private toJSONHook(exec: Exec): QuickJSHandle {
+    if (exec.helpers.toJSON) return exec.helpers.toJSON;
+    const ctx = exec.ctx!;
+    const engine = this;
+    const fn = ctx.newFunction("toJSON", function (this: QuickJSHandle) {
+      try {
+        const list = exec.exporting;
+        if (!list) return undefined;
+        const bytes = engine.readBytes(exec, this);
+        if (!bytes) return undefined;
+        list.push(bytes);
+        const marker = ctx.newObject();
+        const n = ctx.newNumber(list.length - 1);
+        ctx.setProp(marker, exec.key, n);
+        n.dispose();
+        return marker;
+      } catch (err) {
+        return { error: engine.toScriptError(exec, err) };
+      }
+    });
+    return (exec.helpers.toJSON = this.own(exec, fn));
+  }
+
+  /** ArrayBuffer.prototype, %TypedArray%.prototype, DataView.prototype (looked up once per execution). */
+  private byteProtos(exec: Exec): QuickJSHandle[] {
+    if (exec.protos) return exec.protos;
+    const ctx = exec.ctx!;
+    const protos: QuickJSHandle[] = [];
+    const protoOf = (name: string) => {
+      const ctor = ctx.getProp(ctx.global, name);
+      try {
+        if (ctx.typeof(ctor) !== "function") return null;
+        const p = ctx.getProp(ctor, "prototype");
+        if (ctx.typeof(p) === "object") return p;
+        p.dispose();
+        return null;
+      } finally {
+        ctor.dispose();
+      }
+    };
+    for (const name of ["ArrayBuffer", "DataView"]) {
+      const p = protoOf(name);
+      if (p) protos.push(this.own(exec, p));
+    }
+    const u8p = protoOf("Uint8Array");
+    if (u8p) {
+      // %TypedArray%.prototype, through the __proto__ accessor (one lookup, no JS to parse)
+      const ta = ctx.getProp(u8p, "__proto__");
+      u8p.dispose();
+      if (ctx.typeof(ta) === "object") protos.push(this.own(exec, ta));
+      else ta.dispose();
+    }
+    exec.protos = protos;
+    return protos;
+  }
+
+  private describe(exec: Exec, err: QuickJSHandle): { name: string; message: string; stack: string; code: string } {
+    const ctx = exec.ctx!;
+    try {
+      exec.helpers.describe ??= this.snippet(exec, DESCRIBE_SNIPPET);
+      const r = ctx.callFunction(exec.helpers.describe, ctx.undefined, err);
+      if (r.error) {
+        r.error.dispose();
+        return { name: "", message: "Script failed with an error that could not be read", stack: "", code: "" };
+      }
+      const text = this.readString(exec, r.value);
+      r.value.dispose();
+      let parts: unknown;
+      try {
+        parts = JSON.parse(text);
+      } catch {
+        parts = null;
+      }
+      if (!Array.isArray(parts) || !parts.every((p) => typeof p === "string")) {
+        return { name: "", message: "Script failed with an error that could not be read", stack: "", code: "" };
+      }
+      return { name: parts[0] ?? "", message: parts[1] ?? "", stack: parts[2] ?? "", code: parts[3] ?? "" };
+    } catch (e) {
+      if (e instanceof ScriptThrew) {
+        e.handle.dispose();
+        return { name: "", message: "Script failed with an error that could not be read", stack: "", code: "" };
+      }
+      throw e;
+    }
+  }
+
+  /** `name` of an error QuickJS itself threw before any script code ran (so no getter can be involved). */
+  private errorName(exec: Exec, err: QuickJSHandle): string {
+    const ctx = exec.ctx!;
+    if (ctx.typeof(err) !== "object") return "";
+    const n = ctx.getProp(err, "name");
+    try {
+      return ctx.typeof(n) === "string" ? ctx.getString(n) : "";
+    } finally {
+      n.dispose();
+    }
+  }
+
+  // ---------------------------------------------------------------- source forms
+
+  /** §11.6: trim; drop one trailing `;`; an expression whose awaited value is the result, or, when that does not
+   *  parse, an async function body. */
+  private compile(exec: Exec): void {
+    const ctx = exec.ctx!;
+    let src = exec.job.source.trim();
+    if (src.endsWith(";")) src = src.slice(0, -1);
+    const opts = { type: "global" as const };
+    const body = `(async () => {\n${src}\n})()`;
+    // Parsing is deterministic: a source known not to parse as an expression goes straight to the body form.
+    let r = bodyForm.has(src) ? ctx.evalCode(body, "script.js", opts) : ctx.evalCode(`(async () => (await (\n${src}\n)))()`, "script.js", opts);
+    if (r.error && !exec.reason && !bodyForm.has(src) && this.errorName(exec, r.error) === "SyntaxError") {
+      r.error.dispose();
+      r = ctx.evalCode(body, "script.js", opts);
+      if (!r.error) rememberBodyForm(src);
+    }
+    if (r.error) {
+      const e = r.error;
+      try {
+        this.fail(exec, e);
+      } finally {
+        e.dispose();
+      }
+      return;
+    }
+    exec.promise = r.value;
+  }
+}
+
+/** Sources that need the body form (bounded, oldest dropped first). */
+const bodyForm = new Set<string>();
+const BODY_FORM_CACHE = 512;
+function rememberBodyForm(src: string): void {
+  if (src.length > 65_536) return;
+  if (bodyForm.size >= BODY_FORM_CACHE) bodyForm.delete(bodyForm.values().next().value!);
+  bodyForm.add(src);
+}
+
+class ExportError extends Error {}
+/** The script's code threw while the host called into it; carries the thrown value. */
+class ScriptThrew extends Error {
+  constructor(readonly handle: QuickJSHandle) {
+    super("script threw");
+  }
+}
+class HostThrow extends Error {
+  constructor(
+    readonly errorName: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const timeoutError = (): ScriptError => ({ kind: "timeout", message: "Script timed out" });
+const memoryError = (): ScriptError => ({ kind: "memory", message: "Script exceeded its memory limit" });
+
+const isBytes = (x: unknown): x is ArrayBuffer | ArrayBufferView => x instanceof ArrayBuffer || ArrayBuffer.isView(x);
+const asU8 = (x: ArrayBuffer | ArrayBufferView): Uint8Array =>
+  x instanceof Uint8Array ? x : x instanceof ArrayBuffer ? new Uint8Array(x) : new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
+
+/** Paths of the byte arrays inside plain data (depth-limited; deeper values go through JSON unchanged). */
+function collectBytes(v: unknown, path: (string | number)[], out: { path: (string | number)[]; bytes: Uint8Array }[], depth: number): void {
+  if (v === null || typeof v !== "object" || depth > 64) return;
+  if (isBytes(v)) {
+    out.push({ path, bytes: asU8(v) });
+    return;
+  }
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) collectBytes(v[i], [...path, i], out, depth + 1);
+    return;
+  }
+  for (const k of Object.keys(v)) collectBytes((v as Record<string, unknown>)[k], [...path, k], out, depth + 1);
+}
+
+function clip(s: string, max: number): string {
+  return s.length > max ? s.slice(0, max) : s;
+}
+
+/** Cuts to at most `max` UTF-8 bytes on a character boundary. */
+function clipBytes(s: string, max: number): string {
+  if (s.length * 3 <= max) return s;
+  const bytes = utf8.encode(s);
+  if (bytes.length <= max) return s;
+  let end = max;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return utf8Lenient.decode(bytes.subarray(0, end));
+}
+
+function trimStack(stack: string): string {
+  if (!stack) return "";
+  const lines = stack.split("\n").filter((l) => l.trim() !== "");
+  let out = lines.slice(0, MAX_STACK_LINES).join("\n");
+  if (lines.length > MAX_STACK_LINES) out += `\n    … ${lines.length - MAX_STACK_LINES} more`;
+  return clip(out, MAX_STACK_CHARS);
+}
+
+/** QTS_DefineProp with a getter and a setter (quickjs-emscripten-core 0.32 internals: `ffi`, `ctx`), falling back to
+ *  the public API if they ever move. */
+function defineAccessor(ctx: QuickJSContext, obj: QuickJSHandle, name: string, fn: QuickJSHandle): void {
+  const internals = ctx as unknown as {
+    ffi?: { QTS_DefineProp?: (...a: unknown[]) => void };
+    ctx?: { value: unknown };
+  };
+  const define = internals.ffi?.QTS_DefineProp;
+  if (typeof define === "function" && internals.ctx) {
+    const key = ctx.newString(name);
+    try {
+      define.call(internals.ffi, internals.ctx.value, obj.value, key.value, ctx.undefined.value, fn.value, fn.value, true, false, false);
+    } finally {
+      key.dispose();
+    }
+    return;
+  }
+  ctx.defineProp(obj, name, {
+    configurable: true,
+    enumerable: false,
+    get: () => ctx.unwrapResult(ctx.callFunction(fn, ctx.undefined)),
+    set: (v) => ctx.unwrapResult(ctx.callFunction(fn, ctx.undefined, v)).dispose(),
+  });
+}
+
+/** obj[key] = value through QTS_DefineProp (an own data property even for "__proto__"; existing attributes kept),
+ *  falling back to setProp. */
+function defineValue(ctx: QuickJSContext, obj: QuickJSHandle, key: string | number, value: QuickJSHandle, enumerable = false): void {
+  const internals = ctx as unknown as {
+    ffi?: { QTS_DefineProp?: (...a: unknown[]) => void };
+    ctx?: { value: unknown };
+  };
+  const define = internals.ffi?.QTS_DefineProp;
+  if (typeof define !== "function" || !internals.ctx) {
+    ctx.setProp(obj, key, value);
+    return;
+  }
+  const k = typeof key === "number" ? ctx.newNumber(key) : ctx.newString(key);
+  try {
+    define.call(internals.ffi, internals.ctx.value, obj.value, k.value, value.value, ctx.undefined.value, ctx.undefined.value, true, enumerable, true);
+  } finally {
+    k.dispose();
+  }
+}

@@ -1,0 +1,303 @@
+// Secbox.kv rules (supplement §11.8, §22): validation, quotas, TTL, listing by byte order, watch. Runs on the main
+// thread; scripts reach it through the pool's "kv" operation. Watch waits hold no worker: the waiting happens here,
+// on a promise, while the script's runtime sits parked in its worker.
+//
+// Watchers are in-process (KvNotifier); a multi-instance deployment would put the same interface on the
+// database's notification channel.
+import type { Db } from "../platform/db/db";
+import type { Clock } from "../platform/runtime";
+import { kvStore, type KvRow } from "./kv-store";
+import type { KvLimits } from "./types";
+
+export const KV_MAX_KEY_BYTES = 256;
+export const KV_MAX_VALUE_BYTES = 1_048_576;
+export const KV_DEFAULT_LIST_LIMIT = 100;
+export const KV_MAX_LIST_LIMIT = 1000;
+export const KV_DEFAULT_WATCH_MS = 25_000;
+export const KV_SWEEP_MS = 5 * 60 * 1000;
+
+/** A failure the script sees (the promise rejects with this message). */
+export class KvError extends Error {}
+
+export interface KvEntry {
+  key: string;
+  value: string;
+  createdAt: number;
+  expiresAt: number | null;
+}
+
+export interface KvPage {
+  entries: KvEntry[];
+  cursor: string | null;
+}
+
+const utf8 = new TextEncoder();
+const byteLength = (s: string) => (s.length * 3 <= 0xffff ? utf8.encode(s).length : Buffer.byteLength(s, "utf8"));
+/** UTF-8 byte order (= code point order), unlike `<` on JS strings (UTF-16 units). */
+const compareBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+
+/** The smallest string greater than every string that starts with `prefix`; undefined when none exists. */
+export function prefixUpperBound(prefix: string): string | undefined {
+  const cps = [...prefix];
+  while (cps.length > 0) {
+    const last = cps.pop()!.codePointAt(0)!;
+    let next = last + 1;
+    if (next >= 0xd800 && next <= 0xdfff) next = 0xe000;
+    if (next <= 0x10ffff) return cps.join("") + String.fromCodePoint(next);
+  }
+  return undefined;
+}
+
+type Waiter = { prefix: string; after: string | undefined; wake: () => void };
+
+/** In-process notification of KV writes, per owner. */
+export class KvNotifier {
+  private readonly byOwner = new Map<string, Set<Waiter>>();
+
+  /** Resolves on the next write by `owner` of a key matching `prefix` and > `after`, or when `signal` aborts. */
+  wait(owner: string, prefix: string, after: string | undefined, signal: AbortSignal): { promise: Promise<void>; cancel: () => void } {
+    let set = this.byOwner.get(owner);
+    if (!set) this.byOwner.set(owner, (set = new Set()));
+    const waiters = set;
+    let waiter!: Waiter;
+    const promise = new Promise<void>((resolve) => {
+      waiter = { prefix, after, wake: resolve };
+    });
+    const cancel = () => {
+      waiters.delete(waiter);
+      if (waiters.size === 0 && this.byOwner.get(owner) === waiters) this.byOwner.delete(owner);
+      signal.removeEventListener("abort", onAbort);
+      waiter.wake();
+    };
+    const onAbort = () => cancel();
+    waiters.add(waiter);
+    signal.addEventListener("abort", onAbort, { once: true });
+    return { promise, cancel };
+  }
+
+  notify(owner: string, key: string): void {
+    const set = this.byOwner.get(owner);
+    if (!set) return;
+    for (const w of set) {
+      if (key.startsWith(w.prefix) && (w.after === undefined || compareBytes(key, w.after) > 0)) w.wake();
+    }
+  }
+
+  get waiting(): number {
+    let n = 0;
+    for (const s of this.byOwner.values()) n += s.size;
+    return n;
+  }
+}
+
+const toEntry = (r: KvRow): KvEntry => ({ key: r.key, value: r.value, createdAt: r.created_at, expiresAt: r.expires_at ?? null });
+
+function checkKey(key: unknown): string {
+  if (typeof key !== "string" || key === "") throw new KvError("KV key must be a non-empty string");
+  if (byteLength(key) > KV_MAX_KEY_BYTES) throw new KvError(`KV key exceeds ${KV_MAX_KEY_BYTES} bytes`);
+  return key;
+}
+
+function checkValue(value: unknown): string {
+  if (typeof value !== "string") throw new KvError("KV value must be a string");
+  if (byteLength(value) > KV_MAX_VALUE_BYTES) throw new KvError("KV value exceeds 1 MiB");
+  return value;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function listOptions(options: unknown): { prefix: string; after: string | undefined; limit: number } {
+  if (options !== undefined && options !== null && !isObject(options)) throw new KvError("KV list options must be an object");
+  const o = (options ?? {}) as Record<string, unknown>;
+  const prefix = o.prefix ?? "";
+  if (typeof prefix !== "string") throw new KvError("KV prefix must be a string");
+  const after = o.after ?? undefined;
+  if (after !== undefined && typeof after !== "string") throw new KvError("KV after must be a string");
+  const limit = o.limit ?? KV_DEFAULT_LIST_LIMIT;
+  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > KV_MAX_LIST_LIMIT) {
+    throw new KvError(`KV limit must be an integer from 1 to ${KV_MAX_LIST_LIMIT}`);
+  }
+  return { prefix, after: after as string | undefined, limit };
+}
+
+export class KvService {
+  readonly notifier = new KvNotifier();
+  private sweeper: ReturnType<typeof setInterval> | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  private nowSec(): number {
+    return Math.floor(this.clock.now() / 1000);
+  }
+
+  /** Sweeps expired entries every 5 minutes (§11.8). */
+  start(): void {
+    if (this.sweeper) return;
+    this.sweeper = setInterval(() => void this.sweep().catch(() => {}), KV_SWEEP_MS);
+    this.sweeper.unref?.();
+  }
+
+  stop(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
+  }
+
+  async get(owner: string, key: unknown): Promise<string | null> {
+    const row = await kvStore.liveRow(this.db, owner, checkKey(key), this.nowSec());
+    return row ? row.value : null;
+  }
+
+  async getEntry(owner: string, key: unknown): Promise<KvEntry | null> {
+    const row = await kvStore.liveRow(this.db, owner, checkKey(key), this.nowSec());
+    return row ? toEntry(row) : null;
+  }
+
+  async set(owner: string, keyIn: unknown, valueIn: unknown, options: unknown, limits: KvLimits): Promise<boolean> {
+    const key = checkKey(keyIn);
+    const value = checkValue(valueIn);
+    if (options !== undefined && options !== null && !isObject(options)) throw new KvError("KV set options must be an object");
+    const o = (options ?? {}) as Record<string, unknown>;
+    let ttl: number | null = null;
+    if (o.ttlSec !== undefined && o.ttlSec !== null) {
+      if (typeof o.ttlSec !== "number" || !Number.isInteger(o.ttlSec) || o.ttlSec < 1) throw new KvError("KV ttlSec must be an integer >= 1");
+      ttl = Math.min(o.ttlSec, limits.maxTtlSec);
+    }
+    const ifAbsent = o.ifAbsent === true;
+    const size = byteLength(key) + byteLength(value);
+    const now = this.nowSec();
+    const expiresAt = ttl === null ? null : now + ttl;
+    const written = await this.db.tx(async (tx) => {
+      let existing = await kvStore.row(tx, owner, key);
+      const live = existing !== undefined && (existing.expires_at === null || existing.expires_at > now);
+      if (ifAbsent && live) return false;
+      let usage = await kvStore.usage(tx, owner);
+      const over = () => usage.entries + (existing ? 0 : 1) > limits.maxEntries || usage.bytes + size - (existing?.size ?? 0) > limits.maxBytes;
+      if (over()) {
+        // Quotas count live entries: drop this owner's expired rows first, then decide.
+        const expired = await kvStore.expiredTotals(tx, owner, now);
+        if (expired && expired.n > 0) {
+          await kvStore.removeExpired(tx, owner, now);
+          await kvStore.adjustUsage(tx, owner, -expired.n, -(expired.bytes ?? 0));
+          usage = await kvStore.usage(tx, owner);
+          if (existing && !live) existing = undefined;
+        }
+        if (usage.entries + (existing ? 0 : 1) > limits.maxEntries) throw new KvError(`KV entry limit reached (${limits.maxEntries} entries)`);
+        if (usage.bytes + size - (existing?.size ?? 0) > limits.maxBytes) throw new KvError(`KV size limit reached (${limits.maxBytes} bytes)`);
+      }
+      if (existing) await kvStore.update(tx, owner, key, value, size, now, expiresAt);
+      else await kvStore.insert(tx, owner, key, value, size, now, expiresAt);
+      await kvStore.adjustUsage(tx, owner, existing ? 0 : 1, size - (existing?.size ?? 0));
+      return true;
+    });
+    if (written) this.notifier.notify(owner, key);
+    return written;
+  }
+
+  async delete(owner: string, keyIn: unknown): Promise<boolean> {
+    const key = checkKey(keyIn);
+    const now = this.nowSec();
+    return this.db.tx(async (tx) => {
+      const row = await kvStore.row(tx, owner, key);
+      if (!row) return false;
+      await kvStore.remove(tx, owner, key);
+      await kvStore.adjustUsage(tx, owner, -1, -row.size);
+      return row.expires_at === null || row.expires_at > now;
+    });
+  }
+
+  async list(owner: string, options: unknown): Promise<KvPage> {
+    const o = listOptions(options);
+    return this.page(owner, o);
+  }
+
+  private async page(owner: string, o: { prefix: string; after: string | undefined; limit: number }): Promise<KvPage> {
+    const rows = await kvStore.list(this.db, owner, {
+      lower: o.prefix,
+      upper: o.prefix === "" ? undefined : prefixUpperBound(o.prefix),
+      after: o.after,
+      limit: o.limit,
+      now: this.nowSec(),
+    });
+    const entries = rows.filter((r) => r.key.startsWith(o.prefix)).map(toEntry);
+    return { entries, cursor: rows.length === o.limit ? rows[rows.length - 1]!.key : null };
+  }
+
+  /** §11.8 watch: as list; when the page would be empty, waits for a matching set (from any execution), then lists
+   *  again; `timeoutMs` default 25 s, capped at the remaining script time − 1 s. */
+  async watch(owner: string, options: unknown, remainingMs: number, signal: AbortSignal): Promise<KvPage & { timedOut: boolean }> {
+    const o = listOptions(options);
+    const raw = isObject(options) ? options.timeoutMs : undefined;
+    if (raw !== undefined && raw !== null && (typeof raw !== "number" || !Number.isFinite(raw) || raw < 0)) {
+      throw new KvError("KV timeoutMs must be a number >= 0");
+    }
+    const timeoutMs = Math.max(0, Math.min(typeof raw === "number" ? raw : KV_DEFAULT_WATCH_MS, remainingMs - 1000));
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      // Register before listing, so a write between the two is not missed.
+      const waiter = this.notifier.wait(owner, o.prefix, o.after, signal);
+      try {
+        const page = await this.page(owner, o);
+        if (page.entries.length > 0) return { ...page, timedOut: false };
+        const left = deadline - Date.now();
+        if (left <= 0 || signal.aborted) return { entries: [], cursor: null, timedOut: true };
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const timedOut = await Promise.race([
+          waiter.promise.then(() => false),
+          new Promise<boolean>((r) => {
+            timer = setTimeout(() => r(true), left);
+          }),
+        ]);
+        clearTimeout(timer);
+        if (timedOut || signal.aborted) return { entries: [], cursor: null, timedOut: true };
+      } finally {
+        waiter.cancel();
+      }
+    }
+  }
+
+  /** One script call: `{m, key, value, options}` from Secbox.kv. */
+  async call(owner: string, call: unknown, limits: KvLimits, remainingMs: number, signal: AbortSignal): Promise<unknown> {
+    if (!isObject(call)) throw new KvError("KV: invalid call");
+    switch (call.m) {
+      case "get":
+        return this.get(owner, call.key);
+      case "getEntry":
+        return this.getEntry(owner, call.key);
+      case "set":
+        return this.set(owner, call.key, call.value, call.options, limits);
+      case "delete":
+        return this.delete(owner, call.key);
+      case "list":
+        return this.list(owner, call.options);
+      case "watch":
+        return this.watch(owner, call.options, remainingMs, signal);
+      default:
+        throw new KvError("KV: unknown method");
+    }
+  }
+
+  /** Deletes expired entries of every owner (runs every 5 minutes). */
+  async sweep(): Promise<number> {
+    const now = this.nowSec();
+    return this.db.tx(async (tx) => {
+      const owners = await kvStore.expiredByOwner(tx, now);
+      if (owners.length === 0) return 0;
+      await kvStore.removeAllExpired(tx, now);
+      let n = 0;
+      for (const o of owners) {
+        await kvStore.adjustUsage(tx, o.owner_id, -o.n, -o.bytes);
+        n += o.n;
+      }
+      return n;
+    });
+  }
+
+  /** Deleting a responder deletes its KV (§11.8). */
+  /** Deletes an owner's entries; pass the caller's `tx` to do it inside the owner's delete transaction. */
+  deleteOwner(owner: string, tx?: Db): Promise<void> {
+    return tx ? kvStore.removeOwner(tx, owner) : this.db.tx((t) => kvStore.removeOwner(t, owner));
+  }
+}
