@@ -1,0 +1,262 @@
+// The shared Chromium process of the page-tracker engine: launch flags for locked-down hosts, a fresh user data
+// directory per browser (removed when it is gone), a browser-wide deny-all proxy (traffic outside a run's own
+// context, e.g. background requests, goes nowhere), crash detection, and the RSS of the whole process tree.
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import puppeteer, { type Browser } from "puppeteer-core";
+import type { Logger } from "../../../platform/log";
+import { openProxySession, type ProxySession } from "./proxy";
+
+/** Flags every browser gets (puppeteer-core adds its own automation defaults before these). */
+export function launchArgs(proxyAddress: string, asRoot: boolean): string[] {
+  return [
+    ...(asRoot ? ["--no-sandbox"] : []),
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--disable-domain-reliability",
+    "--disable-client-side-phishing-detection",
+    "--disable-breakpad",
+    "--disable-notifications",
+    "--deny-permission-prompts",
+    // Every request goes to our loopback proxy; `<-loopback>` removes Chromium's implicit loopback bypass.
+    `--proxy-server=${proxyAddress}`,
+    "--proxy-bypass-list=<-loopback>",
+    // No name resolution inside Chromium at all (the proxy resolves and checks): no DNS leak, no rebinding.
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+    // WebRTC may not send UDP around the proxy.
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    // Load exactly the URL given (no automatic https upgrade of http URLs), no local-network permission prompts.
+    "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,LocalNetworkAccessChecks,MediaRouter,Translate,OptimizationHints,AutofillServerCommunication,CertificateTransparencyComponentUpdater",
+  ];
+}
+
+/**
+ * Memory of a process tree in bytes. `rss` = sum of VmRSS (pages shared between Chromium's processes — binary,
+ * fonts, zygote copy-on-write — counted once per process, so it overstates); `anon` = sum of RssAnon (the
+ * processes' own heap memory: what grows when something leaks); `pss` = sum of proportional set sizes, the
+ * tree's real share, or null when a process's smaps cannot be read (non-dumpable sandboxed processes without
+ * CAP_SYS_PTRACE).
+ */
+export interface TreeMemory {
+  rss: number;
+  anon: number;
+  pss: number | null;
+  processes: number;
+}
+
+/** Memory of `pid` and all its descendants, from /proc; null where /proc is unavailable or the process is gone. */
+export function processTreeMemory(pid: number): TreeMemory | null {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return null;
+  }
+  const children = new Map<number, number[]>();
+  for (const e of entries) {
+    if (!/^[0-9]+$/.test(e)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${e}/stat`, "latin1");
+    } catch {
+      continue;
+    }
+    // "pid (comm) state ppid ...": comm may contain spaces and parentheses, so split after the last ')'.
+    const tail = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ppid = Number(tail[1]);
+    const list = children.get(ppid) ?? [];
+    list.push(Number(e));
+    children.set(ppid, list);
+  }
+  let rss = 0;
+  let anon = 0;
+  let pss: number | null = 0;
+  let processes = 0;
+  const stack = [pid];
+  while (stack.length > 0) {
+    const p = stack.pop() as number;
+    try {
+      const status = readFileSync(`/proc/${p}/status`, "latin1");
+      const m = /VmRSS:\s+([0-9]+) kB/.exec(status);
+      if (m) rss += Number(m[1]) * 1024;
+      const a = /RssAnon:\s+([0-9]+) kB/.exec(status);
+      if (a) anon += Number(a[1]) * 1024;
+      processes++;
+      if (pss !== null) {
+        try {
+          const rollup = readFileSync(`/proc/${p}/smaps_rollup`, "latin1");
+          const q = /^Pss:\s+([0-9]+) kB/m.exec(rollup);
+          pss = q ? pss + Number(q[1]) * 1024 : null;
+        } catch {
+          pss = null;
+        }
+      }
+    } catch {
+      /* exited meanwhile */
+    }
+    for (const c of children.get(p) ?? []) stack.push(c);
+  }
+  return processes > 0 ? { rss, anon, pss, processes } : null;
+}
+
+export interface BrowserHandleOptions {
+  executable: string;
+  log: Logger;
+  launchTimeoutMs: number;
+  extraArgs?: string[];
+}
+
+/** One Chromium process. `dead` turns true when it disconnects (crash, kill, close). */
+export class BrowserHandle {
+  dead = false;
+  retiring = false;
+  /** Runs started on this browser / running now. */
+  runs = 0;
+  active = 0;
+  readonly launchedAt = Date.now();
+  private readonly deathListeners = new Set<() => void>();
+  private closing: Promise<void> | null = null;
+
+  private constructor(
+    readonly browser: Browser,
+    readonly pid: number | undefined,
+    private readonly userDataDir: string,
+    private readonly denyProxy: ProxySession,
+    private readonly log: Logger,
+  ) {
+    browser.on("disconnected", () => this.onDisconnected());
+  }
+
+  static async launch(opts: BrowserHandleOptions): Promise<BrowserHandle> {
+    const userDataDir = mkdtempSync(join(tmpdir(), "secbox-chromium-"));
+    const denyProxy = await openProxySession({ allowPrivate: false, denyAll: true });
+    const asRoot = typeof process.getuid === "function" && process.getuid() === 0;
+    let browser: Browser;
+    try {
+      browser = await puppeteer.launch({
+        executablePath: opts.executable,
+        headless: true,
+        pipe: true, // no DevTools TCP port on the host
+        userDataDir,
+        args: [...launchArgs(denyProxy.address, asRoot), ...(opts.extraArgs ?? [])],
+        defaultViewport: { width: 1280, height: 800 }, // §16.2
+        handleSIGINT: false,
+        handleSIGTERM: false,
+        handleSIGHUP: false,
+        timeout: opts.launchTimeoutMs,
+        protocolTimeout: 120_000,
+        waitForInitialPage: false,
+      });
+    } catch (err) {
+      await denyProxy.close();
+      rmSync(userDataDir, { recursive: true, force: true });
+      throw err;
+    }
+    const pid = browser.process()?.pid;
+    opts.log.info("chromium started", { pid });
+    return new BrowserHandle(browser, pid, userDataDir, denyProxy, opts.log);
+  }
+
+  /** Called once when the browser is gone; returns an unsubscribe function. */
+  onDeath(fn: () => void): () => void {
+    if (this.dead) {
+      fn();
+      return () => {};
+    }
+    this.deathListeners.add(fn);
+    return () => this.deathListeners.delete(fn);
+  }
+
+  memory(): TreeMemory | null {
+    return this.pid !== undefined && !this.dead ? processTreeMemory(this.pid) : null;
+  }
+
+  /** Closes the browser (graceful, then SIGKILL after 5 s) and removes its user data directory. */
+  close(): Promise<void> {
+    if (!this.closing) {
+      this.closing = (async () => {
+        if (!this.dead) {
+          const graceful = this.browser.close().catch(() => {});
+          const timer = new Promise<void>((r) => setTimeout(r, 5000).unref?.());
+          await Promise.race([graceful, timer]);
+        }
+        this.kill();
+        await this.cleanup();
+      })();
+    }
+    return this.closing;
+  }
+
+  /** SIGKILL the browser's whole process group (Chromium is started as a group leader: renderers, zygote and
+   * utility processes go with it, even when the main process is already gone). */
+  kill(): void {
+    const proc = this.browser.process();
+    if (this.pid !== undefined && process.platform !== "win32") {
+      try {
+        process.kill(-this.pid, "SIGKILL");
+      } catch {
+        /* group already empty */
+      }
+    }
+    if (proc && proc.exitCode === null && proc.signalCode === null) {
+      try {
+        proc.kill("SIGKILL");
+      } catch {
+        /* already gone */
+      }
+    }
+  }
+
+  private onDisconnected(): void {
+    if (this.dead) return;
+    this.dead = true;
+    if (!this.closing) this.log.warn("chromium disconnected", { pid: this.pid });
+    for (const fn of this.deathListeners) {
+      try {
+        fn();
+      } catch {
+        /* ignore */
+      }
+    }
+    this.deathListeners.clear();
+    // A crashed browser leaves its process tree possibly half-alive: make sure it is gone, then clean up.
+    this.kill();
+    void this.cleanup();
+  }
+
+  private cleaning: Promise<void> | null = null;
+  /** Waits for the process to exit, then removes the user data directory and the deny-all proxy. Memoized. */
+  cleanup(): Promise<void> {
+    this.cleaning ??= (async () => {
+      await this.denyProxy.close().catch(() => {});
+      const proc = this.browser.process();
+      if (proc && proc.exitCode === null && proc.signalCode === null) {
+        await new Promise<void>((r) => {
+          const t = setTimeout(r, 3000);
+          proc.once("exit", () => {
+            clearTimeout(t);
+            r();
+          });
+        });
+      }
+      // Stragglers of the group (utility processes) may still write into the profile for a moment.
+      for (const wait of [0, 200, 1000]) {
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        try {
+          rmSync(this.userDataDir, { recursive: true, force: true });
+        } catch (err) {
+          this.log.warn("could not remove chromium user data dir", { error: (err as Error).message });
+        }
+        if (!existsSync(this.userDataDir)) break;
+      }
+    })();
+    return this.cleaning;
+  }
+}
