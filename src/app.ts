@@ -85,8 +85,6 @@ export type Services = ReturnType<typeof createServices>;
 export function createApp(services: Services) {
   const { rt } = services;
   return new Elysia({ name: "secbox" })
-    // Responder hosts (and the /api/webhooks/<handle> path form) are served before any API routing.
-    .onRequest(({ request, server }) => services.responders.dispatch(request, server))
     .use(httpPlugin({ maxBodyBytes: rt.config.server.max_body_bytes, maxImportBytes: rt.config.server.max_import_bytes }, rt.log))
     .use(docsPlugin())
     .use(statusRoutes(services))
@@ -134,15 +132,25 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Listens without SO_REUSEPORT so a second server on a busy port fails instead of sharing it. */
-export function listen(app: App, host: string, port: number): RunningServer {
-  app.listen({ hostname: host, port, reusePort: false });
-  const server = app.server!;
+/**
+ * Serves the app. Responder hosts (and the /api/webhooks/<handle> path form) are dispatched before Elysia sees
+ * the request, so hits skip API routing entirely. No SO_REUSEPORT: a second server on a busy port fails
+ * instead of silently sharing it.
+ */
+export function listen(app: App, services: Services, host: string, port: number): RunningServer {
+  const server = Bun.serve({
+    hostname: host,
+    port,
+    reusePort: false,
+    fetch: (request, srv) => services.responders.dispatch(request, srv) ?? app.fetch(request),
+  });
+  // Elysia's handlers read the Bun server from the app (client IPs through `server.requestIP`).
+  (app as { server: typeof server | null }).server = server;
   return {
     url: `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`,
     port: server.port!,
     stop: async () => {
-      await app.stop(true);
+      await server.stop(true);
     },
   };
 }

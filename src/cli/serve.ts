@@ -19,7 +19,7 @@ export const serveCommand: Command = {
     const app = createApp(services);
     let server;
     try {
-      server = listen(app, config.server.host, config.server.port);
+      server = listen(app, services, config.server.host, config.server.port);
     } catch (err) {
       rt.close();
       throw new Error(`cannot listen on ${config.server.host}:${config.server.port}: ${(err as Error).message} (is the port already in use?)`);

@@ -103,7 +103,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const rt = await openRuntime(config, { clock: opts.clock, log: createLogger("error") });
   const services = createServices(rt);
   const app = createApp(services);
-  const server: RunningServer = listen(app, "127.0.0.1", 0);
+  const server: RunningServer = listen(app, services, "127.0.0.1", 0);
   await startBackground(services);
   const anon = new ApiClient(server.url);
   return {

@@ -170,8 +170,8 @@ export const cspRoutes = ({ auth, csp }: Services) =>
         set.status = 204;
       },
       {
+        // No params schema: even an id that does not decode answers 204 (supplement §12.3).
         auth: "user",
-        params: IdParams,
         detail: { tags: TAGS, summary: "Stop sharing a policy (204 for any id)" },
       },
     );

@@ -143,6 +143,7 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
   }
 
   getRow = (id: string) => usersStore.byId(this.rt.db, id);
+  getRowByHandle = (handle: string) => usersStore.byHandle(this.rt.db, handle);
   getRowByEmail = (email: string) => usersStore.byEmail(this.rt.db, email.trim().toLowerCase());
   getRowByUnsubscribeToken = (token: string) => usersStore.byUnsubscribeToken(this.rt.db, token);
 

@@ -15,6 +15,15 @@ export interface BodyLimits {
   maxImportBytes: number;
 }
 
+/** The request's path. Bun gives a bare `/path` as `request.url` when the Host header is invalid, so no `new URL`. */
+export function requestPath(request: Request): string {
+  const url = request.url;
+  const start = url.startsWith("/") ? 0 : url.indexOf("/", url.indexOf("//") + 2);
+  if (start < 0) return "/";
+  const end = url.slice(start).search(/[?#]/);
+  return end < 0 ? url.slice(start) : url.slice(start, start + end);
+}
+
 export const bodyLimitFor = (path: string, limits: BodyLimits) =>
   path.startsWith("/api/user/data/") || path === "/api/user/data" ? limits.maxImportBytes : limits.maxBodyBytes;
 

@@ -8,6 +8,7 @@ import swaggerBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "f
 // @ts-ignore: a file import (path to the embedded asset)
 import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import { VERSION } from "../runtime";
+import { requestPath } from "./body";
 
 export const DOCS_PATH = "/api-docs";
 export const SPEC_PATH = "/api-docs/openapi.json";
@@ -84,7 +85,7 @@ export function docsPlugin(opts: { sessionCookie?: string } = {}) {
   const docs = new Elysia({ name: "platform/docs" });
   return docs
     .onAfterHandle(({ request, response }) => {
-      if (new URL(request.url).pathname === SPEC_PATH)
+      if (requestPath(request) === SPEC_PATH)
         fillJsonBodies(response, () => (docs as any).getGlobalRoutes() as any[], () => (docs as any).getGlobalDefinitions?.().type);
     })
     .use(assets)

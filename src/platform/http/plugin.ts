@@ -2,7 +2,7 @@
 // `{message, code}` JSON responses (supplement §2).
 import { Elysia } from "elysia";
 import type { Logger } from "../log";
-import { bodyLimitFor, checkContentLength, RawBody, readBodyText, type BodyLimits } from "./body";
+import { bodyLimitFor, checkContentLength, RawBody, readBodyText, requestPath, type BodyLimits } from "./body";
 import { ApiError } from "./errors";
 
 /** `settings.statusCode: must be ...` from a TypeBox/Elysia validation error. */
@@ -26,11 +26,11 @@ export function errorResponse(status: number, code: string, message: string, hea
 export function httpPlugin(limits: BodyLimits, log: Logger) {
   return new Elysia({ name: "platform/http" })
     .onRequest(({ request }) => {
-      const path = new URL(request.url).pathname;
+      const path = requestPath(request);
       checkContentLength(request, bodyLimitFor(path, limits));
     })
     .onParse({ as: "global" }, async ({ request, contentType }) => {
-      const path = new URL(request.url).pathname;
+      const path = requestPath(request);
       return new RawBody(await readBodyText(request, bodyLimitFor(path, limits)), contentType ?? "");
     })
     .onError({ as: "global" }, ({ code, error, request }) => {
@@ -39,6 +39,8 @@ export function httpPlugin(limits: BodyLimits, log: Logger) {
       if (apiError) return errorResponse(apiError.status, apiError.code, apiError.message, apiError.headers);
       switch (code) {
         case "VALIDATION":
+          // A path parameter that does not even decode (`%ZZ`) names no resource: 404 like any malformed id.
+          if ((error as { type?: string }).type === "params") return errorResponse(404, "NOT_FOUND", "Not found");
           return errorResponse(400, "INVALID_INPUT", validationMessage(error));
         case "PARSE":
           return errorResponse(400, "INVALID_JSON", "Request body could not be parsed");
@@ -50,7 +52,7 @@ export function httpPlugin(limits: BodyLimits, log: Logger) {
       }
       if (/FOREIGN KEY constraint failed|violates foreign key constraint/i.test(String((error as Error)?.message)))
         return errorResponse(400, "INVALID_INPUT", "A referenced resource does not exist (it may have just been deleted)");
-      log.error("unhandled error", { method: request.method, path: new URL(request.url).pathname, error: String((error as Error)?.stack ?? error) });
+      log.error("unhandled error", { method: request.method, path: requestPath(request), error: String((error as Error)?.stack ?? error) });
       return errorResponse(500, "INTERNAL", "Internal error");
     });
 }

@@ -1,0 +1,169 @@
+// Capture batching (supplement §11.5 step 5, issue 5 "Capture"): the hit path only appends to an in-memory
+// batch and answers; a timer writes the batch in one transaction (insert, evict beyond the tracking depth,
+// count tracked hits for summaries). `flush()` is awaited by management reads and on shutdown, so nothing a
+// client was answered for is lost on a clean stop.
+import type { Db } from "../../platform/db/db";
+import { newId } from "../../platform/http/ids";
+import type { Logger } from "../../platform/log";
+import { headerPairs, type RawHeaders } from "./engine";
+import type { HeaderList } from "./script-result";
+import { respondersStore, type TrackedInsert } from "./store";
+
+export interface PendingCapture {
+  responderId: string;
+  /** min(requestsToTrack, tier max) when the hit was served; the stored depth is re-read at write time. */
+  keep: number;
+  createdAt: number;
+  durationMs: number;
+  clientAddress: string | undefined;
+  method: string;
+  path: string;
+  rawQuery: string;
+  /** Request headers as copied on the hit path; formatted (sorted pairs, UTF-8) when written. */
+  headers: RawHeaders;
+  /** Stored bytes (already cut at max_tracked_body_bytes). */
+  body: Uint8Array;
+  bodySize: number;
+  response?: { statusCode: number; headers: HeaderList; body: Uint8Array; bodySize: number; truncated: boolean };
+}
+
+/** Ids are given at write time, in arrival order of the batch (UUID v7 is monotonic in-process). */
+const toRow = (c: PendingCapture): TrackedInsert => ({
+  id: newId(),
+  responder_id: c.responderId,
+  created_at: c.createdAt,
+  duration_ms: c.durationMs,
+  client_address: c.clientAddress ?? null,
+  method: c.method,
+  path: c.path,
+  raw_query: c.rawQuery === "" ? null : c.rawQuery,
+  headers: JSON.stringify(headerPairs(c.headers)),
+  body: c.body.byteLength > 0 ? c.body : null,
+  body_size: c.bodySize,
+  response_status: c.response?.statusCode ?? null,
+  response_headers: c.response ? JSON.stringify(c.response.headers) : null,
+  response_body: c.response && c.response.body.byteLength > 0 ? c.response.body : null,
+  response_body_size: c.response?.bodySize ?? null,
+  response_truncated: c.response ? (c.response.truncated ? 1 : 0) : null,
+});
+
+export interface CaptureOptions {
+  /** Delay between the first pending record and the write (ms). */
+  delayMs: number;
+  /** A batch this large (records, or stored body bytes) is written at once. */
+  maxBatch: number;
+  maxBatchBytes: number;
+}
+
+interface Group {
+  /** Newest records of one responder (older ones beyond the depth are dropped as they arrive). */
+  items: PendingCapture[];
+  /** Every tracked hit since the last write, dropped ones included (hit-summary counts). */
+  hits: number;
+}
+
+export class CaptureQueue {
+  private groups = new Map<string, Group>();
+  private retained = 0;
+  private pendingBytes = 0;
+  private urgent = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private tail: Promise<void> = Promise.resolve();
+  private writes = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly log: Logger,
+    private readonly opts: CaptureOptions = { delayMs: 100, maxBatch: 2000, maxBatchBytes: 32 * 1024 * 1024 },
+  ) {}
+
+  /** Records waiting for the next write. */
+  get size(): number {
+    return this.retained;
+  }
+
+  /** Number of batch transactions written so far (tests, diagnostics). */
+  get batchesWritten(): number {
+    return this.writes;
+  }
+
+  push(c: PendingCapture): void {
+    let g = this.groups.get(c.responderId);
+    if (g === undefined) this.groups.set(c.responderId, (g = { items: [], hits: 0 }));
+    g.hits++;
+    g.items.push(c);
+    this.retained++;
+    this.pendingBytes += sizeOf(c);
+    // Records beyond the depth would be evicted at once: drop them now (amortised), so a burst of hits keeps
+    // at most 2 × depth records of a responder in memory.
+    if (g.items.length > 2 * c.keep) {
+      const dropped = g.items.splice(0, g.items.length - c.keep);
+      this.retained -= dropped.length;
+      for (const d of dropped) this.pendingBytes -= sizeOf(d);
+    }
+    if (this.retained >= this.opts.maxBatch || this.pendingBytes >= this.opts.maxBatchBytes) {
+      if (!this.urgent) {
+        this.urgent = true;
+        void this.flush();
+      }
+    } else if (this.timer === undefined) this.timer = setTimeout(() => void this.flush(), this.opts.delayMs);
+  }
+
+  /** Writes everything pending (serialized with any write in progress). */
+  flush(): Promise<void> {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    const run = this.tail.then(() => this.drain());
+    this.tail = run.catch(() => {});
+    return run;
+  }
+
+  /** Drops pending records of a responder (deleted, or history cleared). */
+  discard(responderId: string): void {
+    const g = this.groups.get(responderId);
+    if (g === undefined) return;
+    this.groups.delete(responderId);
+    this.retained -= g.items.length;
+    for (const d of g.items) this.pendingBytes -= sizeOf(d);
+  }
+
+  private take(): Map<string, Group> {
+    const groups = this.groups;
+    this.groups = new Map();
+    this.retained = 0;
+    this.pendingBytes = 0;
+    this.urgent = false;
+    return groups;
+  }
+
+  private async drain(): Promise<void> {
+    while (this.groups.size > 0) {
+      const groups = this.take();
+      try {
+        await this.write(groups);
+        this.writes++;
+      } catch (err) {
+        let count = 0;
+        for (const g of groups.values()) count += g.items.length;
+        this.log.error("responders: writing tracked requests failed", { count, error: String(err) });
+      }
+    }
+  }
+
+  private async write(groups: Map<string, Group>): Promise<void> {
+    await this.db.tx(async (tx) => {
+      for (const state of await respondersStore.trackingState(tx, [...groups.keys()])) {
+        const { items, hits } = groups.get(state.id)!;
+        const keep = Math.min(state.requests_to_track, items[items.length - 1]!.keep);
+        if (keep <= 0) continue;
+        for (const c of items.length > keep ? items.slice(items.length - keep) : items) await respondersStore.insertTracked(tx, toRow(c));
+        await respondersStore.trim(tx, state.id, keep);
+        if (state.notify_enabled === 1) await respondersStore.addNotifyCount(tx, state.id, hits);
+      }
+    });
+  }
+}
+
+const sizeOf = (c: PendingCapture) => c.body.byteLength + (c.response?.body.byteLength ?? 0);

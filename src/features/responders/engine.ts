@@ -1,0 +1,484 @@
+// The hit path (supplement §11.3–§11.6, §11.10): host/path dispatch, a per-handle cache of compiled
+// responders, matching, the concurrency limit, the inbound body cap, default and script responses, and
+// handing the tracked record to the capture batch after the response is ready. No Elysia, no SQL on a warm
+// static hit.
+import type { Server } from "bun";
+import type { TierLimits } from "../../config/schema";
+import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
+import { selectorFromText, type SecretsSelector, type SecretsService } from "../secrets/service";
+import type { UsersService } from "../users/service";
+import type { CaptureQueue } from "./capture";
+import { decodeQueryComponent } from "./har";
+import { byPrecedence, findWinner, isStandardMethod, matchPath, parsePathForm, parseResponderHost, PATH_FORM_PREFIX, splitUrl, type Matchable, type PathType } from "./match";
+import { failureFor, failureResponse, responseFromScript, type HeaderList, type ProducedResponse, type ResponseDefaults, type ScriptRunner } from "./script-result";
+import { respondersStore, type ResponderRow } from "./store";
+
+export const MAX_INBOUND_BODY_BYTES = 10 * 1024 * 1024;
+export const PATH_FORM_CSP = "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads";
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"]);
+const SECRET_REF_RE = /\$\{secrets\.([A-Za-z][A-Za-z0-9_-]{0,127})\}/g;
+const utf8 = new TextEncoder();
+const utf8Lenient = new TextDecoder("utf-8", { fatal: false });
+const EMPTY = new Uint8Array(0);
+
+/** How long a handle's compiled responders (and its owner's tier) are served from memory without a re-read. */
+const CACHE_TTL_MS = 5_000;
+const NEGATIVE_TTL_MS = 1_000;
+const CACHE_MAX_HANDLES = 10_000;
+
+export interface CompiledResponder extends Matchable {
+  id: string;
+  userId: string;
+  prefix: string;
+  enabled: boolean;
+  /** min(requestsToTrack, tier max_requests_to_track). */
+  trackLimit: number;
+  statusCode: number;
+  /** Default headers as stored. */
+  headers: HeaderList;
+  bodyText: string;
+  body: Uint8Array;
+  script: string | null;
+  selector: SecretsSelector;
+  /** Defaults contain `${secrets.…}` and the selector exposes secrets: substitute per hit. */
+  templated: boolean;
+  /** Precomputed response parts for non-templated defaults. */
+  staticOut: WireParts | undefined;
+}
+
+type Slot = { value: HandleEntry | null; expiresAt: number } | { loading: Promise<HandleEntry | null> };
+
+interface HandleEntry {
+  userId: string;
+  limits: TierLimits;
+  byPrefix: Map<string, CompiledResponder[]>;
+}
+
+interface WireParts {
+  /** Headers to send (hop-by-hop, content-length and the session cookie removed). */
+  wire: HeaderList;
+  /** The same as a Headers object, without and with the path-form CSP (a prebuilt Headers makes Response cheaper). */
+  hostInit: Headers;
+  pathInit: Headers;
+  /** The produced list as recorded (names lower-case, same filter). */
+  record: HeaderList;
+  hasContentType: boolean;
+}
+
+export interface EngineDeps {
+  secrets: SecretsService;
+  users: UsersService;
+  capture: CaptureQueue;
+  scripts?: ScriptRunner;
+}
+
+class TooLarge extends Error {}
+
+const isLatin1Only = (s: string) => {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+  return true;
+};
+
+/** Header values arrive as one char per byte; reinterpret them as UTF-8 (invalid bytes → U+FFFD). */
+const headerText = (v: string) => (isLatin1Only(v) ? v : utf8Lenient.decode(Buffer.from(v, "latin1")));
+
+/** `::ffff:1.2.3.4` → `1.2.3.4`. */
+const plainIp = (ip: string) => (ip.startsWith("::ffff:") && ip.includes(".") ? ip.slice(7) : ip);
+
+/** X-Real-IP, else the first X-Forwarded-For entry, else the TCP peer (supplement §11.6.1). */
+export function clientAddressOf(request: Request, server: Server<unknown> | null, raw: RawHeaders): string | undefined {
+  const real = raw["x-real-ip"];
+  if (typeof real === "string" && real.trim()) return real.trim();
+  const fwd = raw["x-forwarded-for"];
+  if (typeof fwd === "string") {
+    const first = fwd.split(",")[0]!.trim();
+    if (first) return first;
+  }
+  const peer = server?.requestIP(request)?.address;
+  return peer ? plainIp(peer) : undefined;
+}
+
+/** Request headers as Bun's `toJSON` gives them: lower-case names, repeats joined (`cookie` with `; `), `set-cookie` as a list. */
+export type RawHeaders = Record<string, string | string[]>;
+
+/**
+ * Record form of request headers (supplement §11.10): `[name, value]` pairs sorted by name, repeats joined
+ * with `, ` (`cookie` with `; `), values as UTF-8 text. Run when a record is written, not on the hit path.
+ */
+export function headerPairs(raw: RawHeaders): HeaderList {
+  const out: HeaderList = [];
+  for (const name of Object.keys(raw)) {
+    const v = raw[name]!;
+    out.push([name, headerText(typeof v === "string" ? v : v.join(", "))]);
+  }
+  out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return out;
+}
+
+function parseQuery(rawQuery: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (rawQuery === "") return out;
+  for (const part of rawQuery.split("&")) {
+    if (part === "") continue;
+    const eq = part.indexOf("=");
+    const name = decodeQueryComponent(eq === -1 ? part : part.slice(0, eq));
+    out[name] = eq === -1 ? "" : decodeQueryComponent(part.slice(eq + 1));
+  }
+  return out;
+}
+
+async function readBody(request: Request, limit: number): Promise<Uint8Array> {
+  if (request.body === null) return EMPTY;
+  const declared = request.headers.get("content-length");
+  if (declared !== null && /^\d+$/.test(declared)) {
+    if (Number(declared) > limit) throw new TooLarge();
+    return new Uint8Array(await request.arrayBuffer());
+  }
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw new TooLarge();
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(size);
+  let off = 0;
+  for (const c of chunks) {
+    out.set(c, off);
+    off += c.byteLength;
+  }
+  return out;
+}
+
+const substitute = (text: string, values: Record<string, string>) =>
+  text.includes("${secrets.") ? text.replace(SECRET_REF_RE, (whole, name: string) => (Object.hasOwn(values, name) ? values[name]! : whole)) : text;
+
+export class ResponderEngine {
+  private readonly cache = new Map<string, Slot>();
+  private generation = 0;
+  private readonly handlesByUser = new Map<string, Set<string>>();
+  private readonly inflight = new Map<string, number>();
+  private readonly domainSuffix: string;
+  private readonly sessionCookie: string;
+  private readonly notFoundApi: ResponseInit;
+  private readonly notFoundPath: ResponseInit;
+  /** The sandbox pool; replaceable after construction (wiring order, tests). */
+  scripts: ScriptRunner | undefined;
+
+  constructor(
+    private readonly rt: Runtime,
+    private readonly deps: EngineDeps,
+  ) {
+    this.domainSuffix = `.${rt.config.responders.domain.toLowerCase().replace(/\.$/, "")}`;
+    this.sessionCookie = rt.config.security.session_cookie;
+    this.notFoundApi = { status: 404 };
+    this.notFoundPath = { status: 404, headers: [["content-security-policy", PATH_FORM_CSP]] };
+    this.scripts = deps.scripts;
+  }
+
+  // ---- dispatch ----
+
+  /** Synchronous host/path check; a Promise only for responder hits (supplement §11.3). */
+  dispatch(request: Request, server: Server<unknown> | null): Promise<Response> | undefined {
+    const host = parseResponderHost(request.headers.get("host"), this.domainSuffix);
+    if (host !== undefined) {
+      const { path, rawQuery } = splitUrl(request.url);
+      return this.serve(request, server, host.handle, host.prefix, path, rawQuery, false);
+    }
+    const url = request.url;
+    if (!url.includes(PATH_FORM_PREFIX)) return undefined;
+    const { path, rawQuery } = splitUrl(url);
+    const form = parsePathForm(path);
+    if (form === undefined) return undefined;
+    // Prefixed responders are reachable only by host: the path form is the "no prefix" space.
+    return this.serve(request, server, form.handle, "", form.path, rawQuery, true);
+  }
+
+  // ---- cache ----
+
+  /** Drops the cached responders of a user (after any write to them, or user removal). */
+  invalidateUser(userId: string): void {
+    this.generation++;
+    const handles = this.handlesByUser.get(userId);
+    if (!handles) return;
+    for (const h of handles) this.cache.delete(h);
+    this.handlesByUser.delete(userId);
+  }
+
+  private entryFor(handle: string): Promise<HandleEntry | null> | HandleEntry | null {
+    const slot = this.cache.get(handle);
+    if (slot !== undefined && ("loading" in slot || slot.expiresAt > Date.now())) return "loading" in slot ? slot.loading : slot.value;
+    if (this.cache.size >= CACHE_MAX_HANDLES) {
+      this.cache.clear();
+      this.handlesByUser.clear();
+    }
+    const gen = this.generation;
+    const loading = this.load(handle);
+    const pending: Slot = { loading };
+    this.cache.set(handle, pending);
+    loading.then(
+      (value) => {
+        if (this.cache.get(handle) !== pending) return;
+        // A write invalidated while this load was reading: keep nothing that may be stale.
+        if (gen !== this.generation) return void this.cache.delete(handle);
+        this.cache.set(handle, { value, expiresAt: Date.now() + (value === null ? NEGATIVE_TTL_MS : CACHE_TTL_MS) });
+        if (value !== null) {
+          let set = this.handlesByUser.get(value.userId);
+          if (!set) this.handlesByUser.set(value.userId, (set = new Set()));
+          set.add(handle);
+        }
+      },
+      () => {
+        if (this.cache.get(handle) === pending) this.cache.delete(handle);
+      },
+    );
+    return loading;
+  }
+
+  private async load(handle: string): Promise<HandleEntry | null> {
+    const db = this.rt.db;
+    const row = await this.deps.users.getRowByHandle(handle);
+    if (!row) return null;
+    const owner = { id: row.id };
+    const limits = tierLimits(this.rt.config, this.deps.users.toAuthUser(row).tier);
+    const byPrefix = new Map<string, CompiledResponder[]>();
+    for (const r of await respondersStore.byUser(db, owner.id)) {
+      const c = this.compile(r, limits);
+      const list = byPrefix.get(c.prefix);
+      if (list) list.push(c);
+      else byPrefix.set(c.prefix, [c]);
+    }
+    for (const list of byPrefix.values()) list.sort(byPrecedence);
+    return { userId: owner.id, limits, byPrefix };
+  }
+
+  compile(r: ResponderRow, limits: TierLimits): CompiledResponder {
+    const headers: HeaderList = r.headers ? JSON.parse(r.headers) : [];
+    const bodyText = r.body ?? "";
+    const selector = selectorFromText(r.secrets);
+    const templated = selector !== "none" && (bodyText.includes("${secrets.") || headers.some(([, v]) => v.includes("${secrets.")));
+    return {
+      id: r.id,
+      userId: r.user_id,
+      prefix: r.subdomain_prefix,
+      method: r.method,
+      pathType: r.path_type as PathType,
+      pathLower: matchPath(r.path),
+      enabled: r.enabled === 1,
+      trackLimit: Math.min(r.requests_to_track, limits.max_requests_to_track),
+      statusCode: r.status_code,
+      headers,
+      bodyText,
+      body: utf8.encode(bodyText),
+      script: r.script,
+      selector,
+      templated,
+      staticOut: templated ? undefined : this.wireParts(headers),
+    };
+  }
+
+  /** Hop-by-hop headers, `content-length` and a `Set-Cookie` for the session cookie are never sent (§11.5 step 4). */
+  private wireParts(produced: HeaderList): WireParts {
+    const wire: HeaderList = [];
+    const record: HeaderList = [];
+    let hasContentType = false;
+    for (const [name, value] of produced) {
+      const lower = name.toLowerCase();
+      if (HOP_BY_HOP.has(lower) || lower === "content-length") continue;
+      if (lower === "set-cookie" && value.split("=")[0]!.trim() === this.sessionCookie) continue;
+      if (lower === "content-type") hasContentType = true;
+      wire.push([name, value]);
+      record.push([lower, value]);
+    }
+    const hostInit = new Headers(wire);
+    const pathInit = new Headers(wire);
+    pathInit.append("content-security-policy", PATH_FORM_CSP);
+    return { wire, hostInit, pathInit, record, hasContentType };
+  }
+
+  // ---- serving ----
+
+  private notFound(pathForm: boolean): Response {
+    return new Response(null, pathForm ? this.notFoundPath : this.notFoundApi);
+  }
+
+  private plain(status: number, text: string, pathForm: boolean, extra: HeaderList = []): Response {
+    const headers: HeaderList = [["content-type", "text/plain; charset=utf-8"], ...extra];
+    if (pathForm) headers.push(["content-security-policy", PATH_FORM_CSP]);
+    return new Response(text, { status, headers });
+  }
+
+  /** A failure of Secbox itself (database, decryption…) on the hit path: plain 500, details in the log only. */
+  private internalError(err: unknown, pathForm: boolean): Response {
+    this.rt.log.error("responders: serving a hit failed", { error: String((err as Error)?.stack ?? err) });
+    return this.plain(500, "Internal error", pathForm);
+  }
+
+  private async serve(
+    request: Request,
+    server: Server<unknown> | null,
+    handle: string,
+    prefix: string | null,
+    path: string,
+    rawQuery: string,
+    pathForm: boolean,
+  ): Promise<Response> {
+    const arrival = performance.now();
+    const cached = this.entryFor(handle);
+    let entry: HandleEntry | null;
+    try {
+      entry = cached instanceof Promise ? await cached : cached;
+    } catch (err) {
+      return this.internalError(err, pathForm);
+    }
+    if (entry === null || prefix === null) return this.notFound(pathForm);
+    const method = request.method;
+    if (!isStandardMethod(method)) return this.notFound(pathForm);
+    const list = entry.byPrefix.get(prefix);
+    if (list === undefined) return this.notFound(pathForm);
+    const winner = findWinner(list, method, matchPath(path));
+    if (winner === undefined || !winner.enabled) return this.notFound(pathForm);
+
+    const inflight = this.inflight.get(winner.id) ?? 0;
+    if (inflight >= entry.limits.max_concurrent_hits) return this.plain(429, "Too many concurrent requests", pathForm, [["retry-after", "1"]]);
+    this.inflight.set(winner.id, inflight + 1);
+    try {
+      let body: Uint8Array = EMPTY;
+      try {
+        if (request.body !== null) body = await readBody(request, MAX_INBOUND_BODY_BYTES);
+      } catch (err) {
+        if (err instanceof TooLarge) return this.plain(413, "Request body too large", pathForm);
+        return this.plain(400, "Could not read the request body", pathForm);
+      }
+      const tracking = winner.trackLimit > 0;
+      // Bun empties a request's headers once it is answered: copy them now (cheaply), format them later.
+      const rawHeaders = tracking || winner.script !== null ? (request.headers.toJSON() as RawHeaders) : undefined;
+      const clientAddress = rawHeaders ? clientAddressOf(request, server, rawHeaders) : undefined;
+
+      let produced: ProducedResponse;
+      let parts: WireParts;
+      if (winner.script === null && winner.staticOut !== undefined) {
+        produced = { statusCode: winner.statusCode, headers: winner.headers, body: winner.body, skipRequest: false, trackResponse: false, failed: false };
+        parts = winner.staticOut;
+      } else {
+        const secrets = winner.selector === "none" ? {} : await this.deps.secrets.valuesFor(winner.userId, winner.selector);
+        const defaults: ResponseDefaults = winner.templated
+          ? {
+              statusCode: winner.statusCode,
+              headers: winner.headers.map(([n, v]) => [n, substitute(v, secrets)]),
+              body: utf8.encode(substitute(winner.bodyText, secrets)),
+            }
+          : { statusCode: winner.statusCode, headers: winner.headers, body: winner.body };
+        produced =
+          winner.script === null
+            ? { ...defaults, skipRequest: false, trackResponse: false, failed: false }
+            : await this.runScript(winner, entry.limits, defaults, {
+                ...(clientAddress !== undefined ? { clientAddress } : {}),
+                method,
+                headers: Object.fromEntries(headerPairs(rawHeaders!)),
+                path,
+                ...(rawQuery !== "" ? { rawQuery } : {}),
+                query: parseQuery(rawQuery),
+                body,
+                secrets,
+              });
+        parts = produced.headers === winner.headers && winner.staticOut ? winner.staticOut : this.wireParts(produced.headers);
+      }
+      const response = this.toResponse(produced, parts, method, pathForm);
+
+      if (tracking && !produced.skipRequest) {
+        const max = entry.limits.max_tracked_body_bytes;
+        const storeResponse = produced.trackResponse || produced.failed;
+        this.deps.capture.push({
+          responderId: winner.id,
+          keep: winner.trackLimit,
+          createdAt: nowSec(this.rt.clock),
+          durationMs: Math.round(performance.now() - arrival),
+          clientAddress,
+          method,
+          path,
+          rawQuery,
+          headers: rawHeaders!,
+          body: body.byteLength > max ? body.subarray(0, max) : body,
+          bodySize: body.byteLength,
+          ...(storeResponse
+            ? {
+                response: {
+                  statusCode: produced.statusCode,
+                  headers: parts.record,
+                  body: produced.body.byteLength > max ? produced.body.subarray(0, max) : produced.body,
+                  bodySize: produced.body.byteLength,
+                  truncated: produced.body.byteLength > max,
+                },
+              }
+            : {}),
+        });
+      }
+      return response;
+    } catch (err) {
+      return this.internalError(err, pathForm);
+    } finally {
+      const n = (this.inflight.get(winner.id) ?? 1) - 1;
+      if (n <= 0) this.inflight.delete(winner.id);
+      else this.inflight.set(winner.id, n);
+    }
+  }
+
+  private async runScript(r: CompiledResponder, limits: TierLimits, defaults: ResponseDefaults, context: Record<string, unknown>): Promise<ProducedResponse> {
+    const runner = this.scripts;
+    if (runner === undefined) return failureResponse(500, "Script failed: the script runtime is not available");
+    try {
+      const out = await runner.run({
+        source: r.script!,
+        context,
+        limits: {
+          // The pool adds the size of the byte arrays in `context` (the body) itself (§11.6).
+          memoryMib: limits.script_memory_mib,
+          timeoutMs: limits.script_timeout_sec * 1000,
+          proxyTimeoutMs: limits.proxy_timeout_ms,
+          maxProxyBodyBytes: MAX_INBOUND_BODY_BYTES,
+        },
+        kvOwner: r.id,
+        kvLimits: { maxEntries: limits.kv_max_entries, maxBytes: limits.kv_max_bytes, maxTtlSec: limits.kv_max_ttl_sec, opsPerRun: limits.kv_ops_per_run },
+      });
+      return responseFromScript(out, defaults);
+    } catch (err) {
+      return failureFor({ kind: "internal", message: String((err as Error)?.message ?? err) });
+    }
+  }
+
+  /**
+   * The wire response: Bun adds `Content-Length` and `Date`; HEAD, 204 and 304 carry no body. A body sent
+   * without a produced `Content-Type` goes out as a stream, because Bun labels byte bodies
+   * `application/octet-stream` (oven-sh/bun#21193) and Secbox must add no type of its own.
+   */
+  private toResponse(p: ProducedResponse, parts: WireParts, method: string, pathForm: boolean): Response {
+    const status = p.statusCode;
+    if (method === "HEAD") {
+      const h: HeaderList = pathForm ? [...parts.wire, ["content-security-policy", PATH_FORM_CSP]] : [...parts.wire];
+      if (status !== 204 && status !== 304) h.push(["content-length", String(p.body.byteLength)]);
+      h.push(["date", new Date().toUTCString()]);
+      return new Response(null, { status, headers: h });
+    }
+    const headers = pathForm ? parts.pathInit : parts.hostInit;
+    if (status === 204 || status === 304 || p.body.byteLength === 0) return new Response(null, { status, headers });
+    if (parts.hasContentType) return new Response(p.body, { status, headers });
+    const bytes = p.body;
+    return new Response(
+      new ReadableStream({
+        start(controller) {
+          controller.enqueue(bytes);
+          controller.close();
+        },
+      }),
+      { status, headers },
+    );
+  }
+}

@@ -1,0 +1,180 @@
+// Tracked request records (supplement §11.10) and their HAR 1.2 export (§11.12). Pure mapping from stored
+// rows; no I/O.
+import type { TrackedRow } from "./store";
+
+export type HeaderPair = [string, string];
+
+export interface TrackedResponse {
+  statusCode: number;
+  headers: HeaderPair[];
+  body?: string;
+  bodySize: number;
+  truncated: boolean;
+}
+
+export interface TrackedRecord {
+  id: string;
+  createdAt: number;
+  durationMs: number;
+  clientAddress?: string;
+  method: string;
+  path: string;
+  rawQuery?: string;
+  headers: HeaderPair[];
+  body?: string;
+  bodySize: number;
+  response?: TrackedResponse;
+}
+
+const b64 = (bytes: Uint8Array | null | undefined) => (bytes && bytes.byteLength > 0 ? Buffer.from(bytes).toString("base64") : undefined);
+
+function parseHeaders(text: string | null): HeaderPair[] {
+  if (!text) return [];
+  try {
+    const v = JSON.parse(text);
+    return Array.isArray(v) ? v : [];
+  } catch {
+    return [];
+  }
+}
+
+export function toTrackedRecord(r: TrackedRow): TrackedRecord {
+  const body = b64(r.body);
+  const record: TrackedRecord = {
+    id: r.id,
+    createdAt: r.created_at,
+    durationMs: r.duration_ms,
+    ...(r.client_address ? { clientAddress: r.client_address } : {}),
+    method: r.method,
+    path: r.path,
+    ...(r.raw_query ? { rawQuery: r.raw_query } : {}),
+    headers: parseHeaders(r.headers),
+    ...(body !== undefined ? { body } : {}),
+    bodySize: r.body_size,
+  };
+  if (r.response_status !== null) {
+    const rb = b64(r.response_body);
+    record.response = {
+      statusCode: r.response_status,
+      headers: parseHeaders(r.response_headers),
+      ...(rb !== undefined ? { body: rb } : {}),
+      bodySize: r.response_body_size ?? 0,
+      truncated: r.response_truncated === 1,
+    };
+  }
+  return record;
+}
+
+// ---- HAR ----
+
+const TEXTUAL_RE = /^text\/|json|xml|javascript|^application\/x-www-form-urlencoded/;
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+const headerValue = (headers: HeaderPair[], name: string) => headers.find(([n]) => n.toLowerCase() === name)?.[1] ?? "";
+
+/** `text` when valid UTF-8 with a textual type, else base64 with `encoding: "base64"` (§11.12). */
+function harBody(bytes: Uint8Array | null, mimeType: string): { text: string; encoding?: "base64" } {
+  const data = bytes ?? new Uint8Array(0);
+  const type = mimeType.split(";")[0]!.trim().toLowerCase();
+  if (TEXTUAL_RE.test(type)) {
+    try {
+      return { text: strictUtf8.decode(data) };
+    } catch {
+      // not valid UTF-8: fall through to base64
+    }
+  }
+  return { text: Buffer.from(data).toString("base64"), encoding: "base64" };
+}
+
+function queryString(rawQuery: string | null): { name: string; value: string }[] {
+  if (!rawQuery) return [];
+  return rawQuery
+    .split("&")
+    .filter((part) => part !== "")
+    .map((part) => {
+      const eq = part.indexOf("=");
+      const [name, value] = eq === -1 ? [part, ""] : [part.slice(0, eq), part.slice(eq + 1)];
+      return { name: decodeQueryComponent(name), value: decodeQueryComponent(value) };
+    });
+}
+
+export function decodeQueryComponent(s: string): string {
+  const plus = s.replace(/\+/g, " ");
+  try {
+    return decodeURIComponent(plus);
+  } catch {
+    return plus;
+  }
+}
+
+const toHarHeaders = (headers: HeaderPair[]) => headers.map(([name, value]) => ({ name, value }));
+
+export interface HarOptions {
+  /** Responder URL without its location path: `<scheme>://<host>` or `<public_url>/api/webhooks/<handle>`. */
+  baseUrl: string;
+  version: string;
+}
+
+/** HAR 1.2 document of the records, oldest first (`rows` must already be oldest first). */
+export function buildHar(rows: TrackedRow[], opts: HarOptions) {
+  const entries = rows.map((r) => {
+    const reqHeaders = parseHeaders(r.headers);
+    const reqMime = headerValue(reqHeaders, "content-type");
+    const request = {
+      method: r.method,
+      url: `${opts.baseUrl}${r.path}${r.raw_query ? `?${r.raw_query}` : ""}`,
+      httpVersion: "HTTP/1.1",
+      cookies: [],
+      headers: toHarHeaders(reqHeaders),
+      queryString: queryString(r.raw_query),
+      ...(r.body_size > 0 ? { postData: { mimeType: reqMime, ...harBody(r.body, reqMime) } } : {}),
+      headersSize: -1,
+      bodySize: r.body_size,
+    };
+    let response;
+    if (r.response_status !== null) {
+      const resHeaders = parseHeaders(r.response_headers);
+      const resMime = headerValue(resHeaders, "content-type");
+      response = {
+        status: r.response_status,
+        statusText: "",
+        httpVersion: "HTTP/1.1",
+        cookies: [],
+        headers: toHarHeaders(resHeaders),
+        content: { size: r.response_body_size ?? 0, mimeType: resMime, ...harBody(r.response_body, resMime) },
+        redirectURL: "",
+        headersSize: -1,
+        bodySize: r.response_body_size ?? 0,
+      };
+    } else {
+      response = {
+        status: 0,
+        statusText: "Not tracked",
+        httpVersion: "HTTP/1.1",
+        cookies: [],
+        headers: [],
+        content: { size: 0, mimeType: "" },
+        redirectURL: "",
+        headersSize: -1,
+        bodySize: -1,
+      };
+    }
+    return {
+      startedDateTime: new Date(r.created_at * 1000).toISOString(),
+      time: r.duration_ms,
+      request,
+      response,
+      cache: {},
+      timings: { send: 0, wait: r.duration_ms, receive: 0 },
+    };
+  });
+  return { log: { version: "1.2", creator: { name: "Secbox", version: opts.version }, entries } };
+}
+
+/** `attachment; filename="<name>-history.har"; filename*=UTF-8''…` (§11.12). */
+export function harContentDisposition(name: string): string {
+  const file = `${name}-history.har`;
+  const ascii = file.replace(/[^A-Za-z0-9._-]/g, "_");
+  const star = encodeURIComponent(file).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${star}`;
+}

@@ -1,0 +1,185 @@
+// SQL for responders (supplement §11) and their tracked requests (§11.10). Only this file touches the
+// `responders` and `responder_requests` tables. SQL is the subset SQLite and PostgreSQL share.
+import { placeholders, type Db } from "../../platform/db/db";
+import { listPage } from "../../platform/db/list";
+import type { ListQuery } from "../../platform/http/list-query";
+
+export interface ResponderRow {
+  id: string;
+  user_id: string;
+  name: string;
+  path_type: string;
+  path: string;
+  path_lower: string;
+  subdomain_prefix: string;
+  method: string;
+  enabled: number;
+  requests_to_track: number;
+  status_code: number;
+  headers: string | null;
+  body: string | null;
+  script: string | null;
+  secrets: string;
+  notify_enabled: number | null;
+  notify_throttle: number | null;
+  notify_count: number;
+  notify_from: number | null;
+  notified_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TrackedRow {
+  id: string;
+  responder_id: string;
+  created_at: number;
+  duration_ms: number;
+  client_address: string | null;
+  method: string;
+  path: string;
+  raw_query: string | null;
+  headers: string;
+  body: Uint8Array | null;
+  body_size: number;
+  response_status: number | null;
+  response_headers: string | null;
+  response_body: Uint8Array | null;
+  response_body_size: number | null;
+  response_truncated: number | null;
+}
+
+/** A record waiting in the capture batch (already in row shape). */
+export type TrackedInsert = TrackedRow;
+
+/** Newest record's createdAt; a responder without records sorts as 0 (supplement §1). */
+const LAST_REQUESTED = "COALESCE((SELECT MAX(q.created_at) FROM responder_requests q WHERE q.responder_id = e.id), 0)";
+
+export const RESPONDER_SORT_KEYS = ["name", "createdAt", "updatedAt", "lastRequestedAt"] as const;
+
+export const respondersStore = {
+  list: (db: Db, userId: string, query: ListQuery) =>
+    listPage<ResponderRow>(db, userId, query, { table: "responders", entityType: "responder", extraSorts: { lastRequestedAt: LAST_REQUESTED } }),
+
+  get: (db: Db, userId: string, id: string) => db.get<ResponderRow>("SELECT * FROM responders WHERE id = ? AND user_id = ?", [id, userId]),
+
+  byUser: (db: Db, userId: string) => db.all<ResponderRow>("SELECT * FROM responders WHERE user_id = ?", [userId]),
+
+  async count(db: Db, userId: string): Promise<number> {
+    return (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM responders WHERE user_id = ?", [userId]))?.n ?? 0;
+  },
+
+  async nameTaken(db: Db, userId: string, name: string, exceptId: string | null): Promise<boolean> {
+    return (await db.get("SELECT 1 AS x FROM responders WHERE user_id = ? AND name = ? AND id <> ?", [userId, name, exceptId ?? ""])) !== undefined;
+  },
+
+  /** Responders at the same location (prefix, pathType, path ignoring case), for the method-overlap check. */
+  sameLocation: (db: Db, userId: string, prefix: string, pathType: string, pathLower: string, exceptId: string | null) =>
+    db.all<{ id: string; name: string; method: string }>(
+      "SELECT id, name, method FROM responders WHERE user_id = ? AND subdomain_prefix = ? AND path_type = ? AND path_lower = ? AND id <> ?",
+      [userId, prefix, pathType, pathLower, exceptId ?? ""],
+    ),
+
+  insert: (db: Db, r: ResponderRow) =>
+    db.run(
+      `INSERT INTO responders (id, user_id, name, path_type, path, path_lower, subdomain_prefix, method, enabled, requests_to_track,
+         status_code, headers, body, script, secrets, notify_enabled, notify_throttle, notify_count, notify_from, notified_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        r.id, r.user_id, r.name, r.path_type, r.path, r.path_lower, r.subdomain_prefix, r.method, r.enabled, r.requests_to_track,
+        r.status_code, r.headers, r.body, r.script, r.secrets, r.notify_enabled, r.notify_throttle, r.notify_count, r.notify_from,
+        r.notified_at, r.created_at, r.updated_at,
+      ],
+    ),
+
+  update: (db: Db, r: ResponderRow) =>
+    db.run(
+      `UPDATE responders SET name = ?, path_type = ?, path = ?, path_lower = ?, subdomain_prefix = ?, method = ?, enabled = ?,
+         requests_to_track = ?, status_code = ?, headers = ?, body = ?, script = ?, secrets = ?, notify_enabled = ?, notify_throttle = ?,
+         notify_count = ?, notify_from = ?, notified_at = ?, updated_at = ?
+       WHERE id = ? AND user_id = ?`,
+      [
+        r.name, r.path_type, r.path, r.path_lower, r.subdomain_prefix, r.method, r.enabled, r.requests_to_track, r.status_code,
+        r.headers, r.body, r.script, r.secrets, r.notify_enabled, r.notify_throttle, r.notify_count, r.notify_from, r.notified_at,
+        r.updated_at, r.id, r.user_id,
+      ],
+    ),
+
+  delete: (db: Db, userId: string, id: string) => db.run("DELETE FROM responders WHERE id = ? AND user_id = ?", [id, userId]),
+
+  /** Responders of the user whose stored selector mentions the secret id (candidates for `withoutSecret`). */
+  selectorsMentioning: (db: Db, userId: string, secretId: string) =>
+    db.all<{ id: string; secrets: string }>("SELECT id, secrets FROM responders WHERE user_id = ? AND secrets LIKE ?", [userId, `%${secretId}%`]),
+
+  setSelector: (db: Db, id: string, selectorText: string) => db.run("UPDATE responders SET secrets = ? WHERE id = ?", [selectorText, id]),
+
+  // ---- tracked requests ----
+
+  history: (db: Db, responderId: string) =>
+    db.all<TrackedRow>("SELECT * FROM responder_requests WHERE responder_id = ? ORDER BY id DESC", [responderId]),
+
+  historyOldestFirst: (db: Db, responderId: string) =>
+    db.all<TrackedRow>("SELECT * FROM responder_requests WHERE responder_id = ? ORDER BY id ASC", [responderId]),
+
+  clear: (db: Db, responderId: string) => db.run("DELETE FROM responder_requests WHERE responder_id = ?", [responderId]),
+
+  /** Keeps the newest `keep` records of the responder (0 deletes them all). */
+  async trim(db: Db, responderId: string, keep: number): Promise<void> {
+    if (keep <= 0) {
+      await db.run("DELETE FROM responder_requests WHERE responder_id = ?", [responderId]);
+      return;
+    }
+    const boundary = await db.get<{ id: string }>(
+      "SELECT id FROM responder_requests WHERE responder_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?",
+      [responderId, keep - 1],
+    );
+    if (boundary) await db.run("DELETE FROM responder_requests WHERE responder_id = ? AND id < ?", [responderId, boundary.id]);
+  },
+
+  /** Current tracking depth and notification state of the given responders (those still existing). */
+  trackingState: (db: Db, ids: string[]) =>
+    ids.length === 0
+      ? Promise.resolve([])
+      : db.all<{ id: string; requests_to_track: number; notify_enabled: number | null }>(
+          `SELECT id, requests_to_track, notify_enabled FROM responders WHERE id IN (${placeholders(ids.length)})`,
+          ids,
+        ),
+
+  insertTracked: (db: Db, r: TrackedInsert) =>
+    db.run(
+      `INSERT INTO responder_requests (id, responder_id, created_at, duration_ms, client_address, method, path, raw_query, headers, body,
+         body_size, response_status, response_headers, response_body, response_body_size, response_truncated)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        r.id, r.responder_id, r.created_at, r.duration_ms, r.client_address, r.method, r.path, r.raw_query, r.headers, r.body,
+        r.body_size, r.response_status, r.response_headers, r.response_body, r.response_body_size, r.response_truncated,
+      ],
+    ),
+
+  addNotifyCount: (db: Db, id: string, n: number) =>
+    db.run("UPDATE responders SET notify_count = notify_count + ? WHERE id = ? AND notify_enabled = 1", [n, id]),
+
+  /** Per responder of the user: stored record count and newest createdAt, name ascending (supplement §11.11). */
+  stats: (db: Db, userId: string) =>
+    db.all<{ id: string; n: number; last: number | null }>(
+      `SELECT e.id, COUNT(q.id) AS n, MAX(q.created_at) AS last
+       FROM responders e LEFT JOIN responder_requests q ON q.responder_id = e.id
+       WHERE e.user_id = ? GROUP BY e.id, e.name ORDER BY lower(e.name) ASC, e.id ASC`,
+      [userId],
+    ),
+
+  // ---- hit summaries (supplement §18.2) ----
+
+  /** Responders due for a summary at `now`. */
+  dueSummaries: (db: Db, now: number) =>
+    db.all<ResponderRow>(
+      `SELECT * FROM responders
+       WHERE notify_enabled = 1 AND requests_to_track > 0 AND notify_count > 0
+         AND (notified_at IS NULL OR notified_at + notify_throttle <= ?)
+       ORDER BY id`,
+      [now],
+    ),
+
+  markNotified: (db: Db, id: string, sent: number, now: number) =>
+    db.run("UPDATE responders SET notify_count = notify_count - ?, notify_from = ?, notified_at = ? WHERE id = ?", [sent, now, now, id]),
+
+};
