@@ -1,5 +1,33 @@
-// Routes of the trackers feature (stub; being implemented).
-import { Elysia } from "elysia";
+// Routes of the trackers feature: `POST /api/scheduler/parse_schedule` (tag "scheduler") and the API trackers
+// (tag "web_scraping", api/routes.ts). Page trackers will add page/routes.ts here.
+import { Elysia, t } from "elysia";
 import type { Services } from "../../app";
+import { apiTrackersRoutes } from "./api/routes";
 
-export const trackersRoutes = ({ auth }: Services) => new Elysia({ name: "feature/trackers" }).use(auth);
+const ParseScheduleBody = t.Object({
+  schedule: t.Optional(
+    t.Unknown({
+      description:
+        "cron: 6 fields `second minute hour day-of-month month day-of-week` (UTC); 5 fields = seconds 0; 7 fields add a year; or @hourly, @daily, @weekly, @monthly",
+    }),
+  ),
+});
+
+const ParseScheduleResult = t.Object({
+  minInterval: t.Integer({ description: "smallest gap in ms between consecutive occurrences among the next 1,000" }),
+  nextOccurrences: t.Array(t.Integer(), { description: "the next 5 occurrences, unix seconds" }),
+});
+
+export const trackersRoutes = (services: Services) =>
+  new Elysia({ name: "feature/trackers" })
+    .use(services.auth)
+    .post("/api/scheduler/parse_schedule", ({ user, body }) => services.trackers.parseSchedule(user, body), {
+      auth: "user",
+      body: ParseScheduleBody,
+      response: ParseScheduleResult,
+      detail: {
+        tags: ["scheduler"],
+        summary: "Parse a cron schedule: minimum interval and next occurrences (400 INVALID_SCHEDULE / SCHEDULE_TOO_FREQUENT)",
+      },
+    })
+    .use(apiTrackersRoutes(services));

@@ -1,24 +1,76 @@
-// Trackers (stub; being implemented): scheduler glue, revisions, logs, diffs, notifications; API trackers in api/.
-import type { Runtime } from "../../platform/runtime";
+// Trackers: the shared core (core.ts: scheduling glue, runs, revisions, logs, diffs, notifications) and its kinds
+// (api/ now, page/ later), plus `POST /api/scheduler/parse_schedule` (supplement §14).
+import type { AuthUser } from "../../platform/auth/principal";
+import { invalid } from "../../platform/http/errors";
+import { analyzeSchedule } from "../../platform/jobs/cron";
+import type { Scheduler } from "../../platform/jobs/scheduler";
+import { tierLimits, type Runtime } from "../../platform/runtime";
 import type { NotificationEmailService } from "../notification-email/service";
 import type { SecretsService } from "../secrets/service";
 import type { TagsService } from "../tags/service";
 import type { UsersService } from "../users/service";
+import { ApiTrackersService } from "./api/service";
+import type { ScriptRunner } from "./api/scripts";
+import { TrackerCore } from "./core";
+import { isPlainObject } from "./params";
+
+export type { ScriptRunner } from "./api/scripts";
 
 export interface TrackersDeps {
   tags: TagsService;
   secrets: SecretsService;
   users: UsersService;
   notificationEmail: NotificationEmailService;
+  /** The QuickJS pool for configurator/extractor scripts; without it, runs of trackers with scripts fail. */
+  scripts?: ScriptRunner;
+}
+
+export interface ParseScheduleResult {
+  minInterval: number;
+  nextOccurrences: number[];
 }
 
 export class TrackersService {
+  readonly core: TrackerCore;
+  readonly api: ApiTrackersService;
+
   constructor(
     private readonly rt: Runtime,
-    private readonly deps: TrackersDeps,
-  ) {}
+    deps: TrackersDeps,
+  ) {
+    this.core = new TrackerCore(rt, deps);
+    this.api = new ApiTrackersService(rt, this.core, { secrets: deps.secrets, scripts: deps.scripts });
+  }
 
-  /** Starts the scheduler (when scheduler.enabled). */
-  async start(): Promise<void> {}
-  async stop(): Promise<void> {}
+  /** The scheduler (tests drive it with tick(now) and idle()). */
+  get scheduler(): Scheduler {
+    return this.core.scheduler;
+  }
+
+  /** The script sandbox in use (the server wires it through deps.scripts). */
+  get scriptRunner(): ScriptRunner | undefined {
+    return this.api.scriptRunner;
+  }
+
+  /** Replaces the script sandbox (tests; undefined = none). */
+  setScriptRunner(runner: ScriptRunner | undefined): void {
+    this.api.setScriptRunner(runner);
+  }
+
+  /** Starts the scheduler (when scheduler.enabled): schedules survive restarts, missed runs run once. */
+  async start(): Promise<void> {
+    await this.core.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.core.stop();
+  }
+
+  /** `{schedule}` → minimum interval (ms) and the next 5 occurrences (unix s); tier minimum enforced. */
+  parseSchedule(user: AuthUser, body: unknown): ParseScheduleResult {
+    if (!isPlainObject(body)) throw invalid("body: must be a JSON object {schedule}");
+    const limits = tierLimits(this.rt.config, user.tier);
+    const a = analyzeSchedule(body.schedule, this.rt.clock.now(), { field: "schedule", minAllowedSec: limits.min_schedule_interval_sec });
+    return { minInterval: a.minIntervalMs, nextOccurrences: a.next.map((t) => Math.floor(t / 1000)) };
+  }
 }

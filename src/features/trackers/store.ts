@@ -1,0 +1,192 @@
+// SQL of the trackers feature: the trackers table (API and page trackers, told apart by `kind`), revisions and
+// execution logs. Only SQL shared by SQLite and PostgreSQL.
+import { placeholders, type Db } from "../../platform/db/db";
+import { listPage } from "../../platform/db/list";
+import type { ListQuery } from "../../platform/http/list-query";
+
+export type TrackerKind = "api" | "page";
+
+export interface TrackerRow {
+  id: string;
+  user_id: string;
+  kind: TrackerKind;
+  name: string;
+  enabled: number;
+  config: string;
+  target: string;
+  notifications: number;
+  secrets: string;
+  schedule_anchor: number;
+  last_ran_at: number | null;
+  failure_streak: number;
+  failing_notified: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface RevisionRow {
+  id: string;
+  tracker_id: string;
+  created_at: number;
+  size: number;
+  data: Uint8Array;
+}
+
+export interface LogRow {
+  id: string;
+  tracker_id: string;
+  started_at: number;
+  finished_at: number;
+  duration_ms: number;
+  status: "success" | "failure";
+  is_manual: number;
+  retry_attempt: number | null;
+  has_changes: number | null;
+  revision_size: number | null;
+  error: string | null;
+  phases: string;
+}
+
+const COLUMNS =
+  "e.id, e.user_id, e.kind, e.name, e.enabled, e.config, e.target, e.notifications, e.secrets, e.schedule_anchor, e.last_ran_at, e.failure_streak, e.failing_notified, e.created_at, e.updated_at";
+
+const LOG_COLUMNS = "id, tracker_id, started_at, finished_at, duration_ms, status, is_manual, retry_attempt, has_changes, revision_size, error, phases";
+
+/** Fields a create or update writes. */
+export interface TrackerWrite {
+  name: string;
+  enabled: boolean;
+  config: string;
+  target: string;
+  notifications: boolean;
+  secrets: string;
+}
+
+export const trackersStore = {
+  list: (db: Db, userId: string, kind: TrackerKind, query: ListQuery) =>
+    listPage<TrackerRow>(db, userId, query, {
+      table: "trackers",
+      entityType: kind === "api" ? "apiTracker" : "pageTracker",
+      filter: { sql: "e.kind = ?", params: [kind] },
+      columns: COLUMNS,
+    }),
+
+  get: (db: Db, userId: string, kind: TrackerKind, id: string) =>
+    db.get<TrackerRow>(`SELECT ${COLUMNS} FROM trackers e WHERE e.user_id = ? AND e.kind = ? AND e.id = ?`, [userId, kind, id]),
+
+  byId: (db: Db, id: string) => db.get<TrackerRow>(`SELECT ${COLUMNS} FROM trackers e WHERE e.id = ?`, [id]),
+
+  /** Every tracker of a kind the user owns, name order (logs summary). */
+  idsOfUser: (db: Db, userId: string, kind?: TrackerKind) =>
+    kind === undefined
+      ? db.all<{ id: string }>("SELECT id FROM trackers WHERE user_id = ?", [userId])
+      : db.all<{ id: string }>("SELECT id FROM trackers WHERE user_id = ? AND kind = ? ORDER BY lower(name), id", [userId, kind]),
+
+  async count(db: Db, userId: string, kind: TrackerKind): Promise<number> {
+    return (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM trackers WHERE user_id = ? AND kind = ?", [userId, kind]))?.n ?? 0;
+  },
+
+  async nameTaken(db: Db, userId: string, kind: TrackerKind, name: string, exceptId?: string): Promise<boolean> {
+    const row = await db.get("SELECT id FROM trackers WHERE user_id = ? AND kind = ? AND name = ? AND id <> ?", [userId, kind, name, exceptId ?? ""]);
+    return row !== undefined;
+  },
+
+  insert: (db: Db, r: { id: string; userId: string; kind: TrackerKind; now: number } & TrackerWrite) =>
+    db.run(
+      `INSERT INTO trackers (id, user_id, kind, name, enabled, config, target, notifications, secrets, schedule_anchor, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [r.id, r.userId, r.kind, r.name, r.enabled ? 1 : 0, r.config, r.target, r.notifications ? 1 : 0, r.secrets, r.now, r.now, r.now],
+    ),
+
+  update: (db: Db, userId: string, id: string, w: TrackerWrite & { scheduleAnchor: number; now: number }) =>
+    db.run(
+      `UPDATE trackers SET name = ?, enabled = ?, config = ?, target = ?, notifications = ?, secrets = ?, schedule_anchor = ?, updated_at = ?
+       WHERE user_id = ? AND id = ?`,
+      [w.name, w.enabled ? 1 : 0, w.config, w.target, w.notifications ? 1 : 0, w.secrets, w.scheduleAnchor, w.now, userId, id],
+    ),
+
+  delete: (db: Db, userId: string, kind: TrackerKind, id: string) =>
+    db.run("DELETE FROM trackers WHERE user_id = ? AND kind = ? AND id = ?", [userId, kind, id]),
+
+  /** Enabled trackers (scheduler start); the caller keeps those with a job. */
+  enabled: (db: Db) => db.all<TrackerRow>(`SELECT ${COLUMNS} FROM trackers e WHERE e.enabled = 1`),
+
+  /** Trackers of the user whose selector may name the secret (the caller re-checks the parsed selector). */
+  withSecret: (db: Db, userId: string, secretId: string) =>
+    db.all<{ id: string; secrets: string }>("SELECT id, secrets FROM trackers WHERE user_id = ? AND secrets LIKE ?", [userId, `%${secretId}%`]),
+
+  setSecrets: (db: Db, id: string, secrets: string) => db.run("UPDATE trackers SET secrets = ? WHERE id = ?", [secrets, id]),
+
+  /** End of a run: last run time and the failure streak. 0 changes = the tracker is gone. */
+  recordRun: (db: Db, id: string, lastRanAt: number) => db.run("UPDATE trackers SET last_ran_at = ? WHERE id = ?", [lastRanAt, id]),
+
+  setStreak: (db: Db, id: string, streak: number, notified: boolean) =>
+    db.run("UPDATE trackers SET failure_streak = ?, failing_notified = ? WHERE id = ?", [streak, notified ? 1 : 0, id]),
+
+  // ---- revisions ----
+
+  revisions: (db: Db, trackerId: string) =>
+    db.all<RevisionRow>("SELECT id, tracker_id, created_at, size, data FROM tracker_revisions WHERE tracker_id = ? ORDER BY created_at DESC, id DESC", [
+      trackerId,
+    ]),
+
+  newestRevision: (db: Db, trackerId: string) =>
+    db.get<RevisionRow>(
+      "SELECT id, tracker_id, created_at, size, data FROM tracker_revisions WHERE tracker_id = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+      [trackerId],
+    ),
+
+  insertRevision: (db: Db, r: RevisionRow) =>
+    db.run("INSERT INTO tracker_revisions (id, tracker_id, created_at, size, data) VALUES (?, ?, ?, ?, ?)", [r.id, r.tracker_id, r.created_at, r.size, r.data]),
+
+  /** Keeps the `keep` newest revisions. */
+  trimRevisions: (db: Db, trackerId: string, keep: number) =>
+    db.run(
+      `DELETE FROM tracker_revisions WHERE tracker_id = ? AND id NOT IN
+         (SELECT id FROM tracker_revisions WHERE tracker_id = ? ORDER BY created_at DESC, id DESC LIMIT ?)`,
+      [trackerId, trackerId, keep],
+    ),
+
+  clearRevisions: (db: Db, trackerId: string) => db.run("DELETE FROM tracker_revisions WHERE tracker_id = ?", [trackerId]),
+
+  // ---- logs ----
+
+  logs: (db: Db, trackerId: string, limit: number) =>
+    db.all<LogRow>(`SELECT ${LOG_COLUMNS} FROM tracker_logs WHERE tracker_id = ? ORDER BY started_at DESC, id DESC LIMIT ?`, [trackerId, limit]),
+
+  insertLog: (db: Db, r: LogRow) =>
+    db.run(`INSERT INTO tracker_logs (${LOG_COLUMNS}) VALUES (${placeholders(12)})`, [
+      r.id,
+      r.tracker_id,
+      r.started_at,
+      r.finished_at,
+      r.duration_ms,
+      r.status,
+      r.is_manual,
+      r.retry_attempt,
+      r.has_changes,
+      r.revision_size,
+      r.error,
+      r.phases,
+    ]),
+
+  trimLogs: (db: Db, trackerId: string, keep: number) =>
+    db.run(
+      `DELETE FROM tracker_logs WHERE tracker_id = ? AND id NOT IN
+         (SELECT id FROM tracker_logs WHERE tracker_id = ? ORDER BY started_at DESC, id DESC LIMIT ?)`,
+      [trackerId, trackerId, keep],
+    ),
+
+  clearLogs: (db: Db, trackerId: string) => db.run("DELETE FROM tracker_logs WHERE tracker_id = ?", [trackerId]),
+
+  /** The `perTracker` newest logs of every tracker of a kind the user owns. */
+  logsSummary: (db: Db, userId: string, kind: TrackerKind, perTracker: number) =>
+    db.all<LogRow>(
+      `SELECT ${LOG_COLUMNS} FROM (
+         SELECT l.*, ROW_NUMBER() OVER (PARTITION BY l.tracker_id ORDER BY l.started_at DESC, l.id DESC) AS rn
+         FROM tracker_logs l JOIN trackers t ON t.id = l.tracker_id
+         WHERE t.user_id = ? AND t.kind = ?
+       ) ranked WHERE rn <= ? ORDER BY tracker_id, started_at DESC, id DESC`,
+      [userId, kind, perTracker],
+    ),
+};
