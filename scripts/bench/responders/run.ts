@@ -4,8 +4,6 @@
 //   (b) a static Secbox responder with capture on (requestsToTrack 30)
 //   (c) a scripted Secbox responder (responder-shaped script, through the QuickJS pool)
 //   (d) @mockoon/cli serving the same static route — the peer
-//   (b′), (c′) the same two responders on proposed-server.ts: the listen() wiring proposed for app.ts
-//       (responder hits bypass Elysia)
 // Prints req/s, p50 and p99 for each and the ratios b/a, c/a, b/d against the targets
 // b ≥ 0.6 × a, c ≥ 0.25 × a, b ≥ 3 × d.
 //
@@ -131,18 +129,11 @@ async function startRaw(): Promise<Started> {
   return { targets: [{ label: "(a) raw Bun.serve", url: `http://127.0.0.1:${port}/orders` }], stop: () => stop(proc) };
 }
 
-/**
- * `shipped`: `secbox serve` as built today. `proposed`: proposed-server.ts (hits bypass Elysia) — the listen()
- * wiring suggested for app.ts; its rows are marked ′.
- */
-async function startSecbox(variant: "shipped" | "proposed"): Promise<Started & { storedCount(): Promise<number | undefined> }> {
+/** `secbox serve` from source on a fresh data directory. */
+async function startSecbox(): Promise<Started & { storedCount(): Promise<number | undefined> }> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), "secbox-bench-"));
-  const mark = variant === "proposed" ? "′" : "";
-  const cmd =
-    variant === "shipped"
-      ? ["bun", join(root, "src/main.ts"), "serve", "--data-dir", dataDir, "--port", String(port), "--host", "127.0.0.1"]
-      : ["bun", join(here, "proposed-server.ts"), String(port), dataDir];
+  const cmd = ["bun", join(root, "src/main.ts"), "serve", "--data-dir", dataDir, "--port", String(port), "--host", "127.0.0.1"];
   const proc = spawn(cmd, {
     env: {
       ...process.env,
@@ -188,9 +179,9 @@ async function startSecbox(variant: "shipped" | "proposed"): Promise<Started & {
     const probeText = await probe.text();
     return {
       targets: [
-        { label: `(b${mark}) static responder, capture on`, url: `${base}/orders`, host },
+        { label: "(b) static responder, capture on", url: `${base}/orders`, host },
         {
-          label: `(c${mark}) scripted responder`,
+          label: "(c) scripted responder",
           url: `${base}/scripted?x=1`,
           host,
           ...(probe.status === 200 ? {} : { skip: `skipped: ${probe.status} ${probeText.slice(0, 80)}` }),
@@ -251,12 +242,10 @@ if (spawnSync(["which", "wrk"]).exitCode !== 0) {
 console.log(`wrk: ${THREADS} thread(s), ${CONNECTIONS} connections, ${WARMUP}s warm-up + ${DURATION}s per target, best of ${ROUNDS} round(s), loopback`);
 const started: Started[] = [];
 let secbox: Awaited<ReturnType<typeof startSecbox>> | undefined;
-let proposed: Awaited<ReturnType<typeof startSecbox>> | undefined;
 const results = new Map<string, Result>();
 try {
   started.push(await startRaw());
-  started.push((secbox = await startSecbox("shipped")));
-  started.push((proposed = await startSecbox("proposed")));
+  started.push((secbox = await startSecbox()));
   started.push(await startMockoon());
   const targets = started.flatMap((s) => s.targets);
   for (const t of targets) if (!t.skip && WARMUP > 0) wrk(t.url, t.host, WARMUP);
@@ -271,28 +260,23 @@ try {
       if (!best || !(best.rps >= r.rps)) results.set(t.label, { label: t.label, ...r });
     }
   }
-  for (const [srv, label] of [[secbox, "(b) static responder, capture on"], [proposed, "(b′) static responder, capture on"]] as const) {
-    const r = results.get(label);
-    if (r) r.note = `capture on: ${await srv.storedCount()} records kept (requestsToTrack 30)`;
-  }
+  const r = results.get("(b) static responder, capture on");
+  if (r) r.note = `capture on: ${await secbox.storedCount()} records kept (requestsToTrack 30)`;
 } finally {
   for (const s of started) await s.stop();
 }
 
 const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "—");
 const get = (prefix: string) => [...results.values()].find((r) => r.label.startsWith(prefix))!;
-const [a, b, c, b2, c2, d] = [get("(a)"), get("(b)"), get("(c)"), get("(b′)"), get("(c′)"), get("(d)")];
+const [a, b, c, d] = [get("(a)"), get("(b)"), get("(c)"), get("(d)")];
 console.log("");
 console.log("| target | req/s | p50 ms | p99 ms | non-2xx | note |");
 console.log("|---|---:|---:|---:|---:|---|");
-for (const r of [a, b, c, b2, c2, d]) console.log(`| ${r.label} | ${fmt(r.rps)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${r.non2xx} | ${r.note ?? ""} |`);
+for (const r of [a, b, c, d]) console.log(`| ${r.label} | ${fmt(r.rps)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${r.non2xx} | ${r.note ?? ""} |`);
 const checks: [string, number, number][] = [
   ["b/a", b.rps / a.rps, 0.6],
   ["c/a", c.rps / a.rps, 0.25],
   ["b/d", b.rps / d.rps, 3],
-  ["b′/a", b2.rps / a.rps, 0.6],
-  ["c′/a", c2.rps / a.rps, 0.25],
-  ["b′/d", b2.rps / d.rps, 3],
 ];
 console.log("");
 console.log("| ratio | value | target | |");
