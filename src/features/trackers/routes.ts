@@ -1,8 +1,9 @@
-// Routes of the trackers feature: `POST /api/scheduler/parse_schedule` (tag "scheduler") and the API trackers
-// (tag "web_scraping", api/routes.ts). Page trackers will add page/routes.ts here.
+// Routes of the trackers feature: `POST /api/scheduler/parse_schedule` (tag "scheduler"), the API trackers and the
+// page trackers (tag "web_scraping", api/routes.ts and page/routes.ts).
 import { Elysia, t } from "elysia";
 import type { Services } from "../../app";
 import { apiTrackersRoutes } from "./api/routes";
+import { pageTrackersRoutes } from "./page/routes";
 
 const ParseScheduleBody = t.Object({
   schedule: t.Optional(
@@ -30,4 +31,5 @@ export const trackersRoutes = (services: Services) =>
         summary: "Parse a cron schedule: minimum interval and next occurrences (400 INVALID_SCHEDULE / SCHEDULE_TOO_FREQUENT)",
       },
     })
-    .use(apiTrackersRoutes(services));
+    .use(apiTrackersRoutes(services))
+    .use(pageTrackersRoutes(services));

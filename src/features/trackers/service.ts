@@ -1,5 +1,6 @@
 // Trackers: the shared core (core.ts: scheduling glue, runs, revisions, logs, diffs, notifications) and its kinds
-// (api/ now, page/ later), plus `POST /api/scheduler/parse_schedule` (supplement §14).
+// (api/: HTTP API trackers; page/: page trackers rendered in Chromium), plus `POST /api/scheduler/parse_schedule`
+// (supplement §14).
 import type { AuthUser } from "../../platform/auth/principal";
 import { invalid } from "../../platform/http/errors";
 import { analyzeSchedule } from "../../platform/jobs/cron";
@@ -12,6 +13,7 @@ import type { UsersService } from "../users/service";
 import { ApiTrackersService } from "./api/service";
 import type { ScriptRunner } from "./api/scripts";
 import { TrackerCore } from "./core";
+import { PageTrackersService } from "./page/service";
 import { isPlainObject } from "./params";
 
 export type { ScriptRunner } from "./api/scripts";
@@ -33,6 +35,7 @@ export interface ParseScheduleResult {
 export class TrackersService {
   readonly core: TrackerCore;
   readonly api: ApiTrackersService;
+  readonly page: PageTrackersService;
 
   constructor(
     private readonly rt: Runtime,
@@ -40,6 +43,7 @@ export class TrackersService {
   ) {
     this.core = new TrackerCore(rt, deps);
     this.api = new ApiTrackersService(rt, this.core, { secrets: deps.secrets, scripts: deps.scripts });
+    this.page = new PageTrackersService(rt, this.core, { secrets: deps.secrets });
   }
 
   /** The scheduler (tests drive it with tick(now) and idle()). */
@@ -62,8 +66,13 @@ export class TrackersService {
     await this.core.start();
   }
 
+  /** Stops the scheduler (running jobs get a bounded wait), then closes the shared Chromium. */
   async stop(): Promise<void> {
-    await this.core.stop();
+    try {
+      await this.core.stop();
+    } finally {
+      await this.page.close();
+    }
   }
 
   /** `{schedule}` → minimum interval (ms) and the next 5 occurrences (unix s); tier minimum enforced. */
