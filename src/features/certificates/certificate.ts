@@ -10,6 +10,7 @@ import type { KeyPair } from "./keygen";
 import { signData } from "./keygen";
 import type { OpenSsl } from "./openssl";
 import type { TemplateAttributes } from "./attributes";
+import type * as X509 from "@peculiar/x509";
 import { x509 } from "./x509";
 
 const KEY_USAGE_FLAGS: Record<string, number> = {
@@ -33,7 +34,7 @@ const EKU_OIDS: Record<string, string> = {
 };
 
 /** Subject fields in DN order C, ST, L, O, OU, CN; country as PrintableString, the rest UTF8String. */
-function subjectName(a: TemplateAttributes): x509.Name {
+function subjectName(a: TemplateAttributes): X509.Name {
   const rdns: Record<string, { printableString?: string; utf8String?: string }[]>[] = [];
   if (a.country) rdns.push({ C: [{ printableString: a.country }] });
   if (a.stateOrProvince) rdns.push({ ST: [{ utf8String: a.stateOrProvince }] });
@@ -57,10 +58,10 @@ function ipForAsn(ip: string): string {
   return groups.join(":");
 }
 
-function extensions(a: TemplateAttributes, spki: Uint8Array, subjectEmpty: boolean, sans: { kind: SanKind; value: string }[]): x509.Extension[] {
+function extensions(a: TemplateAttributes, spki: Uint8Array, subjectEmpty: boolean, sans: { kind: SanKind; value: string }[]): X509.Extension[] {
   const info = AsnConvert.parse(spki, asn1X509.SubjectPublicKeyInfo);
   const keyId = createHash("sha1").update(new Uint8Array(info.subjectPublicKey)).digest("hex"); // RFC 5280 §4.2.1.2 (1)
-  const out: x509.Extension[] = [new x509.BasicConstraintsExtension(a.isCa, undefined, true), new x509.SubjectKeyIdentifierExtension(keyId)];
+  const out: X509.Extension[] = [new x509.BasicConstraintsExtension(a.isCa, undefined, true), new x509.SubjectKeyIdentifierExtension(keyId)];
   if (a.keyUsage && a.keyUsage.length > 0) {
     out.push(new x509.KeyUsagesExtension(a.keyUsage.reduce((flags, u) => flags | KEY_USAGE_FLAGS[u]!, 0), true));
   }
@@ -69,7 +70,7 @@ function extensions(a: TemplateAttributes, spki: Uint8Array, subjectEmpty: boole
   }
   if (sans.length > 0) {
     const names = sans.map(({ kind, value }) => ({ type: kind, value: kind === "ip" ? ipForAsn(value) : value }));
-    out.push(new x509.SubjectAlternativeNameExtension(names as x509.JsonGeneralNames, subjectEmpty));
+    out.push(new x509.SubjectAlternativeNameExtension(names as X509.JsonGeneralNames, subjectEmpty));
   }
   return out;
 }
