@@ -4,6 +4,7 @@
 // static hit.
 import type { Server } from "bun";
 import type { TierLimits } from "../../config/schema";
+import { readBodyBytes } from "../../platform/http/body";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import { selectorFromText, type SecretsSelector, type SecretsService } from "../secrets/service";
 import type { UsersService } from "../users/service";
@@ -127,6 +128,7 @@ function parseQuery(rawQuery: string): Record<string, string> {
   return out;
 }
 
+/** The hit's body within `limit`: a declared Content-Length is checked up front and the body read whole; else readBodyBytes counts the bytes. */
 async function readBody(request: Request, limit: number): Promise<Uint8Array> {
   if (request.body === null) return EMPTY;
   const declared = request.headers.get("content-length");
@@ -134,27 +136,7 @@ async function readBody(request: Request, limit: number): Promise<Uint8Array> {
     if (Number(declared) > limit) throw new TooLarge();
     return new Uint8Array(await request.arrayBuffer());
   }
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw new TooLarge();
-    }
-    chunks.push(value);
-  }
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(size);
-  let off = 0;
-  for (const c of chunks) {
-    out.set(c, off);
-    off += c.byteLength;
-  }
-  return out;
+  return readBodyBytes(request, limit, () => new TooLarge());
 }
 
 const substitute = (text: string, values: Record<string, string>) =>

@@ -1,6 +1,7 @@
 // The contract between responders and the QuickJS sandbox pool (src/sandbox, issue 4), and the pure rules
 // that turn a script run into the HTTP response (supplement §11.5 steps 2, 3 and 6, §11.7 error codes).
 // Pure: unit-tested in script-result.test.ts with runner outputs as data.
+import { MAX_RESULT_BODY_BYTES, ResultBodyError, resultBodyBytes } from "../../sandbox/result-body";
 
 /** Limits of one script execution (supplement §11.6, tier values of §22). */
 export interface ScriptLimits {
@@ -51,7 +52,7 @@ export interface ProducedResponse {
   failed: boolean;
 }
 
-export const MAX_RESULT_BODY_BYTES = 10 * 1024 * 1024;
+export { MAX_RESULT_BODY_BYTES };
 const MAX_FAILURE_MESSAGE = 1000;
 const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const BAD_VALUE_RE = /[\r\n\0]/;
@@ -97,35 +98,13 @@ export function failureFor(error: { kind: ScriptErrorKind; message: string; code
   }
 }
 
-class BodyError extends Error {}
-
 /**
- * Body conversion (§11.5 step 3): bytes (Uint8Array, ArrayBuffer, any typed array / DataView) as they are;
- * an array whose first element is a number → bytes (`& 255`); an empty array → empty; a string → UTF-8;
- * other arrays, objects, numbers, booleans → JSON text.
+ * Body conversion (§11.5 step 3), the sandbox's own (src/sandbox/result-body.ts): bytes (Uint8Array, ArrayBuffer, any
+ * typed array / DataView) as they are; an array whose first element is a number → bytes (`& 255`); an empty array →
+ * empty; a string → UTF-8; other arrays, objects, numbers, booleans → JSON text; over 10 MiB or not serializable →
+ * ResultBodyError. `null`/`undefined` mean "keep the default" and are handled by the caller (here: empty).
  */
-export function convertBody(value: unknown): Uint8Array {
-  let out: Uint8Array;
-  if (value instanceof Uint8Array) out = value;
-  else if (value instanceof ArrayBuffer) out = new Uint8Array(value);
-  else if (ArrayBuffer.isView(value)) out = new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-  else if (typeof value === "string") out = utf8.encode(value);
-  else if (Array.isArray(value) && value.length === 0) out = new Uint8Array(0);
-  else if (Array.isArray(value) && typeof value[0] === "number") {
-    out = new Uint8Array(value.length);
-    for (let i = 0; i < value.length; i++) out[i] = Number(value[i]) & 255;
-  } else {
-    let json: string | undefined;
-    try {
-      json = JSON.stringify(value);
-    } catch (err) {
-      throw new BodyError(`body cannot be serialized: ${(err as Error).message}`);
-    }
-    out = utf8.encode(json ?? "");
-  }
-  if (out.byteLength > MAX_RESULT_BODY_BYTES) throw new BodyError(`body exceeds ${MAX_RESULT_BODY_BYTES} bytes`);
-  return out;
-}
+export const convertBody = (value: unknown): Uint8Array => resultBodyBytes(value) ?? new Uint8Array(0);
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v) && !ArrayBuffer.isView(v) && !(v instanceof ArrayBuffer);
@@ -166,7 +145,7 @@ export function responseFromScript(out: ScriptRunOutput, defaults: ResponseDefau
     try {
       body = convertBody(value.body);
     } catch (err) {
-      return scriptFailed(err instanceof BodyError ? err.message : String(err));
+      return scriptFailed(err instanceof ResultBodyError ? err.message : String(err));
     }
   }
 

@@ -1,7 +1,8 @@
 // The tracker core every kind reuses (design: "trackers/ shared tracker core"): scheduling glue (platform/jobs),
 // runs (kind-specific execute → compare → persist → notify, one log per run with phase timings), revisions and
-// their diffs, execution logs, logs summary, and the change / failing / recovered emails. A kind (api/, later
-// page/) registers a KindHandler with its fetching phases and calls the generic CRUD helpers here.
+// their diffs, execution logs, logs summary, and the change / failing / recovered emails. A kind (api/, page/)
+// extends TrackerKindService (kind-service.ts), which registers its KindHandler with the fetching phases and calls
+// the generic CRUD helpers here; its routes come from trackerRoutes (kind-routes.ts).
 import type { TierLimits } from "../../config/schema";
 import type { AuthUser } from "../../platform/auth/principal";
 import type { Db } from "../../platform/db/db";

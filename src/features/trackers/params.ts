@@ -1,9 +1,11 @@
 // Parameters every tracker kind shares (supplement §15.1, §16.1, §14): name, enabled, notifications, and
-// `config` = {revisions, timeout, job?}. Pure validation; the kind supplies its timeout range.
+// `config` = {revisions, timeout, job?}; plus the target members both kinds validate alike (URL, script, extra
+// headers). Pure validation; the kind supplies its timeout range.
 import type { TierLimits } from "../../config/schema";
-import { invalid } from "../../platform/http/errors";
-import { normalizeName } from "../../platform/http/validate";
+import { ApiError, invalid } from "../../platform/http/errors";
+import { normalizeName, utf8Length } from "../../platform/http/validate";
 import { analyzeSchedule } from "../../platform/jobs/cron";
+import { literalTargetRefused } from "../../platform/net/guard";
 
 export interface RetryStrategy {
   type: "constant";
@@ -35,9 +37,28 @@ export const RETRY_MIN_INTERVAL_MS = 60_000;
 export const RETRY_MAX_INTERVAL_MS = 43_200_000;
 export const RETRY_MAX_ATTEMPTS = 10;
 export const NAME_MAX = 100;
+/** Target limits shared by the kinds (supplement §15.1, §16.1). */
+export const MAX_URL_CHARS = 2048;
+export const MAX_SCRIPT_BYTES = 51_200;
+export const MAX_HEADERS = 100;
+
+/** Header name token (RFC 9110) and the control characters refused in header values and user agents. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+export const BAD_VALUE = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+
+export interface TargetOptions {
+  allowPrivate: boolean;
+}
 
 export const present = (v: unknown) => v !== undefined && v !== null;
 export const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** A request body as an object: absent/null → `{}`; anything but a JSON object → 400. */
+export const asBody = (body: unknown): Record<string, unknown> => {
+  if (body === undefined || body === null) return {};
+  if (!isPlainObject(body)) throw invalid("body: must be a JSON object");
+  return body;
+};
 
 export function checkBool(raw: unknown, field: string): boolean {
   if (typeof raw !== "boolean") throw invalid(`${field}: must be a boolean`);
@@ -88,4 +109,46 @@ export function parseJob(raw: unknown, limits: TierLimits, nowMs: number, field:
     };
   }
   return job;
+}
+
+/** An absolute http(s) URL of at most MAX_URL_CHARS (trimmed); refused literal targets → 400 TARGET_NOT_ALLOWED unless private targets are allowed. */
+export function parseUrl(raw: unknown, field: string, allowPrivate: boolean): string {
+  if (!present(raw)) throw invalid(`${field}: is required`);
+  if (typeof raw !== "string") throw invalid(`${field}: must be a string`);
+  const text = raw.trim();
+  if (text.length === 0 || text.length > MAX_URL_CHARS) throw invalid(`${field}: must be an http or https URL of at most ${MAX_URL_CHARS} characters`);
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    throw invalid(`${field}: must be an absolute http or https URL`);
+  }
+  if ((u.protocol !== "http:" && u.protocol !== "https:") || u.hostname === "") throw invalid(`${field}: must be an absolute http or https URL`);
+  if (!allowPrivate && literalTargetRefused(u.href)) throw new ApiError(400, "TARGET_NOT_ALLOWED", `${field}: URL not allowed (private address)`);
+  return text;
+}
+
+/** An optional script source: absent/null → undefined, else 1..MAX_SCRIPT_BYTES bytes of text. */
+export function parseScript(raw: unknown, field: string): string | undefined {
+  if (!present(raw)) return undefined;
+  if (typeof raw !== "string") throw invalid(`${field}: must be a string or null`);
+  const n = utf8Length(raw);
+  if (n < 1 || n > MAX_SCRIPT_BYTES) throw invalid(`${field}: must be 1 to ${MAX_SCRIPT_BYTES} bytes`);
+  return raw;
+}
+
+/** Extra request headers: absent/null → `{}`; at most MAX_HEADERS token names with string values free of control characters. */
+export function parseHeaders(raw: unknown, field: string): Record<string, string> {
+  if (!present(raw)) return {};
+  if (!isPlainObject(raw)) throw invalid(`${field}: must be an object of header names to string values`);
+  const entries = Object.entries(raw);
+  if (entries.length > MAX_HEADERS) throw invalid(`${field}: at most ${MAX_HEADERS} headers`);
+  const out: Record<string, string> = {};
+  for (const [name, value] of entries) {
+    if (!TOKEN.test(name)) throw invalid(`${field}: invalid header name ${JSON.stringify(name.slice(0, 100))}`);
+    if (typeof value !== "string") throw invalid(`${field}.${name}: must be a string`);
+    if (BAD_VALUE.test(value)) throw invalid(`${field}.${name}: must not contain control characters`);
+    out[name] = value;
+  }
+  return out;
 }

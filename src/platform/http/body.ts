@@ -33,9 +33,12 @@ export function checkContentLength(request: Request, limit: number) {
   if (declared !== null && /^\d+$/.test(declared) && Number(declared) > limit) throw tooLarge(limit);
 }
 
-/** Reads the body as UTF-8 text, counting bytes as they arrive so a lying or absent Content-Length cannot exceed the limit. */
-export async function readBodyText(request: Request, limit: number): Promise<string> {
-  if (!request.body) return "";
+/**
+ * Reads the body's bytes, counting them as they arrive so a lying or absent Content-Length cannot exceed the limit:
+ * past `limit` the stream is cancelled and `onTooLarge()` is thrown (default: 413 PAYLOAD_TOO_LARGE).
+ */
+export async function readBodyBytes(request: Request, limit: number, onTooLarge: () => Error = () => tooLarge(limit)): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -45,11 +48,23 @@ export async function readBodyText(request: Request, limit: number): Promise<str
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel().catch(() => {});
-      throw tooLarge(limit);
+      throw onTooLarge();
     }
     chunks.push(value);
   }
-  return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(size);
+  let off = 0;
+  for (const c of chunks) {
+    out.set(c, off);
+    off += c.byteLength;
+  }
+  return out;
+}
+
+/** Reads the body as UTF-8 text (lenient), within `limit` bytes (readBodyBytes). */
+export async function readBodyText(request: Request, limit: number): Promise<string> {
+  return new TextDecoder("utf-8", { fatal: false }).decode(await readBodyBytes(request, limit));
 }
 
 const isJsonType = (ct: string) => ct === "" || ct === "application/json" || /^application\/[a-z0-9.+-]*\+json$/.test(ct);

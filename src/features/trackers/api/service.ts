@@ -1,13 +1,14 @@
-// API trackers (supplement §15, §17.4, §17.5): CRUD on the tracker core, `_test`, `_debug`, and the kind handler
-// that runs the configurator → requests → extractor pipeline for scheduled and manual runs.
+// API trackers (supplement §15, §17.4, §17.5): the kind on the shared tracker service (kind-service.ts: CRUD,
+// revisions, logs), `_test`, `_debug`, and the runs of the configurator → requests → extractor pipeline.
 import type { AuthUser } from "../../../platform/auth/principal";
-import { ApiError, invalid } from "../../../platform/http/errors";
+import { ApiError } from "../../../platform/http/errors";
 import { outboundFetch, OutboundError, type OutboundRequest, type OutboundResponse } from "../../../platform/net/client";
 import { tierLimits, type Runtime } from "../../../platform/runtime";
 import type { TierLimits } from "../../../config/schema";
 import type { SecretsService } from "../../secrets/service";
-import type { ExecuteInput, ExecuteOutput, KindHandler, Revision, TrackerCore, TrackerLog, TrackerWire } from "../core";
-import { isPlainObject, parseConfig, parseTimeout, present } from "../params";
+import type { ExecuteInput, ExecuteOutput, TrackerCore, TrackerWire } from "../core";
+import { TrackerKindService } from "../kind-service";
+import { asBody, parseTimeout } from "../params";
 import { cutBytes, lossyText } from "../revisions";
 import { DEBUG_BODY_BYTES, headersObject, runPipeline, API_PHASES, MAX_RESPONSE_BYTES, type DebugTrace, type PipelineEnv } from "./pipeline";
 import type { ScriptLimits, ScriptRunner } from "./scripts";
@@ -29,36 +30,27 @@ export interface ApiTrackersDeps {
   fetch?: (req: OutboundRequest) => Promise<OutboundResponse>;
 }
 
-const KIND = "api" as const;
-const UPDATE_MEMBERS = ["name", "enabled", "config", "target", "notifications", "secrets", "tagIds"] as const;
-
-const asBody = (body: unknown): Record<string, unknown> => {
-  if (body === undefined || body === null) return {};
-  if (!isPlainObject(body)) throw invalid("body: must be a JSON object");
-  return body;
-};
-
 export function scriptLimitsFor(limits: TierLimits): ScriptLimits {
   return { memoryMib: limits.script_memory_mib, timeoutMs: limits.script_timeout_sec * 1000, proxyTimeoutMs: limits.proxy_timeout_ms, maxProxyBodyBytes: MAX_RESPONSE_BYTES };
 }
 
-export class ApiTrackersService {
-  readonly handler: KindHandler<ApiTarget>;
+export class ApiTrackersService extends TrackerKindService<ApiTarget> {
   private readonly fetch: (req: OutboundRequest) => Promise<OutboundResponse>;
 
   constructor(
-    private readonly rt: Runtime,
-    private readonly core: TrackerCore,
+    rt: Runtime,
+    core: TrackerCore,
     private readonly deps: ApiTrackersDeps,
   ) {
-    this.fetch = deps.fetch ?? outboundFetch;
-    this.handler = {
-      kind: KIND,
+    super(rt, core, deps.secrets, {
+      kind: "api",
       tagType: "apiTracker",
-      phases: [...API_PHASES],
-      execute: (input) => this.execute(input),
-    };
-    core.registerKind(this.handler);
+      phases: API_PHASES,
+      timeout: API_TIMEOUT,
+      parseTarget,
+      maxCount: (limits) => limits.max_api_trackers,
+    });
+    this.fetch = deps.fetch ?? outboundFetch;
   }
 
   /** The sandbox used by configurators and extractors (undefined: none wired). */
@@ -71,15 +63,11 @@ export class ApiTrackersService {
     this.deps.scripts = runner;
   }
 
-  private get allowPrivate() {
-    return this.rt.config.network.allow_private_targets;
-  }
-
   private env(limits: TierLimits): PipelineEnv {
     return { fetch: this.fetch, scripts: this.deps.scripts, allowPrivate: this.allowPrivate, scriptLimits: scriptLimitsFor(limits) };
   }
 
-  private async execute(input: ExecuteInput<ApiTarget>): Promise<ExecuteOutput> {
+  protected async execute(input: ExecuteInput<ApiTarget>): Promise<ExecuteOutput> {
     const { tracker } = input;
     const out = await runPipeline(this.env(input.limits), {
       target: tracker.target,
@@ -90,80 +78,12 @@ export class ApiTrackersService {
     return { phases: out.phases, ...(out.value !== undefined ? { value: out.value } : {}), ...(out.error !== undefined ? { error: out.error } : {}) };
   }
 
-  // ---- CRUD (supplement §15.1, §15.2) ----
-
-  list(userId: string, query: Record<string, unknown>) {
-    return this.core.list<ApiTarget>(userId, KIND, query);
-  }
-
-  get(userId: string, rawId: string | undefined): Promise<ApiTracker> {
-    return this.core.get<ApiTarget>(userId, KIND, rawId);
-  }
-
-  async create(user: AuthUser, rawBody: unknown): Promise<ApiTracker> {
-    const body = asBody(rawBody);
-    const limits = tierLimits(this.rt.config, user.tier);
-    const common = this.core.parseCommon(body, true);
-    const target = parseTarget(body.target, { allowPrivate: this.allowPrivate });
-    const config = parseConfig(body.config, { limits, nowMs: this.rt.clock.now(), timeout: API_TIMEOUT });
-    return this.core.create<ApiTarget>(
-      user,
-      KIND,
-      { name: common.name!, enabled: common.enabled ?? true, config, target, notifications: common.notifications ?? false },
-      common,
-      limits.max_api_trackers,
-    );
-  }
-
-  /** Every present top-level member replaces the stored one; `{}` → 400. */
-  async update(user: AuthUser, rawId: string | undefined, rawBody: unknown): Promise<void> {
-    const body = asBody(rawBody);
-    if (!UPDATE_MEMBERS.some((m) => present(body[m]))) throw invalid(`body: at least one of ${UPDATE_MEMBERS.join(", ")} is required`);
-    const limits = tierLimits(this.rt.config, user.tier);
-    const common = this.core.parseCommon(body, false);
-    const target = present(body.target) ? parseTarget(body.target, { allowPrivate: this.allowPrivate }) : undefined;
-    const config = present(body.config) ? parseConfig(body.config, { limits, nowMs: this.rt.clock.now(), timeout: API_TIMEOUT }) : undefined;
-    await this.core.update<ApiTarget>(user, KIND, rawId, common, (cur) => ({
-      name: common.name ?? cur.name,
-      enabled: common.enabled ?? cur.enabled,
-      config: config ?? cur.config,
-      target: target ?? cur.target,
-      notifications: common.notifications ?? cur.notifications,
-    }));
-  }
-
-  delete(userId: string, rawId: string | undefined): Promise<void> {
-    return this.core.delete(userId, KIND, rawId);
-  }
-
-  // ---- revisions and logs (supplement §17) ----
-
-  history(userId: string, rawId: string | undefined, body: unknown): Promise<Revision[]> {
-    return this.core.history(userId, KIND, rawId, body);
-  }
-
-  clear(userId: string, rawId: string | undefined) {
-    return this.core.clear(userId, KIND, rawId);
-  }
-
-  logs(userId: string, rawId: string | undefined): Promise<TrackerLog[]> {
-    return this.core.logs(userId, KIND, rawId);
-  }
-
-  clearLogs(userId: string, rawId: string | undefined) {
-    return this.core.clearLogs(userId, KIND, rawId);
-  }
-
-  logsSummary(userId: string): Promise<Record<string, TrackerLog[]>> {
-    return this.core.logsSummary(userId, KIND);
-  }
-
   // ---- _test and _debug ----
 
   /** Sends `requests[0]` without scripts; persists nothing; returns the raw response (supplement §17.4). */
   async test(rawBody: unknown): Promise<ApiTrackerTestResult> {
     const body = asBody(rawBody);
-    const target = parseTarget(body.target, { allowPrivate: this.allowPrivate });
+    const target = this.parseTarget(body.target);
     const timeoutMs = parseTimeout(body.timeout, API_TIMEOUT, "timeout");
     const req = target.requests[0]!;
     const started = performance.now();
@@ -194,14 +114,9 @@ export class ApiTrackersService {
 
   /** The whole pipeline with a trace; persists nothing; shares the API run slots (supplement §17.5). */
   async debug(user: AuthUser, rawBody: unknown): Promise<DebugTrace> {
-    const body = asBody(rawBody);
-    const target = parseTarget(body.target, { allowPrivate: this.allowPrivate });
-    if (present(body.config) && !isPlainObject(body.config)) throw invalid("config: must be an object");
-    const timeoutMs = parseTimeout(isPlainObject(body.config) ? body.config.timeout : undefined, API_TIMEOUT, "config.timeout");
-    const selector = await this.deps.secrets.normalizeSelector(user.id, body.secrets, "secrets");
-    const secrets = await this.deps.secrets.valuesFor(user.id, selector);
+    const { target, timeoutMs, secrets } = await this.debugInput(user, rawBody);
     const limits = tierLimits(this.rt.config, user.tier);
-    const out = await this.core.inSlot(KIND, () => runPipeline(this.env(limits), { target, timeoutMs, secrets, trace: true }));
+    const out = await this.inSlot(() => runPipeline(this.env(limits), { target, timeoutMs, secrets, trace: true }));
     return out.trace!;
   }
 }

@@ -1,18 +1,14 @@
 // API tracker target (supplement §15.1): 1..10 requests issued in order, optional configurator and extractor, and
 // the flat single-request alias. Pure validation; the stored and echoed form is ApiTarget.
-import { ApiError, invalid } from "../../../platform/http/errors";
+import { invalid } from "../../../platform/http/errors";
 import { utf8Length } from "../../../platform/http/validate";
-import { literalTargetRefused } from "../../../platform/net/guard";
-import { isPlainObject, present, type TimeoutRange } from "../params";
+import { checkBool, isPlainObject, parseHeaders, parseScript, parseUrl, present, type TargetOptions, type TimeoutRange } from "../params";
 
 export const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 export type Method = (typeof METHODS)[number];
 
 export const MAX_REQUESTS = 10;
-export const MAX_URL_CHARS = 2048;
 export const MAX_REQUEST_BODY_BYTES = 1_048_576;
-export const MAX_SCRIPT_BYTES = 51_200;
-export const MAX_HEADERS = 100;
 /** `config.timeout` of API trackers and `_test`'s `timeout` (ms). */
 export const API_TIMEOUT: TimeoutRange = { min: 1000, max: 60_000, default: 10_000 };
 
@@ -35,13 +31,6 @@ export interface ApiTarget {
   extractor?: string;
 }
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const BAD_VALUE = /[\u0000-\u0008\u000a-\u001f\u007f]/;
-
-export interface TargetOptions {
-  allowPrivate: boolean;
-}
-
 /** `target` of create/update/_test/_debug: the `requests` form or the flat single-request alias. */
 export function parseTarget(raw: unknown, opts: TargetOptions, field = "target"): ApiTarget {
   if (!present(raw)) throw invalid(`${field}: is required`);
@@ -62,14 +51,6 @@ export function parseTarget(raw: unknown, opts: TargetOptions, field = "target")
   if (configurator !== undefined) target.configurator = configurator;
   if (extractor !== undefined) target.extractor = extractor;
   return target;
-}
-
-function parseScript(raw: unknown, field: string): string | undefined {
-  if (!present(raw)) return undefined;
-  if (typeof raw !== "string") throw invalid(`${field}: must be a string or null`);
-  const n = utf8Length(raw);
-  if (n < 1 || n > MAX_SCRIPT_BYTES) throw invalid(`${field}: must be 1 to ${MAX_SCRIPT_BYTES} bytes`);
-  return raw;
 }
 
 /**
@@ -98,43 +79,9 @@ export function parseRequest(raw: unknown, field: string, opts: TargetOptions & 
       throw invalid(`${field}.body: must be a string${opts.bytesBody ? " or bytes" : ""}`);
     }
   }
-  if (present(raw.acceptInvalidCertificates)) {
-    if (typeof raw.acceptInvalidCertificates !== "boolean") throw invalid(`${field}.acceptInvalidCertificates: must be a boolean`);
-    req.acceptInvalidCertificates = raw.acceptInvalidCertificates;
-  }
+  if (present(raw.acceptInvalidCertificates)) req.acceptInvalidCertificates = checkBool(raw.acceptInvalidCertificates, `${field}.acceptInvalidCertificates`);
   if (present(raw.acceptStatuses)) req.acceptStatuses = parseStatuses(raw.acceptStatuses, `${field}.acceptStatuses`);
   return req;
-}
-
-function parseUrl(raw: unknown, field: string, allowPrivate: boolean): string {
-  if (!present(raw)) throw invalid(`${field}: is required`);
-  if (typeof raw !== "string") throw invalid(`${field}: must be a string`);
-  const text = raw.trim();
-  if (text.length === 0 || text.length > MAX_URL_CHARS) throw invalid(`${field}: must be an http or https URL of at most ${MAX_URL_CHARS} characters`);
-  let u: URL;
-  try {
-    u = new URL(text);
-  } catch {
-    throw invalid(`${field}: must be an absolute http or https URL`);
-  }
-  if ((u.protocol !== "http:" && u.protocol !== "https:") || u.hostname === "") throw invalid(`${field}: must be an absolute http or https URL`);
-  if (!allowPrivate && literalTargetRefused(u.href)) throw new ApiError(400, "TARGET_NOT_ALLOWED", `${field}: URL not allowed (private address)`);
-  return text;
-}
-
-function parseHeaders(raw: unknown, field: string): Record<string, string> {
-  if (!present(raw)) return {};
-  if (!isPlainObject(raw)) throw invalid(`${field}: must be an object of header names to string values`);
-  const entries = Object.entries(raw);
-  if (entries.length > MAX_HEADERS) throw invalid(`${field}: at most ${MAX_HEADERS} headers`);
-  const out: Record<string, string> = {};
-  for (const [name, value] of entries) {
-    if (!TOKEN.test(name)) throw invalid(`${field}: invalid header name ${JSON.stringify(name.slice(0, 100))}`);
-    if (typeof value !== "string") throw invalid(`${field}.${name}: must be a string`);
-    if (BAD_VALUE.test(value)) throw invalid(`${field}.${name}: must not contain control characters`);
-    out[name] = value;
-  }
-  return out;
 }
 
 function parseStatuses(raw: unknown, field: string): number[] {

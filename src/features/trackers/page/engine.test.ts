@@ -252,7 +252,12 @@ describe.skipIf(!haveChromium)("page engine", () => {
         const r = await run({ url: `${base}/rendered`, extractor: src });
         expect(r.error, src).toBe("Extractor failed: the result is not JSON-serializable");
       }
-      const left = await run({ url: `${base}/leave`, extractor: `await new Promise((r) => setTimeout(r, 500)); 1` });
+      // The extractor itself starts the navigation, so it always happens during extraction (a page that left on
+      // its own timer could already be gone before extraction starts on a loaded machine).
+      const left = await run({
+        url: `${base}/rendered`,
+        extractor: `setTimeout(() => { location.href = "/leave"; }, 20); await new Promise((r) => setTimeout(r, 3000)); return 1`,
+      });
       expect(left.error).toBe("Extractor failed: the page navigated away during extraction");
       const big = await run({ url: `${base}/rendered`, extractor: `"x".repeat(1024 * 1024 + 1)` });
       expect(big.error).toBe("Extractor failed: the result is larger than 1 MiB");

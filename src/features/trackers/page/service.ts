@@ -1,13 +1,13 @@
-// Page trackers (supplement §16, §17): CRUD on the tracker core, `_debug`, and the kind handler whose runs render
-// the page in the shared Chromium (engine.ts). One ChromiumEngine per server process, created on the first page
-// run from `[chromium] executable / max_concurrency` and closed by close() (TrackersService.stop()).
+// Page trackers (supplement §16, §17): the kind on the shared tracker service (kind-service.ts: CRUD, revisions,
+// logs), `_debug`, and the runs that render the page in the shared Chromium (engine.ts). One ChromiumEngine per
+// server process, created on the first page run from `[chromium] executable / max_concurrency` and closed by
+// close() (TrackersService.stop()).
 import { existsSync } from "node:fs";
 import type { AuthUser } from "../../../platform/auth/principal";
-import { invalid } from "../../../platform/http/errors";
-import { tierLimits, type Runtime } from "../../../platform/runtime";
+import type { Runtime } from "../../../platform/runtime";
 import type { SecretsService } from "../../secrets/service";
-import type { ExecuteInput, ExecuteOutput, KindHandler, Revision, TrackerCore, TrackerLog, TrackerWire } from "../core";
-import { isPlainObject, parseConfig, parseTimeout, present } from "../params";
+import type { ExecuteInput, ExecuteOutput, TrackerCore, TrackerWire } from "../core";
+import { TrackerKindService } from "../kind-service";
 import { revisionData } from "../revisions";
 import { ChromiumEngine, MSG_ENGINE_CLOSED, pageDebugTrace, type PageLog, type PageRunRequest, type PageRunResult, type PageScreenshot } from "./engine";
 import { PAGE_TIMEOUT, parsePageTarget, type PageTarget } from "./target";
@@ -26,15 +26,7 @@ export interface PageTrackersDeps {
   secrets: SecretsService;
 }
 
-const KIND = "page" as const;
 export const PAGE_PHASES = ["browser", "navigate", "extract"] as const;
-const UPDATE_MEMBERS = ["name", "enabled", "config", "target", "notifications", "secrets", "tagIds"] as const;
-
-const asBody = (body: unknown): Record<string, unknown> => {
-  if (body === undefined || body === null) return {};
-  if (!isPlainObject(body)) throw invalid("body: must be a JSON object");
-  return body;
-};
 
 /** A run that never reached the browser (no Chromium, engine shut down). */
 function failedRun(error: string): PageRunResult {
@@ -52,27 +44,19 @@ function failedRun(error: string): PageRunResult {
   };
 }
 
-export class PageTrackersService {
-  readonly handler: KindHandler<PageTarget>;
+export class PageTrackersService extends TrackerKindService<PageTarget> {
   private engine: ChromiumEngine | null = null;
   private closed = false;
 
-  constructor(
-    private readonly rt: Runtime,
-    private readonly core: TrackerCore,
-    private readonly deps: PageTrackersDeps,
-  ) {
-    this.handler = {
-      kind: KIND,
+  constructor(rt: Runtime, core: TrackerCore, deps: PageTrackersDeps) {
+    super(rt, core, deps.secrets, {
+      kind: "page",
       tagType: "pageTracker",
-      phases: [...PAGE_PHASES],
-      execute: (input) => this.execute(input),
-    };
-    core.registerKind(this.handler);
-  }
-
-  private get allowPrivate() {
-    return this.rt.config.network.allow_private_targets;
+      phases: PAGE_PHASES,
+      timeout: PAGE_TIMEOUT,
+      parseTarget: parsePageTarget,
+      maxCount: (limits) => limits.max_page_trackers,
+    });
   }
 
   /** Why page runs cannot start Chromium right now, or null when the configured executable exists. */
@@ -135,7 +119,7 @@ export class PageTrackersService {
     };
   }
 
-  private async execute(input: ExecuteInput<PageTarget>): Promise<ExecuteOutput> {
+  protected async execute(input: ExecuteInput<PageTarget>): Promise<ExecuteOutput> {
     const { tracker } = input;
     const r = await this.runPage(
       this.request(tracker.target, {
@@ -147,85 +131,12 @@ export class PageTrackersService {
     return { phases: r.phases, ...(r.ok && r.value !== undefined ? { value: r.value } : { error: r.error ?? "Run failed" }) };
   }
 
-  // ---- CRUD (supplement §16.1) ----
-
-  list(userId: string, query: Record<string, unknown>) {
-    return this.core.list<PageTarget>(userId, KIND, query);
-  }
-
-  get(userId: string, rawId: string | undefined): Promise<PageTracker> {
-    return this.core.get<PageTarget>(userId, KIND, rawId);
-  }
-
-  async create(user: AuthUser, rawBody: unknown): Promise<PageTracker> {
-    const body = asBody(rawBody);
-    const limits = tierLimits(this.rt.config, user.tier);
-    const common = this.core.parseCommon(body, true);
-    const target = parsePageTarget(body.target, { allowPrivate: this.allowPrivate });
-    const config = parseConfig(body.config, { limits, nowMs: this.rt.clock.now(), timeout: PAGE_TIMEOUT });
-    return this.core.create<PageTarget>(
-      user,
-      KIND,
-      { name: common.name!, enabled: common.enabled ?? true, config, target, notifications: common.notifications ?? false },
-      common,
-      limits.max_page_trackers,
-    );
-  }
-
-  /** Every present top-level member replaces the stored one; `{}` → 400. */
-  async update(user: AuthUser, rawId: string | undefined, rawBody: unknown): Promise<void> {
-    const body = asBody(rawBody);
-    if (!UPDATE_MEMBERS.some((m) => present(body[m]))) throw invalid(`body: at least one of ${UPDATE_MEMBERS.join(", ")} is required`);
-    const limits = tierLimits(this.rt.config, user.tier);
-    const common = this.core.parseCommon(body, false);
-    const target = present(body.target) ? parsePageTarget(body.target, { allowPrivate: this.allowPrivate }) : undefined;
-    const config = present(body.config) ? parseConfig(body.config, { limits, nowMs: this.rt.clock.now(), timeout: PAGE_TIMEOUT }) : undefined;
-    await this.core.update<PageTarget>(user, KIND, rawId, common, (cur) => ({
-      name: common.name ?? cur.name,
-      enabled: common.enabled ?? cur.enabled,
-      config: config ?? cur.config,
-      target: target ?? cur.target,
-      notifications: common.notifications ?? cur.notifications,
-    }));
-  }
-
-  delete(userId: string, rawId: string | undefined): Promise<void> {
-    return this.core.delete(userId, KIND, rawId);
-  }
-
-  // ---- revisions and logs (supplement §17) ----
-
-  history(userId: string, rawId: string | undefined, body: unknown): Promise<Revision[]> {
-    return this.core.history(userId, KIND, rawId, body);
-  }
-
-  clear(userId: string, rawId: string | undefined) {
-    return this.core.clear(userId, KIND, rawId);
-  }
-
-  logs(userId: string, rawId: string | undefined): Promise<TrackerLog[]> {
-    return this.core.logs(userId, KIND, rawId);
-  }
-
-  clearLogs(userId: string, rawId: string | undefined) {
-    return this.core.clearLogs(userId, KIND, rawId);
-  }
-
-  logsSummary(userId: string): Promise<Record<string, TrackerLog[]>> {
-    return this.core.logsSummary(userId, KIND);
-  }
-
   // ---- _debug (supplement §17.5) ----
 
   /** One run with screenshots; persists nothing; shares the page run slots. No `previousContent`. */
   async debug(user: AuthUser, rawBody: unknown): Promise<PageDebugTrace> {
-    const body = asBody(rawBody);
-    const target = parsePageTarget(body.target, { allowPrivate: this.allowPrivate });
-    if (present(body.config) && !isPlainObject(body.config)) throw invalid("config: must be an object");
-    const timeoutMs = parseTimeout(isPlainObject(body.config) ? body.config.timeout : undefined, PAGE_TIMEOUT, "config.timeout");
-    const selector = await this.deps.secrets.normalizeSelector(user.id, body.secrets, "secrets");
-    const secrets = await this.deps.secrets.valuesFor(user.id, selector);
-    const r = await this.core.inSlot(KIND, () => this.runPage(this.request(target, { secrets, timeoutMs, debug: true })));
+    const { target, timeoutMs, secrets } = await this.debugInput(user, rawBody);
+    const r = await this.inSlot(() => this.runPage(this.request(target, { secrets, timeoutMs, debug: true })));
     return pageDebugTrace(r, revisionData);
   }
 }

@@ -1,0 +1,155 @@
+// The service part every tracker kind shares (supplement §15.1, §16.1, §17): CRUD, revisions, logs and the members
+// of a `_debug` body, on the tracker core (core.ts). A kind (api/, page/) extends TrackerKindService with what is its
+// own: the target parser, the timeout range, the tier count limit, the fetching phases (execute) and its extra
+// endpoints (`_test`, `_debug`).
+import type { TierLimits } from "../../config/schema";
+import type { AuthUser } from "../../platform/auth/principal";
+import { invalid } from "../../platform/http/errors";
+import { tierLimits, type Runtime } from "../../platform/runtime";
+import type { SecretsService } from "../secrets/service";
+import type { TaggableType } from "../tags/service";
+import type { ExecuteInput, ExecuteOutput, KindHandler, Revision, TrackerCore, TrackerKind, TrackerLog, TrackerWire } from "./core";
+import { asBody, isPlainObject, parseConfig, parseTimeout, present, type TargetOptions, type TimeoutRange } from "./params";
+
+/** What distinguishes a kind in the shared CRUD. */
+export interface KindSpec<Target> {
+  kind: TrackerKind;
+  tagType: TaggableType;
+  /** The kind's own run phases in order. */
+  phases: readonly string[];
+  /** `config.timeout` (and `_debug`'s) range in ms. */
+  timeout: TimeoutRange;
+  /** Validates `target` of create/update/_debug into the stored form. */
+  parseTarget: (raw: unknown, opts: TargetOptions) => Target;
+  /** How many trackers of this kind the tier allows. */
+  maxCount: (limits: TierLimits) => number;
+}
+
+/** The members of a `_debug` body every kind reads: target, `config.timeout`, and the secret values the selector grants. */
+export interface DebugInput<Target> {
+  target: Target;
+  timeoutMs: number;
+  secrets: Record<string, string>;
+}
+
+const UPDATE_MEMBERS = ["name", "enabled", "config", "target", "notifications", "secrets", "tagIds"] as const;
+
+export abstract class TrackerKindService<Target> {
+  readonly handler: KindHandler<Target>;
+
+  protected constructor(
+    protected readonly rt: Runtime,
+    protected readonly core: TrackerCore,
+    protected readonly secretsService: SecretsService,
+    private readonly spec: KindSpec<Target>,
+  ) {
+    this.handler = {
+      kind: spec.kind,
+      tagType: spec.tagType,
+      phases: [...spec.phases],
+      execute: (input) => this.execute(input),
+    };
+    core.registerKind(this.handler);
+  }
+
+  /** The kind's fetching phases for one run (scheduled or manual). Must not throw. */
+  protected abstract execute(input: ExecuteInput<Target>): Promise<ExecuteOutput>;
+
+  protected get allowPrivate() {
+    return this.rt.config.network.allow_private_targets;
+  }
+
+  protected parseTarget(raw: unknown): Target {
+    return this.spec.parseTarget(raw, { allowPrivate: this.allowPrivate });
+  }
+
+  protected parseConfig(raw: unknown, limits: TierLimits) {
+    return parseConfig(raw, { limits, nowMs: this.rt.clock.now(), timeout: this.spec.timeout });
+  }
+
+  // ---- CRUD (supplement §15.1, §15.2, §16.1) ----
+
+  list(userId: string, query: Record<string, unknown>) {
+    return this.core.list<Target>(userId, this.spec.kind, query);
+  }
+
+  get(userId: string, rawId: string | undefined): Promise<TrackerWire<Target>> {
+    return this.core.get<Target>(userId, this.spec.kind, rawId);
+  }
+
+  async create(user: AuthUser, rawBody: unknown): Promise<TrackerWire<Target>> {
+    const body = asBody(rawBody);
+    const limits = tierLimits(this.rt.config, user.tier);
+    const common = this.core.parseCommon(body, true);
+    const target = this.parseTarget(body.target);
+    const config = this.parseConfig(body.config, limits);
+    return this.core.create<Target>(
+      user,
+      this.spec.kind,
+      { name: common.name!, enabled: common.enabled ?? true, config, target, notifications: common.notifications ?? false },
+      common,
+      this.spec.maxCount(limits),
+    );
+  }
+
+  /** Every present top-level member replaces the stored one; `{}` → 400. */
+  async update(user: AuthUser, rawId: string | undefined, rawBody: unknown): Promise<void> {
+    const body = asBody(rawBody);
+    if (!UPDATE_MEMBERS.some((m) => present(body[m]))) throw invalid(`body: at least one of ${UPDATE_MEMBERS.join(", ")} is required`);
+    const limits = tierLimits(this.rt.config, user.tier);
+    const common = this.core.parseCommon(body, false);
+    const target = present(body.target) ? this.parseTarget(body.target) : undefined;
+    const config = present(body.config) ? this.parseConfig(body.config, limits) : undefined;
+    await this.core.update<Target>(user, this.spec.kind, rawId, common, (cur) => ({
+      name: common.name ?? cur.name,
+      enabled: common.enabled ?? cur.enabled,
+      config: config ?? cur.config,
+      target: target ?? cur.target,
+      notifications: common.notifications ?? cur.notifications,
+    }));
+  }
+
+  delete(userId: string, rawId: string | undefined): Promise<void> {
+    return this.core.delete(userId, this.spec.kind, rawId);
+  }
+
+  // ---- revisions and logs (supplement §17) ----
+
+  history(userId: string, rawId: string | undefined, body: unknown): Promise<Revision[]> {
+    return this.core.history(userId, this.spec.kind, rawId, body);
+  }
+
+  clear(userId: string, rawId: string | undefined) {
+    return this.core.clear(userId, this.spec.kind, rawId);
+  }
+
+  logs(userId: string, rawId: string | undefined): Promise<TrackerLog[]> {
+    return this.core.logs(userId, this.spec.kind, rawId);
+  }
+
+  clearLogs(userId: string, rawId: string | undefined) {
+    return this.core.clearLogs(userId, this.spec.kind, rawId);
+  }
+
+  logsSummary(userId: string): Promise<Record<string, TrackerLog[]>> {
+    return this.core.logsSummary(userId, this.spec.kind);
+  }
+
+  // ---- helpers of the kinds' `_debug` (supplement §17.5) ----
+
+  /** `{target, config?: {timeout?}, secrets?}` of a `_debug` body, validated, with the granted secret values. */
+  protected async debugInput(user: AuthUser, rawBody: unknown): Promise<DebugInput<Target>> {
+    const body = asBody(rawBody);
+    const target = this.parseTarget(body.target);
+    if (present(body.config) && !isPlainObject(body.config)) throw invalid("config: must be an object");
+    const timeoutMs = parseTimeout(isPlainObject(body.config) ? body.config.timeout : undefined, this.spec.timeout, "config.timeout");
+    const selector = await this.secretsService.normalizeSelector(user.id, body.secrets, "secrets");
+    const secrets = await this.secretsService.valuesFor(user.id, selector);
+    return { target, timeoutMs, secrets };
+  }
+
+  /** Runs `fn` in this kind's run slots (`_debug` shares them with real runs). */
+  protected inSlot<T>(fn: () => Promise<T>): Promise<T> {
+    return this.core.inSlot(this.spec.kind, fn);
+  }
+}
