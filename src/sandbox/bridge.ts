@@ -4,12 +4,6 @@
 // replace any global, which only affects its own run. Host functions receive and return plain QuickJS values
 // (strings, numbers, ArrayBuffers), never host objects.
 
-/** `(x) => ArrayBuffer | null`: the ArrayBuffer holding exactly the bytes of an ArrayBuffer / typed array / DataView
- *  (sliced when a view covers part of its buffer), else null. */
-export const TOBUF_SNIPPET = `(function (b) {
-  return b instanceof ArrayBuffer ? b : ArrayBuffer.isView(b) ? (b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b.buffer : b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength)) : null;
-})`;
-
 /** `(e) => string`: JSON `[name, message, stack, code]` of a thrown value; never throws. */
 export const DESCRIBE_SNIPPET = `(function (e) {
   const S = (x) => { try { return typeof x === "string" ? x : x === undefined || x === null ? "" : String(x); } catch (_) { return ""; } };

@@ -28,7 +28,6 @@ import baseVariant from "@jitl/quickjs-singlefile-mjs-release-sync";
 import {
   CONSOLE_SNIPPET,
   DEFINE_SNIPPET,
-  TOBUF_SNIPPET,
   DESCRIBE_SNIPPET,
   SECBOX_SNIPPET,
   TEXT_SNIPPET,
@@ -65,8 +64,8 @@ interface Exec {
   memLimit: number;
   rt: QuickJSRuntime | null;
   ctx: QuickJSContext | null;
-  /** Placeholder key for byte arrays in JSON crossing the boundary. */
-  key: string;
+  /** Placeholder key for byte arrays in JSON crossing the boundary (made on first use, see bytesKey). */
+  key: string | null;
   /** Handles owned by the execution, disposed with it. */
   handles: QuickJSHandle[];
   promise: QuickJSHandle | null;
@@ -84,7 +83,7 @@ interface Exec {
   sliceStart: number;
   /** Lazy globals the script assigned itself. */
   userSet: Set<string>;
-  helpers: Partial<Record<"describe" | "construct" | "Uint8Array" | "toBuf" | "enc" | "dec" | "json" | "jsonParse" | "jsonStringify" | "define" | "toJSON" | "String", QuickJSHandle>>;
+  helpers: Partial<Record<"describe" | "construct" | "Uint8Array" | "isView" | "enc" | "dec" | "json" | "jsonParse" | "jsonStringify" | "define" | "toJSON" | "String", QuickJSHandle>>;
   /** Byte arrays collected by the toJSON hook during exportValue. */
   exporting: Uint8Array[] | null;
   protos: QuickJSHandle[] | null;
@@ -118,8 +117,11 @@ export class Engine {
 
   constructor(private readonly send: (msg: WorkerToMain, transfer?: ArrayBuffer[]) => void) {}
 
-  /** Instantiates the QuickJS module with a private WebAssembly memory capped at `maxMemoryMib`. */
-  async init(maxMemoryMib: number): Promise<void> {
+  /** Instantiates the QuickJS module with a private WebAssembly memory capped at `maxMemoryMib`. `shared`: the
+   *  compiled QuickJS WebAssembly.Module of another worker (JSC shares a module's compiled and tiered-up code between
+   *  the instances of all threads, so a second worker does not JIT-compile QuickJS again). Returns the module this
+   *  engine runs, for the next worker. */
+  async init(maxMemoryMib: number, shared?: WebAssembly.Module): Promise<WebAssembly.Module | null> {
     const maximum = Math.max(512, Math.ceil((maxMemoryMib * 1024 * 1024) / PAGE));
     const memory = new WebAssembly.Memory({ initial: 256, maximum });
     const realGrow = WebAssembly.Memory.prototype.grow;
@@ -136,8 +138,32 @@ export class Engine {
       },
     });
     this.memory = memory;
-    this.mod = await newQuickJSWASMModuleFromVariant(newVariant(baseVariant, { wasmMemory: memory }));
+    let compiled: WebAssembly.Module | null = shared ?? null;
+    if (shared) {
+      this.mod = await newQuickJSWASMModuleFromVariant(newVariant(baseVariant, { wasmMemory: memory, wasmModule: shared }));
+    } else {
+      // The single-file variant compiles its embedded binary with WebAssembly.instantiate(bytes, imports): keep the
+      // module it compiles (only while this worker initializes; nothing else runs on this thread meanwhile).
+      const real = WebAssembly.instantiate;
+      const capture = async (source: unknown, imports?: object) => {
+        const r = await (real as (s: unknown, i?: object) => Promise<unknown>)(source, imports);
+        if (r && typeof r === "object" && "module" in r && r.module instanceof WebAssembly.Module) compiled ??= r.module;
+        return r;
+      };
+      WebAssembly.instantiate = capture as typeof WebAssembly.instantiate;
+      try {
+        this.mod = await newQuickJSWASMModuleFromVariant(newVariant(baseVariant, { wasmMemory: memory }));
+      } finally {
+        WebAssembly.instantiate = real;
+      }
+    }
     await sodiumReady();
+    return compiled;
+  }
+
+  /** The instance is no longer trustworthy (see poison()): it must not take new jobs. */
+  get isPoisoned(): boolean {
+    return this.poisoned;
   }
 
   get heapBytes(): number {
@@ -161,8 +187,7 @@ export class Engine {
       memLimit: job.memoryBytes,
       rt: null,
       ctx: null,
-      // No NUL: quickjs-emscripten passes strings as C strings.
-      key: `__secbox_bytes_${crypto.randomUUID().replaceAll("-", "")}`,
+      key: null,
       handles: [],
       promise: null,
       logs: [],
@@ -341,7 +366,7 @@ export class Engine {
   private succeed(exec: Exec, value: QuickJSHandle): void {
     let out: { value: unknown; transfer: ArrayBuffer[] };
     try {
-      out = this.exportValue(exec, value);
+      out = this.exportValue(exec, value, true);
     } catch (err) {
       if (err instanceof ExportError) {
         this.finishError(exec, { kind: "error", message: err.message });
@@ -684,24 +709,14 @@ export class Engine {
   /** Sandbox.core.decode(bytes) → string (UTF-8, invalid sequences → U+FFFD, a leading BOM dropped). */
   private decodeFn(exec: Exec): QuickJSHandle {
     return this.newHostFn(exec, "decode", (arg) => {
-      const bytes = arg ? this.readBytes(exec, arg) : null;
-      if (!bytes) throw new HostThrow("TypeError", "Sandbox.core.decode: expected a Uint8Array or ArrayBuffer");
-      const text = utf8Lenient.decode(bytes);
+      const text = arg ? this.withBytes(exec, arg, (bytes) => utf8Lenient.decode(bytes)) : null;
+      if (text === null) throw new HostThrow("TypeError", "Sandbox.core.decode: expected a Uint8Array or ArrayBuffer");
       return this.newString(exec, text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
     });
   }
 
   private proxyFn(exec: Exec): QuickJSHandle {
-    const op = this.opFunction(exec);
-    const ctx = exec.ctx!;
-    return this.newHostFn(exec, "op_proxy_request", (options) => {
-      const name = ctx.newString("proxy");
-      try {
-        return this.call(exec, op, name, options ?? ctx.undefined);
-      } finally {
-        name.dispose();
-      }
-    });
+    return this.newHostFn(exec, "op_proxy_request", (options) => this.startOp(exec, "proxy", options ?? exec.ctx!.undefined));
   }
 
   private atobFn(exec: Exec): QuickJSHandle {
@@ -795,31 +810,36 @@ export class Engine {
     });
   }
 
-  /** kv and proxy: the payload goes to the main thread as data; the promise settles when it answers. */
+  /** `op(name, payload)` for the Secbox snippet (kv). */
   private opFunction(exec: Exec): QuickJSHandle {
     return this.newHostFn(exec, "op", (nameH, payload) => {
-      const ctx = exec.ctx!;
-      const op = ctx.getString(nameH!);
+      const op = exec.ctx!.getString(nameH!);
       if (op !== "kv" && op !== "proxy") throw new HostThrow("TypeError", "unknown operation");
-      const d = ctx.newPromise();
-      let exported: { value: unknown; transfer: ArrayBuffer[] };
-      try {
-        if (exec.ops.size >= MAX_PENDING_OPS) throw new HostThrow("RangeError", `Too many operations in flight (at most ${MAX_PENDING_OPS})`);
-        exported = this.exportValue(exec, payload ?? ctx.undefined);
-      } catch (err) {
-        // Not data (or its toJSON threw): the returned promise rejects.
-        const e = this.toScriptError(exec, err);
-        d.reject(e);
-        e.dispose();
-        const h = d.handle.dup();
-        d.dispose();
-        return h;
-      }
-      const opId = ++exec.opSeq;
-      exec.ops.set(opId, d);
-      this.send({ t: "op", id: exec.id, opId, op, args: exported.value, remainingMs: Math.max(0, exec.deadline - Date.now()) }, exported.transfer);
-      return d.handle;
+      return this.startOp(exec, op, payload ?? exec.ctx!.undefined);
     });
+  }
+
+  /** kv and proxy: the payload goes to the main thread as data; the returned promise settles when it answers. */
+  private startOp(exec: Exec, op: "kv" | "proxy", payload: QuickJSHandle): QuickJSHandle {
+    const ctx = exec.ctx!;
+    const d = ctx.newPromise();
+    let exported: { value: unknown; transfer: ArrayBuffer[] };
+    try {
+      if (exec.ops.size >= MAX_PENDING_OPS) throw new HostThrow("RangeError", `Too many operations in flight (at most ${MAX_PENDING_OPS})`);
+      exported = this.exportValue(exec, payload);
+    } catch (err) {
+      // Not data (or its toJSON threw): the returned promise rejects.
+      const e = this.toScriptError(exec, err);
+      d.reject(e);
+      e.dispose();
+      const h = d.handle.dup();
+      d.dispose();
+      return h;
+    }
+    const opId = ++exec.opSeq;
+    exec.ops.set(opId, d);
+    this.send({ t: "op", id: exec.id, opId, op, args: exported.value, remainingMs: Math.max(0, exec.deadline - Date.now()) }, exported.transfer);
+    return d.handle;
   }
 
   /** Like hostFn, for functions without a cache slot (created once per group materialization). */
@@ -976,20 +996,58 @@ export class Engine {
 
   /** The bytes of an ArrayBuffer / typed array / DataView handle (a copy), or null when it is none of them. */
   private readBytes(exec: Exec, h: QuickJSHandle): Uint8Array | null {
+    return this.withBytes(exec, h, (bytes) => bytes.slice());
+  }
+
+  /** `use(bytes)` with the bytes of an ArrayBuffer / typed array / DataView handle (a view of a temporary copy, valid
+   *  during the call), or null when the handle is none of them. Native lookups only, no JS to parse (a helper snippet
+   *  cost ~18 µs per execution): ArrayBuffer.isView, then the view's buffer, byteOffset and byteLength, checked
+   *  against the buffer's real length. A script that replaced those accessors gets its own bytes or a TypeError
+   *  from the caller, never bytes outside its buffer: QTS_GetArrayBuffer copies exactly the buffer's real length. */
+  private withBytes<T>(exec: Exec, h: QuickJSHandle, use: (bytes: Uint8Array) => T): T | null {
     const ctx = exec.ctx!;
     if (ctx.typeof(h) !== "object") return null;
-    exec.helpers.toBuf ??= this.snippet(exec, TOBUF_SNIPPET);
-    const ab = this.call(exec, exec.helpers.toBuf, h);
+    if (!exec.helpers.isView) {
+      const abCtor = this.own(exec, ctx.getProp(ctx.global, "ArrayBuffer"));
+      exec.helpers.isView = this.own(exec, ctx.getProp(abCtor, "isView"));
+    }
+    let isView = false;
+    if (ctx.typeof(exec.helpers.isView) === "function") {
+      const r = ctx.callFunction(exec.helpers.isView, ctx.undefined, h);
+      if (r.error) throw new ScriptThrew(r.error);
+      isView = ctx.typeof(r.value) === "boolean" && ctx.getNumber(r.value) === 1;
+      r.value.dispose();
+    }
+    let buffer = h;
+    let offset = 0;
+    let length = -1;
+    if (isView) {
+      buffer = ctx.getProp(h, "buffer");
+      const o = ctx.getProp(h, "byteOffset");
+      const l = ctx.getProp(h, "byteLength");
+      offset = ctx.typeof(o) === "number" ? ctx.getNumber(o) : NaN;
+      length = ctx.typeof(l) === "number" ? ctx.getNumber(l) : NaN;
+      o.dispose();
+      l.dispose();
+    }
     try {
-      if (ctx.typeof(ab) !== "object") return null;
-      const view = ctx.getArrayBuffer(ab);
+      if (ctx.typeof(buffer) !== "object" || !Number.isInteger(offset) || offset < 0 || (length !== -1 && (!Number.isInteger(length) || length < 0))) return null;
+      let copy: { value: Uint8Array; dispose(): void };
       try {
-        return view.value.slice();
+        copy = ctx.getArrayBuffer(buffer);
+      } catch {
+        return null; // not an ArrayBuffer (a plain object, or a view whose accessors were replaced)
+      }
+      try {
+        const all = copy.value;
+        if (length === -1) length = all.byteLength - offset;
+        if (offset + length > all.byteLength) return null;
+        return use(offset === 0 && length === all.byteLength ? all : all.subarray(offset, offset + length));
       } finally {
-        view.dispose();
+        copy.dispose();
       }
     } finally {
-      ab.dispose();
+      if (buffer !== h) buffer.dispose();
     }
   }
 
@@ -997,7 +1055,7 @@ export class Engine {
    *  on ArrayBuffer, %TypedArray% and DataView prototypes swaps each byte array for a placeholder holding a random
    *  per-execution key. Throws ExportError for values that are not data, ScriptThrew when script code run by the
    *  serialization (toJSON, getters) threw or the value cannot be serialized (BigInt, cycles). */
-  private exportValue(exec: Exec, h: QuickJSHandle): { value: unknown; transfer: ArrayBuffer[] } {
+  private exportValue(exec: Exec, h: QuickJSHandle, final = false): { value: unknown; transfer: ArrayBuffer[] } {
     const ctx = exec.ctx!;
     const type = ctx.typeof(h);
     switch (type) {
@@ -1019,21 +1077,26 @@ export class Engine {
     const hook = this.toJSONHook(exec);
     exec.exporting = bufs;
     let json: string | undefined;
+    let done = false;
     try {
       for (const p of protos) defineValue(ctx, p, "toJSON", hook);
       const r = ctx.callFunction(this.jsonFn(exec, "stringify"), ctx.undefined, h);
       if (r.error) throw new ScriptThrew(r.error);
       try {
-        if (ctx.typeof(r.value) === "string") json = this.readString(exec, r.value);
+        // JSON text holds no raw U+0000 (JSON.stringify escapes it), so getString is exact here (see readString)
+        if (ctx.typeof(r.value) === "string") json = ctx.getString(r.value);
       } finally {
         r.value.dispose();
       }
+      done = true;
     } finally {
       exec.exporting = null;
-      for (const p of protos) if (p.alive) defineValue(ctx, p, "toJSON", ctx.undefined);
+      // The exported result of a finished execution: no script code runs in this context any more, skip the cleanup.
+      if (!final || !done) for (const p of protos) if (p.alive) defineValue(ctx, p, "toJSON", ctx.undefined);
     }
     if (json === undefined) return { value: undefined, transfer: [] };
-    const key = exec.key;
+    // bufs is non-empty only if the hook ran, which made the key
+    const key = exec.key!;
     const value =
       bufs.length === 0
         ? JSON.parse(json)
@@ -1059,7 +1122,7 @@ export class Engine {
         list.push(bytes);
         const marker = ctx.newObject();
         const n = ctx.newNumber(list.length - 1);
-        ctx.setProp(marker, exec.key, n);
+        ctx.setProp(marker, bytesKey(exec), n);
         n.dispose();
         return marker;
       } catch (err) {
@@ -1197,6 +1260,12 @@ class HostThrow extends Error {
   ) {
     super(message);
   }
+}
+
+/** The per-execution placeholder key for byte arrays in exported JSON: random, so a script cannot forge one (no NUL:
+ *  quickjs-emscripten passes strings as C strings). */
+function bytesKey(exec: Exec): string {
+  return (exec.key ??= `__secbox_bytes_${crypto.randomUUID().replaceAll("-", "")}`);
 }
 
 const timeoutError = (): ScriptError => ({ kind: "timeout", message: "Script timed out" });

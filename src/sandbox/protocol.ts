@@ -6,6 +6,9 @@ import type { LogEntry, ScriptError } from "./types";
 export interface RunJob {
   t: "run";
   id: number;
+  /** Offer cell and token (see pool.ts): the worker starts the job only if it swaps the cell from token to 0. */
+  cell: number;
+  token: number;
   source: string;
   context: unknown;
   memoryBytes: number;
@@ -24,12 +27,13 @@ export interface OpReply {
   error?: { message: string; code?: string };
 }
 
-export type MainToWorker = RunJob | OpReply | { t: "init"; memoryMib: number };
+export type MainToWorker = RunJob | OpReply | { t: "init"; memoryMib: number; cells: SharedArrayBuffer; module?: WebAssembly.Module };
 
 export type OpName = "proxy" | "kv";
 
 export type WorkerToMain =
-  | { t: "ready" }
+  /** `module`: the QuickJS WebAssembly.Module it compiled (absent when it was given one). */
+  | { t: "ready"; module?: WebAssembly.Module }
   | { t: "op"; id: number; opId: number; op: OpName; args: unknown; remainingMs: number }
   /** The job's synchronous slice ended and it now waits for a host operation or timer. */
   | { t: "park"; id: number }

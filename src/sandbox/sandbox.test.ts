@@ -259,6 +259,7 @@ describe("failure isolation", () => {
     const kinds = (await Promise.all(hostile)).map((r) => (r.ok ? "ok" : r.error.kind));
     clearInterval(ticker);
     expect(kinds).toEqual(["timeout", "memory", "error", "error"]);
+    expect(pool.stats().sharedModule).toBe(true); // QuickJS compiled once, instantiated by both workers
     // trivial scripts were served on the free worker while the loop held the other, and the main thread never
     // stalled for the loop's 1.5 s
     expect(lastServedAt).toBeLessThan(loopEndedAt);
@@ -324,6 +325,30 @@ describe("failure isolation", () => {
     }
   });
 
+  test("a job prefetched behind a CPU-bound script is taken back by the next idle worker", async () => {
+    const two = new ScriptPool({ workers: 2, queueLimit: 10, allowPrivate: false, log });
+    try {
+      await two.ready();
+      const t0 = performance.now();
+      const short = two.run({ source: "while (true) {}", context: {}, limits: { ...LIMITS, timeoutMs: 300 } });
+      await Bun.sleep(20);
+      const long = two.run({ source: "while (true) {}", context: {}, limits: { ...LIMITS, timeoutMs: 2000 } });
+      await Bun.sleep(20);
+      // both workers busy: this one is offered to a busy worker (the last one given a job: the 2 s loop) ...
+      const quick = two.run({ source: "'quick'", context: {}, limits: LIMITS });
+      expect(two.stats().queued).toBe(1);
+      const r = await quick;
+      // ... and runs on the other one once its 300 ms loop ends, not after the 2 s loop
+      expect(r.ok && r.value).toBe("quick");
+      expect(performance.now() - t0).toBeLessThan(1500);
+      expect(failed(await short).kind).toBe("timeout");
+      expect(failed(await long).kind).toBe("timeout");
+      expect(two.stats().replaced).toBe(0);
+    } finally {
+      await two.close();
+    }
+  });
+
   test("a closed pool refuses work", async () => {
     const p = new ScriptPool({ workers: 1, queueLimit: 10, allowPrivate: false, log });
     await p.close();
@@ -339,6 +364,17 @@ describe("globals", () => {
     expect(await value("Deno.core.decode(new Uint8Array([0x61, 0, 0x62]).buffer)")).toBe("a\u0000b");
     expect(await value("Array.from(Sandbox.core.encode('a\\u0000b'))")).toEqual([97, 0, 98]);
     expect(failed(await run("Sandbox.core.decode('not bytes')")).message).toContain("expected a Uint8Array");
+    // views: exactly their bytes (offset and length), whatever their element type
+    expect(await value("Sandbox.core.decode(Sandbox.core.encode('xxabcxx').subarray(2, 5))")).toBe("abc");
+    expect(await value("Sandbox.core.decode(new DataView(Sandbox.core.encode('--ok--').buffer, 2, 2))")).toBe("ok");
+    expect(await value("Sandbox.core.decode(new Uint16Array(Sandbox.core.encode('hi!?').buffer, 2, 1))")).toBe("!?");
+    expect(failed(await run("Sandbox.core.decode({ buffer: new ArrayBuffer(4), byteOffset: 0, byteLength: 4 })")).message).toContain("expected a Uint8Array");
+    // replaced accessors never reach past the view's own buffer
+    const tampered = await run(
+      "const u = Sandbox.core.encode('abcd'); Object.defineProperty(u, 'byteLength', { value: 1e6 }); return Sandbox.core.decode(u)",
+    );
+    expect(failed(tampered).message).toContain("expected a Uint8Array");
+    expect(await value("const u = Sandbox.core.encode('abcd'); Object.defineProperty(u, 'byteOffset', { value: 3 }); Object.defineProperty(u, 'byteLength', { value: 1 }); return Sandbox.core.decode(u)")).toBe("d");
   });
 
   test("TextEncoder, TextDecoder, atob, btoa", async () => {

@@ -13,19 +13,27 @@ const post = (msg: WorkerToMain, transfer?: ArrayBuffer[]) => {
 
 const engine = new Engine(post);
 let ready = false;
+/** Offer cells shared with the pool: a job runs only if this worker claims it before the pool revokes it. */
+let cells: Int32Array | null = null;
 
 self.onmessage = (event: MessageEvent<MainToWorker>) => {
   const msg = event.data;
   if (msg.t === "init") {
-    engine.init(msg.memoryMib).then(
-      () => {
+    cells = new Int32Array(msg.cells);
+    engine.init(msg.memoryMib, msg.module).then(
+      (compiled) => {
         ready = true;
-        post({ t: "ready" });
+        post(msg.module || !compiled ? { t: "ready" } : { t: "ready", module: compiled });
       },
       (err: unknown) => post({ t: "poisoned", reason: `init failed: ${err instanceof Error ? err.message : String(err)}`, results: [] }),
     );
     return;
   }
   if (!ready) return;
+  if (msg.t === "run") {
+    // A poisoned engine leaves its offers unclaimed: the pool gives them to the replacement worker.
+    if (engine.isPoisoned) return;
+    if (Atomics.compareExchange(cells!, msg.cell, msg.token, 0) !== msg.token) return; // revoked
+  }
   engine.handle(msg);
 };

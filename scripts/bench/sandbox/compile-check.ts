@@ -28,6 +28,10 @@ for (const [source, expected] of checks) {
   if (!ok) failed++;
   console.log(ok ? "ok  " : "FAIL", source.slice(0, 60), JSON.stringify(r.ok ? r.value : r.error));
 }
+if (!pool.stats().sharedModule) {
+  failed++;
+  console.log("FAIL the workers do not share the compiled QuickJS module");
+}
 await pool.close();
 console.log(failed === 0 ? "compiled sandbox: all checks passed" : `compiled sandbox: ${failed} checks failed`);
 process.exit(failed === 0 ? 0 : 1);

@@ -9,7 +9,7 @@ import tls from "node:tls";
 import { join } from "node:path";
 import zlib from "node:zlib";
 import { VERSION } from "../runtime";
-import { OutboundError, outboundFetch, stripHopByHop, type OutboundRequest, type Resolver } from "./client";
+import { OutboundError, outboundFetch, pooledConnections, stripHopByHop, type OutboundRequest, type Resolver } from "./client";
 import { isPrivateAddress } from "./guard";
 import { fetchPeerCertificates } from "./tls-chain";
 
@@ -543,6 +543,121 @@ describe("TLS", () => {
     expect(text(named.body)).toBe("secure");
     expect(named.remoteAddress).toBe("127.0.0.1");
     expect(tlsSeen[1]).toEqual({ servername: "tls.secbox.test", host: `tls.secbox.test:${tlsPort}` });
+  });
+});
+
+describe("connection reuse (keep-alive pinned to the checked address)", () => {
+  // A server that names itself and the client port of each request's connection.
+  async function namedServer(host: string, listenPort = 0): Promise<{ srv: http.Server; port: number; seen: string[] } | null> {
+    const seen: string[] = [];
+    const srv = http.createServer((req, res) => {
+      seen.push(`${host}:${req.socket.remotePort}`);
+      res.end(host);
+    });
+    srv.on("connection", track);
+    try {
+      await new Promise<void>((r, j) => {
+        srv.once("error", j);
+        srv.listen(listenPort, host, r);
+      });
+    } catch {
+      return null;
+    }
+    return { srv, port: (srv.address() as net.AddressInfo).port, seen };
+  }
+
+  test("the same host and checked address reuse one connection; DNS is still checked for every request", async () => {
+    const a = (await namedServer("127.0.0.1"))!;
+    try {
+      const seenNames: string[] = [];
+      const resolver = loopResolver({ "reuse.secbox.test": ["127.0.0.1"] }, seenNames);
+      const url = `http://reuse.secbox.test:${a.port}/`;
+      for (let i = 0; i < 3; i++) expect(text((await outboundFetch(opts(url, { resolver }))).body)).toBe("127.0.0.1");
+      expect(a.seen.length).toBe(3);
+      expect(new Set(a.seen).size).toBe(1); // one connection
+      expect(seenNames).toEqual(["reuse.secbox.test", "reuse.secbox.test", "reuse.secbox.test"]);
+      expect(pooledConnections()[`http reuse.secbox.test ${a.port} 127.0.0.1 verify`]).toBe(1);
+      // the check refuses the address now: no request, although an idle connection to it exists
+      const refused = await failure(outboundFetch(opts(url, { resolver, allowPrivate: false })));
+      expect(refused.code).toBe("TARGET_NOT_ALLOWED");
+      expect(a.seen.length).toBe(3);
+    } finally {
+      a.srv.close();
+    }
+  });
+
+  test("a different checked address for the same host name never reuses that connection", async () => {
+    const a = (await namedServer("127.0.0.1"))!;
+    const b = await namedServer("127.0.0.2", a.port); // same port on another loopback address, where available
+    try {
+      const names: Record<string, string[]> = { "moving.secbox.test": ["127.0.0.1"] };
+      const resolver = loopResolver(names);
+      const url = `http://moving.secbox.test:${a.port}/`;
+      expect(text((await outboundFetch(opts(url, { resolver }))).body)).toBe("127.0.0.1");
+      names["moving.secbox.test"] = ["127.0.0.2"];
+      if (b) {
+        const res = await outboundFetch(opts(url, { resolver }));
+        expect([text(res.body), res.remoteAddress]).toEqual(["127.0.0.2", "127.0.0.2"]);
+        expect(b.seen.length).toBe(1);
+      } else {
+        // nothing listens there: a reused connection would have answered
+        expect((await failure(outboundFetch(opts(url, { resolver })))).code).toBe("NETWORK");
+      }
+      expect(a.seen.length).toBe(1);
+      // and back: the idle connection to the first address serves it again
+      names["moving.secbox.test"] = ["127.0.0.1"];
+      expect(text((await outboundFetch(opts(url, { resolver }))).body)).toBe("127.0.0.1");
+      expect(a.seen.length).toBe(2);
+      expect(new Set(a.seen).size).toBe(1);
+      // another name for the same address does not share it either (its own SNI/certificate name)
+      const other = await outboundFetch(opts(`http://other.secbox.test:${a.port}/`, { resolver: loopResolver({ "other.secbox.test": ["127.0.0.1"] }) }));
+      expect(text(other.body)).toBe("127.0.0.1");
+      expect(new Set(a.seen).size).toBe(2);
+    } finally {
+      a.srv.close();
+      b?.srv.close();
+    }
+  });
+
+  test("a request failing on a reused connection before any response is retried once if idempotent", async () => {
+    // Every connection answers its first request (keep-alive) and drops the second one unanswered.
+    let connections = 0;
+    const raw = net.createServer((s) => {
+      track(s);
+      const n = ++connections;
+      let requests = 0;
+      let buf = "";
+      s.on("data", (d) => {
+        buf += d.toString("latin1");
+        while (buf.includes("\r\n\r\n")) {
+          const head = buf.slice(0, buf.indexOf("\r\n\r\n"));
+          const len = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+          buf = buf.slice(head.length + 4 + len);
+          if (++requests > 1) return void s.destroy();
+          s.write(`HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nc${n}`);
+        }
+      });
+      s.on("error", () => {});
+    });
+    await new Promise<void>((r) => raw.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(raw.address() as net.AddressInfo).port}/`;
+    try {
+      expect(text((await outboundFetch(opts(url))).body)).toBe("c1");
+      expect(text((await outboundFetch(opts(url))).body)).toBe("c2"); // c1 dropped it: retried on a new connection
+      const post = await failure(outboundFetch(opts(url, { method: "POST", body: "x" }))); // not retried
+      expect(post.code).toBe("NETWORK");
+      expect(connections).toBe(2);
+    } finally {
+      raw.close();
+    }
+  });
+
+  test("a connection made without certificate verification is never reused by a verifying request", async () => {
+    const url = `https://localhost:${tlsPort}/`;
+    const resolver = loopResolver({ localhost: ["127.0.0.1"] });
+    expect(text((await outboundFetch(opts(url, { insecure: true, resolver }))).body)).toBe("secure");
+    expect(pooledConnections()[`https localhost ${tlsPort} 127.0.0.1 insecure`]).toBe(1);
+    expect((await failure(outboundFetch(opts(url, { resolver })))).code).toBe("TLS");
   });
 });
 

@@ -9,7 +9,11 @@
 // - Timeout: one deadline for the whole request (DNS, connect, TLS, headers, body, decoding); it destroys the socket.
 // - Size: the wire body is capped while streaming (Content-Length checked first); decoding (gzip, x-gzip, deflate
 //   incl. raw deflate, br, zstd) runs with maxOutputLength = cap, so a decompression bomb stops at the cap.
-// - HTTP/1.1, a fresh connection per request (no pooling across checked addresses).
+// - HTTP/1.1 with keep-alive, pinned to the checked address: idle connections are pooled per (scheme, host name,
+//   port, checked IP address, TLS policy), so a socket is reused only by a request whose own DNS check (done for
+//   every request and every redirect hop, as above) produced that same address, with the same SNI/certificate
+//   name and certificate verification. Idle sockets close after AGENT_IDLE_MS; a request that fails on a reused
+//   socket before any response (the server closed it meanwhile) is retried once on a new one if it is idempotent.
 // Nothing here logs; error messages never contain bodies, header values or credentials.
 import http from "node:http";
 import https from "node:https";
@@ -158,7 +162,63 @@ function userinfoAuth(u: URL): string | undefined {
 interface Flight {
   /** Set once the overall promise settled (timeout or result); later steps stop. */
   done: boolean;
+  /** The request in progress; null once its response was read to the end (its socket may serve another request). */
   req: http.ClientRequest | null;
+}
+
+// ---- connection reuse -------------------------------------------------------------------------------------
+
+/** Idle keep-alive sockets close after this (below common server keep-alive timeouts: Node 5 s, nginx 75 s). */
+const AGENT_IDLE_MS = 4000;
+/** Pools kept (least recently used dropped first); idle sockets per pool. */
+const MAX_AGENTS = 64;
+const MAX_FREE_SOCKETS = 4;
+const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]);
+
+interface PinnedAgent extends http.Agent {
+  /** Dropped from the pools: finishes its requests, keeps no socket. */
+  retired: boolean;
+}
+
+function newAgent(secure: boolean): PinnedAgent {
+  const options = { keepAlive: true, maxFreeSockets: MAX_FREE_SOCKETS, timeout: AGENT_IDLE_MS, scheduling: "lifo" as const };
+  const agent = (secure ? new https.Agent(options) : new http.Agent(options)) as PinnedAgent;
+  agent.retired = false;
+  const keep = agent.keepSocketAlive.bind(agent);
+  agent.keepSocketAlive = (socket) => !agent.retired && keep(socket);
+  return agent;
+}
+
+/** One pool per checked destination: every socket of an agent was connected (through the pinned `lookup` of the
+ *  requests it served) to `address`, with the same TLS name and verification. */
+const agents = new Map<string, PinnedAgent>();
+
+function agentFor(secure: boolean, host: string, port: number, address: string, insecure: boolean): PinnedAgent {
+  const key = `${secure ? "https" : "http"} ${host} ${port} ${address} ${secure && insecure ? "insecure" : "verify"}`;
+  let agent = agents.get(key);
+  if (agent) {
+    agents.delete(key); // most recently used last
+  } else {
+    agent = newAgent(secure);
+    while (agents.size >= MAX_AGENTS) {
+      const [oldKey, old] = agents.entries().next().value as [string, PinnedAgent];
+      agents.delete(oldKey);
+      old.retired = true;
+      for (const list of Object.values(old.freeSockets)) for (const socket of list ?? []) socket.destroy();
+    }
+  }
+  agents.set(key, agent);
+  return agent;
+}
+
+/** (tests) Idle pooled connections per destination key. */
+export function pooledConnections(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, agent] of agents) {
+    const n = Object.values(agent.freeSockets).reduce((sum, list) => sum + (list?.length ?? 0), 0);
+    if (n > 0) out[key] = n;
+  }
+  return out;
 }
 
 const TLS_CODE = /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|HANDSHAKE|ALTNAME|SIGNATURE/i;
@@ -185,7 +245,24 @@ interface Exchange {
 }
 
 /** Sends one request to the checked address; resolves with the response head (body not read yet). */
-function send(flight: Flight, x: Exchange): Promise<http.IncomingMessage> {
+async function send(flight: Flight, x: Exchange): Promise<http.IncomingMessage> {
+  try {
+    return await sendOnce(flight, x);
+  } catch (err) {
+    // A pooled socket the server closed while idle fails before any response: retry once on a new connection.
+    if (!(err instanceof Reused) || flight.done) throw err instanceof Reused ? err.mapped : err;
+    return sendOnce(flight, x, true);
+  }
+}
+
+/** A failure on a reused socket before the response head, for an idempotent request. */
+class Reused extends Error {
+  constructor(readonly mapped: OutboundError) {
+    super(mapped.message);
+  }
+}
+
+function sendOnce(flight: Flight, x: Exchange, retry = false): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
     const host = normalizeHost(x.url.hostname);
     const secure = x.url.protocol === "https:";
@@ -209,7 +286,8 @@ function send(flight: Flight, x: Exchange): Promise<http.IncomingMessage> {
       path: `${x.url.pathname || "/"}${x.url.search}`,
       method: x.method,
       headers,
-      agent: false,
+      // Pooled per checked address (see agentFor): a reused socket was connected to this same address.
+      agent: agentFor(secure, host, port, x.address, x.insecure),
       // The single checked address: no second DNS lookup, while host/SNI/certificate checks keep the name.
       lookup: ((_h: string, opts: { all?: boolean } | number | undefined, cb: (...args: unknown[]) => void) => {
         const callback = typeof opts === "function" ? (opts as unknown as (...args: unknown[]) => void) : cb;
@@ -230,7 +308,11 @@ function send(flight: Flight, x: Exchange): Promise<http.IncomingMessage> {
     }
     flight.req = req;
     req.once("response", resolve);
-    req.on("error", (err) => reject(mapNetworkError(err, false)));
+    req.on("error", (err) => {
+      const mapped = mapNetworkError(err, false);
+      if (!retry && req.reusedSocket && IDEMPOTENT.has(x.method) && mapped.code === "NETWORK") reject(new Reused(mapped));
+      else reject(mapped);
+    });
     if (x.body && x.body.byteLength > 0) req.end(Buffer.from(x.body.buffer, x.body.byteOffset, x.body.byteLength));
     else req.end();
   });
@@ -258,6 +340,8 @@ function readBody(flight: Flight, res: http.IncomingMessage, cap: number): Promi
     res.once("end", () => {
       if (settled) return;
       settled = true;
+      // Read to the end: the socket goes back to its pool and may serve another request, so never destroy it.
+      flight.req = null;
       resolve(Buffer.concat(chunks, total));
     });
     res.on("error", (err) => fail(mapNetworkError(err, true)));
