@@ -286,6 +286,22 @@ function formatArg(a: RemoteObjectLike): string {
   return a.description ?? a.type ?? "";
 }
 
+/** A run that failed before reaching a page (no Chromium, engine closed, refused): browser failed, rest skipped. */
+export function browserFailure(error: string): PageRunResult {
+  return {
+    ok: false,
+    error,
+    phases: [
+      { phase: "browser", durationMs: 0, status: "failure", error },
+      { phase: "navigate", durationMs: 0, status: "skipped" },
+      { phase: "extract", durationMs: 0, status: "skipped" },
+    ],
+    logs: [],
+    blocked: [],
+    elapsedMs: 0,
+  };
+}
+
 export class ChromiumEngine {
   private readonly slots: Slots;
   private current: BrowserHandle | null = null;
@@ -356,13 +372,13 @@ export class ChromiumEngine {
   }
 
   async run(req: PageRunRequest): Promise<PageRunResult> {
-    if (this.closed) return this.refused(MSG_ENGINE_CLOSED);
+    if (this.closed) return browserFailure(MSG_ENGINE_CLOSED);
     const release = await this.slots.acquire();
     this.activeRuns++;
     this.totalRuns++;
     let done: Promise<void> = Promise.resolve();
     try {
-      if (this.closed) return this.refused(MSG_ENGINE_CLOSED);
+      if (this.closed) return browserFailure(MSG_ENGINE_CLOSED);
       const out = await this.runInSlot(req);
       done = out.done;
       return out.result;
@@ -375,20 +391,6 @@ export class ChromiumEngine {
     }
   }
 
-  private refused(error: string): PageRunResult {
-    return {
-      ok: false,
-      error,
-      phases: [
-        { phase: "browser", durationMs: 0, status: "failure", error },
-        { phase: "navigate", durationMs: 0, status: "skipped" },
-        { phase: "extract", durationMs: 0, status: "skipped" },
-      ],
-      logs: [],
-      blocked: [],
-      elapsedMs: 0,
-    };
-  }
 
   // ---- browser lifecycle -----------------------------------------------------------------------------------
 

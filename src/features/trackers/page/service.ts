@@ -9,7 +9,7 @@ import type { SecretsService } from "../../secrets/service";
 import type { ExecuteInput, ExecuteOutput, TrackerCore, TrackerWire } from "../core";
 import { TrackerKindService } from "../kind-service";
 import { revisionData } from "../revisions";
-import { ChromiumEngine, MSG_ENGINE_CLOSED, pageDebugTrace, type PageLog, type PageRunRequest, type PageRunResult, type PageScreenshot } from "./engine";
+import { browserFailure, ChromiumEngine, MSG_ENGINE_CLOSED, pageDebugTrace, type PageLog, type PageRunRequest, type PageRunResult, type PageScreenshot } from "./engine";
 import { PAGE_TIMEOUT, parsePageTarget, type PageTarget } from "./target";
 
 export type PageTracker = TrackerWire<PageTarget>;
@@ -28,21 +28,6 @@ export interface PageTrackersDeps {
 
 export const PAGE_PHASES = ["browser", "navigate", "extract"] as const;
 
-/** A run that never reached the browser (no Chromium, engine shut down). */
-function failedRun(error: string): PageRunResult {
-  return {
-    ok: false,
-    error,
-    phases: [
-      { phase: "browser", durationMs: 0, status: "failure", error },
-      { phase: "navigate", durationMs: 0, status: "skipped" },
-      { phase: "extract", durationMs: 0, status: "skipped" },
-    ],
-    logs: [],
-    blocked: [],
-    elapsedMs: 0,
-  };
-}
 
 export class PageTrackersService extends TrackerKindService<PageTarget> {
   private engine: ChromiumEngine | null = null;
@@ -94,14 +79,14 @@ export class PageTrackersService extends TrackerKindService<PageTarget> {
   /** One page run with this process's engine; never throws. */
   private async runPage(req: PageRunRequest): Promise<PageRunResult> {
     const missing = this.chromiumUnavailable();
-    if (missing) return failedRun(missing);
+    if (missing) return browserFailure(missing);
     const engine = this.getEngine();
-    if (!engine) return failedRun(MSG_ENGINE_CLOSED);
+    if (!engine) return browserFailure(MSG_ENGINE_CLOSED);
     try {
       return await engine.run(req);
     } catch (err) {
       this.rt.log.error("page run failed unexpectedly", { error: String((err as Error)?.message ?? err) });
-      return failedRun("Internal error");
+      return browserFailure("Internal error");
     }
   }
 
