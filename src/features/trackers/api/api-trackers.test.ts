@@ -1,5 +1,6 @@
 // API trackers through real HTTP: CRUD and validation, runs without scripts against a real upstream, revisions with
 // dedupe, caps and diffs, logs and phases, _test, _debug, notifications through a real SMTP sink, isolation.
+import { expectHiddenFromOtherUser } from "../test-isolation";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { lookup } from "node:dns/promises";
 import { hostname } from "node:os";
@@ -510,21 +511,7 @@ describe("isolation and cleanup", () => {
     const [a, b] = [alice, bob];
     const t = (await create(a, { target: target("/value") })).json;
     await refresh(a, t.id);
-    for (const [method, path] of [
-      ["GET", `${BASE}/${t.id}`],
-      ["PUT", `${BASE}/${t.id}`],
-      ["DELETE", `${BASE}/${t.id}`],
-      ["POST", `${BASE}/${t.id}/_history`],
-      ["POST", `${BASE}/${t.id}/_clear`],
-      ["GET", `${BASE}/${t.id}/_logs`],
-      ["POST", `${BASE}/${t.id}/_clear_logs`],
-    ] as const) {
-      const res = await b.client.request(method, path, method === "PUT" ? { body: { name: "stolen" } } : method === "POST" ? { body: {} } : {});
-      expect({ path, method, status: res.status }).toEqual({ path, method, status: 404 });
-    }
-    expect((await b.client.get(BASE)).json).toEqual({ items: [], total: 0 });
-    expect((await b.client.get(`${BASE}/_logs_summary`)).json).toEqual({});
-    expect((await b.client.get(`${BASE}?q=${t.id}`)).json.total).toBe(0);
+    await expectHiddenFromOtherUser(b.client, BASE, t.id);
     expect((await a.client.get(`${BASE}?q=${t.id}`)).json.total).toBe(1);
     expect((await a.client.post(`${BASE}/${t.id}/_history`, {})).json).toHaveLength(1);
     expect((await srv.anon.get(BASE)).status).toBe(401);

@@ -3,6 +3,7 @@
 // manual runs storing the visible text, JS-rendered content with waitFor, secrets and previousContent reaching the
 // in-page extractor, extractor failures in the logs, the resources inventory, `_debug` with screenshots, change
 // emails through a real SMTP sink, delete cleanup and isolation between users. One server (one Chromium) per file.
+import { expectHiddenFromOtherUser } from "../test-isolation";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { startTestServer, type TestServer, type TestUser } from "../../../tests/harness";
@@ -419,21 +420,7 @@ describe("cleanup and isolation", () => {
   test("user B gets 404 on user A's page tracker and never sees it", async () => {
     const t = await createOk(alice, { target: { url: `${site}/static` } });
     await refresh(alice, t.id);
-    for (const [method, path] of [
-      ["GET", `${BASE}/${t.id}`],
-      ["PUT", `${BASE}/${t.id}`],
-      ["DELETE", `${BASE}/${t.id}`],
-      ["POST", `${BASE}/${t.id}/_history`],
-      ["POST", `${BASE}/${t.id}/_clear`],
-      ["GET", `${BASE}/${t.id}/_logs`],
-      ["POST", `${BASE}/${t.id}/_clear_logs`],
-    ] as const) {
-      const res = await bob.client.request(method, path, method === "PUT" ? { body: { name: "stolen" } } : method === "POST" ? { body: {} } : {});
-      expect({ path, method, status: res.status }).toEqual({ path, method, status: 404 });
-    }
-    expect((await bob.client.get(BASE)).json).toEqual({ items: [], total: 0 });
-    expect((await bob.client.get(`${BASE}/_logs_summary`)).json).toEqual({});
-    expect((await bob.client.get(`${BASE}?q=${t.id}`)).json.total).toBe(0);
+    await expectHiddenFromOtherUser(bob.client, BASE, t.id);
     // An API tracker id is not a page tracker.
     const api = (await alice.client.post("/api/web_scraping/api_trackers", { name: "api-one", target: { url: `${site}/static` } })).json;
     expect((await alice.client.get(`${BASE}/${api.id}`)).status).toBe(404);
