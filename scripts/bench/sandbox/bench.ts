@@ -19,6 +19,8 @@ import { createLogger } from "../../../src/platform/log";
 import { ScriptPool } from "../../../src/sandbox/pool";
 import type { ScriptLimits } from "../../../src/sandbox/types";
 import scenarios from "./scenarios.json";
+// @ts-ignore: plain ESM shared with the Node peer
+import { measure as measureWith } from "./measure.mjs";
 
 const N = Number(process.env.BENCH_N ?? 2000);
 const NPROXY = Number(process.env.BENCH_N_PROXY ?? 500);
@@ -35,40 +37,9 @@ interface Stats {
   rssGrowthMb: number;
 }
 
-function stats(samples: number[], elapsedMs: number, rssBase: number, rssPeak: number): Stats {
-  const s = [...samples].sort((a, b) => a - b);
-  const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
-  return { p50: q(0.5), p90: q(0.9), p99: q(0.99), opsPerSec: (samples.length / elapsedMs) * 1000, rssGrowthMb: (rssPeak - rssBase) / 1048576 };
-}
-
-async function measure(n: number, warm: number, fn: (i: number) => Promise<unknown>, concurrency = 1): Promise<Stats> {
-  // warm-up in the same shape as the measurement (concurrent for the parallel scenario)
-  let w = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (w < warm) await fn(-1 - w++);
-  }));
-  Bun.gc(true);
-  const rssBase = process.memoryUsage().rss;
-  let rssPeak = rssBase;
-  const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 5);
-  const samples: number[] = [];
-  const started = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < n) {
-        const i = next++;
-        const t = performance.now();
-        await fn(i);
-        samples.push(performance.now() - t);
-      }
-    }),
-  );
-  const elapsed = performance.now() - started;
-  clearInterval(sampler);
-  rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
-  return stats(samples, elapsed, rssBase, rssPeak);
-}
+/** The shared timing loop, with Bun's collector before each scenario. */
+const measure = (n: number, warm: number, fn: (i: number) => Promise<unknown>, concurrency = 1): Promise<Stats> =>
+  measureWith(n, warm, fn, concurrency, () => Bun.gc(true));
 
 const proxyBody = new Uint8Array(scenarios.proxyBodyBytes).fill(97);
 const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(proxyBody) });

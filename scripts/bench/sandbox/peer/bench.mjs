@@ -3,6 +3,7 @@
 // async host reference. Prints one JSON object on stdout. Run by ../bench.ts (node --no-node-snapshot bench.mjs URL).
 import { readFileSync } from "node:fs";
 import ivm from "isolated-vm";
+import { measure as measureWith } from "../measure.mjs";
 
 const scenarios = JSON.parse(readFileSync(new URL("../scenarios.json", import.meta.url), "utf8"));
 const proxyUrl = process.argv[2];
@@ -52,40 +53,7 @@ async function execute(code, ctxData, withShim, sync = true) {
   }
 }
 
-function stats(samples, elapsedMs, rssBase, rssPeak) {
-  const s = [...samples].sort((a, b) => a - b);
-  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
-  return { p50: q(0.5), p90: q(0.9), p99: q(0.99), opsPerSec: (samples.length / elapsedMs) * 1000, rssGrowthMb: (rssPeak - rssBase) / 1048576 };
-}
-
-async function measure(n, warm, fn, concurrency = 1) {
-  // warm-up in the same shape as the measurement (concurrent for the parallel scenario)
-  let w = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (w < warm) await fn(-1 - w++);
-  }));
-  globalThis.gc?.();
-  const rssBase = process.memoryUsage().rss;
-  let rssPeak = rssBase;
-  const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 5);
-  const samples = [];
-  const started = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < n) {
-        const i = next++;
-        const t = performance.now();
-        await fn(i);
-        samples.push(performance.now() - t);
-      }
-    }),
-  );
-  const elapsed = performance.now() - started;
-  clearInterval(sampler);
-  rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
-  return stats(samples, elapsed, rssBase, rssPeak);
-}
+const measure = (n, warm, fn, concurrency = 1) => measureWith(n, warm, fn, concurrency, () => globalThis.gc?.());
 
 const items = Array.from({ length: scenarios.items }, (_, i) => ({ id: i, name: `item-${i}`, value: i * 3 }));
 const responderBody = new TextEncoder().encode(JSON.stringify(items));
