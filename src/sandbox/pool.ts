@@ -50,6 +50,9 @@ export interface ScriptPoolOptions {
   maxJobsPerWorker?: number;
   /** A job not answered by deadline + this is presumed stuck: its worker is replaced. Default 3000. */
   backstopGraceMs?: number;
+  /** Executions start from a restored memory image of a pristine runtime (engine.ts). Default true; false makes
+   *  every execution create its runtime (tests and benchmarks compare the two). */
+  snapshot?: boolean;
 }
 
 interface Job {
@@ -88,6 +91,8 @@ interface Slot {
   /** Offer cells shared with the worker: a job's token while it is offered, 0 once claimed or revoked. */
   cells: Int32Array;
   heapBytes: number;
+  /** Its engine restores a memory image per execution (from its "ready"). */
+  snapshot: boolean;
   /** Its init message waits for the compiled QuickJS module (see spawn()). */
   awaitingModule: boolean;
   /** When it was last given a job while idle (dispatch tick): among idle workers the most recent one is preferred,
@@ -140,6 +145,7 @@ export class ScriptPool {
   private dispatchTick = 0;
   private readonly fetch: OutboundFetch;
   private readonly workerMemoryMib: number;
+  private readonly snapshot: boolean;
   private readonly recycleBytes: number;
   private readonly maxJobs: number;
   private readonly grace: number;
@@ -151,6 +157,7 @@ export class ScriptPool {
     this.size = opts.workers > 0 ? opts.workers : Math.max(1, availableParallelism());
     this.fetch = opts.fetch ?? outboundFetch;
     this.workerMemoryMib = opts.workerMemoryMib ?? 512;
+    this.snapshot = opts.snapshot ?? true;
     this.recycleBytes = (opts.recycleMib ?? 192) * MiB;
     this.maxJobs = opts.maxJobsPerWorker ?? 64;
     this.grace = opts.backstopGraceMs ?? 3000;
@@ -166,8 +173,9 @@ export class ScriptPool {
 
   /** Workers, queued jobs (including prefetched ones not yet started), jobs in workers (running or parked), and
    *  whether the workers share one compiled QuickJS module. */
-  stats(): { workers: number; ready: number; queued: number; inFlight: number; replaced: number; sharedModule: boolean } {
+  stats(): { workers: number; ready: number; queued: number; inFlight: number; replaced: number; sharedModule: boolean; snapshotWorkers: number } {
     return {
+      snapshotWorkers: this.slots.filter((s) => s.ready && !s.dead && s.snapshot).length,
       sharedModule: this.wasmModule !== null,
       workers: this.slots.length,
       ready: this.slots.filter((s) => s.ready && !s.dead).length,
@@ -257,6 +265,7 @@ export class ScriptPool {
       offered: [],
       cells,
       heapBytes: 0,
+      snapshot: false,
       awaitingModule: false,
       lastIdleDispatch: 0,
     };
@@ -275,7 +284,13 @@ export class ScriptPool {
 
   private init(slot: Slot): void {
     slot.awaitingModule = false;
-    const init: MainToWorker = { t: "init", memoryMib: this.workerMemoryMib, cells: slot.cells.buffer as SharedArrayBuffer, module: this.wasmModule ?? undefined };
+    const init: MainToWorker = {
+      t: "init",
+      memoryMib: this.workerMemoryMib,
+      cells: slot.cells.buffer as SharedArrayBuffer,
+      module: this.wasmModule ?? undefined,
+      snapshot: this.snapshot,
+    };
     slot.worker.postMessage(init);
   }
 
@@ -472,6 +487,7 @@ export class ScriptPool {
     switch (msg.t) {
       case "ready":
         slot.ready = true;
+        slot.snapshot = msg.snapshot;
         if (this.compiling === slot) this.compiled(msg.module ?? null);
         this.dispatch();
         return;

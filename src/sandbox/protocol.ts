@@ -27,13 +27,14 @@ export interface OpReply {
   error?: { message: string; code?: string };
 }
 
-export type MainToWorker = RunJob | OpReply | { t: "init"; memoryMib: number; cells: SharedArrayBuffer; module?: WebAssembly.Module };
+/** `snapshot: false` turns the memory-image reset off (every execution then creates its runtime; tests and benchmarks). */
+export type MainToWorker = RunJob | OpReply | { t: "init"; memoryMib: number; cells: SharedArrayBuffer; module?: WebAssembly.Module; snapshot?: boolean };
 
 export type OpName = "proxy" | "kv";
 
 export type WorkerToMain =
   /** `module`: the QuickJS WebAssembly.Module it compiled (absent when it was given one). */
-  | { t: "ready"; module?: WebAssembly.Module }
+  | { t: "ready"; module?: WebAssembly.Module; /** executions start from a memory image (see engine.ts) */ snapshot: boolean }
   | { t: "op"; id: number; opId: number; op: OpName; args: unknown; remainingMs: number }
   /** The job's synchronous slice ended and it now waits for a host operation or timer. */
   | { t: "park"; id: number }

@@ -170,6 +170,95 @@ describe("no host reachable", () => {
   });
 });
 
+describe("a fresh runtime per execution (restored memory image, engine.ts)", () => {
+  let one: ScriptPool;
+  let plain: ScriptPool;
+  beforeAll(async () => {
+    // one worker: every run below lands on the same WebAssembly instance
+    one = new ScriptPool({ workers: 1, queueLimit: 100, allowPrivate: false, log });
+    plain = new ScriptPool({ workers: 1, queueLimit: 100, allowPrivate: false, log, snapshot: false });
+    await Promise.all([one.ready(), plain.ready()]);
+  });
+  afterAll(async () => {
+    await Promise.all([one.close(), plain.close()]);
+  });
+  const runOn = (p: ScriptPool, source: string, context: unknown = {}) => p.run({ source, context, limits: LIMITS });
+  const valueOn = async (p: ScriptPool, source: string, context: unknown = {}) => {
+    const r = await runOn(p, source, context);
+    if (!r.ok) throw new Error(`script failed: ${JSON.stringify(r.error)}`);
+    return r.value;
+  };
+
+  test("the workers start executions from the image", () => {
+    expect(one.stats().snapshotWorkers).toBe(1);
+    expect(pool.stats().snapshotWorkers).toBe(2);
+    expect(plain.stats().snapshotWorkers).toBe(0);
+  });
+
+  test("nothing a script changes survives: globals, prototypes, built-ins, the provided globals", async () => {
+    await valueOn(
+      one,
+      `globalThis.leak = "secret"; Object.prototype.polluted = 1; Array.prototype.push = () => -1;
+       JSON.parse = () => "evil"; Sandbox.core.decode = () => "evil"; console.log = () => {};
+       Math.random = () => 0.5; Object.defineProperty(globalThis, "TextEncoder", { value: 1 });
+       Object.freeze(Object.prototype); return 0`,
+    );
+    const check = `[typeof leak, typeof ({}).polluted, [].push(9), JSON.parse("1"), Sandbox.core.decode(Sandbox.core.encode("x")),
+      Math.random() !== 0.5, typeof TextEncoder, Object.isFrozen(Object.prototype), (console.log("seen"), 0)]`;
+    for (let i = 0; i < 3; i++) {
+      const r = await runOn(one, check);
+      expect(r.ok && r.value).toEqual(["undefined", "undefined", 1, 1, "x", true, "function", false, 0]);
+      expect(r.logs).toEqual([{ level: "log", message: "seen" }]);
+    }
+  });
+
+  test("host functions come back after a script deletes the globals that hold them", async () => {
+    await valueOn(one, `for (const n of ["Sandbox", "Deno", "Secbox", "console", "TextEncoder", "TextDecoder", "atob", "btoa", "setTimeout", "clearTimeout"]) delete globalThis[n]; return typeof Sandbox`);
+    expect(await valueOn(one, "Sandbox.core.decode(Sandbox.core.encode('é')) + atob(btoa('a')) + new TextDecoder().decode(new TextEncoder().encode('b'))")).toBe("éab");
+    expect(await valueOn(one, "new Promise((r) => setTimeout(() => r(Deno === Sandbox), 5))")).toBe(true);
+  });
+
+  test("Math.random is seeded anew for every execution", async () => {
+    const values: number[] = [];
+    for (let i = 0; i < 20; i++) values.push((await valueOn(one, "Math.random()")) as number);
+    expect(new Set(values).size).toBe(20);
+    // a clock seed (what a new QuickJS context uses) gives near-equal first values for runs microseconds apart
+    expect(Math.max(...values) - Math.min(...values)).toBeGreaterThan(0.3);
+  });
+
+  test("while a script waits in the pristine runtime, others run beside it, and none sees another's state", async () => {
+    const a = runOn(one, "globalThis.a = 1; await new Promise((r) => setTimeout(r, 150)); return [typeof a, typeof b, typeof c]");
+    await Bun.sleep(20);
+    const b = runOn(one, "globalThis.b = 1; await new Promise((r) => setTimeout(r, 30)); return [typeof a, typeof b, typeof c]");
+    const c = runOn(one, "globalThis.c = 1; return [typeof a, typeof b, typeof c]");
+    const [ra, rb, rc] = await Promise.all([a, b, c]);
+    expect(ra.ok && ra.value).toEqual(["number", "undefined", "undefined"]);
+    expect(rb.ok && rb.value).toEqual(["undefined", "number", "undefined"]);
+    expect(rc.ok && rc.value).toEqual(["undefined", "undefined", "number"]);
+    // all of them ended: the image is restored and used again
+    expect(await valueOn(one, "[typeof a, typeof b, typeof c]")).toEqual(["undefined", "undefined", "undefined"]);
+  });
+
+  test("results and failures are the same as with a newly created runtime", async () => {
+    const body = new TextEncoder().encode(JSON.stringify({ a: 1, b: [2, 3] }));
+    const cases: [string, unknown][] = [
+      ["(async () => { const o = JSON.parse(Sandbox.core.decode(context.body)); return { body: o.b, headers: { x: '1' }, statusCode: 201 }; })()", { body }],
+      ["new Uint8Array([1, 2, 3]).buffer", {}],
+      ["console.warn('w', { a: 1 }); throw Object.assign(new RangeError('bad'), { code: 'E_X' })", {}],
+      ["return undefinedName", {}],
+      ["(function f() { return f(); })()", {}],
+      ["let s = ''; for (;;) s += 'xxxxxxxxxxxxxxxx'.repeat(1000)", {}],
+      ["await Secbox.crypto.sha256('abc')", {}],
+      ["[typeof Secbox.kv, typeof Sandbox.core.ops.op_proxy_request, Object.getOwnPropertyNames(globalThis).length]", {}],
+    ];
+    for (const [source, context] of cases) {
+      const [x, y] = await Promise.all([runOn(one, source, context), runOn(plain, source, context)]);
+      const strip = (r: ScriptRunResult) => ({ ok: r.ok, value: r.ok ? r.value : undefined, error: r.ok ? undefined : r.error, logs: r.logs });
+      expect(strip(x)).toEqual(strip(y));
+    }
+  });
+});
+
 describe("limits", () => {
   test("CPU time: an endless loop ends as a timeout at the deadline", async () => {
     const started = performance.now();

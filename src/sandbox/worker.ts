@@ -20,10 +20,10 @@ self.onmessage = (event: MessageEvent<MainToWorker>) => {
   const msg = event.data;
   if (msg.t === "init") {
     cells = new Int32Array(msg.cells);
-    engine.init(msg.memoryMib, msg.module).then(
+    engine.init(msg.memoryMib, msg.module, msg.snapshot ?? true).then(
       (compiled) => {
         ready = true;
-        post(msg.module || !compiled ? { t: "ready" } : { t: "ready", module: compiled });
+        post(msg.module || !compiled ? { t: "ready", snapshot: engine.snapshotting } : { t: "ready", module: compiled, snapshot: engine.snapshotting });
       },
       (err: unknown) => post({ t: "poisoned", reason: `init failed: ${err instanceof Error ? err.message : String(err)}`, results: [] }),
     );

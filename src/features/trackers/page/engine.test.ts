@@ -105,7 +105,7 @@ async function settled(): Promise<void> {
   for (let i = 0; i < 200 && engine.stats().active > 0; i++) await sleep(10);
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: routes });
   port = server.port as number;
   base = `http://127.0.0.1:${port}`;
@@ -136,6 +136,9 @@ beforeAll(() => {
     },
     refuseAddress: (ip) => ip !== "127.0.0.1" && isPrivateAddress(ip),
   });
+  // Launch the browser before the first timed run: a cold Chromium start on a busy shared machine can take most
+  // of a run's 10 s deadline (the tests below are about runs, not about launch time).
+  if (haveChromium) await engine.run({ secrets: {}, timeoutMs: 25_000, allowPrivate: true, url: `${base}/rendered` });
 });
 
 afterAll(async () => {
