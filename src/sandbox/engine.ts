@@ -208,6 +208,9 @@ export class Engine {
       if (tpl.dirty) this.restoreTemplate(tpl);
       const exec = resetExec(tpl.exec, job);
       exec.helpers = { ...tpl.helpers };
+      exec.globals = new Map(tpl.globals.common);
+      for (const [n, h] of job.proxy ? tpl.globals.proxy : tpl.globals.plain) exec.globals.set(n, h);
+      for (const [n, h] of job.kv ? tpl.globals.kv : tpl.globals.noKv) exec.globals.set(n, h);
       exec.protos = tpl.protos;
       tpl.inUse = true;
       this.reseed(tpl);
@@ -595,6 +598,22 @@ export class Engine {
       make.call(this, exec);
     }
     const protos = this.byteProtos(exec);
+    // The lazy globals themselves, built once per variant (op_proxy_request and Secbox.kv depend on the job): an
+    // execution's first access returns the image's object instead of building it.
+    const globals: Template["globals"] = { proxy: new Map(), plain: new Map(), kv: new Map(), noKv: new Map(), common: new Map() };
+    const build = (group: string, name: string, flags: { proxy: boolean; kv: boolean }, into: Map<string, QuickJSHandle>) => {
+      exec.job = { ...exec.job, ...flags };
+      exec.globals = new Map();
+      this.materialize(exec, group, name).dispose();
+      for (const [n, h] of exec.globals) into.set(n, h);
+    };
+    exec.job = { t: "run", id: 0, cell: 0, token: 0, source: "", context: null, memoryBytes: 0, timeoutMs: 0, stackBytes: 0, kv: false, proxy: false };
+    build("sandbox", "Sandbox", { proxy: true, kv: false }, globals.proxy);
+    build("sandbox", "Sandbox", { proxy: false, kv: false }, globals.plain);
+    build("secbox", "Secbox", { proxy: false, kv: true }, globals.kv);
+    build("secbox", "Secbox", { proxy: false, kv: false }, globals.noKv);
+    for (const [group, name] of [["console", "console"], ["text", "TextEncoder"], ["timers", "setTimeout"]] as const) build(group, name, { proxy: false, kv: false }, globals.common);
+    exec.globals = new Map();
     const randomAt = findRandomState(ctx, memory, ctxPtr);
     if (randomAt === null) return discard();
     // Everything allocated lies below the allocator's top chunk. A block larger than the whole heap so far cannot
@@ -613,6 +632,7 @@ export class Engine {
       exec,
       helpers: { ...exec.helpers },
       protos,
+      globals,
       staticImage: mem.slice(0, staticEnd),
       heapStart: sp,
       heapImage: mem.slice(sp, heapEnd),
@@ -1392,6 +1412,9 @@ interface Template {
   exec: Exec;
   helpers: Exec["helpers"];
   protos: QuickJSHandle[];
+  /** The lazy globals built in the image: Sandbox/Deno with and without op_proxy_request, Secbox with and without
+   *  kv, and the rest. */
+  globals: Record<"proxy" | "plain" | "kv" | "noKv" | "common", Map<string, QuickJSHandle>>;
   staticImage: Uint8Array;
   heapStart: number;
   heapImage: Uint8Array;
