@@ -95,7 +95,7 @@ interface Exec {
 type HelperSlot =
   | "describe" | "construct" | "Uint8Array" | "isView" | "json" | "jsonParse" | "jsonStringify" | "define" | "toJSON" | "String"
   | "enc" | "dec" | "encode" | "decode" | "proxy" | "atob" | "btoa" | "log" | "seal" | "sha256" | "sleep" | "cancel" | "op"
-  | "secboxF" | "consoleF" | "textF" | "timersF";
+  | "secboxF" | "consoleF" | "textF" | "timersF" | "Promise" | "promiseResolve";
 
 /** Lazy globals: name → group; a group is built on first access to any of its names. */
 const GROUP_OF: Record<string, string> = {
@@ -679,6 +679,8 @@ export class Engine {
     const abCtor = this.own(exec, ctx.getProp(ctx.global, "ArrayBuffer"));
     exec.helpers.isView = this.own(exec, ctx.getProp(abCtor, "isView"));
     exec.helpers.String = this.own(exec, ctx.getProp(ctx.global, "String"));
+    exec.helpers.Promise = this.own(exec, ctx.getProp(ctx.global, "Promise"));
+    exec.helpers.promiseResolve = this.own(exec, ctx.getProp(exec.helpers.Promise, "resolve"));
   }
 
   // ---------------------------------------------------------------- globals
@@ -1368,19 +1370,64 @@ export class Engine {
   // ---------------------------------------------------------------- source forms
 
   /** §11.6: trim; drop one trailing `;`; an expression whose awaited value is the result, or, when that does not
-   *  parse, an async function body. */
+   *  parse, an async function body. Three ways to run a source, decided on its first run in this worker (parsing
+   *  is deterministic, the answer is kept):
+   *  - "direct": the source parses as `(source)`: it is evaluated as that, and its value awaited the way `await`
+   *    does (Promise.resolve of the intrinsic Promise, so thenables are adopted). Cheapest: no wrapper function.
+   *  - "await": it parses only inside an async function (it uses `await`): `(async () => (await (source)))()`.
+   *  - "body": it parses as neither: `(async () => { source })()`. */
   private compile(exec: Exec): void {
     const ctx = exec.ctx!;
     let src = exec.job.source.trim();
     if (src.endsWith(";")) src = src.slice(0, -1);
     const opts = { type: "global" as const };
+    const direct = `(\n${src}\n)`;
+    let form = forms.get(src);
+    if (form === undefined) {
+      const c = ctx.evalCode(direct, "script.js", { type: "global", compileOnly: true });
+      if (!c.error) {
+        c.value.dispose();
+        rememberForm(src, (form = "direct"));
+      } else {
+        // Not an expression by itself (or the check ran out of time or memory): the wrapped forms decide and report.
+        c.error.dispose();
+      }
+    }
+    if (form === "direct") {
+      exec.helpers.Promise ??= this.own(exec, ctx.getProp(ctx.global, "Promise"));
+      exec.helpers.promiseResolve ??= this.own(exec, ctx.getProp(exec.helpers.Promise, "resolve"));
+      const r = ctx.evalCode(direct, "script.js", opts);
+      if (r.error) {
+        const e = r.error;
+        try {
+          this.fail(exec, e);
+        } finally {
+          e.dispose();
+        }
+        return;
+      }
+      const type = ctx.typeof(r.value);
+      if (type !== "object" && type !== "function") {
+        exec.promise = r.value;
+        return;
+      }
+      try {
+        const p = ctx.callFunction(exec.helpers.promiseResolve, exec.helpers.Promise, r.value);
+        if (p.error) throw new ScriptThrew(p.error);
+        exec.promise = p.value;
+      } finally {
+        r.value.dispose();
+      }
+      return;
+    }
     const body = `(async () => {\n${src}\n})()`;
-    // Parsing is deterministic: a source known not to parse as an expression goes straight to the body form.
-    let r = bodyForm.has(src) ? ctx.evalCode(body, "script.js", opts) : ctx.evalCode(`(async () => (await (\n${src}\n)))()`, "script.js", opts);
-    if (r.error && !exec.reason && !bodyForm.has(src) && this.errorName(exec, r.error) === "SyntaxError") {
-      r.error.dispose();
-      r = ctx.evalCode(body, "script.js", opts);
-      if (!r.error) rememberBodyForm(src);
+    let r = form === "body" ? ctx.evalCode(body, "script.js", opts) : ctx.evalCode(`(async () => (await (\n${src}\n)))()`, "script.js", opts);
+    if (form === undefined) {
+      if (r.error && !exec.reason && this.errorName(exec, r.error) === "SyntaxError") {
+        r.error.dispose();
+        r = ctx.evalCode(body, "script.js", opts);
+        if (!r.error) rememberForm(src, "body");
+      } else if (!r.error) rememberForm(src, "await");
     }
     if (r.error) {
       const e = r.error;
@@ -1606,13 +1653,13 @@ function memoryUsage(rt: QuickJSRuntime, ctx: QuickJSContext): QuickJSHandle {
   return rt.computeMemoryUsage();
 }
 
-/** Sources that need the body form (bounded, oldest dropped first). */
-const bodyForm = new Set<string>();
-const BODY_FORM_CACHE = 512;
-function rememberBodyForm(src: string): void {
+/** How each source runs (see Engine.compile), bounded, oldest dropped first. */
+const forms = new Map<string, "direct" | "await" | "body">();
+const FORM_CACHE = 512;
+function rememberForm(src: string, form: "direct" | "await" | "body"): void {
   if (src.length > 65_536) return;
-  if (bodyForm.size >= BODY_FORM_CACHE) bodyForm.delete(bodyForm.values().next().value!);
-  bodyForm.add(src);
+  if (forms.size >= FORM_CACHE) forms.delete(forms.keys().next().value!);
+  forms.set(src, form);
 }
 
 class ExportError extends Error {}

@@ -42,6 +42,30 @@ describe("source forms (§11.6)", () => {
     expect(await value("{ a: 1 }")).toEqual({ a: 1 });
   });
 
+  test("an expression's value is awaited like `await` does: thenables adopted, a throwing getter rejects", async () => {
+    expect(await value("({ then(resolve) { resolve(5); } })")).toBe(5);
+    expect(await value("({ a: 1, then: undefined })")).toEqual({ a: 1 });
+    expect(await value("await Promise.resolve(3)")).toBe(3);
+    const e = failed(await run("({ get then() { throw new RangeError('no then'); } })"));
+    expect(e.message).toBe("RangeError: no then");
+  });
+
+  test("a SyntaxError thrown while the expression runs is the script's failure: it runs once, not again as a body", async () => {
+    for (let i = 0; i < 3; i++) {
+      const r = await run("(console.log('ran'), JSON.parse('{'))");
+      expect(failed(r).name).toBe("SyntaxError");
+      expect(r.logs).toEqual([{ level: "log", message: "ran" }]);
+    }
+  });
+
+  test("every run of a source fails with the same stack", async () => {
+    const src = "(() => { const f = () => { throw new Error('deep'); }; return f(); })()";
+    const stacks = new Set<string | undefined>();
+    for (let i = 0; i < 6; i++) stacks.add(failed(await run(src)).stack);
+    expect(stacks.size).toBe(1);
+    expect([...stacks][0]).toContain("at f (script.js:");
+  });
+
   test("when it does not parse as an expression: an async function body where return works", async () => {
     expect(await value("const x = 20;\nreturn x + 1;")).toBe(21);
     expect(await value("return await Promise.resolve('done')")).toBe("done");

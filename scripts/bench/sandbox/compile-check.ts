@@ -32,6 +32,10 @@ if (!pool.stats().sharedModule) {
   failed++;
   console.log("FAIL the workers do not share the compiled QuickJS module");
 }
+if (pool.stats().snapshotWorkers !== pool.stats().workers) {
+  failed++;
+  console.log("FAIL not every worker starts executions from the memory image (see src/sandbox/engine.ts)");
+}
 await pool.close();
 console.log(failed === 0 ? "compiled sandbox: all checks passed" : `compiled sandbox: ${failed} checks failed`);
 process.exit(failed === 0 ? 0 : 1);
