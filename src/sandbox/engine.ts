@@ -171,7 +171,13 @@ export class Engine {
       WebAssembly.instantiate = real;
     }
     await sodiumReady();
-    if (snapshot) this.tpl = this.buildTemplate();
+    if (snapshot) {
+      try {
+        this.tpl = this.buildTemplate();
+      } catch {
+        this.tpl = null; // unexpected: every execution then creates its own runtime
+      }
+    }
     return compiled;
   }
 
