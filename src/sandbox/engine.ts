@@ -1388,12 +1388,13 @@ export class Engine {
     if (src.endsWith(";")) src = src.slice(0, -1);
     const opts = { type: "global" as const };
     const direct = `(\n${src}\n)`;
-    let form = forms.get(src);
+    const key = Bun.hash(src);
+    let form = forms.get(key);
     if (form === undefined) {
       const c = ctx.evalCode(direct, "script.js", { type: "global", compileOnly: true });
       if (!c.error) {
         c.value.dispose();
-        rememberForm(src, (form = "direct"));
+        rememberForm(key, (form = "direct"));
       } else {
         // Not an expression by itself (or the check ran out of time or memory): the wrapped forms decide and report.
         c.error.dispose();
@@ -1432,8 +1433,8 @@ export class Engine {
       if (r.error && !exec.reason && this.errorName(exec, r.error) === "SyntaxError") {
         r.error.dispose();
         r = ctx.evalCode(body, "script.js", opts);
-        if (!r.error) rememberForm(src, "body");
-      } else if (!r.error) rememberForm(src, "await");
+        if (!r.error) rememberForm(key, "body");
+      } else if (!r.error) rememberForm(key, "await");
     }
     if (r.error) {
       const e = r.error;
@@ -1659,13 +1660,14 @@ function memoryUsage(rt: QuickJSRuntime, ctx: QuickJSContext): QuickJSHandle {
   return rt.computeMemoryUsage();
 }
 
-/** How each source runs (see Engine.compile), bounded, oldest dropped first. */
-const forms = new Map<string, "direct" | "await" | "body">();
-const FORM_CACHE = 512;
-function rememberForm(src: string, form: "direct" | "await" | "body"): void {
-  if (src.length > 65_536) return;
+/** How each source runs (see Engine.compile), keyed by a 64-bit hash of the source (not the text: 4,096 scripts
+ *  of up to 64 KiB would hold 256 MiB). A collision could only change how that one script runs, i.e. its own
+ *  result. Bounded, oldest dropped first. */
+const forms = new Map<number | bigint, "direct" | "await" | "body">();
+const FORM_CACHE = 4096;
+function rememberForm(key: number | bigint, form: "direct" | "await" | "body"): void {
   if (forms.size >= FORM_CACHE) forms.delete(forms.keys().next().value!);
-  forms.set(src, form);
+  forms.set(key, form);
 }
 
 class ExportError extends Error {}
