@@ -228,7 +228,7 @@ export class Engine {
       });
       return;
     }
-    const exec = resetExec(newExec(), job);
+    const exec = newExec(job);
     this.begin(exec, () => {
       const rt = this.mod!.newRuntime();
       exec.rt = rt;
@@ -575,7 +575,8 @@ export class Engine {
     const ctxPtr = internals.ctx?.value;
     const refs = rtInternals.hostRefs;
     const usageInternals = ctx as unknown as { ffi?: { QTS_RuntimeComputeMemoryUsage?: unknown }; getMemory?: unknown };
-    const exec = newExec();
+    // The record of the executions that will run on this runtime; the job is a placeholder until the first one.
+    const exec = newExec({ t: "run", id: 0, cell: 0, token: 0, source: "", context: null, memoryBytes: 0, timeoutMs: 0, stackBytes: 0, kv: false, proxy: false });
     const discard = (): null => {
       for (const h of exec.handles) if (h.alive) h.dispose();
       ctx.dispose();
@@ -613,7 +614,6 @@ export class Engine {
       this.materialize(exec, group, name).dispose();
       for (const [n, h] of exec.globals) into.set(n, h);
     };
-    exec.job = { t: "run", id: 0, cell: 0, token: 0, source: "", context: null, memoryBytes: 0, timeoutMs: 0, stackBytes: 0, kv: false, proxy: false };
     build("sandbox", "Sandbox", { proxy: true, kv: false }, globals.proxy);
     build("sandbox", "Sandbox", { proxy: false, kv: false }, globals.plain);
     build("secbox", "Secbox", { proxy: false, kv: true }, globals.kv);
@@ -1484,35 +1484,9 @@ interface Template {
   dirty: boolean;
 }
 
-function newExec(): Exec {
-  return {
-    id: 0,
-    job: null as unknown as RunJob,
-    startedAt: 0,
-    deadline: 0,
-    memLimit: 0,
-    rt: null,
-    ctx: null,
-    key: null,
-    handles: [],
-    promise: null,
-    logs: [],
-    ops: new Map(),
-    opSeq: 0,
-    sleeps: new Map(),
-    deadlineTimer: null,
-    parked: false,
-    finished: false,
-    reason: null,
-    grown: 0,
-    nextMemCheck: 0,
-    sliceStart: 0,
-    userSet: new Set(),
-    helpers: {},
-    exporting: null,
-    protos: null,
-    globals: new Map(),
-  };
+/** A new execution record for `job` (its runtime and context are set by the caller). */
+function newExec(job: RunJob): Exec {
+  return resetExec({ rt: null, ctx: null } as Exec, job);
 }
 
 /** Every per-execution field set for `job` (rt and ctx kept). */
