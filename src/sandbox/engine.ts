@@ -214,9 +214,7 @@ export class Engine {
       if (tpl.dirty) this.restoreTemplate(tpl);
       const exec = resetExec(tpl.exec, job);
       exec.helpers = { ...tpl.helpers };
-      exec.globals = new Map(tpl.globals.common);
-      for (const [n, h] of job.proxy ? tpl.globals.proxy : tpl.globals.plain) exec.globals.set(n, h);
-      for (const [n, h] of job.kv ? tpl.globals.kv : tpl.globals.noKv) exec.globals.set(n, h);
+      exec.globals = tpl.globals[(job.proxy ? 2 : 0) + (job.kv ? 1 : 0)]!; // complete: never added to, never cleared
       exec.protos = tpl.protos;
       tpl.inUse = true;
       this.reseed(tpl);
@@ -607,18 +605,22 @@ export class Engine {
     const protos = this.byteProtos(exec);
     // The lazy globals themselves, built once per variant (op_proxy_request and Secbox.kv depend on the job): an
     // execution's first access returns the image's object instead of building it.
-    const globals: Template["globals"] = { proxy: new Map(), plain: new Map(), kv: new Map(), noKv: new Map(), common: new Map() };
+    const built = { proxy: new Map(), plain: new Map(), kv: new Map(), noKv: new Map(), common: new Map() } as Record<string, Map<string, QuickJSHandle>>;
     const build = (group: string, name: string, flags: { proxy: boolean; kv: boolean }, into: Map<string, QuickJSHandle>) => {
       exec.job = { ...exec.job, ...flags };
       exec.globals = new Map();
       this.materialize(exec, group, name).dispose();
       for (const [n, h] of exec.globals) into.set(n, h);
     };
-    build("sandbox", "Sandbox", { proxy: true, kv: false }, globals.proxy);
-    build("sandbox", "Sandbox", { proxy: false, kv: false }, globals.plain);
-    build("secbox", "Secbox", { proxy: false, kv: true }, globals.kv);
-    build("secbox", "Secbox", { proxy: false, kv: false }, globals.noKv);
-    for (const [group, name] of [["console", "console"], ["text", "TextEncoder"], ["timers", "setTimeout"]] as const) build(group, name, { proxy: false, kv: false }, globals.common);
+    build("sandbox", "Sandbox", { proxy: true, kv: false }, built.proxy!);
+    build("sandbox", "Sandbox", { proxy: false, kv: false }, built.plain!);
+    build("secbox", "Secbox", { proxy: false, kv: true }, built.kv!);
+    build("secbox", "Secbox", { proxy: false, kv: false }, built.noKv!);
+    for (const [group, name] of [["console", "console"], ["text", "TextEncoder"], ["timers", "setTimeout"]] as const) build(group, name, { proxy: false, kv: false }, built.common!);
+    // One complete, read-only map per job variant (index: proxy × 2 + kv), shared by the executions.
+    const globals = [false, true].flatMap((proxy) =>
+      [false, true].map((kv) => new Map([...built.common!, ...(proxy ? built.proxy! : built.plain!), ...(kv ? built.kv! : built.noKv!)])),
+    );
     exec.globals = new Map();
     const randomAt = findRandomState(ctx, memory, ctxPtr);
     if (randomAt === null) return discard();
@@ -1466,9 +1468,9 @@ interface Template {
   exec: Exec;
   helpers: Exec["helpers"];
   protos: QuickJSHandle[];
-  /** The lazy globals built in the image: Sandbox/Deno with and without op_proxy_request, Secbox with and without
-   *  kv, and the rest. */
-  globals: Record<"proxy" | "plain" | "kv" | "noKv" | "common", Map<string, QuickJSHandle>>;
+  /** The lazy globals built in the image, all ten names, per job variant (index: proxy × 2 + kv): Sandbox/Deno
+   *  with or without op_proxy_request, Secbox with or without kv. */
+  globals: Map<string, QuickJSHandle>[];
   staticImage: Uint8Array;
   heapStart: number;
   heapImage: Uint8Array;
