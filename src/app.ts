@@ -106,6 +106,8 @@ export type App = ReturnType<typeof createApp>;
 
 /** Background work of a serving process: the mail sender (later also the scheduler and hit notifications). */
 const HOUR_MS = 3_600_000;
+/** How long shutdown waits for responder hits in progress before ending their scripts. */
+const SHUTDOWN_GRACE_MS = 5000;
 const housekeeping = new WeakMap<Services, ReturnType<typeof setInterval>>();
 
 export async function startBackground(services: Services) {
@@ -121,9 +123,13 @@ export async function startBackground(services: Services) {
 export async function stopBackground(services: Services) {
   clearInterval(housekeeping.get(services));
   await services.trackers.stop();
+  // Hits in progress finish (scripts included) and are captured; a script still running after the grace period
+  // ends with the pool, and its hit is captured as failed.
+  const left = await services.responders.drain(SHUTDOWN_GRACE_MS);
+  if (left > 0) services.rt.log.warn("responders: scripts still running at shutdown are ended", { hits: left });
+  await services.sandbox.close();
   await services.responders.stop();
   await services.outbox.stop();
-  await services.sandbox.close();
 }
 
 export interface RunningServer {

@@ -153,6 +153,9 @@ export class ResponderEngine {
   private readonly notFoundPath: ResponseInit;
   /** The sandbox pool; replaceable after construction (wiring order, tests). */
   scripts: ScriptRunner | undefined;
+  /** Hits being served (matched or not), and the waiters of settle(). */
+  private serving = 0;
+  private settled: (() => void)[] = [];
 
   constructor(
     private readonly rt: Runtime,
@@ -172,7 +175,7 @@ export class ResponderEngine {
     const host = parseResponderHost(request.headers.get("host"), this.domainSuffix);
     if (host !== undefined) {
       const { path, rawQuery } = splitUrl(request.url);
-      return this.serve(request, server, host.handle, host.prefix, path, rawQuery, false);
+      return this.track(this.serve(request, server, host.handle, host.prefix, path, rawQuery, false));
     }
     const url = request.url;
     if (!url.includes(PATH_FORM_PREFIX)) return undefined;
@@ -180,7 +183,34 @@ export class ResponderEngine {
     const form = parsePathForm(path);
     if (form === undefined) return undefined;
     // Prefixed responders are reachable only by host: the path form is the "no prefix" space.
-    return this.serve(request, server, form.handle, "", form.path, rawQuery, true);
+    return this.track(this.serve(request, server, form.handle, "", form.path, rawQuery, true));
+  }
+
+  private track(hit: Promise<Response>): Promise<Response> {
+    this.serving++;
+    const done = () => {
+      if (--this.serving === 0) for (const w of this.settled.splice(0)) w();
+    };
+    hit.then(done, done);
+    return hit;
+  }
+
+  /** Resolves once no hit is being served (a hit in progress may still capture), or after `timeoutMs`; true if
+   *  none is left. Shutdown waits here before the last capture flush. */
+  settle(timeoutMs: number): Promise<boolean> {
+    if (this.serving === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(this.serving === 0), timeoutMs);
+      this.settled.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+
+  /** Hits being served right now. */
+  get hitsInProgress(): number {
+    return this.serving;
   }
 
   // ---- cache ----

@@ -484,6 +484,53 @@ describe("capture batching: respond first, write in batches, flush on stop", () 
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
+
+  test("a scripted hit still running at shutdown finishes and is recorded; one past the grace period ends as a failure", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "secbox-responders-stop-"));
+    try {
+      const one = await startTestServer({ dataDir });
+      const u = await quickUser(one);
+      const settings = { requestsToTrack: 5 };
+      const slow = await create(u, {
+        location: { pathType: "=", path: "/slow" },
+        settings: { ...settings, script: `(async () => { await new Promise((r) => setTimeout(r, 300)); return { statusCode: 201, body: "late" }; })()` },
+      });
+      const hit = (path: string) =>
+        one.services.responders.dispatch(new Request(`http://x${path}`, { headers: { host: `${u.handle}.localhost` } }), null)!;
+      const answer = hit("/slow");
+      await Bun.sleep(50);
+      expect(await one.services.responders.drain(0)).toBe(1);
+      await one.stop();
+      expect((await answer).status).toBe(201);
+
+      const two = await startTestServer({ dataDir });
+      try {
+        const client = new (u.client.constructor as any)(two.url, { session: u.session });
+        const [rec] = await client.get(`${BASE}/${slow.id}/_history`).then((x: any) => x.json);
+        expect(rec.path).toBe("/slow");
+        expect(rec.response).toBeUndefined();
+        // A script that outlives the grace period: the pool's close ends it, the hit is recorded as failed.
+        const stuck = await create({ ...u, client }, {
+          location: { pathType: "=", path: "/stuck" },
+          settings: { ...settings, script: `(async () => { await new Promise((r) => setTimeout(r, 60000)); return "never"; })()` },
+        });
+        const pending = two.services.responders.dispatch(new Request("http://x/stuck", { headers: { host: `${u.handle}.localhost` } }), null)!;
+        await Bun.sleep(50);
+        expect(await two.services.responders.drain(100)).toBe(1);
+        await two.services.sandbox.close();
+        await two.services.responders.stop();
+        expect((await pending).status).toBe(500);
+        expect(two.services.responders.pendingCaptures).toBe(0);
+        const [failed] = await client.get(`${BASE}/${stuck.id}/_history`).then((x: any) => x.json);
+        expect(failed.path).toBe("/stuck");
+        expect(failed.response.statusCode).toBe(500);
+      } finally {
+        await two.stop();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("hit summary emails (§18.2) through the SMTP sink", () => {

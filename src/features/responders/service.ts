@@ -88,6 +88,8 @@ const MAX_HEADERS = 100;
 const MAX_HEADER_VALUE_BYTES = 8 * 1024;
 const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_SCRIPT_BYTES = 51_200;
+/** Shutdown: how long stop() waits for hits that the closing sandbox pool has just ended. */
+const STOP_SETTLE_MS = 2000;
 const DEFAULT_THROTTLE = 3600;
 const SUMMARY_INTERVAL_MS = 60_000;
 
@@ -181,10 +183,22 @@ export class RespondersService {
     }, SUMMARY_INTERVAL_MS);
   }
 
+  /** Shutdown, first step (the server has stopped accepting): waits up to `graceMs` for the hits in progress,
+   *  scripted ones included, so their records are captured. Returns the hits still running. */
+  async drain(graceMs: number): Promise<number> {
+    await this.engine.settle(graceMs);
+    return this.engine.hitsInProgress;
+  }
+
+  /** Stops the summary job and writes the last capture batch, after the hits in progress (a script still running
+   *  at shutdown ends when the sandbox pool closes, before this). */
   async stop(): Promise<void> {
     clearInterval(this.summaryTimer);
     this.summaryTimer = undefined;
     await this.summaryRun?.catch(() => {});
+    if (!(await this.engine.settle(STOP_SETTLE_MS))) {
+      this.rt.log.warn("responders: hits still in progress at shutdown are not recorded", { hits: this.engine.hitsInProgress });
+    }
     await this.capture.flush();
   }
 
