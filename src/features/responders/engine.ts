@@ -58,9 +58,10 @@ interface HandleEntry {
 interface WireParts {
   /** Headers to send (hop-by-hop, content-length and the session cookie removed). */
   wire: HeaderList;
-  /** The same as a Headers object, without and with the path-form CSP (a prebuilt Headers makes Response cheaper). */
-  hostInit: Headers;
-  pathInit: Headers;
+  /** The init of a Response without and with the path-form CSP: prebuilt Headers for a responder's own headers
+   *  (reused by every hit; a prebuilt Headers makes Response cheaper), the list itself for a script's (used once). */
+  hostInit: Headers | HeaderList;
+  pathInit: Headers | HeaderList;
   /** The produced list as recorded (names lower-case, same filter). */
   record: HeaderList;
   hasContentType: boolean;
@@ -292,12 +293,12 @@ export class ResponderEngine {
       script: r.script,
       selector,
       templated,
-      staticOut: templated ? undefined : this.wireParts(headers),
+      staticOut: templated ? undefined : this.wireParts(headers, true),
     };
   }
 
   /** Hop-by-hop headers, `content-length` and a `Set-Cookie` for the session cookie are never sent (§11.5 step 4). */
-  private wireParts(produced: HeaderList): WireParts {
+  private wireParts(produced: HeaderList, reused = false): WireParts {
     const wire: HeaderList = [];
     const record: HeaderList = [];
     let hasContentType = false;
@@ -309,6 +310,7 @@ export class ResponderEngine {
       wire.push([name, value]);
       record.push([lower, value]);
     }
+    if (!reused) return { wire, hostInit: wire, get pathInit(): HeaderList { return [...wire, ["content-security-policy", PATH_FORM_CSP]]; }, record, hasContentType };
     const hostInit = new Headers(wire);
     const pathInit = new Headers(wire);
     pathInit.append("content-security-policy", PATH_FORM_CSP);
