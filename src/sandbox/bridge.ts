@@ -122,3 +122,45 @@ export const TIMERS_SNIPPET = `(function (sleep, cancel) {
   function clearTimeout(id) { if (typeof id === "number") cancel(id); }
   return [setTimeout, clearTimeout];
 })`;
+
+/** `(text, ...buffers)`: installs the global `context` from `text`, the JSON of `[paths, value]` (wire.ts Packed),
+ *  each buffer becoming a Uint8Array at its path. Evaluated before any script code (the built-ins it holds are the
+ *  pristine ones); one call instead of a host round trip per step. */
+export const IMPORT_CONTEXT_SNIPPET = `(() => {
+  "use strict";
+  const parse = JSON.parse, define = Object.defineProperty, U8 = Uint8Array, global = globalThis;
+  return function (text) {
+    const all = parse(text), paths = all[0];
+    let value = all[1];
+    for (let i = 0; i < paths.length; i++) {
+      const path = paths[i], bytes = new U8(arguments[i + 1]);
+      if (path.length === 0) { value = bytes; continue; }
+      let parent = value;
+      for (let k = 0; k < path.length - 1; k++) parent = parent[path[k]];
+      define(parent, path[path.length - 1], { __proto__: null, value: bytes, writable: true, enumerable: true, configurable: true });
+    }
+    global.context = value;
+  };
+})()`;
+
+/** `(value, hook, final) => string | undefined`: JSON.stringify of a result with `hook` as the `toJSON` of the
+ *  byte-array prototypes (ArrayBuffer, DataView, %TypedArray%) during the call; removed after it unless `final`
+ *  (no script code runs after a final export). Built-ins held from before any script code; indexed loops and
+ *  prototype-less descriptors only (a script may have replaced Array.prototype[Symbol.iterator] or added `get` to
+ *  Object.prototype). */
+export const EXPORT_SNIPPET = `(() => {
+  "use strict";
+  const stringify = JSON.stringify, define = Object.defineProperty;
+  const protos = [ArrayBuffer.prototype, DataView.prototype, Object.getPrototypeOf(Uint8Array.prototype)];
+  return function (value, hook, final) {
+    for (let i = 0; i < protos.length; i++) define(protos[i], "toJSON", { __proto__: null, value: hook, writable: true, enumerable: false, configurable: true });
+    let done = false;
+    try {
+      const json = stringify(value);
+      done = true;
+      return json;
+    } finally {
+      if (!final || !done) for (let i = 0; i < protos.length; i++) define(protos[i], "toJSON", { __proto__: null, value: undefined, writable: true, enumerable: false, configurable: true });
+    }
+  };
+})()`;

@@ -29,13 +29,16 @@ import {
   CONSOLE_SNIPPET,
   DEFINE_SNIPPET,
   DESCRIBE_SNIPPET,
+  EXPORT_SNIPPET,
+  IMPORT_CONTEXT_SNIPPET,
   SECBOX_SNIPPET,
   TEXT_SNIPPET,
   TIMERS_SNIPPET,
 } from "./bridge";
 import { CryptoInputError, sealSync, sha256Hex, sodiumReady } from "./crypto";
-import type { MainToWorker, OpReply, RunJob, WorkerToMain } from "./protocol";
+import type { ExecHeader, MainToWorker, OpReply, RunJob, WorkerToMain } from "./protocol";
 import { MAX_LOG_BYTES, MAX_LOG_ENTRIES, type LogEntry, type ScriptError } from "./types";
+import { encodeDone, type Packed } from "./wire";
 
 const PAGE = 65536;
 /** Measured-heap checks: every MEM_CHECK_MS of running time, and at the end of any slice that ran at least
@@ -86,16 +89,18 @@ interface Exec {
   helpers: Partial<Record<HelperSlot, QuickJSHandle>>;
   /** Byte arrays collected by the toJSON hook during exportValue. */
   exporting: Uint8Array[] | null;
-  protos: QuickJSHandle[] | null;
   /** Built lazy globals, served by their accessors. */
   globals: Map<string, QuickJSHandle>;
+  /** Started from its source's memory image (the compiled script included). */
+  fromImage: boolean;
 }
 
 /** Handles an execution looks up or creates at most once (host functions, snippet factories, built-ins). */
 type HelperSlot =
   | "describe" | "construct" | "Uint8Array" | "isView" | "json" | "jsonParse" | "jsonStringify" | "define" | "toJSON" | "String"
   | "enc" | "dec" | "encode" | "decode" | "proxy" | "atob" | "btoa" | "log" | "seal" | "sha256" | "sleep" | "cancel" | "op"
-  | "secboxF" | "consoleF" | "textF" | "timersF" | "Promise" | "promiseResolve";
+  | "secboxF" | "consoleF" | "textF" | "timersF" | "Promise" | "promiseResolve" | "fnToString"
+  | "importContext" | "exportJson";
 
 /** Lazy globals: name → group; a group is built on first access to any of its names. */
 const GROUP_OF: Record<string, string> = {
@@ -124,7 +129,12 @@ export class Engine {
   /** The pristine runtime + context executions start from (null: every execution creates its own). */
   private tpl: Template | null = null;
 
-  constructor(private readonly send: (msg: WorkerToMain, transfer?: ArrayBuffer[]) => void) {}
+  /** Called while script code runs (from QuickJS's interrupt handler, every few thousand operations): the worker
+   *  posts the results it holds, so a result never waits for a long-running neighbour in its batch. */
+  onRunning: (() => void) | null = null;
+
+  /** `send` posts a message to the pool: an object, or a result as wire.ts text. */
+  constructor(private readonly send: (msg: WorkerToMain | string | unknown[], transfer?: ArrayBuffer[]) => void) {}
 
   /** Instantiates the QuickJS module with a private WebAssembly memory capped at `maxMemoryMib`. `shared`: the
    *  compiled QuickJS WebAssembly.Module of another worker (JSC shares a module's compiled and tiered-up code between
@@ -196,33 +206,52 @@ export class Engine {
   }
 
   handle(msg: MainToWorker): void {
-    if (msg.t === "run") this.start(msg);
-    else if (msg.t === "op-result") this.opResult(msg);
+    if (msg.t === "op-result") this.opResult(msg);
+  }
+
+  /** Starts a job (see wire.ts decodeRun). */
+  run(job: RunJob): void {
+    this.start(job);
   }
 
   // ---------------------------------------------------------------- execution lifecycle
 
   private start(job: RunJob): void {
     if (this.poisoned || !this.mod) {
-      this.send({ t: "done", id: job.id, ok: false, error: { kind: "internal", message: "Script worker unavailable" }, logs: [], durationMs: 0, heapBytes: this.heapBytes });
+      this.send(encodeDone({ id: job.id, ok: false, error: { kind: "internal", message: "Script worker unavailable" }, logs: [], durationMs: 0, heapBytes: this.heapBytes }, undefined, []).data);
       return;
     }
     const tpl = this.tpl;
     // The pristine runtime is free unless another execution uses it, or used it and other runtimes still live in
     // the memory (the image can only be restored when no execution is alive).
     if (tpl && !tpl.inUse && (!tpl.dirty || this.execs.size === 0)) {
-      if (tpl.dirty) this.restoreTemplate(tpl);
+      const src = normalizeSource(job.source);
+      const key = Bun.hash(src);
+      let img = tpl.sources.get(key) ?? null;
+      if (img !== null && img.source !== src) img = null; // a hash collision: never another script's function
+      if (tpl.dirty || tpl.at !== img) this.restoreImage(tpl, img);
+      if (img !== null) {
+        tpl.sources.delete(key); // most recently used last
+        tpl.sources.set(key, img);
+      }
       const exec = resetExec(tpl.exec, job);
       exec.helpers = { ...tpl.helpers };
       exec.globals = tpl.globals[(job.proxy ? 2 : 0) + (job.kv ? 1 : 0)]!; // complete: never added to, never cleared
-      exec.protos = tpl.protos;
+      exec.fromImage = img !== null;
       tpl.inUse = true;
       this.reseed(tpl);
       this.begin(exec, () => {
         exec.rt!.setMemoryLimit(job.memoryBytes);
         exec.rt!.setMaxStackSize(job.stackBytes);
+        let compiled: { fn: QuickJSHandle; form: Form } | null = img;
+        if (compiled === null) {
+          const c = this.compile(exec, src, key);
+          if (c === null) return;
+          this.keepImage(tpl, src, key, c);
+          compiled = c;
+        }
         this.installContext(exec, job.context);
-        this.compile(exec);
+        this.invoke(exec, compiled.fn, compiled.form);
       });
       return;
     }
@@ -236,8 +265,15 @@ export class Engine {
       const ctx = rt.newContext();
       exec.ctx = ctx;
       this.installGlobals(exec);
+      // before any code of the script: the built-ins they hold are the pristine ones
+      exec.helpers.importContext = this.snippet(exec, IMPORT_CONTEXT_SNIPPET);
+      exec.helpers.exportJson = this.snippet(exec, EXPORT_SNIPPET);
+      const src = normalizeSource(job.source);
+      const c = this.compile(exec, src, Bun.hash(src));
+      if (c === null) return;
+      this.own(exec, c.fn);
       this.installContext(exec, job.context);
-      this.compile(exec);
+      this.invoke(exec, c.fn, c.form);
     });
   }
 
@@ -328,6 +364,7 @@ export class Engine {
   }
 
   private interrupt(exec: Exec): boolean {
+    this.onRunning?.();
     if (exec.finished) return true;
     const now = Date.now();
     if (now >= exec.deadline) {
@@ -382,9 +419,9 @@ export class Engine {
   // ---------------------------------------------------------------- results
 
   private succeed(exec: Exec, value: QuickJSHandle): void {
-    let out: { value: unknown; transfer: ArrayBuffer[] };
+    let out: { json: string | undefined; bytes: Uint8Array[] };
     try {
-      out = this.exportValue(exec, value, true);
+      out = this.exportJson(exec, value, true);
     } catch (err) {
       if (err instanceof ExportError) {
         this.finishError(exec, { kind: "error", message: err.message });
@@ -397,7 +434,7 @@ export class Engine {
       }
       throw err;
     }
-    this.post(exec, { ok: true, value: out.value }, out.transfer);
+    this.post(exec, { ok: true, json: out.json, bytes: out.bytes });
     exec.finished = true;
     this.reapList.push(exec);
   }
@@ -433,18 +470,24 @@ export class Engine {
     this.reapList.push(exec);
   }
 
-  private post(exec: Exec, r: { ok: boolean; value?: unknown; error?: ScriptError }, transfer: ArrayBuffer[] = []): void {
-    const msg: WorkerToMain = {
-      t: "done",
+  /** The result message (wire.ts): `json` is the value's JSON text, its byte arrays as placeholders (exec.key). */
+  private post(exec: Exec, r: { ok: boolean; json?: string; bytes?: Uint8Array[]; error?: ScriptError }): void {
+    const header: ExecHeader = {
       id: exec.id,
       ok: r.ok,
       logs: exec.logs,
       durationMs: Math.round((performance.now() - exec.startedAt) * 1000) / 1000,
       heapBytes: this.heapBytes,
     };
-    if (r.ok) msg.value = r.value;
-    else msg.error = r.error;
-    this.send(msg, transfer);
+    if (exec.fromImage) header.image = true;
+    const bytes = r.bytes ?? [];
+    if (!r.ok) header.error = r.error;
+    else if (bytes.length > 0) {
+      header.key = exec.key!;
+      header.bytes = bytes.length;
+    }
+    const { data, transfer } = encodeDone(header, r.json, bytes);
+    this.send(data, transfer);
   }
 
   /** Frees finished executions; never while a slice runs (another runtime may be mid-execution). The pristine
@@ -487,7 +530,7 @@ export class Engine {
       }
     }
     // Off the serial path: the result is already posted.
-    if (tpl && tpl.dirty && !tpl.inUse && this.execs.size === 0) this.restoreTemplate(tpl);
+    if (tpl && tpl.dirty && !tpl.inUse && this.execs.size === 0) this.restoreImage(tpl, tpl.at);
   }
 
   /** Reports the instance unusable, with the outcome of every unfinished execution, in ONE message (so the pool
@@ -574,7 +617,7 @@ export class Engine {
     const refs = rtInternals.hostRefs;
     const usageInternals = ctx as unknown as { ffi?: { QTS_RuntimeComputeMemoryUsage?: unknown }; getMemory?: unknown };
     // The record of the executions that will run on this runtime; the job is a placeholder until the first one.
-    const exec = newExec({ t: "run", id: 0, cell: 0, token: 0, source: "", context: null, memoryBytes: 0, timeoutMs: 0, stackBytes: 0, kv: false, proxy: false });
+    const exec = newExec({ t: "run", id: 0, cell: 0, token: 0, source: "", context: { json: "null", paths: [], bytes: [] }, memoryBytes: 0, timeoutMs: 0, stackBytes: 0, kv: false, proxy: false });
     const discard = (): null => {
       for (const h of exec.handles) if (h.alive) h.dispose();
       ctx.dispose();
@@ -602,7 +645,6 @@ export class Engine {
     for (const make of [this.encFn, this.decFn, this.encodeFn, this.decodeFn, this.proxyFn, this.atobFn, this.btoaFn, this.logFn, this.sealFn, this.sha256Fn, this.sleepFn, this.cancelFn, this.opFunction, this.toJSONHook]) {
       make.call(this, exec);
     }
-    const protos = this.byteProtos(exec);
     // The lazy globals themselves, built once per variant (op_proxy_request and Secbox.kv depend on the job): an
     // execution's first access returns the image's object instead of building it.
     const built = { proxy: new Map(), plain: new Map(), kv: new Map(), noKv: new Map(), common: new Map() } as Record<string, Map<string, QuickJSHandle>>;
@@ -635,11 +677,12 @@ export class Engine {
     module._free(probe);
     if (probe <= sp || probe > sp + extent + 64) return discard();
     const heapEnd = (probe + 16 + 15) & ~15;
+    // Before the image is taken: the check allocates (and frees) the same block again.
+    const topAt = findTopPointer(memory, staticEnd, probe, module._malloc, module._free, extent + 65536);
     const mem = new Uint8Array(memory.buffer);
     return {
       exec,
       helpers: { ...exec.helpers },
-      protos,
       globals,
       staticImage: mem.slice(0, staticEnd),
       heapStart: sp,
@@ -651,19 +694,60 @@ export class Engine {
       seedNext: 64,
       inUse: false,
       dirty: false,
+      topAt,
+      sources: new Map(),
+      at: null,
     };
   }
 
-  /** The runtime back to its pristine state (no execution may be alive). */
-  private restoreTemplate(tpl: Template): void {
+  /** The runtime back to the pristine image, or to a source's image (no execution may be alive). */
+  private restoreImage(tpl: Template, img: SourceImage | null): void {
     const mem = new Uint8Array(this.memory!.buffer);
-    mem.set(tpl.staticImage, 0);
-    mem.set(tpl.heapImage, tpl.heapStart);
+    const from = img ?? tpl;
+    mem.set(from.staticImage, 0);
+    mem.set(from.heapImage, tpl.heapStart);
     // Host functions made during the execution are gone with the memory; the ones of the image are back.
-    tpl.liveRefs.nextId = tpl.refs.nextId;
-    tpl.liveRefs.freelist = tpl.refs.freelist.slice();
-    tpl.liveRefs.groups = cloneGroups(tpl.refs.groups);
+    tpl.liveRefs.nextId = from.refs.nextId;
+    tpl.liveRefs.freelist = from.refs.freelist.slice();
+    tpl.liveRefs.groups = cloneGroups(from.refs.groups);
+    tpl.at = img;
     tpl.dirty = false;
+  }
+
+  /** After the pristine runtime compiled a source: its memory (pristine image + the compiled function) becomes the
+   *  source's image, so later executions of the source skip parsing. Only when evaluating the wrapper ran no code
+   *  of the script: the function's source text (read with the pristine Function.prototype.toString) is the whole
+   *  wrapper, i.e. the evaluated text was one function expression. */
+  private keepImage(tpl: Template, src: string, key: number | bigint, c: { fn: QuickJSHandle; form: Form; text: string }): void {
+    if (tpl.topAt === null || tpl.at !== null || src.length > MAX_IMAGE_SOURCE) return;
+    const exec = tpl.exec;
+    const ctx = exec.ctx!;
+    if (ctx.typeof(c.fn) !== "function" || !exec.helpers.fnToString) return;
+    const r = ctx.callFunction(exec.helpers.fnToString, c.fn);
+    if (r.error) {
+      r.error.dispose();
+      return;
+    }
+    const text = ctx.typeof(r.value) === "string" ? ctx.getString(r.value) : null;
+    r.value.dispose();
+    if (text !== c.text) return;
+    const buffer = this.memory!.buffer;
+    const top = new Uint32Array(buffer)[tpl.topAt >>> 2]!;
+    const end = (top + 8 + 16 + 15) & ~15;
+    if (top < tpl.heapStart || end > buffer.byteLength) return;
+    const mem = new Uint8Array(buffer);
+    if (tpl.sources.size >= SOURCE_IMAGES) tpl.sources.delete(tpl.sources.keys().next().value!);
+    const refs = tpl.liveRefs;
+    const img: SourceImage = {
+      source: src,
+      form: c.form,
+      fn: c.fn,
+      staticImage: mem.slice(0, tpl.staticImage.byteLength),
+      heapImage: mem.slice(tpl.heapStart, end),
+      refs: { nextId: refs.nextId, freelist: refs.freelist.slice(), groups: cloneGroups(refs.groups) },
+    };
+    tpl.sources.set(key, img);
+    tpl.at = img;
   }
 
   /** A new Math.random state for the next execution (never 0: xorshift would stay at 0). */
@@ -689,6 +773,11 @@ export class Engine {
     exec.helpers.String = this.own(exec, ctx.getProp(ctx.global, "String"));
     exec.helpers.Promise = this.own(exec, ctx.getProp(ctx.global, "Promise"));
     exec.helpers.promiseResolve = this.own(exec, ctx.getProp(exec.helpers.Promise, "resolve"));
+    const fnCtor = this.own(exec, ctx.getProp(ctx.global, "Function"));
+    const fnProto = this.own(exec, ctx.getProp(fnCtor, "prototype"));
+    exec.helpers.fnToString = this.own(exec, ctx.getProp(fnProto, "toString"));
+    exec.helpers.importContext = this.snippet(exec, IMPORT_CONTEXT_SNIPPET);
+    exec.helpers.exportJson = this.snippet(exec, EXPORT_SNIPPET);
   }
 
   // ---------------------------------------------------------------- globals
@@ -1056,11 +1145,19 @@ export class Engine {
 
   // ---------------------------------------------------------------- data across the boundary
 
-  private installContext(exec: Exec, value: unknown): void {
+  /** The global `context` from its packed form (wire.ts): one call of the import helper. */
+  private installContext(exec: Exec, packed: Packed): void {
     const ctx = exec.ctx!;
-    const h = this.importValue(exec, value ?? null);
-    ctx.setProp(ctx.global, "context", h);
-    h.dispose();
+    // JSON text holds no raw U+0000 (JSON.stringify escapes it), so newString is exact here (see newString)
+    const args = [ctx.newString(packed.paths.length === 0 ? `[[],${packed.json}]` : `[${JSON.stringify(packed.paths)},${packed.json}]`)];
+    try {
+      for (const b of packed.bytes) {
+        args.push(ctx.newArrayBuffer(b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? (b.buffer as ArrayBuffer) : b.slice().buffer));
+      }
+      this.call(exec, exec.helpers.importContext!, ...args).dispose();
+    } finally {
+      for (const a of args) a.dispose();
+    }
   }
 
   /** Host data → a new handle: JSON.parse of the JSON text, then each byte array set in place as a Uint8Array. */
@@ -1219,36 +1316,50 @@ export class Engine {
     }
   }
 
-  /** A handle → host data: JSON values, byte arrays as Uint8Array. During the native JSON.stringify a host `toJSON`
-   *  on ArrayBuffer, %TypedArray% and DataView prototypes swaps each byte array for a placeholder holding a random
-   *  per-execution key. Throws ExportError for values that are not data, ScriptThrew when script code run by the
-   *  serialization (toJSON, getters) threw or the value cannot be serialized (BigInt, cycles). */
-  private exportValue(exec: Exec, h: QuickJSHandle, final = false): { value: unknown; transfer: ArrayBuffer[] } {
+  /** A handle → host data: JSON values, byte arrays as Uint8Array (see exportJson). */
+  private exportValue(exec: Exec, h: QuickJSHandle): { value: unknown; transfer: ArrayBuffer[] } {
+    const { json, bytes } = this.exportJson(exec, h, false);
+    if (json === undefined) return { value: undefined, transfer: [] };
+    // bytes is non-empty only if the hook ran, which made the key
+    const key = exec.key!;
+    const value =
+      bytes.length === 0
+        ? JSON.parse(json)
+        : JSON.parse(json, (_k, x) => {
+            if (x !== null && typeof x === "object" && !Array.isArray(x) && typeof x[key] === "number" && x[key] < bytes.length) return bytes[x[key]];
+            return x;
+          });
+    return { value, transfer: bytes.map((b) => b.buffer as ArrayBuffer) };
+  }
+
+  /** A handle → JSON text (undefined for no value) and the byte arrays it holds: during the native JSON.stringify
+   *  (of the export helper, held from before any script code) a host `toJSON` on the ArrayBuffer, %TypedArray% and
+   *  DataView prototypes swaps each byte array for a placeholder holding a random per-execution key (exec.key).
+   *  `final`: the result of a finished execution (the hook stays installed: no script code runs any more). Throws
+   *  ExportError for values that are not data, ScriptThrew when script code run by the serialization (toJSON,
+   *  getters) threw or the value cannot be serialized (BigInt, cycles). */
+  private exportJson(exec: Exec, h: QuickJSHandle, final: boolean): { json: string | undefined; bytes: Uint8Array[] } {
     const ctx = exec.ctx!;
     const type = ctx.typeof(h);
     switch (type) {
       case "undefined":
-        return { value: undefined, transfer: [] };
+        return { json: undefined, bytes: [] };
       case "string":
-        return { value: this.readString(exec, h), transfer: [] };
+        return { json: JSON.stringify(this.readString(exec, h)), bytes: [] };
       case "number":
-        return { value: ctx.getNumber(h), transfer: [] };
+        return { json: JSON.stringify(ctx.getNumber(h)), bytes: [] };
       case "boolean":
-        return { value: ctx.dump(h) === true, transfer: [] };
+        return { json: ctx.dump(h) === true ? "true" : "false", bytes: [] };
       case "object":
         break;
       default:
         throw new ExportError(`Script result must be data (JSON values or byte arrays), not a ${type}`);
     }
-    const bufs: Uint8Array[] = [];
-    const protos = this.byteProtos(exec);
-    const hook = this.toJSONHook(exec);
-    exec.exporting = bufs;
+    const bytes: Uint8Array[] = [];
+    exec.exporting = bytes;
     let json: string | undefined;
-    let done = false;
     try {
-      for (const p of protos) defineValue(ctx, p, "toJSON", hook);
-      const r = ctx.callFunction(this.jsonFn(exec, "stringify"), ctx.undefined, h);
+      const r = ctx.callFunction(exec.helpers.exportJson!, ctx.undefined, h, this.toJSONHook(exec), final ? ctx.true : ctx.false);
       if (r.error) throw new ScriptThrew(r.error);
       try {
         // JSON text holds no raw U+0000 (JSON.stringify escapes it), so getString is exact here (see readString)
@@ -1256,23 +1367,10 @@ export class Engine {
       } finally {
         r.value.dispose();
       }
-      done = true;
     } finally {
       exec.exporting = null;
-      // The exported result of a finished execution: no script code runs in this context any more, skip the cleanup.
-      if (!final || !done) for (const p of protos) if (p.alive) defineValue(ctx, p, "toJSON", ctx.undefined);
     }
-    if (json === undefined) return { value: undefined, transfer: [] };
-    // bufs is non-empty only if the hook ran, which made the key
-    const key = exec.key!;
-    const value =
-      bufs.length === 0
-        ? JSON.parse(json)
-        : JSON.parse(json, (_k, x) => {
-            if (x !== null && typeof x === "object" && !Array.isArray(x) && typeof x[key] === "number" && x[key] < bufs.length) return bufs[x[key]];
-            return x;
-          });
-    return { value, transfer: bufs.map((b) => b.buffer as ArrayBuffer) };
+    return { json, bytes };
   }
 
   /** The `toJSON` installed on byte-array prototypes while exportValue serializes: records the bytes and returns
@@ -1301,38 +1399,6 @@ export class Engine {
   }
 
   /** ArrayBuffer.prototype, %TypedArray%.prototype, DataView.prototype (looked up once per execution). */
-  private byteProtos(exec: Exec): QuickJSHandle[] {
-    if (exec.protos) return exec.protos;
-    const ctx = exec.ctx!;
-    const protos: QuickJSHandle[] = [];
-    const protoOf = (name: string) => {
-      const ctor = ctx.getProp(ctx.global, name);
-      try {
-        if (ctx.typeof(ctor) !== "function") return null;
-        const p = ctx.getProp(ctor, "prototype");
-        if (ctx.typeof(p) === "object") return p;
-        p.dispose();
-        return null;
-      } finally {
-        ctor.dispose();
-      }
-    };
-    for (const name of ["ArrayBuffer", "DataView"]) {
-      const p = protoOf(name);
-      if (p) protos.push(this.own(exec, p));
-    }
-    const u8p = protoOf("Uint8Array");
-    if (u8p) {
-      // %TypedArray%.prototype, through the __proto__ accessor (one lookup, no JS to parse)
-      const ta = ctx.getProp(u8p, "__proto__");
-      u8p.dispose();
-      if (ctx.typeof(ta) === "object") protos.push(this.own(exec, ta));
-      else ta.dispose();
-    }
-    exec.protos = protos;
-    return protos;
-  }
-
   private describe(exec: Exec, err: QuickJSHandle): { name: string; message: string; stack: string; code: string } {
     const ctx = exec.ctx!;
     try {
@@ -1384,30 +1450,48 @@ export class Engine {
    *    does (Promise.resolve of the intrinsic Promise, so thenables are adopted). Cheapest: no wrapper function.
    *  - "await": it parses only inside an async function (it uses `await`): `(async () => (await (source)))()`.
    *  - "body": it parses as neither: `(async () => { source })()`. */
-  private compile(exec: Exec): void {
+  /**
+   * The script as a function: its source wrapped as an expression (`() => (src)`), an awaited expression
+   * (`async () => (await (src))`) or an async function body, the first form that parses (remembered per source).
+   * Evaluating the wrapper only creates the function, so the compiled function can be kept in a memory image and
+   * called by later executions (see keepImage). Null once the execution failed (a syntax error, or the limits).
+   */
+  private compile(exec: Exec, src: string, key: number | bigint): { fn: QuickJSHandle; form: Form; text: string } | null {
     const ctx = exec.ctx!;
-    let src = exec.job.source.trim();
-    if (src.endsWith(";")) src = src.slice(0, -1);
-    const opts = { type: "global" as const };
-    const direct = `(\n${src}\n)`;
-    const key = Bun.hash(src);
-    let form = forms.get(key);
-    if (form === undefined) {
-      const c = ctx.evalCode(direct, "script.js", { type: "global", compileOnly: true });
-      if (!c.error) {
-        c.value.dispose();
-        rememberForm(key, (form = "direct"));
-      } else {
-        // Not an expression by itself (or the check ran out of time or memory): the wrapped forms decide and report.
-        c.error.dispose();
-      }
-    }
-    if (form === "direct") {
-      exec.helpers.Promise ??= this.own(exec, ctx.getProp(ctx.global, "Promise"));
-      exec.helpers.promiseResolve ??= this.own(exec, ctx.getProp(exec.helpers.Promise, "resolve"));
-      const r = ctx.evalCode(direct, "script.js", opts);
+    const known = forms.get(key);
+    const order = known ? [known] : FORMS;
+    for (let i = 0; i < order.length; i++) {
+      const form = order[i]!;
+      const text = WRAPPERS[form](src);
+      const r = ctx.evalCode(text, "script.js", { type: "global" });
       if (r.error) {
-        const e = r.error;
+        // Not this form (a SyntaxError; a runtime SyntaxError cannot happen: no code of the script ran): the next one.
+        if (i < order.length - 1 && !exec.reason && this.errorName(exec, r.error) === "SyntaxError") {
+          r.error.dispose();
+          continue;
+        }
+        try {
+          this.fail(exec, r.error);
+        } finally {
+          r.error.dispose();
+        }
+        return null;
+      }
+      if (!known) rememberForm(key, form);
+      return { fn: r.value, form, text };
+    }
+    return null;
+  }
+
+  /** Calls the compiled script; its value (awaited) is the result. An expression's value that is not an object goes
+   *  straight to the result; objects go through Promise.resolve, so a thenable is adopted as `await` would. */
+  private invoke(exec: Exec, fn: QuickJSHandle, form: Form): void {
+    const ctx = exec.ctx!;
+    let r: QuickJSHandle;
+    if (ctx.typeof(fn) === "function") {
+      const call = ctx.callFunction(fn, ctx.undefined);
+      if (call.error) {
+        const e = call.error;
         try {
           this.fail(exec, e);
         } finally {
@@ -1415,39 +1499,25 @@ export class Engine {
         }
         return;
       }
-      const type = ctx.typeof(r.value);
-      if (type !== "object" && type !== "function") {
-        exec.promise = r.value;
-        return;
-      }
-      try {
-        const p = ctx.callFunction(exec.helpers.promiseResolve, exec.helpers.Promise, r.value);
-        if (p.error) throw new ScriptThrew(p.error);
-        exec.promise = p.value;
-      } finally {
-        r.value.dispose();
-      }
+      r = call.value;
+    } else {
+      // the wrapper's text was not one function (a source that closes it early): its value is the result
+      r = fn.dup();
+    }
+    const type = ctx.typeof(r);
+    if (form !== "direct" || (type !== "object" && type !== "function")) {
+      exec.promise = r;
       return;
     }
-    const body = `(async () => {\n${src}\n})()`;
-    let r = form === "body" ? ctx.evalCode(body, "script.js", opts) : ctx.evalCode(`(async () => (await (\n${src}\n)))()`, "script.js", opts);
-    if (form === undefined) {
-      if (r.error && !exec.reason && this.errorName(exec, r.error) === "SyntaxError") {
-        r.error.dispose();
-        r = ctx.evalCode(body, "script.js", opts);
-        if (!r.error) rememberForm(key, "body");
-      } else if (!r.error) rememberForm(key, "await");
+    exec.helpers.Promise ??= this.own(exec, ctx.getProp(ctx.global, "Promise"));
+    exec.helpers.promiseResolve ??= this.own(exec, ctx.getProp(exec.helpers.Promise, "resolve"));
+    try {
+      const p = ctx.callFunction(exec.helpers.promiseResolve, exec.helpers.Promise, r);
+      if (p.error) throw new ScriptThrew(p.error);
+      exec.promise = p.value;
+    } finally {
+      r.dispose();
     }
-    if (r.error) {
-      const e = r.error;
-      try {
-        this.fail(exec, e);
-      } finally {
-        e.dispose();
-      }
-      return;
-    }
-    exec.promise = r.value;
   }
 }
 
@@ -1467,7 +1537,6 @@ interface Template {
   /** The execution record bound to the pristine runtime, reused by each execution that runs on it. */
   exec: Exec;
   helpers: Exec["helpers"];
-  protos: QuickJSHandle[];
   /** The lazy globals built in the image, all ten names, per job variant (index: proxy × 2 + kv): Sandbox/Deno
    *  with or without op_proxy_request, Secbox with or without kv. */
   globals: Map<string, QuickJSHandle>[];
@@ -1484,6 +1553,22 @@ interface Template {
   inUse: boolean;
   /** An execution ran since the last restore. */
   dirty: boolean;
+  /** Address of the allocator's top-chunk pointer in the static area (see findTopPointer); null: no source images. */
+  topAt: number | null;
+  /** Source images (see Engine.keepImage) by source hash, least recently used first. */
+  sources: Map<number | bigint, SourceImage>;
+  /** The image the memory was last restored to or taken from: null for the pristine one. */
+  at: SourceImage | null;
+}
+
+/** The pristine image with one source compiled in it: `fn` is the script as a function (a handle into the image). */
+interface SourceImage {
+  source: string;
+  form: Form;
+  fn: QuickJSHandle;
+  staticImage: Uint8Array;
+  heapImage: Uint8Array;
+  refs: HostRefs;
 }
 
 /** A new execution record for `job` (its runtime and context are set by the caller). */
@@ -1516,8 +1601,8 @@ function resetExec(exec: Exec, job: RunJob): Exec {
   exec.userSet = new Set();
   exec.helpers = {};
   exec.exporting = null;
-  exec.protos = null;
   exec.globals = new Map();
+  exec.fromImage = false;
   return exec;
 }
 
@@ -1534,6 +1619,32 @@ function stackPointer(instance: WebAssembly.Instance | null): number | null {
   const a = (save as () => unknown)();
   const b = (save as () => unknown)();
   return typeof a === "number" && Number.isInteger(a) && a === b && a > 0 ? a : null;
+}
+
+/**
+ * The address of the allocator's top-chunk pointer (emscripten's dlmalloc: `_gm_.top`, a static variable): the heap
+ * in use ends at the top chunk, so a source image copies the heap up to it. Found as the one static word that holds
+ * the top chunk (`probe` − 8, where `probe` is a block the allocator just took from the top and freed), follows the
+ * top when a block of `size` bytes is taken from it, and returns when the block is freed. Null if that is not so.
+ */
+function findTopPointer(memory: WebAssembly.Memory, staticEnd: number, probe: number, malloc: (n: number) => number, free: (p: number) => void, size: number): number | null {
+  const words = (): Uint32Array => new Uint32Array(memory.buffer, 0, staticEnd >>> 2);
+  const top = probe - 8;
+  const found: number[] = [];
+  const before = words();
+  for (let i = 0; i < before.length; i++) if (before[i] === top) found.push(i);
+  if (found.length === 0 || found.length > 16) return null;
+  const block = malloc(size);
+  if (block !== probe) {
+    if (block) free(block);
+    return null;
+  }
+  const during = words();
+  const moved = found.filter((i) => during[i]! > block && during[i]! <= block + size + 16);
+  free(block);
+  const after = words();
+  const back = moved.filter((i) => after[i] === top);
+  return back.length === 1 ? back[0]! * 4 : null;
 }
 
 const ZERO_CHUNK = new Uint8Array(65536);
@@ -1636,12 +1747,32 @@ function memoryUsage(rt: QuickJSRuntime, ctx: QuickJSContext): QuickJSHandle {
   return rt.computeMemoryUsage();
 }
 
+type Form = "direct" | "await" | "body";
+const FORMS: Form[] = ["direct", "await", "body"];
+/** The wrappers of Engine.compile. The script's first line is line 2 of script.js in each form. */
+const WRAPPERS: Record<Form, (src: string) => string> = {
+  direct: (src) => `() => (\n${src}\n)`,
+  await: (src) => `async () => (await (\n${src}\n))`,
+  body: (src) => `async () => {\n${src}\n}`,
+};
+
+/** A source as compiled: trimmed, without a trailing semicolon (so that `expr;` is still an expression). */
+function normalizeSource(source: string): string {
+  const src = source.trim();
+  return src.endsWith(";") ? src.slice(0, -1) : src;
+}
+
+/** Memory images with a compiled source kept per worker (each about the size of the pristine image, ~200 KiB,
+ *  plus the compiled code), least recently used dropped first; longer sources are compiled per execution. */
+const SOURCE_IMAGES = 16;
+const MAX_IMAGE_SOURCE = 64 * 1024;
+
 /** How each source runs (see Engine.compile), keyed by a 64-bit hash of the source (not the text: 4,096 scripts
  *  of up to 64 KiB would hold 256 MiB). A collision could only change how that one script runs, i.e. its own
  *  result. Bounded, oldest dropped first. */
-const forms = new Map<number | bigint, "direct" | "await" | "body">();
+const forms = new Map<number | bigint, Form>();
 const FORM_CACHE = 4096;
-function rememberForm(key: number | bigint, form: "direct" | "await" | "body"): void {
+function rememberForm(key: number | bigint, form: Form): void {
   if (forms.size >= FORM_CACHE) forms.delete(forms.keys().next().value!);
   forms.set(key, form);
 }

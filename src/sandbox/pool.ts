@@ -27,6 +27,7 @@ import { KvError, KvService } from "./kv";
 import type { MainToWorker, OpReply, WorkerToMain } from "./protocol";
 import { ProxyError, runProxy, type OutboundFetch } from "./proxy";
 import { DEFAULT_KV_LIMITS, DEFAULT_STACK_KIB, type KvLimits, type ScriptError, type ScriptRunRequest, type ScriptRunResult } from "./types";
+import { batch, decodeDone, encodeRun, isWire, pack, packedBytes, unbatch, type Packed } from "./wire";
 
 export interface ScriptPoolOptions {
   /** `scripts.workers`; 0 = number of CPUs. */
@@ -58,6 +59,8 @@ export interface ScriptPoolOptions {
 interface Job {
   id: number;
   req: ScriptRunRequest;
+  /** req.context as JSON text + byte arrays (wire.ts). */
+  context: Packed;
   memoryBytes: number;
   kvLimits: KvLimits;
   resolve: (r: ScriptRunResult) => void;
@@ -90,6 +93,8 @@ interface Slot {
   offered: Job[];
   /** Offer cells shared with the worker: a job's token while it is offered, 0 once claimed or revoked. */
   cells: Int32Array;
+  /** Run messages of this turn, posted together by flush(). */
+  outbox: { job: Job; msg: string | unknown[] }[];
   heapBytes: number;
   /** Its engine restores a memory image per execution (from its "ready"). */
   snapshot: boolean;
@@ -101,8 +106,8 @@ interface Slot {
 }
 
 /** Unclaimed offers one worker may hold: the job it is about to start and one waiting behind a running job. */
-const OFFER_DEPTH = 2;
-const OFFER_CELLS = 4;
+const OFFER_DEPTH = 8;
+const OFFER_CELLS = 16;
 
 const MiB = 1024 * 1024;
 
@@ -116,16 +121,6 @@ export function workerEntry(): string | URL {
     }
   }
   return new URL("./worker.ts", import.meta.url);
-}
-
-function bytesIn(v: unknown, depth = 0): number {
-  if (v === null || typeof v !== "object" || depth > 64) return 0;
-  if (v instanceof ArrayBuffer) return v.byteLength;
-  if (ArrayBuffer.isView(v)) return v.byteLength;
-  let n = 0;
-  if (Array.isArray(v)) for (const x of v) n += bytesIn(x, depth + 1);
-  else for (const k of Object.keys(v)) n += bytesIn((v as Record<string, unknown>)[k], depth + 1);
-  return n;
 }
 
 export class ScriptPool {
@@ -143,6 +138,10 @@ export class ScriptPool {
   /** A worker is compiling it: the others' init waits for it. */
   private compiling: Slot | null = null;
   private dispatchTick = 0;
+  /** A flush of the workers' outboxes is scheduled. */
+  private flushing = false;
+  /** Executions that started from their source's memory image (the compiled script included). */
+  private imageRuns = 0;
   private readonly fetch: OutboundFetch;
   private readonly workerMemoryMib: number;
   private readonly snapshot: boolean;
@@ -171,10 +170,12 @@ export class ScriptPool {
     for (let i = 0; i < this.size; i++) this.slots.push(this.spawn());
   }
 
-  /** Workers, queued jobs (including prefetched ones not yet started), jobs in workers (running or parked), and
-   *  whether the workers share one compiled QuickJS module. */
-  stats(): { workers: number; ready: number; queued: number; inFlight: number; replaced: number; sharedModule: boolean; snapshotWorkers: number } {
+  /** Workers, queued jobs (including prefetched ones not yet started), jobs in workers (running or parked),
+   *  whether the workers share one compiled QuickJS module, and how many executions started from the memory image
+   *  of their source (see engine.ts). */
+  stats(): { workers: number; ready: number; queued: number; inFlight: number; replaced: number; sharedModule: boolean; snapshotWorkers: number; imageRuns: number } {
     return {
+      imageRuns: this.imageRuns,
       snapshotWorkers: this.slots.filter((s) => s.ready && !s.dead && s.snapshot).length,
       sharedModule: this.wasmModule !== null,
       workers: this.slots.length,
@@ -205,11 +206,19 @@ export class ScriptPool {
     }
     this.startWorkers();
     const memoryMib = Number.isFinite(req.limits.memoryMib) && req.limits.memoryMib > 0 ? req.limits.memoryMib : 10;
+    let context: Packed;
+    try {
+      context = pack(req.context ?? null);
+    } catch (err) {
+      // values JSON cannot hold (BigInt, cycles)
+      return Promise.resolve(failure("error", `Script context must be data: ${err instanceof Error ? err.message : String(err)}`));
+    }
     return new Promise<ScriptRunResult>((resolve) => {
       const job: Job = {
         id: ++this.seq,
         req,
-        memoryBytes: Math.floor(memoryMib * MiB) + bytesIn(req.context),
+        context,
+        memoryBytes: Math.floor(memoryMib * MiB) + packedBytes(context),
         kvLimits: { ...DEFAULT_KV_LIMITS, ...req.kvLimits },
         resolve,
         slot: null,
@@ -264,12 +273,17 @@ export class ScriptPool {
       active: 0,
       offered: [],
       cells,
+      outbox: [],
       heapBytes: 0,
       snapshot: false,
       awaitingModule: false,
       lastIdleDispatch: 0,
     };
-    worker.onmessage = (e: MessageEvent<WorkerToMain>) => this.onMessage(slot, e.data);
+    worker.onmessage = (e: MessageEvent<WorkerToMain | string | unknown[]>) => {
+      const data = e.data;
+      if (!isWire(data)) this.onMessage(slot, data);
+      else for (const one of unbatch(data)) this.onDone(slot, one);
+    };
     worker.onerror = (e: ErrorEvent) => this.replace(slot, `worker error: ${e.message}`);
     worker.addEventListener("close", () => this.replace(slot, "worker exited"));
     worker.unref();
@@ -429,31 +443,54 @@ export class ScriptPool {
     slot.offered.push(job);
     slot.jobs.set(job.id, job);
     const { req } = job;
-    const msg: MainToWorker = {
-      t: "run",
-      id: job.id,
-      cell,
-      token: job.token,
-      source: req.source,
-      context: req.context,
-      memoryBytes: job.memoryBytes,
-      timeoutMs: this.timeoutOf(job),
-      stackBytes: Math.max(16, Math.floor(req.limits.stackKiB ?? DEFAULT_STACK_KIB)) * 1024,
-      kv: req.kvOwner !== undefined,
-      proxy: req.proxy !== false,
-    };
+    const msg = encodeRun(
+      {
+        id: job.id,
+        cell,
+        token: job.token,
+        source: req.source,
+        memoryBytes: job.memoryBytes,
+        timeoutMs: this.timeoutOf(job),
+        stackBytes: Math.max(16, Math.floor(req.limits.stackKiB ?? DEFAULT_STACK_KIB)) * 1024,
+        kv: req.kvOwner !== undefined,
+        proxy: req.proxy !== false,
+      },
+      job.context,
+    );
     Atomics.store(slot.cells, cell, job.token);
-    try {
-      slot.worker.postMessage(msg);
-    } catch (err) {
-      // Context that cannot be cloned (functions, symbols, class instances with private state).
-      Atomics.store(slot.cells, cell, 0);
-      this.unoffer(slot, job);
-      slot.jobs.delete(job.id);
-      this.settle(job, failure("error", `Script context must be data: ${err instanceof Error ? err.message : String(err)}`));
-      return;
+    slot.outbox.push({ job, msg });
+    if (!this.flushing) {
+      this.flushing = true;
+      setImmediate(this.flush);
     }
   }
+
+  /** Posts the run messages of this turn, one message per worker. */
+  private readonly flush = (): void => {
+    this.flushing = false;
+    for (const slot of this.slots) {
+      if (slot.outbox.length === 0) continue;
+      const out = slot.outbox;
+      slot.outbox = [];
+      if (slot.dead) continue; // its jobs were ended or moved by replace()
+      try {
+        slot.worker.postMessage(batch(out.map((o) => o.msg)));
+      } catch {
+        // byte arrays that cannot be cloned (a detached buffer): find the job(s), post the others
+        for (const { job, msg } of out) {
+          if (job.slot !== slot || !job.offered) continue;
+          try {
+            slot.worker.postMessage(msg);
+          } catch (err) {
+            Atomics.store(slot.cells, job.cell, 0);
+            this.unoffer(slot, job);
+            slot.jobs.delete(job.id);
+            this.settle(job, failure("error", `Script context must be data: ${err instanceof Error ? err.message : String(err)}`));
+          }
+        }
+      }
+    }
+  };
 
   private busy(): void {
     if (this.watch || this.closed) return;
@@ -513,26 +550,6 @@ export class ScriptPool {
       case "op":
         void this.operation(slot, msg);
         return;
-      case "done": {
-        const job = slot.jobs.get(msg.id);
-        slot.heapBytes = msg.heapBytes;
-        if (!job) return;
-        this.claimed(slot, job);
-        slot.jobs.delete(msg.id);
-        if (!job.parked) slot.active--;
-        const result: ScriptRunResult = msg.ok
-          ? { ok: true, value: msg.value, logs: msg.logs, durationMs: msg.durationMs }
-          : { ok: false, error: msg.error!, logs: msg.logs, durationMs: msg.durationMs };
-        this.settle(job, result);
-        if (slot.jobs.size === 0) {
-          if (slot.heapBytes > this.recycleBytes) {
-            this.replace(slot, `recycled: WebAssembly memory ${Math.round(slot.heapBytes / MiB)} MiB`);
-            return;
-          }
-        }
-        this.dispatch();
-        return;
-      }
       case "poisoned":
         for (const r of msg.results) {
           const job = slot.jobs.get(r.id);
@@ -544,6 +561,38 @@ export class ScriptPool {
         this.replace(slot, msg.reason);
         return;
     }
+  }
+
+  /** A job's result (wire.ts). */
+  private onDone(slot: Slot, data: string | unknown[]): void {
+    if (slot.dead) return;
+    let done: ReturnType<typeof decodeDone>;
+    try {
+      done = decodeDone(data);
+    } catch (err) {
+      // cannot happen (the worker's JSON.stringify made the text): the worker is not trusted any more
+      this.replace(slot, `unreadable result: ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
+    const { header: msg, value } = done;
+    if (msg.image) this.imageRuns++;
+    const job = slot.jobs.get(msg.id);
+    slot.heapBytes = msg.heapBytes;
+    if (!job) return;
+    this.claimed(slot, job);
+    slot.jobs.delete(msg.id);
+    if (!job.parked) slot.active--;
+    const result: ScriptRunResult = msg.ok
+      ? { ok: true, value, logs: msg.logs, durationMs: msg.durationMs }
+      : { ok: false, error: msg.error!, logs: msg.logs, durationMs: msg.durationMs };
+    this.settle(job, result);
+    if (slot.jobs.size === 0) {
+      if (slot.heapBytes > this.recycleBytes) {
+        this.replace(slot, `recycled: WebAssembly memory ${Math.round(slot.heapBytes / MiB)} MiB`);
+        return;
+      }
+    }
+    this.dispatch();
   }
 
   private settle(job: Job, result: ScriptRunResult): void {

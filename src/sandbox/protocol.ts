@@ -1,21 +1,44 @@
-// Messages between the pool (main thread) and a sandbox worker. Structured clone carries JSON values and
-// Uint8Array. Host operations that need the database or the network (kv, proxy) run on the main thread; the
+// Messages between the pool (main thread) and a sandbox worker. A run job and its result travel as text (wire.ts);
+// the other messages are objects (structured clone: JSON values and Uint8Array). Host operations that need the database or the network (kv, proxy) run on the main thread; the
 // worker only runs QuickJS and the pure host functions (encode/decode, crypto, timers, console).
 import type { LogEntry, ScriptError } from "./types";
+import type { Packed, Path } from "./wire";
 
-export interface RunJob {
-  t: "run";
+/** A run job's header (see wire.ts: the job travels as `header` + its context's JSON text + byte arrays). */
+export interface RunHeader {
   id: number;
   /** Offer cell and token (see pool.ts): the worker starts the job only if it swaps the cell from token to 0. */
   cell: number;
   token: number;
   source: string;
-  context: unknown;
   memoryBytes: number;
   timeoutMs: number;
   stackBytes: number;
   kv: boolean;
   proxy: boolean;
+  /** Where the context's byte arrays go (see wire.ts Packed). */
+  paths: Path[];
+}
+
+/** A run job as the engine gets it. */
+export interface RunJob extends Omit<RunHeader, "paths"> {
+  t: "run";
+  context: Packed;
+}
+
+/** An execution's outcome (see wire.ts: the header of a result message, followed by the value's JSON text). */
+export interface ExecHeader {
+  id: number;
+  ok: boolean;
+  error?: ScriptError;
+  logs: LogEntry[];
+  durationMs: number;
+  heapBytes: number;
+  /** It started from its source's memory image (engine.ts keepImage). */
+  image?: boolean;
+  /** The placeholder key of byte arrays in the value's JSON text, and how many follow the text. */
+  key?: string;
+  bytes?: number;
 }
 
 export interface OpReply {
@@ -27,11 +50,13 @@ export interface OpReply {
   error?: { message: string; code?: string };
 }
 
-/** `snapshot: false` turns the memory-image reset off (every execution then creates its runtime; tests and benchmarks). */
-export type MainToWorker = RunJob | OpReply | { t: "init"; memoryMib: number; cells: SharedArrayBuffer; module?: WebAssembly.Module; snapshot?: boolean };
+/** Object messages (run jobs travel as wire.ts text). `snapshot: false` turns the memory-image reset off (every
+ *  execution then creates its runtime; tests and benchmarks). */
+export type MainToWorker = OpReply | { t: "init"; memoryMib: number; cells: SharedArrayBuffer; module?: WebAssembly.Module; snapshot?: boolean };
 
 export type OpName = "proxy" | "kv";
 
+/** Object messages (results travel as wire.ts text). */
 export type WorkerToMain =
   /** `module`: the QuickJS WebAssembly.Module it compiled (absent when it was given one). */
   | { t: "ready"; module?: WebAssembly.Module; /** executions start from a memory image (see engine.ts) */ snapshot: boolean }
@@ -40,16 +65,6 @@ export type WorkerToMain =
   | { t: "park"; id: number }
   /** A parked job resumed on a worker-side event (timer, crypto). */
   | { t: "wake"; id: number }
-  | {
-      t: "done";
-      id: number;
-      ok: boolean;
-      value?: unknown;
-      error?: ScriptError;
-      logs: LogEntry[];
-      durationMs: number;
-      heapBytes: number;
-    }
   /** The WebAssembly instance is no longer trustworthy (native stack exhausted inside QuickJS, an abort): the
    *  worker must be replaced; jobs not reported done are lost. */
   | { t: "poisoned"; reason: string; results: { id: number; error: ScriptError; logs: LogEntry[] }[] };

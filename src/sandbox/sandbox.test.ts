@@ -263,6 +263,38 @@ describe("a fresh runtime per execution (restored memory image, engine.ts)", () 
     expect(await valueOn(one, "[typeof a, typeof b, typeof c]")).toEqual(["undefined", "undefined", "undefined"]);
   });
 
+  test("later runs of a source start from its compiled image, and a run of it leaves nothing for the next", async () => {
+    const src = `const seen = [typeof globalThis.mark, typeof ({}).polluted, context.n]; globalThis.mark = 1; Object.prototype.polluted = 1;
+      return seen`;
+    const before = one.stats().imageRuns;
+    for (let n = 0; n < 4; n++) expect(await valueOn(one, src, { n })).toEqual(["undefined", "undefined", n]);
+    expect(one.stats().imageRuns - before).toBe(3);
+    expect(plain.stats().imageRuns).toBe(0);
+  });
+
+  test("more sources than a worker keeps images of: each run is its own source's", async () => {
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 40; i++) expect(await valueOn(one, `context.x * ${i} + ${i}`, { x: round + 1 })).toBe((round + 1) * i + i);
+    }
+  });
+
+  test("a source that closes its wrapper early runs as written; what ran while it compiled is never kept", async () => {
+    const before = one.stats().imageRuns;
+    for (let i = 0; i < 3; i++) expect(await valueOn(one, "0), (globalThis.n = (globalThis.n ?? 0) + 1")).toBe(1);
+    expect(one.stats().imageRuns).toBe(before);
+  });
+
+  test("a finished result is not held back by a long-running job sent with it", async () => {
+    // run() calls of one turn reach a worker as one batch: 'a' finishes first, then the loop runs to its deadline
+    const a = one.run({ source: "'a'", context: {}, limits: LIMITS });
+    const loop = one.run({ source: "while (true) {}", context: {}, limits: { ...LIMITS, timeoutMs: 1500 } });
+    expect((await a).ok).toBe(true);
+    // the loop is still running when 'a' arrives (held results would have come with the loop's)
+    expect(one.stats().inFlight).toBe(1);
+    expect(failed(await loop).kind).toBe("timeout");
+    expect(one.stats().inFlight).toBe(0);
+  });
+
   test("results and failures are the same as with a newly created runtime", async () => {
     const body = new TextEncoder().encode(JSON.stringify({ a: 1, b: [2, 3] }));
     const cases: [string, unknown][] = [

@@ -3,21 +3,64 @@
 // be an extra entrypoint of the build (src/sandbox/worker.ts), see workerEntry() in pool.ts.
 import { Engine } from "./engine";
 import type { MainToWorker, WorkerToMain } from "./protocol";
+import { batch, decodeRun, isWire, unbatch } from "./wire";
 
 declare const self: Worker;
 
-const post = (msg: WorkerToMain, transfer?: ArrayBuffer[]) => {
-  if (transfer && transfer.length > 0) self.postMessage(msg, transfer);
+/** Results (wire.ts) of the batch of jobs being run, posted together when the batch ends, or as soon as a job of
+ *  the batch runs long enough to reach QuickJS's interrupt handler (Engine.onRunning). */
+let held: { msgs: (string | unknown[])[]; transfer: ArrayBuffer[] } | null = null;
+
+const send = (msg: unknown, transfer: ArrayBuffer[]) => {
+  if (transfer.length > 0) self.postMessage(msg, transfer);
   else self.postMessage(msg);
 };
 
+const release = () => {
+  if (!held || held.msgs.length === 0) return;
+  const { msgs, transfer } = held;
+  held.msgs = [];
+  held.transfer = [];
+  send(batch(msgs), transfer);
+};
+
+const post = (msg: WorkerToMain | string | unknown[], transfer: ArrayBuffer[] = []) => {
+  if (held && isWire(msg)) {
+    held.msgs.push(msg);
+    held.transfer.push(...transfer);
+    return;
+  }
+  // other messages keep their order after the results before them
+  release();
+  send(msg, transfer);
+};
+
 const engine = new Engine(post);
+engine.onRunning = release;
 let ready = false;
 /** Offer cells shared with the pool: a job runs only if this worker claims it before the pool revokes it. */
 let cells: Int32Array | null = null;
 
-self.onmessage = (event: MessageEvent<MainToWorker>) => {
+self.onmessage = (event: MessageEvent<MainToWorker | string | unknown[]>) => {
   const msg = event.data;
+  if (isWire(msg)) {
+    // run jobs (wire.ts). A poisoned engine leaves its offers unclaimed: the pool gives them to the replacement.
+    if (!ready) return;
+    held = { msgs: [], transfer: [] };
+    try {
+      for (const one of unbatch(msg)) {
+        if (engine.isPoisoned) break;
+        const { header, context } = decodeRun(one);
+        if (Atomics.compareExchange(cells!, header.cell, header.token, 0) !== header.token) continue; // revoked
+        const { paths: _, ...job } = header;
+        engine.run({ t: "run", ...job, context });
+      }
+    } finally {
+      release();
+      held = null;
+    }
+    return;
+  }
   if (msg.t === "init") {
     cells = new Int32Array(msg.cells);
     engine.init(msg.memoryMib, msg.module, msg.snapshot ?? true).then(
@@ -30,10 +73,5 @@ self.onmessage = (event: MessageEvent<MainToWorker>) => {
     return;
   }
   if (!ready) return;
-  if (msg.t === "run") {
-    // A poisoned engine leaves its offers unclaimed: the pool gives them to the replacement worker.
-    if (engine.isPoisoned) return;
-    if (Atomics.compareExchange(cells!, msg.cell, msg.token, 0) !== msg.token) return; // revoked
-  }
   engine.handle(msg);
 };
