@@ -128,6 +128,7 @@ export class Engine {
   private instance: WebAssembly.Instance | null = null;
   /** The pristine runtime + context executions start from (null: every execution creates its own). */
   private tpl: Template | null = null;
+  private view = new Uint8Array(0);
 
   /** Called while script code runs (from QuickJS's interrupt handler, every few thousand operations): the worker
    *  posts the results it holds, so a result never waits for a long-running neighbour in its batch. */
@@ -201,8 +202,15 @@ export class Engine {
     return this.poisoned;
   }
 
+  /** A view of the whole WebAssembly memory, made again after it grew (growth detaches the old buffer; reading
+   *  `memory.buffer` each time costs more than the copy of a small image). */
+  private bytes(): Uint8Array {
+    if (this.view.byteLength === 0) this.view = new Uint8Array(this.memory!.buffer);
+    return this.view;
+  }
+
   get heapBytes(): number {
-    return this.memory?.buffer.byteLength ?? 0;
+    return this.memory ? this.bytes().byteLength : 0;
   }
 
   handle(msg: MainToWorker): void {
@@ -702,7 +710,7 @@ export class Engine {
 
   /** The runtime back to the pristine image, or to a source's image (no execution may be alive). */
   private restoreImage(tpl: Template, img: SourceImage | null): void {
-    const mem = new Uint8Array(this.memory!.buffer);
+    const mem = this.bytes();
     const from = img ?? tpl;
     mem.set(from.staticImage, 0);
     mem.set(from.heapImage, tpl.heapStart);
@@ -757,7 +765,8 @@ export class Engine {
       tpl.seedNext = 0;
     }
     const seed = tpl.seeds[tpl.seedNext++]! || 1n;
-    new DataView(this.memory!.buffer).setBigUint64(tpl.randomAt, seed, true);
+    const mem = this.bytes();
+    new DataView(mem.buffer, tpl.randomAt, 8).setBigUint64(0, seed, true);
   }
 
   /** Built-ins the host uses on the script's values (looked up before any script code runs). */

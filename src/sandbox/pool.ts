@@ -4,14 +4,17 @@
 // A script never runs on the main thread, so a busy or hostile one cannot block the API event loop.
 //
 // Scheduling: jobs go to the least loaded worker. A worker with no running job (jobs parked on a host operation or
-// timer do not count) gets the next job at once; a busy worker may also hold ONE job waiting behind its running
-// one (prefetch), so it starts that job the moment it finishes instead of sleeping through a round trip to this
-// thread (a thread wake-up costs ~25 µs of CPU plus cold caches, more than a third of a trivial execution). A
-// prefetched job stays revocable until the worker claims it: each offer is a token in a SharedArrayBuffer cell
-// that the worker must compare-and-swap to 0 before it starts the job, and this thread takes back unclaimed
-// offers (the same CAS) for any worker that becomes idle, so a CPU-bound script still delays nothing but itself.
-// Prefetched jobs count against the queue bound. A worker holds at most maxJobsPerWorker jobs (mostly parked ones).
-// Queue wait (including prefetch wait) does not count against a job's limits: the deadline starts at the claim.
+// timer do not count) gets the next job at once; a busy worker may also hold jobs waiting behind its running one
+// (prefetch, up to OFFER_DEPTH in all), so it starts them the moment it finishes instead of sleeping through a round
+// trip to this thread (a thread wake-up costs ~25 µs of CPU plus cold caches, about a trivial execution). The jobs
+// of one event-loop turn reach a worker as one message, and it posts their results in groups (wire.ts batch,
+// worker.ts HOLD). A prefetched job stays revocable until the worker claims it: each offer is a token in a
+// SharedArrayBuffer cell that the worker must compare-and-swap to 0 before it starts the job, and this thread takes
+// back unclaimed offers (the same CAS) for any worker that becomes idle, and all of them from a worker whose
+// running job has run longer than STUCK_MS (it gets no new offers until that job ends), so a CPU-bound script
+// delays little but itself. Prefetched jobs count against the queue bound. A worker holds at most
+// maxJobsPerWorker jobs (mostly parked ones). Queue wait (including prefetch wait) does not count against a job's
+// limits: the deadline starts at the claim.
 //
 // Failure handling: a worker that reports itself poisoned (a trap inside the WebAssembly code), errors, exits, or
 // does not answer a job by its deadline + backstopGraceMs is terminated and replaced; its unfinished jobs end with
@@ -72,6 +75,8 @@ interface Job {
   /** Epoch ms after which the job is presumed stuck (deadline + backstopGraceMs). */
   backstopAt: number;
   dispatchedAt: number;
+  /** Claimed or woken last (the start of its current slice, as this thread saw it). */
+  runningSince: number;
   /** Sent to `slot` but not known to be claimed by it (see Slot.offered); cell/token of the offer. */
   offered: boolean;
   /** Offered while the worker was busy: counts as queued until claimed or revoked. */
@@ -103,11 +108,18 @@ interface Slot {
   /** When it was last given a job while idle (dispatch tick): among idle workers the most recent one is preferred,
    *  its caches are warm (alternating workers costs ~60 µs per job on this 2-core machine). */
   lastIdleDispatch: number;
+  /** Running one job for longer than STUCK_MS: takes no offers (see check()). */
+  stuck: boolean;
 }
 
-/** Unclaimed offers one worker may hold: the job it is about to start and one waiting behind a running job. */
-const OFFER_DEPTH = 8;
-const OFFER_CELLS = 16;
+/** Jobs one worker may hold running or offered: a batch being run plus the next one, so that it never sleeps
+ *  through a round trip to this thread under load (see worker.ts HOLD). */
+const OFFER_DEPTH = 16;
+const OFFER_CELLS = 20;
+/** A worker whose running job has run this long is "stuck": its unclaimed offers go back to the queue and it gets
+ *  no new ones until that job ends (checked every CHECK_MS). */
+const STUCK_MS = 20;
+const CHECK_MS = 50;
 
 const MiB = 1024 * 1024;
 
@@ -227,6 +239,7 @@ export class ScriptPool {
         abort: null,
         backstopAt: Infinity,
         dispatchedAt: 0,
+        runningSince: 0,
         offered: false,
         prefetched: false,
         cell: -1,
@@ -274,6 +287,7 @@ export class ScriptPool {
       offered: [],
       cells,
       outbox: [],
+      stuck: false,
       heapBytes: 0,
       snapshot: false,
       awaitingModule: false,
@@ -350,7 +364,7 @@ export class ScriptPool {
     if (!job.offered) return;
     this.unoffer(slot, job);
     slot.active++;
-    job.dispatchedAt = Date.now();
+    job.dispatchedAt = job.runningSince = Date.now();
     job.backstopAt = job.dispatchedAt + this.timeoutOf(job) + this.grace;
   }
 
@@ -387,7 +401,7 @@ export class ScriptPool {
       let best: Slot | null = null;
       let bestLoad = Infinity;
       for (const s of this.slots) {
-        if (!s.ready || s.dead || s.jobs.size >= this.maxJobs || s.offered.length >= OFFER_DEPTH) continue;
+        if (!s.ready || s.dead || s.stuck || s.jobs.size >= this.maxJobs || s.offered.length >= OFFER_DEPTH) continue;
         const load = s.active + s.offered.length;
         if (load >= OFFER_DEPTH) continue;
         // ties: fewer jobs held (parked ones), then the worker that ran last (its caches are warm)
@@ -494,17 +508,30 @@ export class ScriptPool {
 
   private busy(): void {
     if (this.watch || this.closed) return;
-    this.watch = setInterval(() => this.check(), 250);
+    this.watch = setInterval(() => this.check(), CHECK_MS);
   }
 
   /** Backstop of in-flight jobs; stops the timer once the pool is idle. */
   private check(): void {
     const now = Date.now();
     let pending = this.queue.length;
+    let moved = false;
     for (const slot of [...this.slots]) {
       this.refresh(slot);
       // a prefetched job whose worker has nothing running must be claimed by now + its time
       if (slot.active === 0) for (const job of slot.offered) if (job.backstopAt === Infinity) job.backstopAt = now + this.timeoutOf(job) + this.grace;
+      // A long-running job: the jobs offered behind it run elsewhere (a CPU-bound script delays only itself).
+      let running = Infinity;
+      for (const job of slot.jobs.values()) if (!job.offered && !job.parked) running = Math.min(running, job.runningSince);
+      slot.stuck = !slot.dead && now - running > STUCK_MS;
+      if (slot.stuck && slot.offered.length > 0) {
+        const back = [...slot.offered].filter((job) => this.revoke(slot, job));
+        if (back.length > 0) {
+          this.queue.unshift(...back);
+          this.queue.sort((a, b) => a.id - b.id);
+          moved = true;
+        }
+      }
       for (const job of slot.jobs.values()) {
         if (now > job.backstopAt) {
           this.replace(slot, "a job outlived its deadline (stuck worker)", job);
@@ -513,6 +540,7 @@ export class ScriptPool {
       }
       pending += slot.jobs.size;
     }
+    if (moved) this.dispatch();
     if (pending === 0 && this.watch) {
       clearInterval(this.watch);
       this.watch = null;
@@ -543,6 +571,7 @@ export class ScriptPool {
         if (job) this.claimed(slot, job);
         if (job && job.parked) {
           job.parked = false;
+          job.runningSince = Date.now();
           slot.active++;
         }
         return;
@@ -576,6 +605,7 @@ export class ScriptPool {
     }
     const { header: msg, value } = done;
     if (msg.image) this.imageRuns++;
+    slot.stuck = false; // a job ended; check() marks the worker again if another one runs long
     const job = slot.jobs.get(msg.id);
     slot.heapBytes = msg.heapBytes;
     if (!job) return;
@@ -617,6 +647,7 @@ export class ScriptPool {
     if (slot.dead || slot.jobs.get(msg.id) !== job) return;
     if (job.parked) {
       job.parked = false;
+      job.runningSince = Date.now();
       slot.active++;
     }
     slot.worker.postMessage(reply);

@@ -494,6 +494,27 @@ describe("failure isolation", () => {
     }
   });
 
+  test("jobs offered behind a long-running script run on a busy worker that is never idle, not after that script", async () => {
+    const two = new ScriptPool({ workers: 2, queueLimit: 1000, allowPrivate: false, log });
+    try {
+      await two.ready();
+      const loop = two.run({ source: "while (true) {}", context: {}, limits: { ...LIMITS, timeoutMs: 1500 } });
+      await Bun.sleep(20);
+      // 10 ms each, 200 of them: the other worker has queued work for longer than the loop runs, so it never becomes
+      // idle (when it would take jobs back); the first ones were offered to both workers
+      const settled: boolean[] = [];
+      const jobs = Array.from({ length: 200 }, (_, i) =>
+        two.run({ source: `const end = Date.now() + 10; while (Date.now() < end) {} return ${i}`, context: {}, limits: LIMITS }).then((r) => ((settled[i] = true), r)),
+      );
+      expect(failed(await loop).kind).toBe("timeout");
+      expect(Array.from({ length: 32 }, (_, i) => settled[i] === true)).toEqual(Array(32).fill(true));
+      const results = await Promise.all(jobs);
+      expect(results.map((r) => r.ok && r.value)).toEqual(jobs.map((_, i) => i));
+    } finally {
+      await two.close();
+    }
+  });
+
   test("a closed pool refuses work", async () => {
     const p = new ScriptPool({ workers: 1, queueLimit: 10, allowPrivate: false, log });
     await p.close();

@@ -11,6 +11,9 @@ declare const self: Worker;
  *  the batch runs long enough to reach QuickJS's interrupt handler (Engine.onRunning). */
 let held: { msgs: (string | unknown[])[]; transfer: ArrayBuffer[] } | null = null;
 
+/** Results held at most: the pool refills a worker's offers as results arrive, so posting them in groups of 4
+ *  lets the next jobs arrive while the rest of a batch runs (the worker does not sleep between batches). */
+const HOLD = 4;
 const send = (msg: unknown, transfer: ArrayBuffer[]) => {
   if (transfer.length > 0) self.postMessage(msg, transfer);
   else self.postMessage(msg);
@@ -28,6 +31,7 @@ const post = (msg: WorkerToMain | string | unknown[], transfer: ArrayBuffer[] = 
   if (held && isWire(msg)) {
     held.msgs.push(msg);
     held.transfer.push(...transfer);
+    if (held.msgs.length >= HOLD) release();
     return;
   }
   // other messages keep their order after the results before them
