@@ -143,7 +143,7 @@ export const IMPORT_CONTEXT_SNIPPET = `(() => {
   };
 })()`;
 
-/** `(value, hook, final) => string | undefined`: JSON.stringify of a result with `hook` as the `toJSON` of the
+/** `(value, hook, final) => string`: JSON.stringify ("" for no JSON text) of a result with `hook` as the `toJSON` of the
  *  byte-array prototypes (ArrayBuffer, DataView, %TypedArray%) during the call; removed after it unless `final`
  *  (no script code runs after a final export). Built-ins held from before any script code; indexed loops and
  *  prototype-less descriptors only (a script may have replaced Array.prototype[Symbol.iterator] or added `get` to
@@ -158,7 +158,7 @@ export const EXPORT_SNIPPET = `(() => {
     try {
       const json = stringify(value);
       done = true;
-      return json;
+      return json === undefined ? "" : json;
     } finally {
       if (!final || !done) for (let i = 0; i < protos.length; i++) define(protos[i], "toJSON", { __proto__: null, value: undefined, writable: true, enumerable: false, configurable: true });
     }

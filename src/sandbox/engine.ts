@@ -93,6 +93,8 @@ interface Exec {
   globals: Map<string, QuickJSHandle>;
   /** Started from its source's memory image (the compiled script included). */
   fromImage: boolean;
+  /** Argument block for fastCall in this runtime's memory (0: none, calls go through ctx.callFunction). */
+  argv: number;
 }
 
 /** Handles an execution looks up or creates at most once (host functions, snippet factories, built-ins). */
@@ -259,7 +261,7 @@ export class Engine {
           compiled = c;
         }
         this.installContext(exec, job.context);
-        this.invoke(exec, compiled.fn, compiled.form);
+        this.invoke(exec, compiled.fn, compiled.form, img !== null); // an image's function is one (keepImage)
       });
       return;
     }
@@ -678,6 +680,8 @@ export class Engine {
     // come from a free chunk inside it, so it is taken from the top: its address bounds the heap to copy.
     const module = (this.mod as unknown as { module?: { _malloc?: (n: number) => number; _free?: (p: number) => void } }).module;
     if (typeof module?._malloc !== "function" || typeof module._free !== "function") return discard();
+    // fastCall's argument block, part of the image
+    if (callInternals(ctx)) exec.argv = module._malloc(ARGV_SLOTS * 4);
     const extent = lastNonZero(new Uint8Array(memory.buffer)) + 1 - sp;
     if (extent <= 0) return discard();
     const probe = module._malloc(extent + 65536);
@@ -807,10 +811,16 @@ export class Engine {
   }
 
   private call(exec: Exec, fn: QuickJSHandle, ...args: QuickJSHandle[]): QuickJSHandle {
-    const ctx = exec.ctx!;
-    const r = ctx.callFunction(fn, ctx.undefined, ...args);
+    const r = this.callFn(exec, fn, exec.ctx!.undefined, args);
     if (r.error) throw new ScriptThrew(r.error);
-    return r.value;
+    return r.value!;
+  }
+
+  /** ctx.callFunction, through fastCall when the runtime has an argument block (the pristine runtime does). */
+  private callFn(exec: Exec, fn: QuickJSHandle, thisArg: QuickJSHandle, args: QuickJSHandle[]): { value?: QuickJSHandle; error?: QuickJSHandle } {
+    if (exec.argv !== 0 && args.length <= ARGV_SLOTS) return fastCall(exec.ctx!, exec.argv, fn, thisArg, args);
+    const r = exec.ctx!.callFunction(fn, thisArg, ...args);
+    return r.error ? { error: r.error } : { value: r.value };
   }
 
   /** Every lazy global gets an accessor whose getter and setter are one host function (0 args: get, 1: set).
@@ -1368,13 +1378,15 @@ export class Engine {
     exec.exporting = bytes;
     let json: string | undefined;
     try {
-      const r = ctx.callFunction(exec.helpers.exportJson!, ctx.undefined, h, this.toJSONHook(exec), final ? ctx.true : ctx.false);
+      const r = this.callFn(exec, exec.helpers.exportJson!, ctx.undefined, [h, this.toJSONHook(exec), final ? ctx.true : ctx.false]);
       if (r.error) throw new ScriptThrew(r.error);
+      const value = r.value!;
       try {
-        // JSON text holds no raw U+0000 (JSON.stringify escapes it), so getString is exact here (see readString)
-        if (ctx.typeof(r.value) === "string") json = ctx.getString(r.value);
+        // JSON text holds no raw U+0000 (JSON.stringify escapes it), so getString is exact here (see readString);
+        // the helper answers "" when JSON.stringify gives no text
+        json = ctx.getString(value) || undefined;
       } finally {
-        r.value.dispose();
+        value.dispose();
       }
     } finally {
       exec.exporting = null;
@@ -1494,11 +1506,11 @@ export class Engine {
 
   /** Calls the compiled script; its value (awaited) is the result. An expression's value that is not an object goes
    *  straight to the result; objects go through Promise.resolve, so a thenable is adopted as `await` would. */
-  private invoke(exec: Exec, fn: QuickJSHandle, form: Form): void {
+  private invoke(exec: Exec, fn: QuickJSHandle, form: Form, isFunction = false): void {
     const ctx = exec.ctx!;
     let r: QuickJSHandle;
-    if (ctx.typeof(fn) === "function") {
-      const call = ctx.callFunction(fn, ctx.undefined);
+    if (isFunction || ctx.typeof(fn) === "function") {
+      const call = this.callFn(exec, fn, ctx.undefined, []);
       if (call.error) {
         const e = call.error;
         try {
@@ -1508,22 +1520,26 @@ export class Engine {
         }
         return;
       }
-      r = call.value;
+      r = call.value!;
     } else {
       // the wrapper's text was not one function (a source that closes it early): its value is the result
       r = fn.dup();
     }
+    if (form !== "direct") {
+      exec.promise = r;
+      return;
+    }
     const type = ctx.typeof(r);
-    if (form !== "direct" || (type !== "object" && type !== "function")) {
+    if (type !== "object" && type !== "function") {
       exec.promise = r;
       return;
     }
     exec.helpers.Promise ??= this.own(exec, ctx.getProp(ctx.global, "Promise"));
     exec.helpers.promiseResolve ??= this.own(exec, ctx.getProp(exec.helpers.Promise, "resolve"));
     try {
-      const p = ctx.callFunction(exec.helpers.promiseResolve, exec.helpers.Promise, r);
+      const p = this.callFn(exec, exec.helpers.promiseResolve, exec.helpers.Promise, [r]);
       if (p.error) throw new ScriptThrew(p.error);
-      exec.promise = p.value;
+      exec.promise = p.value!;
     } finally {
       r.dispose();
     }
@@ -1535,6 +1551,48 @@ export class Engine {
 /** The stack reserved by this QuickJS build (emscripten STACK_SIZE of @jitl/quickjs-singlefile-mjs-release-sync
  *  0.32: 5 MiB, below the heap). buildTemplate checks it: the region must be unused in a fresh instance. */
 const WASM_STACK_BYTES = 5 * 1024 * 1024;
+
+/** Pointers in an argument block of fastCall. */
+const ARGV_SLOTS = 8;
+
+interface CallInternals {
+  ffi: {
+    QTS_Call(ctx: number, fn: number, thisArg: number, argc: number, argv: number): number;
+    QTS_ResolveException(ctx: number, ptr: number): number;
+    QTS_FreeValuePointer(ctx: number, ptr: number): void;
+  };
+  ctx: { value: number };
+  memory: { module: { HEAPU32: Uint32Array }; heapValueHandle(ptr: number): QuickJSHandle };
+}
+
+/** The internals fastCall uses, or null if this quickjs-emscripten-core does not have them. */
+function callInternals(ctx: QuickJSContext): CallInternals | null {
+  const c = ctx as unknown as Partial<CallInternals>;
+  const ok =
+    typeof c.ffi?.QTS_Call === "function" && typeof c.ffi.QTS_ResolveException === "function" && typeof c.ffi.QTS_FreeValuePointer === "function" &&
+    typeof c.ctx?.value === "number" && c.memory?.module?.HEAPU32 instanceof Uint32Array && typeof c.memory.heapValueHandle === "function";
+  return ok ? (c as CallInternals) : null;
+}
+
+/**
+ * ctx.callFunction (quickjs-emscripten-core 0.32) without its per-call argument array (a malloc, two typed-array
+ * copies and a free, ~1 µs): the arguments' JSValue pointers go into `argv`, a block of ARGV_SLOTS pointers made
+ * once in the runtime's memory. QTS_Call copies the values out of the block before it calls, so a nested call
+ * (a host function the script calls back into) may reuse it.
+ */
+function fastCall(ctx: QuickJSContext, argv: number, fn: QuickJSHandle, thisArg: QuickJSHandle, args: QuickJSHandle[]): { value?: QuickJSHandle; error?: QuickJSHandle } {
+  const c = ctx as unknown as CallInternals;
+  const heap = c.memory.module.HEAPU32;
+  for (let i = 0; i < args.length; i++) heap[(argv >>> 2) + i] = args[i]!.value as unknown as number;
+  const ctxPtr = c.ctx.value;
+  const result = c.ffi.QTS_Call(ctxPtr, fn.value as unknown as number, thisArg.value as unknown as number, args.length, argv);
+  const error = c.ffi.QTS_ResolveException(ctxPtr, result);
+  if (error) {
+    c.ffi.QTS_FreeValuePointer(ctxPtr, result);
+    return { error: c.memory.heapValueHandle(error) };
+  }
+  return { value: c.memory.heapValueHandle(result) };
+}
 
 interface HostRefs {
   nextId: number;
@@ -1582,7 +1640,7 @@ interface SourceImage {
 
 /** A new execution record for `job` (its runtime and context are set by the caller). */
 function newExec(job: RunJob): Exec {
-  return resetExec({ rt: null, ctx: null } as Exec, job);
+  return resetExec({ rt: null, ctx: null, argv: 0 } as Exec, job);
 }
 
 /** Every per-execution field set for `job` (rt and ctx kept). */
