@@ -176,7 +176,7 @@ export class ResponderEngine {
     const host = parseResponderHost(request.headers.get("host"), this.domainSuffix);
     if (host !== undefined) {
       const { path, rawQuery } = splitUrl(request.url);
-      return this.track(this.serve(request, server, host.handle, host.prefix, path, rawQuery, false));
+      return this.serve(request, server, host.handle, host.prefix, path, rawQuery, false);
     }
     const url = request.url;
     if (!url.includes(PATH_FORM_PREFIX)) return undefined;
@@ -184,16 +184,7 @@ export class ResponderEngine {
     const form = parsePathForm(path);
     if (form === undefined) return undefined;
     // Prefixed responders are reachable only by host: the path form is the "no prefix" space.
-    return this.track(this.serve(request, server, form.handle, "", form.path, rawQuery, true));
-  }
-
-  private track(hit: Promise<Response>): Promise<Response> {
-    this.serving++;
-    const done = () => {
-      if (--this.serving === 0) for (const w of this.settled.splice(0)) w();
-    };
-    hit.then(done, done);
-    return hit;
+    return this.serve(request, server, form.handle, "", form.path, rawQuery, true);
   }
 
   /** Resolves once no hit is being served (a hit in progress may still capture), or after `timeoutMs`; true if
@@ -344,104 +335,109 @@ export class ResponderEngine {
     rawQuery: string,
     pathForm: boolean,
   ): Promise<Response> {
-    const arrival = performance.now();
-    const cached = this.entryFor(handle);
-    let entry: HandleEntry | null;
+    this.serving++;
     try {
-      entry = cached instanceof Promise ? await cached : cached;
-    } catch (err) {
-      return this.internalError(err, pathForm);
-    }
-    if (entry === null || prefix === null) return this.notFound(pathForm);
-    const method = request.method;
-    if (!isStandardMethod(method)) return this.notFound(pathForm);
-    const list = entry.byPrefix.get(prefix);
-    if (list === undefined) return this.notFound(pathForm);
-    const winner = findWinner(list, method, matchPath(path));
-    if (winner === undefined || !winner.enabled) return this.notFound(pathForm);
-
-    const inflight = this.inflight.get(winner.id) ?? 0;
-    if (inflight >= entry.limits.max_concurrent_hits) return this.plain(429, "Too many concurrent requests", pathForm, [["retry-after", "1"]]);
-    this.inflight.set(winner.id, inflight + 1);
-    try {
-      let body: Uint8Array = EMPTY;
+      const arrival = performance.now();
+      const cached = this.entryFor(handle);
+      let entry: HandleEntry | null;
       try {
-        if (request.body !== null) body = await readBody(request, MAX_INBOUND_BODY_BYTES);
+        entry = cached instanceof Promise ? await cached : cached;
       } catch (err) {
-        if (err instanceof TooLarge) return this.plain(413, "Request body too large", pathForm);
-        return this.plain(400, "Could not read the request body", pathForm);
+        return this.internalError(err, pathForm);
       }
-      const tracking = winner.trackLimit > 0;
-      // Bun empties a request's headers once it is answered: copy them now (cheaply), format them later.
-      const rawHeaders = tracking || winner.script !== null ? (request.headers.toJSON() as RawHeaders) : undefined;
-      const clientAddress = rawHeaders ? clientAddressOf(request, server, rawHeaders) : undefined;
+      if (entry === null || prefix === null) return this.notFound(pathForm);
+      const method = request.method;
+      if (!isStandardMethod(method)) return this.notFound(pathForm);
+      const list = entry.byPrefix.get(prefix);
+      if (list === undefined) return this.notFound(pathForm);
+      const winner = findWinner(list, method, matchPath(path));
+      if (winner === undefined || !winner.enabled) return this.notFound(pathForm);
 
-      let produced: ProducedResponse;
-      let parts: WireParts;
-      if (winner.script === null && winner.staticOut !== undefined) {
-        produced = { statusCode: winner.statusCode, headers: winner.headers, body: winner.body, skipRequest: false, trackResponse: false, failed: false };
-        parts = winner.staticOut;
-      } else {
-        const secrets = winner.selector === "none" ? {} : await this.deps.secrets.valuesFor(winner.userId, winner.selector);
-        const defaults: ResponseDefaults = winner.templated
-          ? {
-              statusCode: winner.statusCode,
-              headers: winner.headers.map(([n, v]) => [n, substitute(v, secrets)]),
-              body: utf8.encode(substitute(winner.bodyText, secrets)),
-            }
-          : { statusCode: winner.statusCode, headers: winner.headers, body: winner.body };
-        produced =
-          winner.script === null
-            ? { ...defaults, skipRequest: false, trackResponse: false, failed: false }
-            : await this.runScript(winner, entry.limits, defaults, {
-                ...(clientAddress !== undefined ? { clientAddress } : {}),
-                method,
-                headers: Object.fromEntries(headerPairs(rawHeaders!)),
-                path,
-                ...(rawQuery !== "" ? { rawQuery } : {}),
-                query: parseQuery(rawQuery),
-                body,
-                secrets,
-              });
-        parts = produced.headers === winner.headers && winner.staticOut ? winner.staticOut : this.wireParts(produced.headers);
-      }
-      const response = this.toResponse(produced, parts, method, pathForm);
+      const inflight = this.inflight.get(winner.id) ?? 0;
+      if (inflight >= entry.limits.max_concurrent_hits) return this.plain(429, "Too many concurrent requests", pathForm, [["retry-after", "1"]]);
+      this.inflight.set(winner.id, inflight + 1);
+      try {
+        let body: Uint8Array = EMPTY;
+        try {
+          if (request.body !== null) body = await readBody(request, MAX_INBOUND_BODY_BYTES);
+        } catch (err) {
+          if (err instanceof TooLarge) return this.plain(413, "Request body too large", pathForm);
+          return this.plain(400, "Could not read the request body", pathForm);
+        }
+        const tracking = winner.trackLimit > 0;
+        // Bun empties a request's headers once it is answered: copy them now (cheaply), format them later.
+        const rawHeaders = tracking || winner.script !== null ? (request.headers.toJSON() as RawHeaders) : undefined;
+        const clientAddress = rawHeaders ? clientAddressOf(request, server, rawHeaders) : undefined;
 
-      if (tracking && !produced.skipRequest) {
-        const max = entry.limits.max_tracked_body_bytes;
-        const storeResponse = produced.trackResponse || produced.failed;
-        this.deps.capture.push({
-          responderId: winner.id,
-          keep: winner.trackLimit,
-          createdAt: nowSec(this.rt.clock),
-          durationMs: Math.round(performance.now() - arrival),
-          clientAddress,
-          method,
-          path,
-          rawQuery,
-          headers: rawHeaders!,
-          body: body.byteLength > max ? body.subarray(0, max) : body,
-          bodySize: body.byteLength,
-          ...(storeResponse
+        let produced: ProducedResponse;
+        let parts: WireParts;
+        if (winner.script === null && winner.staticOut !== undefined) {
+          produced = { statusCode: winner.statusCode, headers: winner.headers, body: winner.body, skipRequest: false, trackResponse: false, failed: false };
+          parts = winner.staticOut;
+        } else {
+          const secrets = winner.selector === "none" ? {} : await this.deps.secrets.valuesFor(winner.userId, winner.selector);
+          const defaults: ResponseDefaults = winner.templated
             ? {
-                response: {
-                  statusCode: produced.statusCode,
-                  headers: parts.record,
-                  body: produced.body.byteLength > max ? produced.body.subarray(0, max) : produced.body,
-                  bodySize: produced.body.byteLength,
-                  truncated: produced.body.byteLength > max,
-                },
+                statusCode: winner.statusCode,
+                headers: winner.headers.map(([n, v]) => [n, substitute(v, secrets)]),
+                body: utf8.encode(substitute(winner.bodyText, secrets)),
               }
-            : {}),
-        });
+            : { statusCode: winner.statusCode, headers: winner.headers, body: winner.body };
+          produced =
+            winner.script === null
+              ? { ...defaults, skipRequest: false, trackResponse: false, failed: false }
+              : await this.runScript(winner, entry.limits, defaults, {
+                  ...(clientAddress !== undefined ? { clientAddress } : {}),
+                  method,
+                  headers: Object.fromEntries(headerPairs(rawHeaders!)),
+                  path,
+                  ...(rawQuery !== "" ? { rawQuery } : {}),
+                  query: parseQuery(rawQuery),
+                  body,
+                  secrets,
+                });
+          parts = produced.headers === winner.headers && winner.staticOut ? winner.staticOut : this.wireParts(produced.headers);
+        }
+        const response = this.toResponse(produced, parts, method, pathForm);
+
+        if (tracking && !produced.skipRequest) {
+          const max = entry.limits.max_tracked_body_bytes;
+          const storeResponse = produced.trackResponse || produced.failed;
+          this.deps.capture.push({
+            responderId: winner.id,
+            keep: winner.trackLimit,
+            createdAt: nowSec(this.rt.clock),
+            durationMs: Math.round(performance.now() - arrival),
+            clientAddress,
+            method,
+            path,
+            rawQuery,
+            headers: rawHeaders!,
+            body: body.byteLength > max ? body.subarray(0, max) : body,
+            bodySize: body.byteLength,
+            ...(storeResponse
+              ? {
+                  response: {
+                    statusCode: produced.statusCode,
+                    headers: parts.record,
+                    body: produced.body.byteLength > max ? produced.body.subarray(0, max) : produced.body,
+                    bodySize: produced.body.byteLength,
+                    truncated: produced.body.byteLength > max,
+                  },
+                }
+              : {}),
+          });
+        }
+        return response;
+      } catch (err) {
+        return this.internalError(err, pathForm);
+      } finally {
+        const n = (this.inflight.get(winner.id) ?? 1) - 1;
+        if (n <= 0) this.inflight.delete(winner.id);
+        else this.inflight.set(winner.id, n);
       }
-      return response;
-    } catch (err) {
-      return this.internalError(err, pathForm);
     } finally {
-      const n = (this.inflight.get(winner.id) ?? 1) - 1;
-      if (n <= 0) this.inflight.delete(winner.id);
-      else this.inflight.set(winner.id, n);
+      if (--this.serving === 0 && this.settled.length > 0) for (const w of this.settled.splice(0)) w();
     }
   }
 
