@@ -726,12 +726,13 @@ export class Engine {
     tpl.dirty = false;
   }
 
-  /** After the pristine runtime compiled a source: its memory (pristine image + the compiled function) becomes the
-   *  source's image, so later executions of the source skip parsing. Only when evaluating the wrapper ran no code
-   *  of the script: the function's source text (read with the pristine Function.prototype.toString) is the whole
-   *  wrapper, i.e. the evaluated text was one function expression. */
-  private keepImage(tpl: Template, src: string, key: number | bigint, c: { fn: QuickJSHandle; form: Form; text: string }): void {
-    if (tpl.topAt === null || tpl.at !== null || src.length > MAX_IMAGE_SOURCE) return;
+  /** After the pristine runtime compiled a source it had seen before (a source run once, e.g. a new one per run,
+   *  makes no image): its memory (pristine image + the compiled function) becomes the source's image, so later
+   *  executions of the source skip parsing. Only when evaluating the wrapper ran no code of the script: the
+   *  function's source text (read with the pristine Function.prototype.toString) is the whole wrapper, i.e. the
+   *  evaluated text was one function expression. The least recently used image's buffers are reused. */
+  private keepImage(tpl: Template, src: string, key: number | bigint, c: { fn: QuickJSHandle; form: Form; text: string; seen: boolean }): void {
+    if (!c.seen || tpl.topAt === null || tpl.at !== null || src.length > MAX_IMAGE_SOURCE) return;
     const exec = tpl.exec;
     const ctx = exec.ctx!;
     if (ctx.typeof(c.fn) !== "function" || !exec.helpers.fnToString) return;
@@ -747,15 +748,30 @@ export class Engine {
     const top = new Uint32Array(buffer)[tpl.topAt >>> 2]!;
     const end = (top + 8 + 16 + 15) & ~15;
     if (top < tpl.heapStart || end > buffer.byteLength) return;
-    const mem = new Uint8Array(buffer);
-    if (tpl.sources.size >= SOURCE_IMAGES) tpl.sources.delete(tpl.sources.keys().next().value!);
+    const mem = this.bytes();
+    let staticImage: Uint8Array | undefined;
+    let heapSpace: Uint8Array | undefined;
+    if (tpl.sources.size >= SOURCE_IMAGES) {
+      const oldest = tpl.sources.keys().next().value!;
+      const old = tpl.sources.get(oldest)!;
+      tpl.sources.delete(oldest);
+      staticImage = old.staticImage;
+      heapSpace = old.heapSpace;
+    }
+    const heapLength = end - tpl.heapStart;
+    if (staticImage === undefined) staticImage = new Uint8Array(tpl.staticImage.byteLength);
+    // room for a little more than this heap, so that the buffer can serve the next source too
+    if (heapSpace === undefined || heapSpace.byteLength < heapLength) heapSpace = new Uint8Array(heapLength + 16384);
+    staticImage.set(mem.subarray(0, staticImage.byteLength));
+    heapSpace.set(mem.subarray(tpl.heapStart, end));
     const refs = tpl.liveRefs;
     const img: SourceImage = {
       source: src,
       form: c.form,
       fn: c.fn,
-      staticImage: mem.slice(0, tpl.staticImage.byteLength),
-      heapImage: mem.slice(tpl.heapStart, end),
+      staticImage,
+      heapSpace,
+      heapImage: heapSpace.subarray(0, heapLength),
       refs: { nextId: refs.nextId, freelist: refs.freelist.slice(), groups: cloneGroups(refs.groups) },
     };
     tpl.sources.set(key, img);
@@ -1477,7 +1493,7 @@ export class Engine {
    * Evaluating the wrapper only creates the function, so the compiled function can be kept in a memory image and
    * called by later executions (see keepImage). Null once the execution failed (a syntax error, or the limits).
    */
-  private compile(exec: Exec, src: string, key: number | bigint): { fn: QuickJSHandle; form: Form; text: string } | null {
+  private compile(exec: Exec, src: string, key: number | bigint): { fn: QuickJSHandle; form: Form; text: string; seen: boolean } | null {
     const ctx = exec.ctx!;
     const known = forms.get(key);
     const order = known ? [known] : FORMS;
@@ -1499,7 +1515,7 @@ export class Engine {
         return null;
       }
       if (!known) rememberForm(key, form);
-      return { fn: r.value, form, text };
+      return { fn: r.value, form, text, seen: known !== undefined };
     }
     return null;
   }
@@ -1634,7 +1650,9 @@ interface SourceImage {
   form: Form;
   fn: QuickJSHandle;
   staticImage: Uint8Array;
+  /** The copied heap: heapImage, a view of the start of heapSpace (reused by the image that replaces this one). */
   heapImage: Uint8Array;
+  heapSpace: Uint8Array;
   refs: HostRefs;
 }
 

@@ -268,7 +268,8 @@ describe("a fresh runtime per execution (restored memory image, engine.ts)", () 
       return seen`;
     const before = one.stats().imageRuns;
     for (let n = 0; n < 4; n++) expect(await valueOn(one, src, { n })).toEqual(["undefined", "undefined", n]);
-    expect(one.stats().imageRuns - before).toBe(3);
+    // the first run compiles it, the second keeps its image (a source seen once makes none), the others use it
+    expect(one.stats().imageRuns - before).toBe(2);
     expect(plain.stats().imageRuns).toBe(0);
   });
 
@@ -276,6 +277,18 @@ describe("a fresh runtime per execution (restored memory image, engine.ts)", () 
     for (let round = 0; round < 2; round++) {
       for (let i = 0; i < 40; i++) expect(await valueOn(one, `context.x * ${i} + ${i}`, { x: round + 1 })).toBe((round + 1) * i + i);
     }
+    // images made in the buffers of dropped ones, then used
+    const before = one.stats().imageRuns;
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 10; i++) expect(await valueOn(one, `[${i}, context.x, typeof globalThis.m${i}, (globalThis.m${i} = 1)]`, { x: round })).toEqual([i, round, "undefined", 1]);
+    }
+    expect(one.stats().imageRuns - before).toBe(10);
+  });
+
+  test("a source run once makes no image", async () => {
+    const before = one.stats().imageRuns;
+    for (let i = 0; i < 5; i++) expect(await valueOn(one, `"once ${i} ${Math.random()}"`)).toStartWith(`once ${i}`);
+    expect(one.stats().imageRuns).toBe(before);
   });
 
   test("a source that closes its wrapper early runs as written; what ran while it compiled is never kept", async () => {
