@@ -32,6 +32,12 @@ if (!pool.stats().sharedModule) {
   failed++;
   console.log("FAIL the workers do not share the compiled QuickJS module");
 }
+// a source run a few times on the same worker: its later runs start from its compiled image
+for (let i = 0; i < 6; i++) await pool.run({ source: "context.n + 1", context: { n: i }, limits });
+if (pool.stats().imageRuns === 0) {
+  failed++;
+  console.log("FAIL no execution started from a source's memory image (see src/sandbox/engine.ts keepImage)");
+}
 if (pool.stats().snapshotWorkers !== pool.stats().workers) {
   failed++;
   console.log("FAIL not every worker starts executions from the memory image (see src/sandbox/engine.ts)");
