@@ -131,6 +131,7 @@ export class Engine {
   /** The pristine runtime + context executions start from (null: every execution creates its own). */
   private tpl: Template | null = null;
   private view = new Uint8Array(0);
+  private view32 = new Uint32Array(0);
 
   /** Called while script code runs (from QuickJS's interrupt handler, every few thousand operations): the worker
    *  posts the results it holds, so a result never waits for a long-running neighbour in its batch. */
@@ -211,6 +212,12 @@ export class Engine {
     return this.view;
   }
 
+  /** The same as 32-bit words. */
+  private words(): Uint32Array {
+    if (this.view32.byteLength === 0) this.view32 = new Uint32Array(this.memory!.buffer);
+    return this.view32;
+  }
+
   get heapBytes(): number {
     return this.memory ? this.bytes().byteLength : 0;
   }
@@ -245,7 +252,8 @@ export class Engine {
         tpl.sources.set(key, img);
       }
       const exec = resetExec(tpl.exec, job);
-      exec.helpers = { ...tpl.helpers };
+      // the image's helpers, read through the prototype; what this execution adds stays its own
+      exec.helpers = Object.create(tpl.helpers) as Exec["helpers"];
       exec.globals = tpl.globals[(job.proxy ? 2 : 0) + (job.kv ? 1 : 0)]!; // complete: never added to, never cleared
       exec.fromImage = img !== null;
       tpl.inUse = true;
@@ -709,6 +717,7 @@ export class Engine {
       topAt,
       sources: new Map(),
       at: null,
+      refsFrom: null,
     };
   }
 
@@ -718,10 +727,15 @@ export class Engine {
     const from = img ?? tpl;
     mem.set(from.staticImage, 0);
     mem.set(from.heapImage, tpl.heapStart);
-    // Host functions made during the execution are gone with the memory; the ones of the image are back.
-    tpl.liveRefs.nextId = from.refs.nextId;
-    tpl.liveRefs.freelist = from.refs.freelist.slice();
-    tpl.liveRefs.groups = cloneGroups(from.refs.groups);
+    // Host functions made during the execution are gone with the memory; the ones of the image are back. An
+    // execution that made none (the usual case: the image holds the lazy globals) left the table as it was.
+    const live = tpl.liveRefs;
+    if (tpl.refsFrom !== from || live.nextId !== from.refs.nextId || live.freelist.length !== from.refs.freelist.length) {
+      live.nextId = from.refs.nextId;
+      live.freelist = from.refs.freelist.slice();
+      live.groups = cloneGroups(from.refs.groups);
+      tpl.refsFrom = from;
+    }
     tpl.at = img;
     tpl.dirty = false;
   }
@@ -834,7 +848,7 @@ export class Engine {
 
   /** ctx.callFunction, through fastCall when the runtime has an argument block (the pristine runtime does). */
   private callFn(exec: Exec, fn: QuickJSHandle, thisArg: QuickJSHandle, args: QuickJSHandle[]): { value?: QuickJSHandle; error?: QuickJSHandle } {
-    if (exec.argv !== 0 && args.length <= ARGV_SLOTS) return fastCall(exec.ctx!, exec.argv, fn, thisArg, args);
+    if (exec.argv !== 0 && args.length <= ARGV_SLOTS) return fastCall(exec.ctx!, this.words(), exec.argv, fn, thisArg, args);
     const r = exec.ctx!.callFunction(fn, thisArg, ...args);
     return r.error ? { error: r.error } : { value: r.value };
   }
@@ -1578,7 +1592,7 @@ interface CallInternals {
     QTS_FreeValuePointer(ctx: number, ptr: number): void;
   };
   ctx: { value: number };
-  memory: { module: { HEAPU32: Uint32Array }; heapValueHandle(ptr: number): QuickJSHandle };
+  memory: { heapValueHandle(ptr: number): QuickJSHandle };
 }
 
 /** The internals fastCall uses, or null if this quickjs-emscripten-core does not have them. */
@@ -1586,7 +1600,7 @@ function callInternals(ctx: QuickJSContext): CallInternals | null {
   const c = ctx as unknown as Partial<CallInternals>;
   const ok =
     typeof c.ffi?.QTS_Call === "function" && typeof c.ffi.QTS_ResolveException === "function" && typeof c.ffi.QTS_FreeValuePointer === "function" &&
-    typeof c.ctx?.value === "number" && c.memory?.module?.HEAPU32 instanceof Uint32Array && typeof c.memory.heapValueHandle === "function";
+    typeof c.ctx?.value === "number" && typeof c.memory?.heapValueHandle === "function";
   return ok ? (c as CallInternals) : null;
 }
 
@@ -1596,9 +1610,8 @@ function callInternals(ctx: QuickJSContext): CallInternals | null {
  * once in the runtime's memory. QTS_Call copies the values out of the block before it calls, so a nested call
  * (a host function the script calls back into) may reuse it.
  */
-function fastCall(ctx: QuickJSContext, argv: number, fn: QuickJSHandle, thisArg: QuickJSHandle, args: QuickJSHandle[]): { value?: QuickJSHandle; error?: QuickJSHandle } {
+function fastCall(ctx: QuickJSContext, heap: Uint32Array, argv: number, fn: QuickJSHandle, thisArg: QuickJSHandle, args: QuickJSHandle[]): { value?: QuickJSHandle; error?: QuickJSHandle } {
   const c = ctx as unknown as CallInternals;
-  const heap = c.memory.module.HEAPU32;
   for (let i = 0; i < args.length; i++) heap[(argv >>> 2) + i] = args[i]!.value as unknown as number;
   const ctxPtr = c.ctx.value;
   const result = c.ffi.QTS_Call(ctxPtr, fn.value as unknown as number, thisArg.value as unknown as number, args.length, argv);
@@ -1642,6 +1655,8 @@ interface Template {
   sources: Map<number | bigint, SourceImage>;
   /** The image the memory was last restored to or taken from: null for the pristine one. */
   at: SourceImage | null;
+  /** The image whose host-function table the live one was last set from (see restoreImage). */
+  refsFrom: Template | SourceImage | null;
 }
 
 /** The pristine image with one source compiled in it: `fn` is the script as a function (a handle into the image). */
