@@ -136,6 +136,18 @@ describe("data boundary", () => {
     expect(await value("({ d: new Date(0) })")).toEqual({ d: "1970-01-01T00:00:00.000Z" });
   });
 
+  test("a script that replaces the built-ins the host uses still gets its context and result across", async () => {
+    const tamper = `JSON.stringify = () => '"evil"'; JSON.parse = () => "evil"; Object.defineProperty = () => { throw new Error("no") };
+      Array.prototype[Symbol.iterator] = function* () { yield "evil" }; Object.prototype.get = () => "evil";`;
+    for (let i = 0; i < 3; i++) {
+      const v = (await value(`${tamper} return { n: context.n, body: context.body, list: [1, Uint8Array.of(2)] }`, { n: i, body: new Uint8Array([i]) })) as Record<string, unknown>;
+      expect(v.n).toBe(i);
+      expect(Array.from(v.body as Uint8Array)).toEqual([i]);
+      expect((v.list as unknown[])[0]).toBe(1);
+      expect(Array.from((v.list as Uint8Array[])[1]!)).toEqual([2]);
+    }
+  });
+
   test("values that are not data fail the run", async () => {
     expect(failed(await run("() => 1")).message).toContain("not a function");
     expect(failed(await run("Symbol('s')")).message).toContain("not a symbol");
