@@ -124,7 +124,7 @@ export const TIMERS_SNIPPET = `(function (sleep, cancel) {
 })`;
 
 /** `(text, ...buffers)`: installs the global `context` from `text`, the JSON of `[paths, value]` (wire.ts Packed),
- *  each buffer becoming a Uint8Array at its path. Evaluated before any script code (the built-ins it holds are the
+ *  each buffer becoming a Uint8Array at its path (undefined: an empty one). Evaluated before any script code (the built-ins it holds are the
  *  pristine ones); one call instead of a host round trip per step. */
 export const IMPORT_CONTEXT_SNIPPET = `(() => {
   "use strict";
@@ -133,7 +133,7 @@ export const IMPORT_CONTEXT_SNIPPET = `(() => {
     const all = parse(text), paths = all[0];
     let value = all[1];
     for (let i = 0; i < paths.length; i++) {
-      const path = paths[i], bytes = new U8(arguments[i + 1]);
+      const path = paths[i], buffer = arguments[i + 1], bytes = buffer === undefined ? new U8(0) : new U8(buffer);
       if (path.length === 0) { value = bytes; continue; }
       let parent = value;
       for (let k = 0; k < path.length - 1; k++) parent = parent[path[k]];
@@ -143,7 +143,8 @@ export const IMPORT_CONTEXT_SNIPPET = `(() => {
   };
 })()`;
 
-/** `(value, hook, final) => string`: JSON.stringify ("" for no JSON text) of a result with `hook` as the `toJSON` of the
+/** `(value, hook, final) => string`: "#function", "#symbol" or "#bigint" for those (not data, nothing run), else
+ *  JSON.stringify ("" for no JSON text) of a result with `hook` as the `toJSON` of the
  *  byte-array prototypes (ArrayBuffer, DataView, %TypedArray%) during the call; removed after it unless `final`
  *  (no script code runs after a final export). Built-ins held from before any script code; indexed loops and
  *  prototype-less descriptors only (a script may have replaced Array.prototype[Symbol.iterator] or added `get` to
@@ -153,6 +154,8 @@ export const EXPORT_SNIPPET = `(() => {
   const stringify = JSON.stringify, define = Object.defineProperty;
   const protos = [ArrayBuffer.prototype, DataView.prototype, Object.getPrototypeOf(Uint8Array.prototype)];
   return function (value, hook, final) {
+    const type = typeof value;
+    if (type === "function" || type === "symbol" || type === "bigint") return "#" + type;
     for (let i = 0; i < protos.length; i++) define(protos[i], "toJSON", { __proto__: null, value: hook, writable: true, enumerable: false, configurable: true });
     let done = false;
     try {

@@ -1201,11 +1201,13 @@ export class Engine {
     const args = [ctx.newString(packed.paths.length === 0 ? `[[],${packed.json}]` : `[${JSON.stringify(packed.paths)},${packed.json}]`)];
     try {
       for (const b of packed.bytes) {
-        args.push(ctx.newArrayBuffer(b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? (b.buffer as ArrayBuffer) : b.slice().buffer));
+        // an empty one is made inside (a request without a body: no buffer to copy in)
+        if (b.byteLength === 0) args.push(ctx.undefined);
+        else args.push(ctx.newArrayBuffer(b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? (b.buffer as ArrayBuffer) : b.slice().buffer));
       }
       this.call(exec, exec.helpers.importContext!, ...args).dispose();
     } finally {
-      for (const a of args) a.dispose();
+      for (const a of args) if (a !== ctx.undefined) a.dispose();
     }
   }
 
@@ -1381,7 +1383,8 @@ export class Engine {
     return { value, transfer: bytes.map((b) => b.buffer as ArrayBuffer) };
   }
 
-  /** A handle → JSON text (undefined for no value) and the byte arrays it holds: during the native JSON.stringify
+  /** A handle → JSON text (undefined for no value; NaN and ±Infinity are null, as in JSON) and the byte arrays it
+   *  holds: during the native JSON.stringify
    *  (of the export helper, held from before any script code) a host `toJSON` on the ArrayBuffer, %TypedArray% and
    *  DataView prototypes swaps each byte array for a placeholder holding a random per-execution key (exec.key).
    *  `final`: the result of a finished execution (the hook stays installed: no script code runs any more). Throws
@@ -1389,21 +1392,6 @@ export class Engine {
    *  getters) threw or the value cannot be serialized (BigInt, cycles). */
   private exportJson(exec: Exec, h: QuickJSHandle, final: boolean): { json: string | undefined; bytes: Uint8Array[] } {
     const ctx = exec.ctx!;
-    const type = ctx.typeof(h);
-    switch (type) {
-      case "undefined":
-        return { json: undefined, bytes: [] };
-      case "string":
-        return { json: JSON.stringify(this.readString(exec, h)), bytes: [] };
-      case "number":
-        return { json: JSON.stringify(ctx.getNumber(h)), bytes: [] };
-      case "boolean":
-        return { json: ctx.dump(h) === true ? "true" : "false", bytes: [] };
-      case "object":
-        break;
-      default:
-        throw new ExportError(`Script result must be data (JSON values or byte arrays), not a ${type}`);
-    }
     const bytes: Uint8Array[] = [];
     exec.exporting = bytes;
     let json: string | undefined;
@@ -1421,6 +1409,8 @@ export class Engine {
     } finally {
       exec.exporting = null;
     }
+    // JSON text never starts with "#": the helper's answer for values that are not data
+    if (json?.startsWith("#")) throw new ExportError(`Script result must be data (JSON values or byte arrays), not a ${json.slice(1)}`);
     return { json, bytes };
   }
 

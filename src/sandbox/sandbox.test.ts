@@ -117,6 +117,8 @@ describe("data boundary", () => {
       ),
     ).toEqual([true, 42, true, [1, 2, 3], "application/json", 3, true]);
     expect(await value("context instanceof Uint8Array ? Array.from(context) : null", new Uint8Array([9, 8]))).toEqual([9, 8]);
+    // empty byte arrays (a request without a body) are made inside; each its own
+    expect(await value("[context.body instanceof Uint8Array, context.body.length, context.list[0] instanceof Uint8Array, context.body !== context.list[0]]", { body: new Uint8Array(0), list: [new ArrayBuffer(0)] })).toEqual([true, 0, true, true]);
   });
 
   test("results come back as data: JSON values and Uint8Array", async () => {
@@ -156,6 +158,10 @@ describe("data boundary", () => {
     expect(failed(await run("const o = {}; o.self = o; return o")).message).toContain("circular");
     // a key that looks like the byte placeholder stays data
     expect(await value("({ __secbox_bytes_x: 0 })")).toEqual({ __secbox_bytes_x: 0 });
+    // numbers JSON cannot hold are null, as in JSON; a string that starts like the helper's answer is a string
+    expect(await value("[NaN, -Infinity, 0.5]")).toEqual([null, null, 0.5]);
+    expect(await value("NaN")).toBeNull();
+    expect(await value("'#function'")).toBe("#function");
   });
 
   test("resultBodyBytes follows §11.5 step 3", () => {
