@@ -123,23 +123,25 @@ export const TIMERS_SNIPPET = `(function (sleep, cancel) {
   return [setTimeout, clearTimeout];
 })`;
 
-/** `(text, ...buffers)`: installs the global `context` from `text`, the JSON of `[paths, value]` (wire.ts Packed),
- *  each buffer becoming a Uint8Array at its path (undefined: an empty one). Evaluated before any script code (the built-ins it holds are the
- *  pristine ones); one call instead of a host round trip per step. */
-export const IMPORT_CONTEXT_SNIPPET = `(() => {
+/** `(text, install, ...buffers) => value`: host data from `text`, the JSON of `[paths, value]` (wire.ts Packed),
+ *  each buffer becoming a Uint8Array at its path (undefined: an empty one); with `install` it becomes the global
+ *  `context`. Made before any script code (the built-ins it holds are the pristine ones); one call instead of a
+ *  host round trip per step. */
+export const IMPORT_SNIPPET = `(() => {
   "use strict";
   const parse = JSON.parse, define = Object.defineProperty, U8 = Uint8Array, global = globalThis;
-  return function (text) {
+  return function (text, install) {
     const all = parse(text), paths = all[0];
     let value = all[1];
     for (let i = 0; i < paths.length; i++) {
-      const path = paths[i], buffer = arguments[i + 1], bytes = buffer === undefined ? new U8(0) : new U8(buffer);
+      const path = paths[i], buffer = arguments[i + 2], bytes = buffer === undefined ? new U8(0) : new U8(buffer);
       if (path.length === 0) { value = bytes; continue; }
       let parent = value;
       for (let k = 0; k < path.length - 1; k++) parent = parent[path[k]];
       define(parent, path[path.length - 1], { __proto__: null, value: bytes, writable: true, enumerable: true, configurable: true });
     }
-    global.context = value;
+    if (install) global.context = value;
+    return value;
   };
 })()`;
 

@@ -30,7 +30,7 @@ import {
   DEFINE_SNIPPET,
   DESCRIBE_SNIPPET,
   EXPORT_SNIPPET,
-  IMPORT_CONTEXT_SNIPPET,
+  IMPORT_SNIPPET,
   SECBOX_SNIPPET,
   TEXT_SNIPPET,
   TIMERS_SNIPPET,
@@ -38,7 +38,7 @@ import {
 import { CryptoInputError, sealSync, sha256Hex, sodiumReady } from "./crypto";
 import type { ExecHeader, MainToWorker, OpReply, RunJob, WorkerToMain } from "./protocol";
 import { MAX_LOG_BYTES, MAX_LOG_ENTRIES, type LogEntry, type ScriptError } from "./types";
-import { encodeDone, type Packed } from "./wire";
+import { encodeDone, pack, type Packed } from "./wire";
 
 const PAGE = 65536;
 /** Measured-heap checks: every MEM_CHECK_MS of running time, and at the end of any slice that ran at least
@@ -102,7 +102,7 @@ type HelperSlot =
   | "describe" | "construct" | "Uint8Array" | "isView" | "json" | "jsonParse" | "jsonStringify" | "define" | "toJSON" | "String"
   | "enc" | "dec" | "encode" | "decode" | "proxy" | "atob" | "btoa" | "log" | "seal" | "sha256" | "sleep" | "cancel" | "op"
   | "secboxF" | "consoleF" | "textF" | "timersF" | "Promise" | "promiseResolve" | "fnToString"
-  | "importContext" | "exportJson";
+  | "importData" | "exportJson";
 
 /** Lazy globals: name → group; a group is built on first access to any of its names. */
 const GROUP_OF: Record<string, string> = {
@@ -284,7 +284,7 @@ export class Engine {
       exec.ctx = ctx;
       this.installGlobals(exec);
       // before any code of the script: the built-ins they hold are the pristine ones
-      exec.helpers.importContext = this.snippet(exec, IMPORT_CONTEXT_SNIPPET);
+      exec.helpers.importData = this.snippet(exec, IMPORT_SNIPPET);
       exec.helpers.exportJson = this.snippet(exec, EXPORT_SNIPPET);
       const src = normalizeSource(job.source);
       const c = this.compile(exec, src, Bun.hash(src));
@@ -819,7 +819,7 @@ export class Engine {
     const fnCtor = this.own(exec, ctx.getProp(ctx.global, "Function"));
     const fnProto = this.own(exec, ctx.getProp(fnCtor, "prototype"));
     exec.helpers.fnToString = this.own(exec, ctx.getProp(fnProto, "toString"));
-    exec.helpers.importContext = this.snippet(exec, IMPORT_CONTEXT_SNIPPET);
+    exec.helpers.importData = this.snippet(exec, IMPORT_SNIPPET);
     exec.helpers.exportJson = this.snippet(exec, EXPORT_SNIPPET);
   }
 
@@ -1194,24 +1194,12 @@ export class Engine {
 
   // ---------------------------------------------------------------- data across the boundary
 
-  /** The global `context` from its packed form (wire.ts): one call of the import helper. */
+  /** The global `context` from its packed form (wire.ts). */
   private installContext(exec: Exec, packed: Packed): void {
-    const ctx = exec.ctx!;
-    // JSON text holds no raw U+0000 (JSON.stringify escapes it), so newString is exact here (see newString)
-    const args = [ctx.newString(packed.paths.length === 0 ? `[[],${packed.json}]` : `[${JSON.stringify(packed.paths)},${packed.json}]`)];
-    try {
-      for (const b of packed.bytes) {
-        // an empty one is made inside (a request without a body: no buffer to copy in)
-        if (b.byteLength === 0) args.push(ctx.undefined);
-        else args.push(ctx.newArrayBuffer(b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? (b.buffer as ArrayBuffer) : b.slice().buffer));
-      }
-      this.call(exec, exec.helpers.importContext!, ...args).dispose();
-    } finally {
-      for (const a of args) if (a !== ctx.undefined) a.dispose();
-    }
+    this.importPacked(exec, packed, true).dispose();
   }
 
-  /** Host data → a new handle: JSON.parse of the JSON text, then each byte array set in place as a Uint8Array. */
+  /** Host data → a new handle (op results): primitives directly, anything else through the import helper. */
   private importValue(exec: Exec, value: unknown): QuickJSHandle {
     const ctx = exec.ctx!;
     if (value === undefined) return ctx.undefined.dup();
@@ -1219,29 +1207,25 @@ export class Engine {
     if (typeof value === "string") return this.newString(exec, value);
     if (typeof value === "number") return ctx.newNumber(value);
     if (typeof value === "boolean") return (value ? ctx.true : ctx.false).dup();
-    const found: { path: (string | number)[]; bytes: Uint8Array }[] = [];
-    collectBytes(value, [], found, 0);
-    const json = found.length === 0 ? JSON.stringify(value) : JSON.stringify(value, (_k, x) => (isBytes(x) ? null : x));
-    let h = this.parseJson(exec, json ?? "null");
-    for (const { path, bytes } of found) {
-      const u8 = this.newU8(exec, bytes);
-      if (path.length === 0) {
-        h.dispose();
-        h = u8;
-        continue;
+    return this.importPacked(exec, pack(value), false);
+  }
+
+  /** One call of the import helper (IMPORT_SNIPPET): the JSON text, then the byte arrays. */
+  private importPacked(exec: Exec, packed: Packed, install: boolean): QuickJSHandle {
+    const ctx = exec.ctx!;
+    // JSON text holds no raw U+0000 (JSON.stringify escapes it), so newString is exact here (see newString)
+    const args = [ctx.newString(packed.paths.length === 0 ? `[[],${packed.json}]` : `[${JSON.stringify(packed.paths)},${packed.json}]`), install ? ctx.true : ctx.false];
+    try {
+      for (const b of packed.bytes) {
+        // an empty one is made inside (a request without a body: no buffer to copy in)
+        if (b.byteLength === 0) args.push(ctx.undefined);
+        else args.push(ctx.newArrayBuffer(b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? (b.buffer as ArrayBuffer) : b.slice().buffer));
       }
-      let parent: QuickJSHandle = h.dup();
-      for (let i = 0; i < path.length - 1; i++) {
-        const next = ctx.getProp(parent, path[i]!);
-        parent.dispose();
-        parent = next;
-      }
-      // A data property even for keys like "__proto__" (JSON.parse made them own properties).
-      defineValue(ctx, parent, path[path.length - 1]!, u8, true);
-      parent.dispose();
-      u8.dispose();
+      return this.call(exec, exec.helpers.importData!, ...args);
+    } finally {
+      args[0]!.dispose();
+      for (let i = 2; i < args.length; i++) if (args[i] !== ctx.undefined) args[i]!.dispose();
     }
-    return h;
   }
 
   /** getString, NUL-safe: quickjs-emscripten passes strings as C strings, so a string holding U+0000 comes back cut
@@ -1891,24 +1875,6 @@ function bytesKey(exec: Exec): string {
 
 const timeoutError = (): ScriptError => ({ kind: "timeout", message: "Script timed out" });
 const memoryError = (): ScriptError => ({ kind: "memory", message: "Script exceeded its memory limit" });
-
-const isBytes = (x: unknown): x is ArrayBuffer | ArrayBufferView => x instanceof ArrayBuffer || ArrayBuffer.isView(x);
-const asU8 = (x: ArrayBuffer | ArrayBufferView): Uint8Array =>
-  x instanceof Uint8Array ? x : x instanceof ArrayBuffer ? new Uint8Array(x) : new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
-
-/** Paths of the byte arrays inside plain data (depth-limited; deeper values go through JSON unchanged). */
-function collectBytes(v: unknown, path: (string | number)[], out: { path: (string | number)[]; bytes: Uint8Array }[], depth: number): void {
-  if (v === null || typeof v !== "object" || depth > 64) return;
-  if (isBytes(v)) {
-    out.push({ path, bytes: asU8(v) });
-    return;
-  }
-  if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) collectBytes(v[i], [...path, i], out, depth + 1);
-    return;
-  }
-  for (const k of Object.keys(v)) collectBytes((v as Record<string, unknown>)[k], [...path, k], out, depth + 1);
-}
 
 function clip(s: string, max: number): string {
   return s.length > max ? s.slice(0, max) : s;
