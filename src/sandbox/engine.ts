@@ -38,7 +38,7 @@ import {
 import { CryptoInputError, sealSync, sha256Hex, sodiumReady } from "./crypto";
 import type { ExecHeader, MainToWorker, OpReply, RunJob, WorkerToMain } from "./protocol";
 import { MAX_LOG_BYTES, MAX_LOG_ENTRIES, type LogEntry, type ScriptError } from "./types";
-import { encodeDone, pack, type Packed } from "./wire";
+import { encodeDone, pack, parseWithBytes, type Packed } from "./wire";
 
 const PAGE = 65536;
 /** Measured-heap checks: every MEM_CHECK_MS of running time, and at the end of any slice that ran at least
@@ -707,7 +707,7 @@ export class Engine {
       staticImage: mem.slice(0, staticEnd),
       heapStart: sp,
       heapImage: mem.slice(sp, heapEnd),
-      refs: { nextId: refs.nextId, freelist: refs.freelist.slice(), groups: cloneGroups(refs.groups) },
+      refs: copyRefs(refs),
       liveRefs: refs,
       randomAt,
       seeds: new BigUint64Array(64),
@@ -786,7 +786,7 @@ export class Engine {
       staticImage,
       heapSpace,
       heapImage: heapSpace.subarray(0, heapLength),
-      refs: { nextId: refs.nextId, freelist: refs.freelist.slice(), groups: cloneGroups(refs.groups) },
+      refs: copyRefs(refs),
     };
     tpl.sources.set(key, img);
     tpl.at = img;
@@ -1356,15 +1356,7 @@ export class Engine {
     const { json, bytes } = this.exportJson(exec, h, false);
     if (json === undefined) return { value: undefined, transfer: [] };
     // bytes is non-empty only if the hook ran, which made the key
-    const key = exec.key!;
-    const value =
-      bytes.length === 0
-        ? JSON.parse(json)
-        : JSON.parse(json, (_k, x) => {
-            if (x !== null && typeof x === "object" && !Array.isArray(x) && typeof x[key] === "number" && x[key] < bytes.length) return bytes[x[key]];
-            return x;
-          });
-    return { value, transfer: bytes.map((b) => b.buffer as ArrayBuffer) };
+    return { value: parseWithBytes(json, exec.key ?? undefined, bytes), transfer: bytes.map((b) => b.buffer as ArrayBuffer) };
   }
 
   /** A handle → JSON text (undefined for no value; NaN and ±Infinity are null, as in JSON) and the byte arrays it
@@ -1742,6 +1734,11 @@ function lastNonZero(mem: Uint8Array): number {
     for (let j = end - 1; j >= start; j--) if (mem[j] !== 0) return j;
   }
   return -1;
+}
+
+/** A copy of quickjs-emscripten's host-function table (kept with an image). */
+function copyRefs(refs: HostRefs): HostRefs {
+  return { nextId: refs.nextId, freelist: refs.freelist.slice(), groups: cloneGroups(refs.groups) };
 }
 
 function cloneGroups(groups: Map<number, Map<number, unknown>>): Map<number, Map<number, unknown>> {

@@ -134,11 +134,15 @@ export function decodeDone(data: string | unknown[]): { header: ExecHeader; valu
   const header = JSON.parse(head.slice(0, head.indexOf("\n"))) as ExecHeader;
   const { json, bytes } = decode(data, header.bytes ?? 0);
   if (json === "") return { header, value: undefined };
-  const key = header.key;
-  if (key === undefined || bytes.length === 0) return { header, value: JSON.parse(json) };
-  const value = JSON.parse(json, (_k, x) => {
+  return { header, value: parseWithBytes(json, header.key, bytes) };
+}
+
+/** JSON text whose byte arrays are `{ [key]: index }` placeholders (the engine's export) → the value with the byte
+ *  arrays in place. */
+export function parseWithBytes(json: string, key: string | undefined, bytes: Uint8Array[]): unknown {
+  if (key === undefined || bytes.length === 0) return JSON.parse(json);
+  return JSON.parse(json, (_k, x) => {
     if (x !== null && typeof x === "object" && !Array.isArray(x) && typeof x[key] === "number" && x[key] < bytes.length) return bytes[x[key]];
     return x;
   });
-  return { header, value };
 }
