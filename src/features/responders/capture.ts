@@ -11,8 +11,9 @@ import { respondersStore, type TrackedInsert } from "./store";
 
 export interface PendingCapture {
   responderId: string;
-  /** min(requestsToTrack, tier max) when the hit was served; the stored depth is re-read at write time. */
-  keep: number;
+  /** The tier's max_requests_to_track when the hit was served. The depth itself, requestsToTrack, is read when the
+   *  record is written: an update while the hit ran (depth raised or lowered) applies to it. */
+  maxKeep: number;
   createdAt: number;
   durationMs: number;
   clientAddress: string | undefined;
@@ -94,10 +95,10 @@ export class CaptureQueue {
     g.items.push(c);
     this.retained++;
     this.pendingBytes += sizeOf(c);
-    // Records beyond the depth would be evicted at once: drop them now (amortised), so a burst of hits keeps
-    // at most 2 × depth records of a responder in memory.
-    if (g.items.length > 2 * c.keep) {
-      const dropped = g.items.splice(0, g.items.length - c.keep);
+    // Records beyond the tier's depth would be evicted at once: drop them now (amortised), so a burst of hits
+    // keeps at most 2 × that depth records of a responder in memory (and maxBatchBytes bounds their bodies).
+    if (g.items.length > 2 * c.maxKeep) {
+      const dropped = g.items.splice(0, g.items.length - c.maxKeep);
       this.retained -= dropped.length;
       for (const d of dropped) this.pendingBytes -= sizeOf(d);
     }
@@ -156,7 +157,7 @@ export class CaptureQueue {
     await this.db.tx(async (tx) => {
       for (const state of await respondersStore.trackingState(tx, [...groups.keys()])) {
         const { items, hits } = groups.get(state.id)!;
-        const keep = Math.min(state.requests_to_track, items[items.length - 1]!.keep);
+        const keep = Math.min(state.requests_to_track, items[items.length - 1]!.maxKeep);
         if (keep <= 0) continue;
         for (const c of items.length > keep ? items.slice(items.length - keep) : items) await respondersStore.insertTracked(tx, toRow(c));
         await respondersStore.trim(tx, state.id, keep);

@@ -3,6 +3,7 @@
 // handing the tracked record to the capture batch after the response is ready. No Elysia, no SQL on a warm
 // static hit.
 import type { Server } from "bun";
+import { isIP } from "node:net";
 import type { TierLimits } from "../../config/schema";
 import { readBodyBytes } from "../../platform/http/body";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
@@ -17,6 +18,7 @@ import { respondersStore, type ResponderRow } from "./store";
 export const MAX_INBOUND_BODY_BYTES = 10 * 1024 * 1024;
 export const PATH_FORM_CSP = "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads";
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"]);
+const BAD_WIRE_VALUE_RE = /[\r\n\0]/;
 const SECRET_REF_RE = /\$\{secrets\.([A-Za-z][A-Za-z0-9_-]{0,127})\}/g;
 const utf8 = new TextEncoder();
 const utf8Lenient = new TextDecoder("utf-8", { fatal: false });
@@ -76,25 +78,49 @@ export interface EngineDeps {
 
 class TooLarge extends Error {}
 
-const isLatin1Only = (s: string) => {
+const isAsciiOnly = (s: string) => {
   for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
   return true;
 };
 
 /** Header values arrive as one char per byte; reinterpret them as UTF-8 (invalid bytes → U+FFFD). */
-const headerText = (v: string) => (isLatin1Only(v) ? v : utf8Lenient.decode(Buffer.from(v, "latin1")));
+const headerText = (v: string) => (isAsciiOnly(v) ? v : utf8Lenient.decode(Buffer.from(v, "latin1")));
+
+/** The reverse for sending: a value's UTF-8 bytes, one char per byte (Bun writes such a string byte for byte and
+ *  rejects chars above U+00FF). ASCII is unchanged. */
+const wireValue = (v: string) => (isAsciiOnly(v) ? v : Buffer.from(v, "utf8").toString("latin1"));
 
 /** `::ffff:1.2.3.4` → `1.2.3.4`. */
 const plainIp = (ip: string) => (ip.startsWith("::ffff:") && ip.includes(".") ? ip.slice(7) : ip);
 
-/** X-Real-IP, else the first X-Forwarded-For entry, else the TCP peer (supplement §11.6.1). */
+/** An address as a proxy header gives it → IP text without port (`1.2.3.4:80`, `[::1]:80`, `[::1]` accepted), or
+ *  undefined when it is not an IP address. */
+export function ipOnly(text: string): string | undefined {
+  let ip = text.trim();
+  if (ip.startsWith("[")) {
+    const end = ip.indexOf("]");
+    if (end === -1) return undefined;
+    ip = ip.slice(1, end);
+  } else if (ip.indexOf(":") === ip.lastIndexOf(":") && ip.includes(".")) {
+    // IPv4 with a port (one colon; IPv6 text has at least two)
+    const colon = ip.indexOf(":");
+    if (colon !== -1) ip = ip.slice(0, colon);
+  }
+  return isIP(ip) ? plainIp(ip) : undefined;
+}
+
+/** X-Real-IP, else the first X-Forwarded-For entry, else the TCP peer (supplement §11.6.1); a header that holds no
+ *  IP address (garbage, a name) is passed over. */
 export function clientAddressOf(request: Request, server: Server<unknown> | null, raw: RawHeaders): string | undefined {
   const real = raw["x-real-ip"];
-  if (typeof real === "string" && real.trim()) return real.trim();
+  if (typeof real === "string") {
+    const ip = ipOnly(real);
+    if (ip) return ip;
+  }
   const fwd = raw["x-forwarded-for"];
   if (typeof fwd === "string") {
-    const first = fwd.split(",")[0]!.trim();
-    if (first) return first;
+    const ip = ipOnly(fwd.split(",")[0]!);
+    if (ip) return ip;
   }
   const peer = server?.requestIP(request)?.address;
   return peer ? plainIp(peer) : undefined;
@@ -117,8 +143,9 @@ export function headerPairs(raw: RawHeaders): HeaderList {
   return out;
 }
 
+/** No prototype: a `__proto__` key is a field like any other (it reaches the script as JSON). */
 function parseQuery(rawQuery: string): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = Object.create(null) as Record<string, string>;
   if (rawQuery === "") return out;
   for (const part of rawQuery.split("&")) {
     if (part === "") continue;
@@ -284,8 +311,18 @@ export class ResponderEngine {
       script: r.script,
       selector,
       templated,
-      staticOut: templated ? undefined : this.wireParts(headers, true),
+      staticOut: templated ? undefined : this.staticParts(headers),
     };
+  }
+
+  /** Prebuilt parts of stored headers; undefined if Bun refuses them (then each hit builds its own and a refusal
+   *  fails that hit alone, never the load of the user's other responders). */
+  private staticParts(headers: HeaderList): WireParts | undefined {
+    try {
+      return this.wireParts(headers, true);
+    } catch {
+      return undefined;
+    }
   }
 
   /** Hop-by-hop headers, `content-length` and a `Set-Cookie` for the session cookie are never sent (§11.5 step 4). */
@@ -298,7 +335,7 @@ export class ResponderEngine {
       if (HOP_BY_HOP.has(lower) || lower === "content-length") continue;
       if (lower === "set-cookie" && value.split("=")[0]!.trim() === this.sessionCookie) continue;
       if (lower === "content-type") hasContentType = true;
-      wire.push([name, value]);
+      wire.push([name, wireValue(value)]);
       record.push([lower, value]);
     }
     if (!reused) return { wire, hostInit: wire, get pathInit(): HeaderList { return [...wire, ["content-security-policy", PATH_FORM_CSP]]; }, record, hasContentType };
@@ -338,6 +375,7 @@ export class ResponderEngine {
     this.serving++;
     try {
       const arrival = performance.now();
+      const arrivedAt = nowSec(this.rt.clock);
       const cached = this.entryFor(handle);
       let entry: HandleEntry | null;
       try {
@@ -398,15 +436,25 @@ export class ResponderEngine {
                 });
           parts = produced.headers === winner.headers && winner.staticOut ? winner.staticOut : this.wireParts(produced.headers);
         }
-        const response = this.toResponse(produced, parts, method, pathForm);
+        let response: Response;
+        try {
+          response = this.toResponse(produced, parts, method, pathForm);
+        } catch (err) {
+          // A header value Bun refuses (CR, LF or NUL: only a substituted secret can bring one in, stored values
+          // and script headers are checked before): a recorded failure, never a 500 of Secbox itself.
+          const bad = produced.headers.find(([, v]) => BAD_WIRE_VALUE_RE.test(v));
+          produced = failureResponse(500, bad ? `Response header ${bad[0]}: a substituted secret put a line break or NUL in its value` : `Response could not be sent: ${String((err as Error)?.message ?? err)}`);
+          parts = this.wireParts(produced.headers);
+          response = this.toResponse(produced, parts, method, pathForm);
+        }
 
         if (tracking && !produced.skipRequest) {
           const max = entry.limits.max_tracked_body_bytes;
           const storeResponse = produced.trackResponse || produced.failed;
           this.deps.capture.push({
             responderId: winner.id,
-            keep: winner.trackLimit,
-            createdAt: nowSec(this.rt.clock),
+            maxKeep: entry.limits.max_requests_to_track,
+            createdAt: arrivedAt,
             durationMs: Math.round(performance.now() - arrival),
             clientAddress,
             method,

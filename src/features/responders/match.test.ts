@@ -12,6 +12,11 @@ describe("parseResponderHost", () => {
     expect(parse("my-shop-abc123.localhost")).toEqual({ handle: "abc123", prefix: "my-shop" });
     expect(parse("-abc123.localhost")).toEqual({ handle: "abc123", prefix: null });
   });
+  test("a trailing dot (the absolute form of the name) is the same host", () => {
+    expect(parse("abc123.localhost.")).toEqual({ handle: "abc123", prefix: "" });
+    expect(parse("Shop-ABC123.localhost.:7070")).toEqual({ handle: "abc123", prefix: "shop" });
+    for (const h of ["localhost.", "abc.localhost.."]) expect(parse(h), h).toBeUndefined();
+  });
   test("not responder hosts", () => {
     for (const h of [null, "localhost", "localhost:7070", ".localhost", "a.b.localhost", "abc.example.com", "[::1]:7070", "127.0.0.1", "abclocalhost"])
       expect(parse(h), String(h)).toBeUndefined();

@@ -17,7 +17,7 @@ export interface HostHit {
 }
 
 /**
- * A responder host is `<label>.<domain>` (one DNS label, any case, any port). The label splits at its last
+ * A responder host is `<label>.<domain>` (one DNS label, any case, any port, a trailing dot allowed). The label splits at its last
  * `-` into prefix and handle. Anything else (other hosts, IP literals, deeper names) is the API: undefined.
  */
 export function parseResponderHost(hostHeader: string | null, domainSuffix: string): HostHit | undefined {
@@ -26,6 +26,7 @@ export function parseResponderHost(hostHeader: string | null, domainSuffix: stri
   const colon = host.lastIndexOf(":");
   if (colon !== -1) host = host.slice(0, colon);
   host = host.toLowerCase();
+  if (host.endsWith(".")) host = host.slice(0, -1); // the absolute form of a name (`abc.localhost.`)
   if (!host.endsWith(domainSuffix)) return undefined;
   const label = host.slice(0, host.length - domainSuffix.length);
   if (label.length === 0 || label.includes(".")) return undefined;

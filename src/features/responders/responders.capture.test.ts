@@ -151,6 +151,32 @@ describe("tracked request records (§11.10)", () => {
     expect(fwd.headers).toContainEqual(["x-forwarded-for", "198.51.100.1 , 10.0.0.1"]);
   });
 
+  test("clientAddress is IP text without a port; a proxy header that holds no IP address is passed over", async () => {
+    await hit(u, "/orders", { headers: { "X-Real-IP": "203.0.113.9:5678" } });
+    await hit(u, "/orders", { headers: { "X-Real-IP": "<script>", "X-Forwarded-For": "[2001:db8::1]:443, 10.0.0.1" } });
+    await hit(u, "/orders", { headers: { "X-Real-IP": "unknown", "X-Forwarded-For": "not-an-ip" } });
+    const [socket, v6, withPort] = await history(u, r.id);
+    expect(withPort.clientAddress).toBe("203.0.113.9");
+    expect(v6.clientAddress).toBe("2001:db8::1");
+    expect(v6.headers).toContainEqual(["x-real-ip", "<script>"]); // the header itself is kept as received
+    expect(socket.clientAddress).toBe("127.0.0.1");
+  });
+
+  test("createdAt is the request's arrival, not the moment its response was ready", async () => {
+    const arrived = Math.floor(nowMs / 1000);
+    const s = await openSocket();
+    s.write(`POST /orders/slow HTTP/1.1\r\nHost: ${u.handle}.localhost\r\nContent-Length: 4\r\nConnection: close\r\n\r\nab`);
+    await Bun.sleep(100);
+    tick(100); // the body's second half arrives "100 s later"
+    s.write("cd");
+    await Promise.race([s.closed, Bun.sleep(2000)]);
+    expect(s.text.startsWith("HTTP/1.1 201")).toBe(true);
+    const [rec] = await history(u, r.id);
+    expect(rec.path).toBe("/orders/slow");
+    expect(rec.bodySize).toBe(4);
+    expect(rec.createdAt).toBe(arrived);
+  });
+
   test("requestsToTrack 0 records nothing; rejected requests (404) are not tracked", async () => {
     const off = await create(u, { location: { pathType: "=", path: "/untracked" } });
     await hit(u, "/untracked");
@@ -189,6 +215,23 @@ describe("rolling history, trimming, _clear, _stats, lastRequestedAt", () => {
     await u.client.put(`${BASE}/${r.id}`, { settings: { requestsToTrack: 0 } });
     expect(await history(u, r.id)).toEqual([]);
     expect(await rowCount(r.id)).toBe(0);
+  });
+
+  test("a hit still in progress when requestsToTrack is raised is kept under the new depth (nothing trimmed by the old one)", async () => {
+    const u = await quickUser(srv);
+    const r = await create(u, { location: { pathType: "^", path: "/d" }, settings: { requestsToTrack: 3 } });
+    for (let i = 1; i <= 3; i++) await hit(u, `/d${i}`);
+    const s = await openSocket();
+    s.write(`POST /d-slow HTTP/1.1\r\nHost: ${u.handle}.localhost\r\nContent-Length: 2\r\nConnection: close\r\n\r\na`);
+    await Bun.sleep(50);
+    expect((await u.client.put(`${BASE}/${r.id}`, { settings: { requestsToTrack: 10 } })).status).toBe(200);
+    for (let i = 4; i <= 8; i++) await hit(u, `/d${i}`);
+    expect(await history(u, r.id)).toHaveLength(8);
+    s.write("b");
+    await Promise.race([s.closed, Bun.sleep(2000)]);
+    expect(s.text.startsWith("HTTP/1.1 200")).toBe(true);
+    const paths = (await history(u, r.id)).map((x) => x.path);
+    expect(paths).toEqual(["/d-slow", "/d8", "/d7", "/d6", "/d5", "/d4", "/d3", "/d2", "/d1"]);
   });
 
   test("_clear → 204 and an empty history; _stats counts stored records, name order, lastRequestedAt omitted when none", async () => {
@@ -272,6 +315,22 @@ describe("truncation and failure capture", () => {
     expect(rec.response.bodySize).toBe(Buffer.byteLength(text));
     expect(rec.response.truncated).toBe(true);
     expect(Buffer.from(rec.response.body, "base64").toString()).toBe(text.slice(0, 16));
+  });
+
+  test("a secret that puts a line break into a header value: a recorded 500 failure, nothing injected; other responders unaffected", async () => {
+    const u = await quickUser(srv);
+    expect((await u.client.post("/api/user/secrets", { name: "MULTI", value: "a\r\nX-Injected: 1" })).status).toBe(201);
+    const bad = await create(u, { location: { pathType: "=", path: "/inj" }, settings: { requestsToTrack: 2, secrets: "all", headers: [["x-t", "${secrets.MULTI}"]], body: "hi" } });
+    await create(u, { location: { pathType: "=", path: "/fine" }, settings: { body: "fine" } });
+    const res = await hit(u, "/inj");
+    expect(res.status).toBe(500);
+    expect(res.headers.get("x-injected")).toBeNull();
+    expect(res.headers.get("content-type")).toBe("text/plain; charset=utf-8");
+    expect(await res.text()).toBe("Response header x-t: a substituted secret put a line break or NUL in its value");
+    expect(await (await hit(u, "/fine")).text()).toBe("fine");
+    const [rec] = await history(u, bad.id);
+    expect(rec.response.statusCode).toBe(500);
+    expect(Buffer.from(rec.response.body, "base64").toString()).not.toContain("X-Injected");
   });
 
   test("a 10 MiB body is accepted; the stored copy is cut at the default 1 MiB", async () => {

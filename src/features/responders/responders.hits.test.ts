@@ -390,6 +390,18 @@ describe("default responses (§11.5 steps 1 and 4)", () => {
     }
   });
 
+  test("non-ASCII header values go out as UTF-8 bytes and never affect the user's other responders", async () => {
+    await create(u, { location: { pathType: "=", path: "/utf-h" }, settings: { headers: [["x-u", "日本 é"]], body: "hi" } });
+    await create(u, { location: { pathType: "=", path: "/utf-other" }, settings: { body: "other" } });
+    const wire = await raw(`GET /utf-h HTTP/1.1\r\nHost: ${u.handle}.localhost\r\nConnection: close\r\n\r\n`);
+    expect(statusOf(wire)).toBe(200);
+    const line = wire.split("\r\n").find((l) => l.toLowerCase().startsWith("x-u:"))!;
+    expect(Buffer.from(line, "latin1").toString("utf8")).toBe("x-u: 日本 é");
+    expect(bodyOf(wire)).toBe("hi");
+    expect(await (await hit(u, "/utf-other")).text()).toBe("other");
+    expect((await hit(u, "/utf-none")).status).toBe(404);
+  });
+
   test("binary-safe large body without a type arrives intact", async () => {
     const big = "x".repeat(300_000);
     await create(u, { location: { pathType: "=", path: "/big" }, settings: { body: big } });

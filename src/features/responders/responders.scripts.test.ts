@@ -89,6 +89,23 @@ describe.skipIf(!hasSandbox)("scripted responders (real sandbox)", () => {
     });
   });
 
+  test("query keys are plain fields, __proto__ and constructor included", async () => {
+    await create(u, "/qproto", `({ headers: { "content-type": "application/json" }, body: { keys: Object.keys(context.query), proto: Object.getOwnPropertyDescriptor(context.query, "__proto__")?.value ?? null, ctor: context.query.constructor } })`);
+    const res = await hit(u, "/qproto?__proto__=p&a=1&constructor=c");
+    expect(await res.json()).toEqual({ keys: ["__proto__", "a", "constructor"], proto: "p", ctor: "c" });
+  });
+
+  test("non-ASCII header values a script returns go out as UTF-8 bytes; the record keeps the text", async () => {
+    const r = await create(u, "/utf-hdr", `({ headers: { "x-u": "日本 é", "content-type": "text/plain" }, body: "ok", trackResponse: true })`);
+    const res = await hit(u, "/utf-hdr");
+    expect(res.status).toBe(201); // the default status
+    expect(await res.text()).toBe("ok");
+    // fetch shows a header's bytes one char per byte
+    expect(Buffer.from(res.headers.get("x-u")!, "latin1").toString("utf8")).toBe("日本 é");
+    const [rec] = await history(u, r.id);
+    expect(rec.response.headers).toContainEqual(["x-u", "日本 é"]);
+  });
+
   test("path form: the script sees the path without /api/webhooks/<handle>", async () => {
     await create(u, "/pf", "({ body: context.path })", {}, { location: { pathType: "*", path: "/pf" } });
     const res = await fetch(`${srv.url}/api/webhooks/${u.handle}/pf/deep`);
