@@ -89,6 +89,8 @@ interface Exec {
   helpers: Partial<Record<HelperSlot, QuickJSHandle>>;
   /** Byte arrays collected by the toJSON hook during exportValue. */
   exporting: Uint8Array[] | null;
+  /** Bytes copied out by the current export (see toJSONHook). */
+  exportedBytes: number;
   /** Built lazy globals, served by their accessors. */
   globals: Map<string, QuickJSHandle>;
   /** Started from its source's memory image (the compiled script included). */
@@ -348,6 +350,16 @@ export class Engine {
       if (!rt.hasPendingJob()) break;
     }
     if (exec.finished) return;
+    // The interrupt handler stopped a promise job (time or memory limit): QuickJS makes that a rejection of the
+    // job's own promise, which nothing may observe; the execution still ends with the limit it hit.
+    if (exec.reason === "timeout") {
+      this.finishError(exec, timeoutError());
+      return;
+    }
+    if (exec.reason === "memory") {
+      this.finishError(exec, memoryError());
+      return;
+    }
     if (performance.now() - exec.sliceStart >= MEM_SLICE_MS && this.measuredHeap(exec) > exec.memLimit) {
       this.finishError(exec, memoryError());
       return;
@@ -1370,6 +1382,7 @@ export class Engine {
     const ctx = exec.ctx!;
     const bytes: Uint8Array[] = [];
     exec.exporting = bytes;
+    exec.exportedBytes = 0;
     let json: string | undefined;
     try {
       const r = this.callFn(exec, exec.helpers.exportJson!, ctx.undefined, [h, this.toJSONHook(exec), final ? ctx.true : ctx.false]);
@@ -1384,6 +1397,7 @@ export class Engine {
       }
     } finally {
       exec.exporting = null;
+  exec.exportedBytes = 0;
     }
     // JSON text never starts with "#": the helper's answer for values that are not data
     if (json?.startsWith("#")) throw new ExportError(`Script result must be data (JSON values or byte arrays), not a ${json.slice(1)}`);
@@ -1402,6 +1416,13 @@ export class Engine {
         if (!list) return undefined;
         const bytes = engine.readBytes(exec, this);
         if (!bytes) return undefined;
+        // Each reference is a copy on the host: a result naming one big array many times must not grow the
+        // worker's own memory without bound. In all, the copies may not exceed the execution's memory limit.
+        exec.exportedBytes += bytes.byteLength;
+        if (exec.exportedBytes > exec.memLimit) {
+          list.length = 0;
+          return { error: engine.newError(exec, "Script result too large: its byte arrays exceed the script memory limit", "RangeError") };
+        }
         list.push(bytes);
         const marker = ctx.newObject();
         const n = ctx.newNumber(list.length - 1);
@@ -1667,6 +1688,7 @@ function resetExec(exec: Exec, job: RunJob): Exec {
   exec.userSet = new Set();
   exec.helpers = {};
   exec.exporting = null;
+  exec.exportedBytes = 0;
   exec.globals = new Map();
   exec.fromImage = false;
   return exec;

@@ -377,6 +377,28 @@ describe("limits", () => {
     expect(r.ok && r.value).toBe(30);
   });
 
+  test("memory: a result naming one byte array many times cannot make the host copy more than the limit", async () => {
+    const rss = process.memoryUsage().rss;
+    const e = failed(await run("const b = new Uint8Array(1 << 20); return { junk: Array(400).fill(b) }"));
+    expect(e.kind).toBe("error");
+    expect(e.message).toBe("RangeError: Script result too large: its byte arrays exceed the script memory limit");
+    // within the limit the same shape is a result
+    const r = await value("const b = new Uint8Array(1 << 10).fill(7); return Array(100).fill(b)");
+    expect((r as Uint8Array[]).length).toBe(100);
+    expect((r as Uint8Array[])[99]![0]).toBe(7);
+    // 400 MiB of copies would show; what is left is at most a few limits' worth
+    expect(process.memoryUsage().rss - rss).toBeLessThan(200 * 1024 * 1024);
+  });
+
+  test("limits hit inside a promise job end the run as that limit, not as a promise that never settles", async () => {
+    const started = performance.now();
+    const t = failed(await run("Promise.resolve().then(() => { while (true) {} }); await new Promise(() => {})", {}, { timeoutMs: 300 }));
+    expect(t).toEqual({ kind: "timeout", message: "Script timed out" });
+    expect(performance.now() - started).toBeLessThan(1500);
+    const loop = failed(await run("const f = () => { Promise.resolve().then(f) }; f(); await new Promise(() => {})", {}, { timeoutMs: 300 }));
+    expect(loop.kind).toBe("timeout");
+  });
+
   test("memory: the context's byte arrays are added to the limit", async () => {
     const body = new Uint8Array(12 * 1024 * 1024).fill(1);
     const r = await run("context.body.length", { body }, { memoryMib: 10 });
