@@ -1397,7 +1397,6 @@ export class Engine {
       }
     } finally {
       exec.exporting = null;
-  exec.exportedBytes = 0;
     }
     // JSON text never starts with "#": the helper's answer for values that are not data
     if (json?.startsWith("#")) throw new ExportError(`Script result must be data (JSON values or byte arrays), not a ${json.slice(1)}`);
