@@ -12,13 +12,12 @@ import type { UsersService } from "../users/service";
 import type { CaptureQueue } from "./capture";
 import { decodeQueryComponent } from "./har";
 import { byPrecedence, findWinner, isStandardMethod, matchPath, parsePathForm, parseResponderHost, PATH_FORM_PREFIX, splitUrl, type Matchable, type PathType } from "./match";
-import { failureFor, failureResponse, responseFromScript, type HeaderList, type ProducedResponse, type ResponseDefaults, type ScriptRunner } from "./script-result";
+import { BAD_VALUE_RE, failureFor, failureResponse, responseFromScript, type HeaderList, type ProducedResponse, type ResponseDefaults, type ScriptRunner } from "./script-result";
 import { respondersStore, type ResponderRow } from "./store";
 
 export const MAX_INBOUND_BODY_BYTES = 10 * 1024 * 1024;
 export const PATH_FORM_CSP = "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads";
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"]);
-const BAD_WIRE_VALUE_RE = /[\r\n\0]/;
 const SECRET_REF_RE = /\$\{secrets\.([A-Za-z][A-Za-z0-9_-]{0,127})\}/g;
 const utf8 = new TextEncoder();
 const utf8Lenient = new TextDecoder("utf-8", { fatal: false });
@@ -375,7 +374,6 @@ export class ResponderEngine {
     this.serving++;
     try {
       const arrival = performance.now();
-      const arrivedAt = nowSec(this.rt.clock);
       const cached = this.entryFor(handle);
       let entry: HandleEntry | null;
       try {
@@ -394,6 +392,8 @@ export class ResponderEngine {
       const inflight = this.inflight.get(winner.id) ?? 0;
       if (inflight >= entry.limits.max_concurrent_hits) return this.plain(429, "Too many concurrent requests", pathForm, [["retry-after", "1"]]);
       this.inflight.set(winner.id, inflight + 1);
+      // the record's createdAt: the arrival (before the body is read and the script runs), only when tracked
+      const arrivedAt = winner.trackLimit > 0 ? nowSec(this.rt.clock) : 0;
       try {
         let body: Uint8Array = EMPTY;
         try {
@@ -442,7 +442,7 @@ export class ResponderEngine {
         } catch (err) {
           // A header value Bun refuses (CR, LF or NUL: only a substituted secret can bring one in, stored values
           // and script headers are checked before): a recorded failure, never a 500 of Secbox itself.
-          const bad = produced.headers.find(([, v]) => BAD_WIRE_VALUE_RE.test(v));
+          const bad = produced.headers.find(([, v]) => BAD_VALUE_RE.test(v));
           produced = failureResponse(500, bad ? `Response header ${bad[0]}: a substituted secret put a line break or NUL in its value` : `Response could not be sent: ${String((err as Error)?.message ?? err)}`);
           parts = this.wireParts(produced.headers);
           response = this.toResponse(produced, parts, method, pathForm);

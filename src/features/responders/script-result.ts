@@ -55,7 +55,8 @@ export interface ProducedResponse {
 export { MAX_RESULT_BODY_BYTES };
 const MAX_FAILURE_MESSAGE = 1000;
 const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const BAD_VALUE_RE = /[\r\n\0]/;
+/** Header value characters no HTTP response may carry (CR, LF, NUL). */
+export const BAD_VALUE_RE = /[\r\n\0]/;
 const utf8 = new TextEncoder();
 
 /** A failure response of §11.5 step 6: plain text, stored as the tracked response. */
