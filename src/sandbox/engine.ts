@@ -13,8 +13,9 @@
 //   execution's slice is charged to it and refused beyond its limit, and the memory has a hard per-worker maximum
 //   (a refused growth is an ordinary QuickJS "out of memory"); (3) every 25 ms of running time the runtime's
 //   measured heap (JS_ComputeMemoryUsage) is compared with the limit.
-// - Stack: setMaxStackSize. A native stack overflow inside the WebAssembly code (see DEFAULT_STACK_KIB) or any
-//   other trap leaves the instance untrustworthy: the engine reports "poisoned" and the pool replaces the worker.
+// - Stack: setMaxStackSize. A native stack overflow inside the WebAssembly code (see DEFAULT_STACK_KIB) ends only
+//   its execution (contain()); any other trap leaves the instance untrustworthy: the engine reports "poisoned"
+//   and the pool replaces the worker.
 import {
   newQuickJSWASMModuleFromVariant,
   newVariant,
@@ -128,6 +129,14 @@ export class Engine {
   private current: Exec | null = null;
   private reapList: Exec[] = [];
   private poisoned = false;
+  /** A failure inside a host callback that QuickJS must not run on after (a native stack overflow, a glue error):
+   *  the guarded glue (see guard()) rethrows it until it leaves the WebAssembly code; slice() handles it. */
+  private fault: Error | null = null;
+  /** A native stack overflow was contained while other executions lived in this instance: they run to their end,
+   *  no new job starts here (the pool retires the worker, see contain()). */
+  private draining = false;
+  /** The instance's stack pointer between calls (its top), put back after a native stack overflow. */
+  private stackTop: number | null = null;
   private watchdogAt = Infinity;
   private instance: WebAssembly.Instance | null = null;
   /** The pristine runtime + context executions start from (null: every execution creates its own). */
@@ -186,6 +195,8 @@ export class Engine {
     } finally {
       WebAssembly.instantiate = real;
     }
+    this.guard();
+    this.stackTop = stackPointer(this.instance);
     await sodiumReady();
     if (snapshot) {
       try {
@@ -202,9 +213,10 @@ export class Engine {
     return this.tpl !== null;
   }
 
-  /** The instance is no longer trustworthy (see poison()): it must not take new jobs. */
-  get isPoisoned(): boolean {
-    return this.poisoned;
+  /** False once the instance is no longer trustworthy (see poison()) or drains (see contain()): the worker leaves
+   *  its offers unclaimed. */
+  get acceptsJobs(): boolean {
+    return !this.poisoned && !this.draining;
   }
 
   /** A view of the whole WebAssembly memory, made again after it grew (growth detaches the old buffer; reading
@@ -236,7 +248,7 @@ export class Engine {
   // ---------------------------------------------------------------- execution lifecycle
 
   private start(job: RunJob): void {
-    if (this.poisoned || !this.mod) {
+    if (this.poisoned || this.draining || !this.mod) {
       this.send(encodeDone({ id: job.id, ok: false, error: { kind: "internal", message: "Script worker unavailable" }, logs: [], durationMs: 0, heapBytes: this.heapBytes }, undefined, []).data);
       return;
     }
@@ -325,8 +337,11 @@ export class Engine {
         }
       }
       if (!exec.finished) this.pump(exec);
+      if (this.fault) throw this.fault; // swallowed on the way out: still a fault
     } catch (err) {
-      this.poison(exec, err);
+      const fault = this.fault ?? err;
+      this.fault = null;
+      if (!isNativeOverflow(fault) || !this.contain(exec)) this.poison(exec, fault);
     } finally {
       this.current = null;
     }
@@ -532,14 +547,7 @@ export class Engine {
       if (exec.deadlineTimer) clearTimeout(exec.deadlineTimer);
       for (const s of exec.sleeps.values()) clearTimeout(s.timer);
       if (tpl && exec === tpl.exec) {
-        // Its handles point into the memory the restore overwrites: dropped, never disposed.
-        exec.ops = new Map();
-        exec.sleeps = new Map();
-        exec.handles = [];
-        exec.globals = new Map();
-        exec.promise = null;
-        tpl.inUse = false;
-        tpl.dirty = true;
+        releaseTemplate(tpl);
         continue;
       }
       try {
@@ -561,6 +569,101 @@ export class Engine {
     }
     // Off the serial path: the result is already posted.
     if (tpl && tpl.dirty && !tpl.inUse && this.execs.size === 0) this.restoreImage(tpl, tpl.at);
+  }
+
+  /**
+   * Keeps QuickJS from running on after a failure it cannot see. A JS exception thrown inside a call into the
+   * WebAssembly code unwinds its frames at once; but quickjs-emscripten's glue catches every error of a host
+   * callback (it logs it and returns null, or "interrupt"), and the host's own `finally` blocks free handles while
+   * the exception passes. So: an error out of any FFI function (a native stack overflow, a trap) is the `fault`; while
+   * a fault stands, no FFI call enters the instance (frees are skipped, anything else rethrows it); and the glue of
+   * host-function calls and interrupts is replaced by one that rethrows a fault instead of swallowing it, until it
+   * reaches slice() (see contain()).
+   */
+  private guard(): void {
+    const mod = this.mod as unknown as {
+      ffi: Record<string, unknown>;
+      callbacks: { contextCallbacks: Map<number, { callFunction: (...a: number[]) => number }>; runtimeCallbacks: Map<number, { shouldInterrupt: (rt: number) => number }> };
+      module: { callbacks: { callFunction: unknown; shouldInterrupt: unknown } };
+    };
+    const glue = mod.module?.callbacks;
+    const { contextCallbacks, runtimeCallbacks } = mod.callbacks ?? {};
+    if (!(contextCallbacks instanceof Map) || !(runtimeCallbacks instanceof Map) || typeof glue?.callFunction !== "function" || typeof glue.shouldInterrupt !== "function") {
+      throw new Error("sandbox: unexpected quickjs-emscripten internals");
+    }
+    const fault = (err: unknown): Error => (this.fault ??= err instanceof Error ? err : new Error(String(err)));
+    for (const [name, fn] of Object.entries(mod.ffi)) {
+      if (!name.startsWith("QTS_") || typeof fn !== "function") continue;
+      mod.ffi[name] = guarded(fn as Ffi, name.startsWith("QTS_Free"), () => this.fault, fault);
+    }
+    glue.callFunction = (_asyncify: unknown, ctx: number, thisPtr: number, argc: number, argv: number, fnId: number): number => {
+      if (this.fault !== null) throw this.fault;
+      let r: number;
+      try {
+        r = contextCallbacks.get(ctx)!.callFunction(ctx, thisPtr, argc, argv, fnId);
+      } catch (err) {
+        throw fault(err);
+      }
+      if (this.fault !== null) throw this.fault;
+      return r;
+    };
+    glue.shouldInterrupt = (_asyncify: unknown, rt: number): number => {
+      if (this.fault !== null) throw this.fault;
+      let r: number;
+      try {
+        r = runtimeCallbacks.get(rt)!.shouldInterrupt(rt);
+      } catch (err) {
+        throw fault(err);
+      }
+      if (this.fault !== null) throw this.fault;
+      return r;
+    };
+  }
+
+  /**
+   * `exec` ran the worker thread's native stack out inside the WebAssembly code (JSC's RangeError, see
+   * isNativeOverflow): deeply nested text given to the parser, eval, JSON or RegExp, or deep data given to
+   * JSON.stringify or Array.prototype.flat; QuickJS's own check (setMaxStackSize) measures only the emscripten
+   * stack and trips later for these. JSC throws at a function's entry, so the instance's frames were cut off at a
+   * call: the allocator (dlmalloc: its updates are macros, its calls start from a consistent state) and every other
+   * runtime are as they were; only `exec`'s runtime may be half-updated. It is abandoned (never freed, no more of
+   * its code runs: the guarded glue keeps it out, see guard()), the stack pointer goes back to the top, and `exec`
+   * ends as QuickJS's "stack overflow". If no other execution lives in the instance, the memory image makes it
+   * pristine again and the worker goes on; otherwise the others run to their end while the pool retires this
+   * worker (it takes no new job) and starts a replacement. Another user's parked job is never lost to it.
+   * False when the stack pointer cannot be put back: the caller poisons the instance.
+   */
+  private contain(exec: Exec): boolean {
+    const restore = (this.instance?.exports as Record<string, unknown> | undefined)?.Ma;
+    if (this.stackTop === null || typeof restore !== "function" || !this.execs.has(exec.id)) return false;
+    (restore as (sp: number) => void)(this.stackTop);
+    if (stackPointer(this.instance) !== this.stackTop) return false;
+    this.execs.delete(exec.id);
+    if (exec.deadlineTimer) clearTimeout(exec.deadlineTimer);
+    for (const sl of exec.sleeps.values()) clearTimeout(sl.timer);
+    const tpl = this.tpl;
+    if (tpl && exec === tpl.exec) releaseTemplate(tpl);
+    else {
+      // dropped with its runtime: the next restore of the image takes their memory back
+      exec.ops = new Map();
+      exec.sleeps = new Map();
+      exec.handles = [];
+      exec.globals = new Map();
+      exec.promise = null;
+      if (tpl) tpl.dirty = true;
+    }
+    const error: ScriptError = exec.reason === "timeout" || Date.now() >= exec.deadline ? timeoutError() : { kind: "error", name: "InternalError", message: "InternalError: stack overflow" };
+    const finished = exec.finished;
+    exec.finished = true;
+    // Nothing else alive: reap() (at the end of the slice) frees what finished and restores the image.
+    if (tpl && ![...this.execs.values()].some((e) => !e.finished)) {
+      if (!finished) this.post(exec, { ok: false, error });
+      return true;
+    }
+    // Otherwise the result goes with the retirement (the pool settles it, then retires or replaces the worker).
+    this.draining = true;
+    this.send({ t: "retire", reason: "a script ran the worker's native stack out while other executions were alive", results: finished ? [] : [{ id: exec.id, error, logs: exec.logs }] });
+    return true;
   }
 
   /** Reports the instance unusable, with the outcome of every unfinished execution, in ONE message (so the pool
@@ -1655,6 +1758,60 @@ interface SourceImage {
   heapImage: Uint8Array;
   heapSpace: Uint8Array;
   refs: HostRefs;
+}
+
+/** The pristine runtime's execution ended: its handles point into the memory the next restore overwrites, so they
+ *  are dropped, never disposed. */
+function releaseTemplate(tpl: Template): void {
+  const exec = tpl.exec;
+  exec.ops = new Map();
+  exec.sleeps = new Map();
+  exec.handles = [];
+  exec.globals = new Map();
+  exec.promise = null;
+  tpl.inUse = false;
+  tpl.dirty = true;
+}
+
+type Ffi = (a?: unknown, b?: unknown, c?: unknown, d?: unknown) => unknown;
+
+/** An FFI function that does not enter the instance while a fault stands (a free is skipped, anything else rethrows
+ *  the fault) and makes any error thrown out of it the fault (see Engine.guard). Fixed arity where it can: this
+ *  is on every call into QuickJS (extra arguments to a wasm export are ignored). */
+function guarded(fn: Ffi, free: boolean, current: () => Error | null, fault: (err: unknown) => Error): Ffi {
+  if (free) {
+    return (a, b, c) => {
+      if (current() === null) return fn(a, b, c);
+    };
+  }
+  // A wasm export's length is its parameter count; cwrap's string-converting closures (length 0) read `arguments`.
+  const n = fn.length;
+  if (n === 0 || n > 4) {
+    const any = fn as (...args: unknown[]) => unknown;
+    return ((...args: unknown[]) => {
+      const standing = current();
+      if (standing !== null) throw standing;
+      try {
+        return any(...args);
+      } catch (err) {
+        throw fault(err); // only a trap or a native stack overflow gets here
+      }
+    }) as Ffi;
+  }
+  return (a, b, c, d) => {
+    const standing = current();
+    if (standing !== null) throw standing;
+    try {
+      return fn(a, b, c, d);
+    } catch (err) {
+      throw fault(err);
+    }
+  };
+}
+
+/** JSC's error when the thread's native stack runs out (thrown at the entry of the function that would overflow). */
+export function isNativeOverflow(err: unknown): err is RangeError {
+  return err instanceof RangeError && err.message.startsWith("Maximum call stack size exceeded");
 }
 
 /** A new execution record for `job` (its runtime and context are set by the caller). */

@@ -19,7 +19,8 @@
 // Failure handling: a worker that reports itself poisoned (a trap inside the WebAssembly code), errors, exits, or
 // does not answer a job by its deadline + backstopGraceMs is terminated and replaced; its unfinished jobs end with
 // kind "internal" (the stuck one with "timeout"). A worker whose WebAssembly memory grew past recycleMib is
-// replaced once idle, returning that memory to the system.
+// replaced once idle, returning that memory to the system. A worker that contained a native stack overflow while
+// other jobs were parked on it retires (see retire()): a replacement starts, the old one finishes its jobs.
 import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import type { Db } from "../platform/db/db";
@@ -29,7 +30,7 @@ import { systemClock, type Clock } from "../platform/runtime";
 import { KvError, KvService } from "./kv";
 import type { MainToWorker, OpReply, WorkerToMain } from "./protocol";
 import { ProxyError, runProxy, type OutboundFetch } from "./proxy";
-import { DEFAULT_KV_LIMITS, DEFAULT_STACK_KIB, type KvLimits, type ScriptError, type ScriptRunRequest, type ScriptRunResult } from "./types";
+import { DEFAULT_KV_LIMITS, DEFAULT_STACK_KIB, type KvLimits, type LogEntry, type ScriptError, type ScriptRunRequest, type ScriptRunResult } from "./types";
 import { batch, decodeDone, encodeRun, isWire, pack, packedBytes, unbatch, type Packed } from "./wire";
 
 export interface ScriptPoolOptions {
@@ -110,6 +111,8 @@ interface Slot {
   lastIdleDispatch: number;
   /** Running one job for longer than STUCK_MS: takes no offers (see check()). */
   stuck: boolean;
+  /** Runs its remaining jobs to their end and takes no new ones (see retire()); not in `slots` any more. */
+  retiring: boolean;
 }
 
 /** Jobs one worker may hold running or offered: a batch being run plus the next one, so that it never sleeps
@@ -139,6 +142,8 @@ export class ScriptPool {
   readonly kv: KvService | null;
   private readonly size: number;
   private readonly slots: Slot[] = [];
+  /** Workers finishing their jobs after a contained native stack overflow (see retire()). */
+  private readonly retiring = new Set<Slot>();
   private readonly queue: Job[] = [];
   private seq = 0;
   /** Prefetched jobs not yet claimed (they count as queued). */
@@ -185,15 +190,16 @@ export class ScriptPool {
   /** Workers, queued jobs (including prefetched ones not yet started), jobs in workers (running or parked),
    *  whether the workers share one compiled QuickJS module, and how many executions started from the memory image
    *  of their source (see engine.ts). */
-  stats(): { workers: number; ready: number; queued: number; inFlight: number; replaced: number; sharedModule: boolean; snapshotWorkers: number; imageRuns: number } {
+  stats(): { workers: number; ready: number; queued: number; inFlight: number; replaced: number; retiring: number; sharedModule: boolean; snapshotWorkers: number; imageRuns: number } {
     return {
+      retiring: this.retiring.size,
       imageRuns: this.imageRuns,
       snapshotWorkers: this.slots.filter((s) => s.ready && !s.dead && s.snapshot).length,
       sharedModule: this.wasmModule !== null,
       workers: this.slots.length,
       ready: this.slots.filter((s) => s.ready && !s.dead).length,
       queued: this.queue.length + this.prefetched,
-      inFlight: this.slots.reduce((n, s) => n + s.jobs.size, 0) - this.prefetched,
+      inFlight: [...this.slots, ...this.retiring].reduce((n, s) => n + s.jobs.size, 0) - this.prefetched,
       replaced: Math.max(0, this.spawned - this.size),
     };
   }
@@ -258,7 +264,7 @@ export class ScriptPool {
     if (this.watch) clearInterval(this.watch);
     this.watch = null;
     for (const job of this.queue.splice(0)) job.resolve(failure("internal", "Script pool is closed"));
-    for (const slot of this.slots) {
+    for (const slot of [...this.slots, ...this.retiring]) {
       slot.dead = true;
       for (const job of slot.jobs.values()) {
         this.unoffer(slot, job);
@@ -288,6 +294,7 @@ export class ScriptPool {
       cells,
       outbox: [],
       stuck: false,
+      retiring: false,
       heapBytes: 0,
       snapshot: false,
       awaitingModule: false,
@@ -335,6 +342,7 @@ export class ScriptPool {
   private replace(slot: Slot, reason: string, stuck?: Job): void {
     if (slot.dead) return;
     slot.dead = true;
+    this.retiring.delete(slot);
     if (!this.closed) this.opts.log.warn("sandbox worker replaced", { reason: reason.slice(0, 200) });
     if (this.compiling === slot) this.compiled(null);
     // Offers the worker never claimed go back to the head of the queue, oldest first.
@@ -349,6 +357,41 @@ export class ScriptPool {
     const i = this.slots.indexOf(slot);
     if (i >= 0 && !this.closed) this.slots[i] = this.spawn();
     this.dispatch();
+  }
+
+  /** The worker contained a native stack overflow while other jobs were parked on it (engine.ts contain()): they
+   *  run to their end there, it gets no new job, a replacement takes its place now, and it is ended once idle. At
+   *  most as many workers as the pool has retire at once; beyond that one is replaced at once (its jobs fail as
+   *  for a poisoned worker), so a flood of such scripts cannot pile up threads. */
+  private retire(slot: Slot, reason: string): void {
+    if (slot.dead || slot.retiring) return;
+    if (this.retiring.size >= this.size) {
+      this.replace(slot, `${reason} (too many workers retiring)`);
+      return;
+    }
+    this.opts.log.warn("sandbox worker retiring", { reason: reason.slice(0, 200), jobs: slot.jobs.size });
+    slot.retiring = true;
+    slot.stuck = false;
+    this.retiring.add(slot);
+    // offers it will not claim go back to the head of the queue
+    const back = [...slot.offered].filter((job) => this.revoke(slot, job));
+    if (back.length > 0) {
+      this.queue.unshift(...back);
+      this.queue.sort((a, b) => a.id - b.id);
+    }
+    if (this.compiling === slot) this.compiled(null);
+    const i = this.slots.indexOf(slot);
+    if (i >= 0 && !this.closed) this.slots[i] = this.spawn();
+    this.retired(slot);
+    this.dispatch();
+  }
+
+  /** Ends a retiring worker once it holds no job. */
+  private retired(slot: Slot): void {
+    if (!slot.retiring || slot.dead || slot.jobs.size > 0) return;
+    slot.dead = true;
+    this.retiring.delete(slot);
+    slot.worker.terminate();
   }
 
   /** Notes the claims of offered jobs that the worker made since this thread last looked. */
@@ -516,7 +559,7 @@ export class ScriptPool {
     const now = Date.now();
     let pending = this.queue.length;
     let moved = false;
-    for (const slot of [...this.slots]) {
+    for (const slot of [...this.slots, ...this.retiring]) {
       this.refresh(slot);
       // a prefetched job whose worker has nothing running must be claimed by now + its time
       if (slot.active === 0) for (const job of slot.offered) if (job.backstopAt === Infinity) job.backstopAt = now + this.timeoutOf(job) + this.grace;
@@ -579,16 +622,26 @@ export class ScriptPool {
       case "op":
         void this.operation(slot, msg);
         return;
+      case "retire":
+        this.settleReported(slot, msg.results);
+        this.retire(slot, msg.reason);
+        return;
       case "poisoned":
-        for (const r of msg.results) {
-          const job = slot.jobs.get(r.id);
-          if (!job) continue;
-          this.claimed(slot, job);
-          slot.jobs.delete(r.id);
-          this.settle(job, { ok: false, error: r.error, logs: r.logs, durationMs: Math.max(0, Date.now() - job.dispatchedAt) });
-        }
+        this.settleReported(slot, msg.results);
         this.replace(slot, msg.reason);
         return;
+    }
+  }
+
+  /** Outcomes a worker reported with its retirement or poisoning. */
+  private settleReported(slot: Slot, results: { id: number; error: ScriptError; logs: LogEntry[] }[]): void {
+    for (const r of results) {
+      const job = slot.jobs.get(r.id);
+      if (!job) continue;
+      this.claimed(slot, job);
+      slot.jobs.delete(r.id);
+      if (!job.parked) slot.active--;
+      this.settle(job, { ok: false, error: r.error, logs: r.logs, durationMs: Math.max(0, Date.now() - job.dispatchedAt) });
     }
   }
 
@@ -616,6 +669,10 @@ export class ScriptPool {
       ? { ok: true, value, logs: msg.logs, durationMs: msg.durationMs }
       : { ok: false, error: msg.error!, logs: msg.logs, durationMs: msg.durationMs };
     this.settle(job, result);
+    if (slot.retiring) {
+      this.retired(slot);
+      return;
+    }
     if (slot.jobs.size === 0) {
       if (slot.heapBytes > this.recycleBytes) {
         this.replace(slot, `recycled: WebAssembly memory ${Math.round(slot.heapBytes / MiB)} MiB`);

@@ -65,6 +65,10 @@ export type WorkerToMain =
   | { t: "park"; id: number }
   /** A parked job resumed on a worker-side event (timer, crypto). */
   | { t: "wake"; id: number }
+  /** A native stack overflow was contained while other executions lived in the instance (engine.ts contain()): it
+   *  runs them to their end but claims no new job; the pool starts a replacement and ends this worker once idle.
+   *  `results`: the outcome of the execution that overflowed. */
+  | { t: "retire"; reason: string; results: { id: number; error: ScriptError; logs: LogEntry[] }[] }
   /** The WebAssembly instance is no longer trustworthy (native stack exhausted inside QuickJS, an abort): the
    *  worker must be replaced; jobs not reported done are lost. */
   | { t: "poisoned"; reason: string; results: { id: number; error: ScriptError; logs: LogEntry[] }[] };

@@ -468,21 +468,95 @@ describe("failure isolation", () => {
     expect(pool.stats().replaced).toBe(0);
   });
 
-  test("a worker whose native stack runs out inside QuickJS is replaced; its parked jobs end as internal", async () => {
+  // Deep nesting runs the worker thread's native stack out inside QuickJS's WebAssembly code before QuickJS's own
+  // stack check trips (parser, JSON.stringify, Array.prototype.flat, RegExp): engine.ts contain().
+  const OVERFLOWS = [
+    "eval('('.repeat(100000) + '1' + ')'.repeat(100000))",
+    "eval('['.repeat(50000) + ']'.repeat(50000))",
+    "new Function('return ' + 'x=>'.repeat(50000) + '1')",
+    "eval('`${'.repeat(20000) + '1' + '}`'.repeat(20000))",
+    "let a = []; for (let i = 0; i < 50000; i++) a = [a]; return JSON.stringify(a).length",
+    "let a = []; for (let i = 0; i < 50000; i++) a = [a]; return a.flat(Infinity).length",
+    "return new RegExp('(?:'.repeat(5000) + 'a' + ')'.repeat(5000)).test('a')",
+    `${"[".repeat(20000)}${"]".repeat(20000)}`, // the script's own source
+  ];
+
+  test("a native stack overflow ends only its own run; with nothing else in the worker, the worker stays and is pristine", async () => {
     const one = new ScriptPool({ workers: 1, queueLimit: 10, allowPrivate: false, log });
     try {
       await one.ready();
-      const parked = one.run({ source: "await new Promise((r) => setTimeout(r, 3000)); 'late'", context: {}, limits: LIMITS });
+      const depth = "let d = 0; function f() { d++; f() } try { f() } catch {} return d";
+      const before = await one.run({ source: depth, context: {}, limits: LIMITS });
+      expect(before.ok).toBe(true);
+      for (let round = 0; round < 2; round++) {
+        for (const source of OVERFLOWS) {
+          const e = failed(await one.run({ source, context: {}, limits: { ...LIMITS, memoryMib: 64 } }));
+          // (a warm worker's JIT makes smaller frames: QuickJS's own check may then trip first, a SyntaxError)
+          expect({ source: source.slice(0, 40), kind: e.kind, overflow: /^(Internal|Syntax)Error: stack overflow$/.test(e.message) }).toEqual({ source: source.slice(0, 40), kind: "error", overflow: true });
+          // a script that leaves a mark: the next run must not see it
+          const mark = await one.run({ source: "const seen = globalThis.mark; globalThis.mark = 1; Object.prototype.polluted = 1; return [seen ?? null, ({}).polluted ?? null]", context: {}, limits: LIMITS });
+          expect(mark.ok && mark.value).toEqual([null, 1]);
+        }
+      }
+      // the same worker throughout, its stack intact (QuickJS's own depth limit unchanged)
+      expect(one.stats().replaced).toBe(0);
+      expect(one.stats().retiring).toBe(0);
+      const after = await one.run({ source: depth, context: {}, limits: LIMITS });
+      expect(after.ok && after.value).toBe((before as { value: number }).value);
+      const r = await one.run({ source: "[1, 2, 3].map((x) => x * 2)", context: {}, limits: LIMITS });
+      expect(r.ok && r.value).toEqual([2, 4, 6]);
+    } finally {
+      await one.close();
+    }
+  });
+
+  test("a native stack overflow never ends another script parked on the same worker: that worker retires once they finish", async () => {
+    const one = new ScriptPool({ workers: 1, queueLimit: 10, allowPrivate: false, log });
+    try {
+      await one.ready();
+      // another user's scripts awaiting a timer on the only worker
+      const parked = [
+        one.run({ source: "await new Promise((r) => setTimeout(r, 1200)); return 'late ' + context.n", context: { n: 1 }, limits: LIMITS }),
+        one.run({ source: "const t = Date.now(); await new Promise((r) => setTimeout(r, 800)); return Date.now() - t >= 790", context: {}, limits: LIMITS }),
+      ];
       await Bun.sleep(50);
-      // deeply nested source text: QuickJS's parser check trips after the thread's stack on a cold worker
-      const crash = await one.run({ source: "eval('('.repeat(100000) + '1' + ')'.repeat(100000))", context: {}, limits: { ...LIMITS, stackKiB: 1024 } });
-      const e = failed(crash);
-      expect(e.kind).toBe("error");
-      expect(e.message).toContain("stack overflow");
-      expect(failed(await parked).kind).toBe("internal");
+      const crash = failed(await one.run({ source: OVERFLOWS[0]!, context: {}, limits: LIMITS }));
+      expect(crash.kind).toBe("error");
+      expect(crash.message).toBe("InternalError: stack overflow");
+      // the old worker keeps its parked jobs; a replacement serves new ones meanwhile
+      expect(one.stats().retiring).toBe(1);
+      const fresh = await one.run({ source: "'fresh worker'", context: {}, limits: LIMITS });
+      expect(fresh.ok && fresh.value).toBe("fresh worker");
+      const results = await Promise.all(parked);
+      expect(results.map((r) => (r.ok ? r.value : r.error))).toEqual(["late 1", true]);
+      await Bun.sleep(20);
+      expect(one.stats().retiring).toBe(0); // ended once idle
       expect(one.stats().replaced).toBe(1);
-      const r = await one.run({ source: "'fresh worker'", context: {}, limits: LIMITS });
-      expect(r.ok && r.value).toBe("fresh worker");
+      expect(one.stats().inFlight).toBe(0);
+    } finally {
+      await one.close();
+    }
+  });
+
+  test("at most as many workers retire as the pool has: beyond that the worker is replaced at once", async () => {
+    const one = new ScriptPool({ workers: 1, queueLimit: 10, allowPrivate: false, log });
+    try {
+      await one.ready();
+      const sleep = "await new Promise((r) => setTimeout(r, 1500)); return 'done'";
+      const first = one.run({ source: sleep, context: {}, limits: LIMITS });
+      await Bun.sleep(30);
+      failed(await one.run({ source: OVERFLOWS[1]!, context: {}, limits: LIMITS }));
+      expect(one.stats().retiring).toBe(1);
+      await one.ready();
+      const second = one.run({ source: sleep, context: {}, limits: LIMITS });
+      await Bun.sleep(30);
+      const e = failed(await one.run({ source: OVERFLOWS[1]!, context: {}, limits: LIMITS }));
+      expect(e.message).toBe("InternalError: stack overflow");
+      expect(one.stats().retiring).toBe(1);
+      expect(failed(await second).kind).toBe("internal"); // its worker could not retire
+      const r = await first;
+      expect(r.ok && r.value).toBe("done");
+      expect(one.stats().replaced).toBe(2);
     } finally {
       await one.close();
     }

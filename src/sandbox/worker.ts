@@ -48,12 +48,12 @@ let cells: Int32Array | null = null;
 self.onmessage = (event: MessageEvent<MainToWorker | string | unknown[]>) => {
   const msg = event.data;
   if (isWire(msg)) {
-    // run jobs (wire.ts). A poisoned engine leaves its offers unclaimed: the pool gives them to the replacement.
+    // run jobs (wire.ts). A poisoned or draining engine leaves its offers unclaimed: the pool gives them to another worker.
     if (!ready) return;
     held = { msgs: [], transfer: [] };
     try {
       for (const one of unbatch(msg)) {
-        if (engine.isPoisoned) break;
+        if (!engine.acceptsJobs) break;
         const { header, context } = decodeRun(one);
         if (Atomics.compareExchange(cells!, header.cell, header.token, 0) !== header.token) continue; // revoked
         const { paths: _, ...job } = header;

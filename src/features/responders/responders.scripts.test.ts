@@ -180,6 +180,22 @@ describe.skipIf(!hasSandbox)("scripted responders (real sandbox)", () => {
     }
   });
 
+  test("a script that runs a worker's native stack out fails alone: other users' scripts waiting on the workers answer", async () => {
+    const waiting = await Promise.all([1, 2, 3, 4].map((i) => create(u, `/nap-${i}`, `await new Promise((r) => setTimeout(r, 700)); return { body: 'awake ${i}' }`)));
+    const deep = await create(slow, "/deep", "eval('('.repeat(100000) + '1' + ')'.repeat(100000))");
+    const naps = waiting.map((_, i) => hit(u, `/nap-${i + 1}`));
+    await Bun.sleep(200); // parked on the workers
+    const res = await hit(slow, "/deep");
+    expect(res.status).toBe(500);
+    expect(await res.text()).toBe("Script failed: InternalError: stack overflow");
+    const answers = await Promise.all(naps.map(async (p) => { const r = await p; return [r.status, await r.text()]; }));
+    expect(answers).toEqual([1, 2, 3, 4].map((i) => [201, `awake ${i}`]));
+    expect((await history(slow, deep.id))[0].response.statusCode).toBe(500);
+    // and scripts keep running
+    const again = await hit(u, "/nap-1");
+    expect(await again.text()).toBe("awake 1");
+  });
+
   test("script time limit → 504 Script timed out", async () => {
     const r = await create(slow, "/forever", "while (true) {}");
     const res = await hit(slow, "/forever");
