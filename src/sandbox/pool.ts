@@ -16,6 +16,12 @@
 // maxJobsPerWorker jobs (mostly parked ones). Queue wait (including prefetch wait) does not count against a job's
 // limits: the deadline starts at the claim.
 //
+// Fairness: a script cannot be paused or moved, so one that runs long holds its worker until it ends. Owners (users)
+// whose job has run longer than STUCK_MS are "hogging"; queued jobs of other owners go first. If every worker is
+// held by such a job while another owner's job waits, an extra worker starts (at most as many as the pool has; the
+// threads then share the CPUs) and serves those jobs; it ends after EXTRA_IDLE_MS without work. So two endless
+// loops of one user delay other users' scripts by a worker start (~0.1 s), not by the time limit.
+//
 // Failure handling: a worker that reports itself poisoned (a trap inside the WebAssembly code), errors, exits, or
 // does not answer a job by its deadline + backstopGraceMs is terminated and replaced; its unfinished jobs end with
 // kind "internal" (the stuck one with "timeout"). A worker whose WebAssembly memory grew past recycleMib is
@@ -82,6 +88,8 @@ interface Job {
   offered: boolean;
   /** Offered while the worker was busy: counts as queued until claimed or revoked. */
   prefetched: boolean;
+  /** req.owner, or a key of its own (see "Fairness"). */
+  owner: string;
   cell: number;
   token: number;
 }
@@ -113,6 +121,10 @@ interface Slot {
   stuck: boolean;
   /** Runs its remaining jobs to their end and takes no new ones (see retire()); not in `slots` any more. */
   retiring: boolean;
+  /** Started because every worker was held by a long job (see "Fairness"); ends when idle. */
+  extra: boolean;
+  /** Last time check() saw it hold a job. */
+  busyAt: number;
 }
 
 /** Jobs one worker may hold running or offered: a batch being run plus the next one, so that it never sleeps
@@ -123,6 +135,8 @@ const OFFER_CELLS = 20;
  *  no new ones until that job ends (checked every CHECK_MS). */
 const STUCK_MS = 20;
 const CHECK_MS = 50;
+/** An extra worker (see "Fairness") ends after this long without a job. */
+const EXTRA_IDLE_MS = 2000;
 
 const MiB = 1024 * 1024;
 
@@ -144,6 +158,9 @@ export class ScriptPool {
   private readonly slots: Slot[] = [];
   /** Workers finishing their jobs after a contained native stack overflow (see retire()). */
   private readonly retiring = new Set<Slot>();
+  /** Owners with a job running longer than STUCK_MS (updated by check()). */
+  private hogs = new Set<string>();
+  private extraSpawned = 0;
   private readonly queue: Job[] = [];
   private seq = 0;
   /** Prefetched jobs not yet claimed (they count as queued). */
@@ -190,17 +207,18 @@ export class ScriptPool {
   /** Workers, queued jobs (including prefetched ones not yet started), jobs in workers (running or parked),
    *  whether the workers share one compiled QuickJS module, and how many executions started from the memory image
    *  of their source (see engine.ts). */
-  stats(): { workers: number; ready: number; queued: number; inFlight: number; replaced: number; retiring: number; sharedModule: boolean; snapshotWorkers: number; imageRuns: number } {
+  stats(): { workers: number; ready: number; queued: number; inFlight: number; replaced: number; retiring: number; extra: number; sharedModule: boolean; snapshotWorkers: number; imageRuns: number } {
     return {
       retiring: this.retiring.size,
+      extra: this.slots.filter((s) => s.extra).length,
       imageRuns: this.imageRuns,
       snapshotWorkers: this.slots.filter((s) => s.ready && !s.dead && s.snapshot).length,
       sharedModule: this.wasmModule !== null,
-      workers: this.slots.length,
+      workers: this.slots.filter((s) => !s.extra).length,
       ready: this.slots.filter((s) => s.ready && !s.dead).length,
       queued: this.queue.length + this.prefetched,
       inFlight: [...this.slots, ...this.retiring].reduce((n, s) => n + s.jobs.size, 0) - this.prefetched,
-      replaced: Math.max(0, this.spawned - this.size),
+      replaced: Math.max(0, this.spawned - this.extraSpawned - this.size),
     };
   }
 
@@ -248,6 +266,7 @@ export class ScriptPool {
         runningSince: 0,
         offered: false,
         prefetched: false,
+        owner: typeof req.owner === "string" ? req.owner : `\0job ${this.seq}`,
         cell: -1,
         token: 0,
       };
@@ -280,7 +299,7 @@ export class ScriptPool {
   /** Starts a worker. The first one compiles QuickJS and hands the WebAssembly.Module back with its "ready"; the
    *  others (and replacements) instantiate that module (no second compile, and JSC shares the module's tiered-up
    *  code between threads). Their threads start at once; only their init message waits for the module. */
-  private spawn(): Slot {
+  private spawn(extra = false): Slot {
     const worker = new Worker(workerEntry());
     const cells = new Int32Array(new SharedArrayBuffer(OFFER_CELLS * 4));
     const slot: Slot = {
@@ -295,6 +314,8 @@ export class ScriptPool {
       outbox: [],
       stuck: false,
       retiring: false,
+      extra,
+      busyAt: Date.now(),
       heapBytes: 0,
       snapshot: false,
       awaitingModule: false,
@@ -354,9 +375,16 @@ export class ScriptPool {
     }
     slot.jobs.clear();
     slot.worker.terminate();
-    const i = this.slots.indexOf(slot);
-    if (i >= 0 && !this.closed) this.slots[i] = this.spawn();
+    this.succeed(slot);
     this.dispatch();
+  }
+
+  /** A replacement takes `slot`'s place in `slots` (an extra worker is not replaced). */
+  private succeed(slot: Slot): void {
+    const i = this.slots.indexOf(slot);
+    if (i < 0 || this.closed) return;
+    if (slot.extra) this.slots.splice(i, 1);
+    else this.slots[i] = this.spawn();
   }
 
   /** The worker contained a native stack overflow while other jobs were parked on it (engine.ts contain()): they
@@ -380,8 +408,7 @@ export class ScriptPool {
       this.queue.sort((a, b) => a.id - b.id);
     }
     if (this.compiling === slot) this.compiled(null);
-    const i = this.slots.indexOf(slot);
-    if (i >= 0 && !this.closed) this.slots[i] = this.spawn();
+    this.succeed(slot);
     this.retired(slot);
     this.dispatch();
   }
@@ -467,11 +494,20 @@ export class ScriptPool {
           continue;
         }
       }
-      const job = this.queue.shift();
+      const job = this.next();
       if (!job) return;
       if (bestLoad === 0) best.lastIdleDispatch = ++this.dispatchTick;
       this.assign(best, job);
     }
+  }
+
+  /** The oldest queued job whose owner is not hogging a worker, else the oldest (see "Fairness"). */
+  private next(): Job | undefined {
+    if (this.hogs.size > 0) {
+      const i = this.queue.findIndex((j) => !this.hogs.has(j.owner));
+      if (i > 0) return this.queue.splice(i, 1)[0];
+    }
+    return this.queue.shift();
   }
 
   private timeoutOf(job: Job): number {
@@ -554,13 +590,15 @@ export class ScriptPool {
     this.watch = setInterval(() => this.check(), CHECK_MS);
   }
 
-  /** Backstop of in-flight jobs; stops the timer once the pool is idle. */
+  /** Backstop of in-flight jobs, fairness (see "Fairness"); stops the timer once the pool is idle. */
   private check(): void {
     const now = Date.now();
     let pending = this.queue.length;
     let moved = false;
+    const hogs = new Set<string>();
     for (const slot of [...this.slots, ...this.retiring]) {
       this.refresh(slot);
+      for (const job of slot.jobs.values()) if (!job.offered && !job.parked && now - job.runningSince > STUCK_MS) hogs.add(job.owner);
       // a prefetched job whose worker has nothing running must be claimed by now + its time
       if (slot.active === 0) for (const job of slot.offered) if (job.backstopAt === Infinity) job.backstopAt = now + this.timeoutOf(job) + this.grace;
       // A long-running job: the jobs offered behind it run elsewhere (a CPU-bound script delays only itself).
@@ -582,12 +620,33 @@ export class ScriptPool {
         }
       }
       pending += slot.jobs.size;
+      if (slot.jobs.size > 0) slot.busyAt = now;
     }
+    this.hogs = hogs;
+    this.fairShare(now);
     if (moved) this.dispatch();
     if (pending === 0 && this.watch) {
       clearInterval(this.watch);
       this.watch = null;
     }
+  }
+
+  /** Starts an extra worker when every worker is held by a long job while another owner's job waits; ends extra
+   *  workers idle for EXTRA_IDLE_MS (see "Fairness"). */
+  private fairShare(now: number): void {
+    if (this.closed) return;
+    for (const s of [...this.slots]) {
+      if (s.extra && !s.dead && s.jobs.size === 0 && now - s.busyAt > EXTRA_IDLE_MS) {
+        s.dead = true;
+        this.slots.splice(this.slots.indexOf(s), 1);
+        s.worker.terminate();
+      }
+    }
+    if (this.queue.length === 0 || this.slots.some((s) => !s.dead && (!s.ready || !s.stuck))) return;
+    if (this.slots.filter((s) => s.extra).length >= this.size) return;
+    if (!this.queue.some((j) => !this.hogs.has(j.owner))) return;
+    this.extraSpawned++;
+    this.slots.push(this.spawn(true));
   }
 
   private onMessage(slot: Slot, msg: WorkerToMain): void {

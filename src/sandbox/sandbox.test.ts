@@ -562,6 +562,32 @@ describe("failure isolation", () => {
     }
   });
 
+  test("one owner's long scripts cannot hold every worker: another owner's script runs on an extra worker meanwhile", async () => {
+    const two = new ScriptPool({ workers: 2, queueLimit: 10, allowPrivate: false, log });
+    try {
+      await two.ready();
+      const loops = [1, 2].map(() => two.run({ source: "while (true) {}", context: {}, owner: "user-a", limits: { ...LIMITS, timeoutMs: 2500 } }));
+      await Bun.sleep(150); // both workers now run user-a's loops
+      const t = performance.now();
+      const b = await two.run({ source: "'b ran'", context: {}, owner: "user-b", limits: LIMITS });
+      const waited = performance.now() - t;
+      expect(b.ok && b.value).toBe("b ran");
+      expect(waited).toBeLessThan(1500); // not after the loops' 2.5 s
+      expect(two.stats().extra).toBe(1);
+      expect(two.stats().workers).toBe(2);
+      expect((await Promise.all(loops)).map((r) => (r.ok ? "ok" : r.error.kind))).toEqual(["timeout", "timeout"]);
+      // the extra worker ends once idle; the pool is as before
+      const end = Date.now() + 5000;
+      while (two.stats().extra > 0 && Date.now() < end) await Bun.sleep(100);
+      expect(two.stats().extra).toBe(0);
+      expect(two.stats().replaced).toBe(0);
+      const r = await two.run({ source: "'after'", context: {}, owner: "user-a", limits: LIMITS });
+      expect(r.ok && r.value).toBe("after");
+    } finally {
+      await two.close();
+    }
+  });
+
   test("the queue is bounded and answers queue_full at once", async () => {
     const small = new ScriptPool({ workers: 1, queueLimit: 2, allowPrivate: false, log });
     try {

@@ -36,6 +36,9 @@ export interface ScriptRunRequest {
   kvLimits?: Partial<KvLimits>;
   /** `Sandbox.core.ops.op_proxy_request` present (responders). Default true; trackers pass false. */
   proxy?: boolean;
+  /** Who the script belongs to (a user id): the pool's fair share (see pool.ts "Fairness"). Absent: the job is its
+   *  own owner. */
+  owner?: string;
 }
 
 export type ScriptErrorKind = "timeout" | "memory" | "error" | "queue_full" | "internal";

@@ -504,6 +504,7 @@ export class ResponderEngine {
           maxProxyBodyBytes: MAX_INBOUND_BODY_BYTES,
         },
         kvOwner: r.id,
+        owner: r.userId,
         kvLimits: { maxEntries: limits.kv_max_entries, maxBytes: limits.kv_max_bytes, maxTtlSec: limits.kv_max_ttl_sec, opsPerRun: limits.kv_ops_per_run },
       });
       return responseFromScript(out, defaults);

@@ -18,6 +18,8 @@ export interface ScriptRunRequest {
   /** Owner of `Secbox.kv` data (the responder id); absent = no KV. */
   kvOwner?: string;
   kvLimits?: unknown;
+  /** The responder's user (the pool's fair share between users). */
+  owner?: string;
 }
 
 export type ScriptErrorKind = "timeout" | "memory" | "error" | "queue_full" | "internal";

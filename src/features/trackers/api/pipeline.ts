@@ -25,6 +25,8 @@ export interface PipelineEnv {
   scripts?: ScriptRunner;
   allowPrivate: boolean;
   scriptLimits: ScriptLimits;
+  /** The tracker's owner (the sandbox pool's fair share). */
+  owner?: string;
 }
 
 export interface PipelineInput {
@@ -190,7 +192,7 @@ export async function runPipeline(env: PipelineEnv, input: PipelineInput): Promi
       stage.error = `Configurator failed: ${NO_SANDBOX}`;
       return fail("configurator", t, stage.error);
     }
-    const res = await env.scripts.run({ source: target.configurator, context, limits: env.scriptLimits, proxy: false });
+    const res = await env.scripts.run({ source: target.configurator, context, limits: env.scriptLimits, proxy: false, owner: env.owner });
     stage.logs = scriptLogs(res.logs);
     if (res.ok) stage.result = debugView(res.value ?? null);
     const out = interpretConfigurator(res, requests, env.allowPrivate);
@@ -274,7 +276,7 @@ export async function runPipeline(env: PipelineEnv, input: PipelineInput): Promi
       stage.error = `Extractor failed: ${NO_SANDBOX}`;
       return fail("extractor", t, stage.error);
     }
-    const res = await env.scripts.run({ source: target.extractor, context, limits: env.scriptLimits, proxy: false });
+    const res = await env.scripts.run({ source: target.extractor, context, limits: env.scriptLimits, proxy: false, owner: env.owner });
     stage.logs = scriptLogs(res.logs);
     if (res.ok) stage.result = debugView(res.value ?? null);
     const out = interpretExtractor(res);

@@ -29,6 +29,8 @@ export interface ScriptRunner {
     kvLimits?: unknown;
     /** `Sandbox.core.ops.op_proxy_request` present; API configurators and extractors run without it (§11.6). */
     proxy?: boolean;
+    /** The tracker's user (the pool's fair share between users). */
+    owner?: string;
   }): Promise<ScriptRunResult>;
 }
 

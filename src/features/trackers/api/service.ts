@@ -63,13 +63,13 @@ export class ApiTrackersService extends TrackerKindService<ApiTarget> {
     this.deps.scripts = runner;
   }
 
-  private env(limits: TierLimits): PipelineEnv {
-    return { fetch: this.fetch, scripts: this.deps.scripts, allowPrivate: this.allowPrivate, scriptLimits: scriptLimitsFor(limits) };
+  private env(limits: TierLimits, owner: string): PipelineEnv {
+    return { fetch: this.fetch, scripts: this.deps.scripts, allowPrivate: this.allowPrivate, scriptLimits: scriptLimitsFor(limits), owner };
   }
 
   protected async execute(input: ExecuteInput<ApiTarget>): Promise<ExecuteOutput> {
     const { tracker } = input;
-    const out = await runPipeline(this.env(input.limits), {
+    const out = await runPipeline(this.env(input.limits, tracker.userId), {
       target: tracker.target,
       timeoutMs: tracker.config.timeout,
       secrets: input.secrets,
@@ -116,7 +116,7 @@ export class ApiTrackersService extends TrackerKindService<ApiTarget> {
   async debug(user: AuthUser, rawBody: unknown): Promise<DebugTrace> {
     const { target, timeoutMs, secrets } = await this.debugInput(user, rawBody);
     const limits = tierLimits(this.rt.config, user.tier);
-    const out = await this.inSlot(() => runPipeline(this.env(limits), { target, timeoutMs, secrets, trace: true }));
+    const out = await this.inSlot(() => runPipeline(this.env(limits, user.id), { target, timeoutMs, secrets, trace: true }));
     return out.trace!;
   }
 }
