@@ -165,7 +165,12 @@ export class Engine {
       value: (pages: number) => {
         const exec = this.current;
         const bytes = pages * PAGE;
-        if (exec && exec.grown + bytes > exec.memLimit) throw new RangeError("sandbox: execution memory limit");
+        if (exec && exec.grown + bytes > exec.memLimit) {
+          // QuickJS sees a failed malloc: a catchable "out of memory". The run still ends with its memory limit
+          // (interrupt() stops it, pump() reports it), whether or not the script catches that error.
+          exec.reason ??= "memory";
+          throw new RangeError("sandbox: execution memory limit");
+        }
         const before = realGrow.call(memory, pages);
         if (exec) exec.grown += bytes;
         return before;
@@ -410,7 +415,7 @@ export class Engine {
 
   private interrupt(exec: Exec): boolean {
     this.onRunning?.();
-    if (exec.finished) return true;
+    if (exec.finished || exec.reason !== null) return true;
     const now = Date.now();
     if (now >= exec.deadline) {
       exec.reason ??= "timeout";

@@ -399,6 +399,21 @@ describe("limits", () => {
     expect(loop.kind).toBe("timeout");
   });
 
+  test("memory: catching QuickJS's \"out of memory\" does not get past the limit, in the script or in a promise job", async () => {
+    const cases = [
+      "const a = []; try { while (true) a.push('y'.repeat(50000) + a.length) } catch (e) { return 'survived ' + a.length }",
+      "Promise.resolve().then(() => { const a = []; while (true) a.push('y'.repeat(50000) + a.length) }); await new Promise((r) => setTimeout(r, 1500)); return 'done'",
+    ];
+    for (const source of cases) {
+      const t = performance.now();
+      const e = failed(await run(source, {}, { memoryMib: 10, timeoutMs: 3000 }));
+      expect(e.kind).toBe("memory");
+      expect(performance.now() - t).toBeLessThan(1400); // at once, not when the timer fires or the deadline passes
+    }
+    // a single allocation beyond the whole limit is refused up front (nothing was used): an ordinary error
+    expect(await value("try { new Uint8Array(64 << 20) } catch (e) { return e.message }")).toBe("out of memory");
+  });
+
   test("memory: the context's byte arrays are added to the limit", async () => {
     const body = new Uint8Array(12 * 1024 * 1024).fill(1);
     const r = await run("context.body.length", { body }, { memoryMib: 10 });
