@@ -601,28 +601,20 @@ export class Engine {
       if (!name.startsWith("QTS_") || typeof fn !== "function") continue;
       mod.ffi[name] = guarded(fn as Ffi, name.startsWith("QTS_Free"), () => this.fault, fault);
     }
-    glue.callFunction = (_asyncify: unknown, ctx: number, thisPtr: number, argc: number, argv: number, fnId: number): number => {
+    // The original glue minus its catch-all: a fault raised inside (or before) the callback leaves the instance.
+    const escaping = <A extends number[]>(inner: (...a: A) => number) => (_asyncify: unknown, ...a: A): number => {
       if (this.fault !== null) throw this.fault;
       let r: number;
       try {
-        r = contextCallbacks.get(ctx)!.callFunction(ctx, thisPtr, argc, argv, fnId);
+        r = inner(...a);
       } catch (err) {
         throw fault(err);
       }
       if (this.fault !== null) throw this.fault;
       return r;
     };
-    glue.shouldInterrupt = (_asyncify: unknown, rt: number): number => {
-      if (this.fault !== null) throw this.fault;
-      let r: number;
-      try {
-        r = runtimeCallbacks.get(rt)!.shouldInterrupt(rt);
-      } catch (err) {
-        throw fault(err);
-      }
-      if (this.fault !== null) throw this.fault;
-      return r;
-    };
+    glue.callFunction = escaping((ctx: number, thisPtr: number, argc: number, argv: number, fnId: number) => contextCallbacks.get(ctx)!.callFunction(ctx, thisPtr, argc, argv, fnId));
+    glue.shouldInterrupt = escaping((rt: number) => runtimeCallbacks.get(rt)!.shouldInterrupt(rt));
   }
 
   /**

@@ -625,7 +625,8 @@ export class ScriptPool {
     this.hogs = hogs;
     this.fairShare(now);
     if (moved) this.dispatch();
-    if (pending === 0 && this.watch) {
+    // (an extra worker keeps the timer until fairShare() ends it)
+    if (pending === 0 && this.watch && !this.slots.some((s) => s.extra)) {
       clearInterval(this.watch);
       this.watch = null;
     }
