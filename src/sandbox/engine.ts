@@ -208,6 +208,7 @@ export class Engine {
         this.tpl = this.buildTemplate();
       } catch {
         this.tpl = null; // unexpected: every execution then creates its own runtime
+        this.fault = null;
       }
     }
     return compiled;
@@ -1807,7 +1808,7 @@ function guarded(fn: Ffi, free: boolean, current: () => Error | null, fault: (er
 }
 
 /** JSC's error when the thread's native stack runs out (thrown at the entry of the function that would overflow). */
-export function isNativeOverflow(err: unknown): err is RangeError {
+function isNativeOverflow(err: unknown): err is RangeError {
   return err instanceof RangeError && err.message.startsWith("Maximum call stack size exceeded");
 }
 
