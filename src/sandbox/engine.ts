@@ -642,12 +642,7 @@ export class Engine {
     const tpl = this.tpl;
     if (tpl && exec === tpl.exec) releaseTemplate(tpl);
     else {
-      // dropped with its runtime: the next restore of the image takes their memory back
-      exec.ops = new Map();
-      exec.sleeps = new Map();
-      exec.handles = [];
-      exec.globals = new Map();
-      exec.promise = null;
+      dropHandles(exec); // with its runtime: the next restore of the image takes their memory back
       if (tpl) tpl.dirty = true;
     }
     const error: ScriptError = exec.reason === "timeout" || Date.now() >= exec.deadline ? timeoutError() : { kind: "error", name: "InternalError", message: "InternalError: stack overflow" };
@@ -1758,15 +1753,19 @@ interface SourceImage {
   refs: HostRefs;
 }
 
-/** The pristine runtime's execution ended: its handles point into the memory the next restore overwrites, so they
- *  are dropped, never disposed. */
-function releaseTemplate(tpl: Template): void {
-  const exec = tpl.exec;
+/** Forgets an execution's handles without disposing them (their memory is overwritten or abandoned). */
+function dropHandles(exec: Exec): void {
   exec.ops = new Map();
   exec.sleeps = new Map();
   exec.handles = [];
   exec.globals = new Map();
   exec.promise = null;
+}
+
+/** The pristine runtime's execution ended: its handles point into the memory the next restore overwrites, so they
+ *  are dropped, never disposed. */
+function releaseTemplate(tpl: Template): void {
+  dropHandles(tpl.exec);
   tpl.inUse = false;
   tpl.dirty = true;
 }
