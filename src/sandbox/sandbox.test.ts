@@ -26,6 +26,17 @@ async function value(source: string, context: unknown = {}): Promise<unknown> {
   return r.value;
 }
 
+/** A pool of its own for one test: ready before `fn`, closed after it. */
+async function withPool(opts: { workers: number; queueLimit: number }, fn: (pool: ScriptPool) => Promise<void>): Promise<void> {
+  const own = new ScriptPool({ ...opts, allowPrivate: false, log });
+  try {
+    await own.ready();
+    await fn(own);
+  } finally {
+    await own.close();
+  }
+}
+
 function failed(r: ScriptRunResult) {
   if (r.ok) throw new Error(`expected a failure, got ${JSON.stringify(r.value)}`);
   return r.error;
@@ -497,9 +508,7 @@ describe("failure isolation", () => {
   ];
 
   test("a native stack overflow ends only its own run; with nothing else in the worker, the worker stays and is pristine", async () => {
-    const one = new ScriptPool({ workers: 1, queueLimit: 10, allowPrivate: false, log });
-    try {
-      await one.ready();
+    await withPool({ workers: 1, queueLimit: 10 }, async (one) => {
       const depth = "let d = 0; function f() { d++; f() } try { f() } catch {} return d";
       const before = await one.run({ source: depth, context: {}, limits: LIMITS });
       expect(before.ok).toBe(true);
@@ -520,15 +529,11 @@ describe("failure isolation", () => {
       expect(after.ok && after.value).toBe((before as { value: number }).value);
       const r = await one.run({ source: "[1, 2, 3].map((x) => x * 2)", context: {}, limits: LIMITS });
       expect(r.ok && r.value).toEqual([2, 4, 6]);
-    } finally {
-      await one.close();
-    }
+    });
   });
 
   test("a native stack overflow never ends another script parked on the same worker: that worker retires once they finish", async () => {
-    const one = new ScriptPool({ workers: 1, queueLimit: 10, allowPrivate: false, log });
-    try {
-      await one.ready();
+    await withPool({ workers: 1, queueLimit: 10 }, async (one) => {
       // another user's scripts awaiting a timer on the only worker
       const parked = [
         one.run({ source: "await new Promise((r) => setTimeout(r, 1200)); return 'late ' + context.n", context: { n: 1 }, limits: LIMITS }),
@@ -548,15 +553,11 @@ describe("failure isolation", () => {
       expect(one.stats().retiring).toBe(0); // ended once idle
       expect(one.stats().replaced).toBe(1);
       expect(one.stats().inFlight).toBe(0);
-    } finally {
-      await one.close();
-    }
+    });
   });
 
   test("at most as many workers retire as the pool has: beyond that the worker is replaced at once", async () => {
-    const one = new ScriptPool({ workers: 1, queueLimit: 10, allowPrivate: false, log });
-    try {
-      await one.ready();
+    await withPool({ workers: 1, queueLimit: 10 }, async (one) => {
       const sleep = "await new Promise((r) => setTimeout(r, 1500)); return 'done'";
       const first = one.run({ source: sleep, context: {}, limits: LIMITS });
       await Bun.sleep(30);
@@ -572,15 +573,11 @@ describe("failure isolation", () => {
       const r = await first;
       expect(r.ok && r.value).toBe("done");
       expect(one.stats().replaced).toBe(2);
-    } finally {
-      await one.close();
-    }
+    });
   });
 
   test("one owner's long scripts cannot hold every worker: another owner's script runs on an extra worker meanwhile", async () => {
-    const two = new ScriptPool({ workers: 2, queueLimit: 10, allowPrivate: false, log });
-    try {
-      await two.ready();
+    await withPool({ workers: 2, queueLimit: 10 }, async (two) => {
       const loops = [1, 2].map(() => two.run({ source: "while (true) {}", context: {}, owner: "user-a", limits: { ...LIMITS, timeoutMs: 1000 } }));
       await Bun.sleep(150); // both workers now run user-a's loops
       const t = performance.now();
@@ -599,15 +596,11 @@ describe("failure isolation", () => {
       expect(two.stats().replaced).toBe(0);
       const r = await two.run({ source: "'after'", context: {}, owner: "user-a", limits: LIMITS });
       expect(r.ok && r.value).toBe("after");
-    } finally {
-      await two.close();
-    }
+    });
   });
 
   test("the queue is bounded and answers queue_full at once", async () => {
-    const small = new ScriptPool({ workers: 1, queueLimit: 2, allowPrivate: false, log });
-    try {
-      await small.ready();
+    await withPool({ workers: 1, queueLimit: 2 }, async (small) => {
       const busy = small.run({ source: "while (true) {}", context: {}, limits: { ...LIMITS, timeoutMs: 400 } });
       await Bun.sleep(30);
       const queued = [small.run({ source: "1", context: {}, limits: LIMITS }), small.run({ source: "2", context: {}, limits: LIMITS })];
@@ -618,15 +611,11 @@ describe("failure isolation", () => {
       expect(failed(await busy).kind).toBe("timeout");
       // queue wait does not count against the queued jobs' limits
       expect((await Promise.all(queued)).map((r) => r.ok && r.value)).toEqual([1, 2]);
-    } finally {
-      await small.close();
-    }
+    });
   });
 
   test("a waiting script holds no worker: parked jobs let others run on the same worker", async () => {
-    const one = new ScriptPool({ workers: 1, queueLimit: 100, allowPrivate: false, log });
-    try {
-      await one.ready();
+    await withPool({ workers: 1, queueLimit: 100 }, async (one) => {
       const sleepers = Array.from({ length: 5 }, (_, i) => one.run({ source: `await new Promise((r) => setTimeout(r, 400)); return ${i}`, context: {}, limits: LIMITS }));
       await Bun.sleep(50);
       const t = performance.now();
@@ -634,15 +623,11 @@ describe("failure isolation", () => {
       expect(quick.ok && quick.value).toBe("quick");
       expect(performance.now() - t).toBeLessThan(200);
       expect((await Promise.all(sleepers)).map((r) => r.ok && r.value)).toEqual([0, 1, 2, 3, 4]);
-    } finally {
-      await one.close();
-    }
+    });
   });
 
   test("a job prefetched behind a CPU-bound script is taken back by the next idle worker", async () => {
-    const two = new ScriptPool({ workers: 2, queueLimit: 10, allowPrivate: false, log });
-    try {
-      await two.ready();
+    await withPool({ workers: 2, queueLimit: 10 }, async (two) => {
       const t0 = performance.now();
       const short = two.run({ source: "while (true) {}", context: {}, limits: { ...LIMITS, timeoutMs: 300 } });
       await Bun.sleep(20);
@@ -658,15 +643,11 @@ describe("failure isolation", () => {
       expect(failed(await short).kind).toBe("timeout");
       expect(failed(await long).kind).toBe("timeout");
       expect(two.stats().replaced).toBe(0);
-    } finally {
-      await two.close();
-    }
+    });
   });
 
   test("jobs offered behind a long-running script run on a busy worker that is never idle, not after that script", async () => {
-    const two = new ScriptPool({ workers: 2, queueLimit: 1000, allowPrivate: false, log });
-    try {
-      await two.ready();
+    await withPool({ workers: 2, queueLimit: 1000 }, async (two) => {
       const loop = two.run({ source: "while (true) {}", context: {}, limits: { ...LIMITS, timeoutMs: 1500 } });
       await Bun.sleep(20);
       // 10 ms each, 200 of them: the other worker has queued work for longer than the loop runs, so it never becomes
@@ -679,9 +660,7 @@ describe("failure isolation", () => {
       expect(Array.from({ length: 32 }, (_, i) => settled[i] === true)).toEqual(Array(32).fill(true));
       const results = await Promise.all(jobs);
       expect(results.map((r) => r.ok && r.value)).toEqual(jobs.map((_, i) => i));
-    } finally {
-      await two.close();
-    }
+    });
   });
 
   test("a closed pool refuses work", async () => {
