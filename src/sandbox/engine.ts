@@ -336,11 +336,7 @@ export class Engine {
       } catch (err) {
         // The script's own code threw while the host was calling into it (context setup, a helper).
         if (!(err instanceof ScriptThrew)) throw err;
-        try {
-          this.fail(exec, err.handle);
-        } finally {
-          err.handle.dispose();
-        }
+        this.fail(exec, err.handle);
       }
       if (!exec.finished) this.pump(exec);
       if (this.fault) throw this.fault; // swallowed on the way out: still a fault
@@ -361,11 +357,7 @@ export class Engine {
       const r = rt.executePendingJobs(-1);
       if (r.error) {
         const err = r.error;
-        try {
-          this.fail(exec, err);
-        } finally {
-          if (err.alive) err.dispose();
-        }
+        this.fail(exec, err);
         return;
       }
       if (!rt.hasPendingJob()) break;
@@ -407,11 +399,7 @@ export class Engine {
       }
       return;
     }
-    try {
-      this.fail(exec, state.error);
-    } finally {
-      state.error.dispose();
-    }
+    this.fail(exec, state.error);
   }
 
   private interrupt(exec: Exec): boolean {
@@ -480,7 +468,6 @@ export class Engine {
       }
       if (err instanceof ScriptThrew) {
         this.fail(exec, err.handle);
-        err.handle.dispose();
         return;
       }
       throw err;
@@ -490,28 +477,32 @@ export class Engine {
     this.reapList.push(exec);
   }
 
-  /** Ends the execution with the thrown value `err` (a handle in its context). */
+  /** Ends the execution with the thrown value `err` (a handle in its context), and disposes `err`. */
   private fail(exec: Exec, err: QuickJSHandle): void {
-    if (exec.reason === "timeout" || Date.now() >= exec.deadline) {
-      this.finishError(exec, timeoutError());
-      return;
+    try {
+      if (exec.reason === "timeout" || Date.now() >= exec.deadline) {
+        this.finishError(exec, timeoutError());
+        return;
+      }
+      if (exec.reason === "memory") {
+        this.finishError(exec, memoryError());
+        return;
+      }
+      const d = this.describe(exec, err);
+      if (d.name === "InternalError" && d.message === "out of memory") {
+        this.finishError(exec, memoryError());
+        return;
+      }
+      const message = d.name && d.name !== "Error" && !d.code ? `${d.name}: ${d.message}` : d.message;
+      const error: ScriptError = { kind: "error", message: clip(message, MAX_MESSAGE) };
+      if (d.name) error.name = d.name;
+      if (d.code) error.code = d.code;
+      const stack = trimStack(d.stack);
+      if (stack) error.stack = stack;
+      this.finishError(exec, error);
+    } finally {
+      if (err.alive) err.dispose();
     }
-    if (exec.reason === "memory") {
-      this.finishError(exec, memoryError());
-      return;
-    }
-    const d = this.describe(exec, err);
-    if (d.name === "InternalError" && d.message === "out of memory") {
-      this.finishError(exec, memoryError());
-      return;
-    }
-    const message = d.name && d.name !== "Error" && !d.code ? `${d.name}: ${d.message}` : d.message;
-    const error: ScriptError = { kind: "error", message: clip(message, MAX_MESSAGE) };
-    if (d.name) error.name = d.name;
-    if (d.code) error.code = d.code;
-    const stack = trimStack(d.stack);
-    if (stack) error.stack = stack;
-    this.finishError(exec, error);
   }
 
   private finishError(exec: Exec, error: ScriptError): void {
@@ -1603,11 +1594,7 @@ export class Engine {
           r.error.dispose();
           continue;
         }
-        try {
-          this.fail(exec, r.error);
-        } finally {
-          r.error.dispose();
-        }
+        this.fail(exec, r.error);
         return null;
       }
       if (!known) rememberForm(key, form);
@@ -1625,11 +1612,7 @@ export class Engine {
       const call = this.callFn(exec, fn, ctx.undefined, []);
       if (call.error) {
         const e = call.error;
-        try {
-          this.fail(exec, e);
-        } finally {
-          e.dispose();
-        }
+        this.fail(exec, e);
         return;
       }
       r = call.value!;
