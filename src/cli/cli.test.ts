@@ -429,9 +429,21 @@ describe("next to a running server", () => {
       expect((await cli(["status", "set", "--level", "unavailable", ...d])).code).toBe(0);
       expect(((await (await fetch(`${srv.url}/api/status`)).json()) as any).level).toBe("unavailable");
 
-      // removal revokes the key at once
+      // a responder of the user, served (and so cached by the server)
+      const { handle } = (await (await fetch(`${srv.url}/api/users/self`, { headers: { authorization: `Bearer ${token}` } })).json()) as { handle: string };
+      const created = await fetch(`${srv.url}/api/webhooks/responders`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "live", location: { pathType: "=", path: "/live" }, settings: { body: "live" } }),
+      });
+      expect(created.status).toBe(201);
+      expect(await (await fetch(`${srv.url}/api/webhooks/${handle}/live`)).text()).toBe("live");
+
+      // removal revokes the key at once, and the responders stop answering (no stale cache)
       expect((await cli(["users", "remove", "--email", "live@example.com", ...d])).code).toBe(0);
       expect((await fetch(`${srv.url}/api/users/self`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(401);
+      await Bun.sleep(300); // the server looks for other processes' commits every 100 ms
+      expect((await fetch(`${srv.url}/api/webhooks/${handle}/live`)).status).toBe(404);
     } finally {
       expect(await srv.stop()).toBe(0);
     }

@@ -142,6 +142,35 @@ export function headerPairs(raw: RawHeaders): HeaderList {
   return out;
 }
 
+/** `raw` without the cookie `name` in its `cookie` header (the header goes when nothing else is left). */
+export function withoutCookie(raw: RawHeaders, name: string): RawHeaders {
+  const header = raw.cookie;
+  const text = typeof header === "string" ? header : (header ?? []).join("; ");
+  const kept = text.split(";").filter((pair) => {
+    const eq = pair.indexOf("=");
+    return (eq === -1 ? pair : pair.slice(0, eq)).trim() !== name;
+  });
+  const out: RawHeaders = { ...raw };
+  const joined = kept.map((pair) => pair.trim()).filter((pair) => pair !== "").join("; ");
+  if (joined === "") delete out.cookie;
+  else out.cookie = joined;
+  return out;
+}
+
+/**
+ * Whether a `Set-Cookie` value sets the cookie `name`. A nameless cookie (`=name=value`, or no `=` at all) is sent
+ * back by browsers as its bare value, i.e. as `name=value`, so it counts as the cookie its value names.
+ */
+export function setsCookie(value: string, name: string): boolean {
+  const pair = value.split(";", 1)[0]!;
+  const eq = pair.indexOf("=");
+  const own = eq === -1 ? "" : pair.slice(0, eq).trim();
+  if (own !== "") return own === name;
+  const bare = (eq === -1 ? pair : pair.slice(eq + 1)).trim();
+  const eq2 = bare.indexOf("=");
+  return (eq2 === -1 ? bare : bare.slice(0, eq2)).trim() === name;
+}
+
 /** No prototype: a `__proto__` key is a field like any other (it reaches the script as JSON). */
 function parseQuery(rawQuery: string): Record<string, string> {
   const out = Object.create(null) as Record<string, string>;
@@ -232,6 +261,13 @@ export class ResponderEngine {
   }
 
   // ---- cache ----
+
+  /** Drops every cached handle (another process, the CLI, changed the database). */
+  invalidateAll(): void {
+    this.generation++;
+    this.cache.clear();
+    this.handlesByUser.clear();
+  }
 
   /** Drops the cached responders of a user (after any write to them, or user removal). */
   invalidateUser(userId: string): void {
@@ -332,7 +368,7 @@ export class ResponderEngine {
     for (const [name, value] of produced) {
       const lower = name.toLowerCase();
       if (HOP_BY_HOP.has(lower) || lower === "content-length") continue;
-      if (lower === "set-cookie" && value.split("=")[0]!.trim() === this.sessionCookie) continue;
+      if (lower === "set-cookie" && setsCookie(value, this.sessionCookie)) continue;
       if (lower === "content-type") hasContentType = true;
       wire.push([name, wireValue(value)]);
       record.push([lower, value]);
@@ -404,7 +440,10 @@ export class ResponderEngine {
         }
         const tracking = winner.trackLimit > 0;
         // Bun empties a request's headers once it is answered: copy them now (cheaply), format them later.
-        const rawHeaders = tracking || winner.script !== null ? (request.headers.toJSON() as RawHeaders) : undefined;
+        let rawHeaders = tracking || winner.script !== null ? (request.headers.toJSON() as RawHeaders) : undefined;
+        // The path form is the API's origin: a visitor's browser sends its Secbox session cookie along, which
+        // neither the responder's owner (history, HAR) nor the script may see (§3.2: responders never receive it).
+        if (pathForm && rawHeaders?.cookie !== undefined) rawHeaders = withoutCookie(rawHeaders, this.sessionCookie);
         const clientAddress = rawHeaders ? clientAddressOf(request, server, rawHeaders) : undefined;
 
         let produced: ProducedResponse;

@@ -283,6 +283,15 @@ describe("rolling history, trimming, _clear, _stats, lastRequestedAt", () => {
     expect((await u.client.get(`${BASE}/${r.id}/_history`)).status).toBe(404);
   });
 
+  test("another user's DELETE of your responder (404) leaves your records not yet written", async () => {
+    const [owner, other] = await Promise.all([quickUser(srv), quickUser(srv)]);
+    const r = await create(owner, { location: { pathType: "=", path: "/kept" }, settings: { requestsToTrack: 10 } });
+    for (let i = 0; i < 3; i++) expect((await hit(owner, `/kept?i=${i}`)).status).toBe(200);
+    // within the capture delay: the records are still pending
+    expect((await other.client.delete(`${BASE}/${r.id}`)).status).toBe(404);
+    expect((await history(owner, r.id)).map((rec) => rec.rawQuery).sort()).toEqual(["i=0", "i=1", "i=2"]);
+  });
+
   test("hits on another user's handle never reach your history", async () => {
     const [x, y] = await Promise.all([quickUser(srv), quickUser(srv)]);
     const rx = await create(x, { location: { pathType: "=", path: "/iso" }, settings: { requestsToTrack: 5 } });
@@ -642,6 +651,18 @@ describe("hit summary emails (§18.2) through the SMTP sink", () => {
     await hit(u, "/off");
     tick(3600);
     expect(await srv.services.responders.runHitSummaries()).toBe(0);
+  });
+
+  test("an update that keeps notifications on keeps the count of hits not yet summarized", async () => {
+    const u = await quickUser(srv);
+    const r = await create(u, { name: "renamed-later", location: { pathType: "=", path: "/keep" }, settings: { requestsToTrack: 5, notifications: { enabled: true, throttleSeconds: 300 } } });
+    for (let i = 0; i < 3; i++) await hit(u, "/keep");
+    // right away, while the hits are still pending in the capture batch
+    expect((await u.client.put(`${BASE}/${r.id}`, { name: "renamed" })).status).toBe(200);
+    expect((await u.client.put(`${BASE}/${r.id}`, { settings: { requestsToTrack: 4, notifications: { enabled: true, throttleSeconds: 300 } } })).status).toBe(200);
+    expect(await srv.services.responders.runHitSummaries()).toBe(1);
+    const [mail] = await smtp.waitForTo(u.email, 1);
+    expect(mail!.subject).toBe('[Secbox] Responder "renamed" received 3 request(s)');
   });
 
   test("each responder has its own window; another user's hits are not counted", async () => {

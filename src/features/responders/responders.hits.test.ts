@@ -151,6 +151,53 @@ describe("path form /api/webhooks/<handle>[/<rest>] (§11.3)", () => {
     expect((await hit(u, "/In/Hook")).headers.get("content-security-policy")).toBeNull();
   });
 
+  test("a visitor's Secbox session cookie never reaches the responder: not recorded, not in the script's context", async () => {
+    const owner = await quickUser(srv);
+    const visitor = await quickUser(srv);
+    const cookieName = srv.config.security.session_cookie;
+    const tracked = await create(owner, { location: { pathType: "=", path: "/trap" }, settings: { requestsToTrack: 5, body: "hi" } });
+    await create(owner, {
+      location: { pathType: "=", path: "/echo" },
+      settings: { script: "({ body: context.headers.cookie ?? '(none)', headers: { 'content-type': 'text/plain' } })" },
+    });
+    // what the visitor's browser sends along on a top-level visit of the API origin
+    const cookie = `theme=dark; ${cookieName}=${visitor.session}; lang=en`;
+    expect((await fetch(`${srv.url}/api/webhooks/${owner.handle}/trap`, { headers: { cookie } })).status).toBe(200);
+    expect((await fetch(`${srv.url}/api/webhooks/${owner.handle}/trap`, { headers: { cookie: `${cookieName}=${visitor.session}` } })).status).toBe(200);
+    const history = await owner.client.get(`${BASE}/${tracked.id}/_history`);
+    expect(history.json.length).toBe(2);
+    const recorded = history.json.map((rec: { headers: [string, string][] }) => rec.headers.find(([n]) => n === "cookie")?.[1] ?? null);
+    expect(recorded.sort()).toEqual(["theme=dark; lang=en", null].sort());
+    expect(JSON.stringify(history.json)).not.toContain(visitor.session);
+    expect(JSON.stringify((await owner.client.get(`${BASE}/${tracked.id}/_har`)).json)).not.toContain(visitor.session);
+    const echo = await fetch(`${srv.url}/api/webhooks/${owner.handle}/echo`, { headers: { cookie } });
+    expect(await echo.text()).toBe("theme=dark; lang=en");
+    // the host form is another origin: its cookies are the responder's own and stay as sent
+    expect(await (await hit(owner, "/echo", { headers: { cookie } })).text()).toBe(cookie);
+  });
+
+  test("a Set-Cookie that would plant a session cookie is dropped, nameless forms included (§11.5 step 4)", async () => {
+    const u = await quickUser(srv);
+    const name = srv.config.security.session_cookie;
+    await create(u, {
+      location: { pathType: "=", path: "/plant" },
+      settings: {
+        headers: [
+          ["set-cookie", `${name}=x; Path=/`],
+          ["set-cookie", `=${name}=y; Path=/api; Max-Age=86400`],
+          ["set-cookie", ` = ${name} =z`],
+          ["set-cookie", `${name}`],
+          ["set-cookie", "keep=1; Path=/"],
+          ["set-cookie", `=other=2`],
+        ],
+      },
+    });
+    for (const res of [await fetch(`${srv.url}/api/webhooks/${u.handle}/plant`), await hit(u, "/plant")]) {
+      expect(res.status).toBe(200);
+      expect(res.headers.getSetCookie()).toEqual(["keep=1; Path=/", "=other=2"]);
+    }
+  });
+
   test("unknown handle → 404 empty with CSP; `responders` is the management API, never a handle", async () => {
     const res = await fetch(`${srv.url}/api/webhooks/nosuchhandle/x`);
     expect(res.status).toBe(404);

@@ -234,4 +234,16 @@ describe.skipIf(!hasSandbox)("scripted responders (real sandbox)", () => {
     expect((await u.client.delete(`${BASE}/${r.id}`)).status).toBe(204);
     expect(await kvRows()).toBe(0);
   });
+
+  test("removing the user deletes the KV data of all their responders (§4.2)", async () => {
+    const gone = await quickUser(srv);
+    const kvOf = async (id: string) => (await srv.rt.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM kv_entries WHERE owner_id = ?", [id]))!.n;
+    const script = "await Secbox.kv.set('k', 'private'); return { body: 'ok' }";
+    const [r1, r2] = [await create(gone, "/kv-u1", script), await create(gone, "/kv-u2", script)];
+    const kept = await create(u, "/kv-other", script);
+    for (const [user, path] of [[gone, "/kv-u1"], [gone, "/kv-u2"], [u, "/kv-other"]] as const) expect(await (await hit(user, path)).text()).toBe("ok");
+    expect([await kvOf(r1.id), await kvOf(r2.id), await kvOf(kept.id)]).toEqual([1, 1, 1]);
+    expect(await srv.services.users.removeUser(gone.id)).toBe(true);
+    expect([await kvOf(r1.id), await kvOf(r2.id), await kvOf(kept.id)]).toEqual([0, 0, 1]);
+  });
 });

@@ -405,6 +405,21 @@ describe("update", () => {
     expect(badMissing.status).toBe(400);
   });
 
+  test("stored-data rules come after 404: an unknown secret or tag in the body of a PUT to a missing or foreign id → 404", async () => {
+    const mine = await create(a);
+    for (const [user, id] of [[a, MISSING], [b, mine.id]] as const) {
+      const secret = await user.client.put(`${BASE}/${id}`, { settings: { secrets: { selected: ["NO_SUCH_SECRET"] } } });
+      expect(secret.status, JSON.stringify(secret.json)).toBe(404);
+      expect((await user.client.put(`${BASE}/${id}`, { tagIds: [MISSING] })).status).toBe(404);
+    }
+    // the shape of the selector is still a body error, before 404
+    expect((await a.client.put(`${BASE}/${MISSING}`, { settings: { secrets: 42 } })).status).toBe(400);
+    // and on an existing responder the unknown secret is the 400 it always was
+    const own = await a.client.put(`${BASE}/${mine.id}`, { settings: { secrets: { selected: ["NO_SUCH_SECRET"] } } });
+    expect(own.status).toBe(400);
+    expect(own.json.message).toStartWith("settings.secrets.selected[0]: unknown secret");
+  });
+
   test("unknown, malformed and foreign ids → 404 on every id route", async () => {
     const mine = await create(a);
     for (const id of [MISSING, "not-a-uuid"]) {

@@ -9,7 +9,7 @@ import { parseListQuery } from "../../platform/http/list-query";
 import { normalizeName, pathId, utf8Length } from "../../platform/http/validate";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import type { NotificationEmailService } from "../notification-email/service";
-import { selectorFromText, selectorToText, withoutSecret, type SecretsSelector, type SecretsService } from "../secrets/service";
+import { selectorFromText, selectorToText, withoutSecret, type ParsedSelector, type SecretsSelector, type SecretsService } from "../secrets/service";
 import type { TagRef, TagsService } from "../tags/service";
 import type { UsersService } from "../users/service";
 import { CaptureQueue } from "./capture";
@@ -88,6 +88,8 @@ const MAX_HEADERS = 100;
 const MAX_HEADER_VALUE_BYTES = 8 * 1024;
 const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_SCRIPT_BYTES = 51_200;
+/** How often the server looks for commits of another process (the operator CLI) to drop its responder cache. */
+const EXTERNAL_CHANGE_POLL_MS = 100;
 /** Shutdown: how long stop() waits for hits that the closing sandbox pool has just ended. */
 const STOP_SETTLE_MS = 2000;
 const DEFAULT_THROTTLE = 3600;
@@ -107,6 +109,8 @@ interface NormalizedSettings {
   notifications: { enabled: boolean; throttleSeconds: number } | null;
 }
 
+type CheckedSettings = Omit<NormalizedSettings, "secrets"> & { secrets: ParsedSelector };
+
 interface NormalizedLocation {
   pathType: PathType;
   path: string;
@@ -119,6 +123,7 @@ export class RespondersService {
   private readonly capture: CaptureQueue;
   private readonly engine: ResponderEngine;
   private summaryTimer: ReturnType<typeof setInterval> | undefined;
+  private watchTimer: ReturnType<typeof setInterval> | undefined;
   private summaryRun: Promise<number> | undefined;
 
   constructor(
@@ -135,7 +140,11 @@ export class RespondersService {
       }
       this.engine.invalidateUser(userId);
     });
-    deps.users.onUserRemoved(async (_tx, userId) => this.engine.invalidateUser(userId));
+    // The user's responders go with the user (cascade); their KV data is keyed by responder id, not linked.
+    deps.users.onUserRemoved(async (tx, userId) => {
+      if (deps.deleteKv) for (const { id } of await respondersStore.idsOfUser(tx, userId)) await deps.deleteKv(tx, id);
+      this.engine.invalidateUser(userId);
+    });
   }
 
   private now() {
@@ -181,6 +190,20 @@ export class RespondersService {
     this.summaryTimer = setInterval(() => {
       this.runHitSummaries().catch((err) => this.rt.log.error("responders: hit summary job failed", { error: String(err) }));
     }, SUMMARY_INTERVAL_MS);
+    // Operator commands change the database next to a running server (supplement §23.3: the server sees the
+    // changes at once): a commit by another connection drops the cached responders and tiers.
+    let version = this.rt.db.externalVersion();
+    this.watchTimer = setInterval(() => {
+      try {
+        const now = this.rt.db.externalVersion();
+        if (now !== version) {
+          version = now;
+          this.engine.invalidateAll();
+        }
+      } catch (err) {
+        this.rt.log.error("responders: reading the database version failed", { error: String(err) });
+      }
+    }, EXTERNAL_CHANGE_POLL_MS);
   }
 
   /** Shutdown, first step (the server has stopped accepting): waits up to `graceMs` for the hits in progress,
@@ -195,6 +218,8 @@ export class RespondersService {
   async stop(): Promise<void> {
     clearInterval(this.summaryTimer);
     this.summaryTimer = undefined;
+    clearInterval(this.watchTimer);
+    this.watchTimer = undefined;
     await this.summaryRun?.catch(() => {});
     if (!(await this.engine.settle(STOP_SETTLE_MS))) {
       this.rt.log.warn("responders: hits still in progress at shutdown are not recorded", { hits: this.engine.hitsInProgress });
@@ -326,7 +351,9 @@ export class RespondersService {
     return raw;
   }
 
-  private async settings(user: AuthUser, raw: unknown): Promise<NormalizedSettings> {
+  /** Every check of `settings` that needs no stored data; the secrets selector's entries are looked up by
+   *  resolveSettings (after the 404 check of an update, supplement §1 check order). */
+  private settings(user: AuthUser, raw: unknown): CheckedSettings {
     if (present(raw) && !isPlainObject(raw)) throw invalid("settings: must be an object");
     const s = (raw ?? {}) as Record<string, unknown>;
     const limits = tierLimits(this.rt.config, user.tier);
@@ -393,11 +420,16 @@ export class RespondersService {
       notifications = { enabled: n.enabled, throttleSeconds };
     }
 
-    const secrets = await this.deps.secrets.normalizeSelector(user.id, s.secrets, "settings.secrets");
+    const secrets = this.deps.secrets.parseSelector(s.secrets, "settings.secrets");
     return { requestsToTrack, statusCode, headers, body, script, secrets, notifications };
   }
 
-  private applySettings(row: ResponderRow, s: NormalizedSettings, now: number, previous: ResponderRow | undefined): void {
+  private async resolveSettings(user: AuthUser, checked: CheckedSettings): Promise<NormalizedSettings> {
+    return { ...checked, secrets: await this.deps.secrets.resolveSelector(user.id, checked.secrets) };
+  }
+
+  /** Writes `s` into `row`; true when the hit-summary count starts over (notifications turned on, or off). */
+  private applySettings(row: ResponderRow, s: NormalizedSettings, now: number, previous: ResponderRow | undefined): boolean {
     row.requests_to_track = s.requestsToTrack;
     row.status_code = s.statusCode;
     row.headers = s.headers.length > 0 ? JSON.stringify(s.headers) : null;
@@ -417,10 +449,14 @@ export class RespondersService {
       // Counting starts when notifications are enabled.
       row.notify_count = 0;
       row.notify_from = now;
-    } else if (row.notify_enabled !== 1) {
+      return true;
+    }
+    if (row.notify_enabled !== 1) {
       row.notify_count = 0;
       row.notify_from = null;
+      return true;
     }
+    return false;
   }
 
   private async checkConflicts(tx: Db, row: ResponderRow, exceptId: string | null): Promise<void> {
@@ -454,7 +490,7 @@ export class RespondersService {
     const location = this.location(body.location);
     const method = this.method(body.method);
     const enabled = this.enabled(body.enabled);
-    const settings = await this.settings(user, body.settings);
+    const settings = await this.resolveSettings(user, this.settings(user, body.settings));
     const tagIds = present(body.tagIds) ? await this.deps.tags.resolveTagIds(user.id, body.tagIds) : [];
     const now = this.now();
     const row: ResponderRow = {
@@ -507,11 +543,12 @@ export class RespondersService {
     const location = has("location") ? this.location(body.location) : undefined;
     const method = has("method") ? this.method(body.method) : undefined;
     const enabled = has("enabled") ? this.enabled(body.enabled) : undefined;
-    const settings = has("settings") ? await this.settings(user, body.settings) : undefined;
+    const checkedSettings = has("settings") ? this.settings(user, body.settings) : undefined;
 
     const id = pathId(rawId, "Responder");
     const current = await respondersStore.get(this.rt.db, user.id, id);
     if (!current) throw notFound("Responder");
+    const settings = checkedSettings && (await this.resolveSettings(user, checkedSettings));
     const tagIds = has("tagIds") ? await this.deps.tags.resolveTagIds(user.id, body.tagIds) : undefined;
 
     const now = this.now();
@@ -525,7 +562,7 @@ export class RespondersService {
     }
     if (method !== undefined) next.method = method;
     if (enabled !== undefined) next.enabled = enabled ? 1 : 0;
-    if (settings !== undefined) this.applySettings(next, settings, now, current);
+    const resetNotify = settings !== undefined && this.applySettings(next, settings, now, current);
     const keep = Math.min(next.requests_to_track, tierLimits(this.rt.config, user.tier).max_requests_to_track);
 
     // Records served before this update are written first, so the trim below sees them.
@@ -533,7 +570,7 @@ export class RespondersService {
     try {
       await this.rt.db.tx(async (tx) => {
         await this.checkConflicts(tx, next, id);
-        if ((await respondersStore.update(tx, next)).changes === 0) throw notFound("Responder");
+        if ((await respondersStore.update(tx, next, resetNotify)).changes === 0) throw notFound("Responder");
         if (tagIds !== undefined) await this.deps.tags.setEntityTags(tx, "responder", id, user.id, tagIds);
         await respondersStore.trim(tx, id, keep);
       });
@@ -555,9 +592,10 @@ export class RespondersService {
         await this.deps.tags.removeEntity(tx, "responder", id);
         if (this.deps.deleteKv) await this.deps.deleteKv(tx, id);
       });
+      // only once it is gone: a refused delete (another user's id) must not drop the owner's pending records
+      this.capture.discard(id);
     } finally {
       this.engine.invalidateUser(user.id);
-      this.capture.discard(id);
     }
   }
 

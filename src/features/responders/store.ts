@@ -63,6 +63,7 @@ export const respondersStore = {
   get: (db: Db, userId: string, id: string) => db.get<ResponderRow>("SELECT * FROM responders WHERE id = ? AND user_id = ?", [id, userId]),
 
   byUser: (db: Db, userId: string) => db.all<ResponderRow>("SELECT * FROM responders WHERE user_id = ?", [userId]),
+  idsOfUser: (db: Db, userId: string) => db.all<{ id: string }>("SELECT id FROM responders WHERE user_id = ?", [userId]),
 
   async count(db: Db, userId: string): Promise<number> {
     return (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM responders WHERE user_id = ?", [userId]))?.n ?? 0;
@@ -91,15 +92,18 @@ export const respondersStore = {
       ],
     ),
 
-  update: (db: Db, r: ResponderRow) =>
+  /** The hit-summary state (count, window start, last sent) is the capture's and the summary job's: an update
+   *  leaves it alone unless `resetNotify` (notifications turned on or off) starts the count over. */
+  update: (db: Db, r: ResponderRow, resetNotify: boolean) =>
     db.run(
       `UPDATE responders SET name = ?, path_type = ?, path = ?, path_lower = ?, subdomain_prefix = ?, method = ?, enabled = ?,
          requests_to_track = ?, status_code = ?, headers = ?, body = ?, script = ?, secrets = ?, notify_enabled = ?, notify_throttle = ?,
-         notify_count = ?, notify_from = ?, notified_at = ?, updated_at = ?
+         notify_count = CASE WHEN ? = 1 THEN 0 ELSE notify_count END, notify_from = CASE WHEN ? = 1 THEN ? ELSE notify_from END,
+         updated_at = ?
        WHERE id = ? AND user_id = ?`,
       [
         r.name, r.path_type, r.path, r.path_lower, r.subdomain_prefix, r.method, r.enabled, r.requests_to_track, r.status_code,
-        r.headers, r.body, r.script, r.secrets, r.notify_enabled, r.notify_throttle, r.notify_count, r.notify_from, r.notified_at,
+        r.headers, r.body, r.script, r.secrets, r.notify_enabled, r.notify_throttle, resetNotify ? 1 : 0, resetNotify ? 1 : 0, r.notify_from,
         r.updated_at, r.id, r.user_id,
       ],
     ),

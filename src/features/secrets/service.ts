@@ -16,6 +16,8 @@ export const MAX_SECRET_VALUE_BYTES = 10_240;
 
 /** `UserSecret`: metadata and tags, never a value. */
 export type UserSecret = SecretMeta & { tags: TagRef[]; tagIds: string[] };
+/** A selector whose shape is checked but whose entries are not yet looked up (SecretsService.parseSelector). */
+export type ParsedSelector = "none" | "all" | { entries: string[]; listField: string };
 
 /** A secrets access selector in its stored / echoed form (supplement §7.1). */
 export type SecretsSelector = "none" | "all" | { selected: string[] };
@@ -185,6 +187,12 @@ export class SecretsService {
    * existing secret of the user, else 400 naming the entry. Repeats collapse; an empty list is `"none"`.
    */
   async normalizeSelector(userId: string, raw: unknown, field = "secrets"): Promise<SecretsSelector> {
+    return this.resolveSelector(userId, this.parseSelector(raw, field));
+  }
+
+  /** The shape checks of normalizeSelector (400s that need no stored data): run them before a 404 check, and
+   *  resolveSelector after it (supplement §1 check order). */
+  parseSelector(raw: unknown, field = "secrets"): ParsedSelector {
     if (raw === undefined || raw === null || raw === "none") return "none";
     if (raw === "all") return "all";
     const shapeError = () => invalid(`${field}: must be "none", "all", {"selected": [secret ids or names]} or {"type": "none" | "all" | "selected"}`);
@@ -206,13 +214,19 @@ export class SecretsService {
     list.forEach((entry, i) => {
       if (typeof entry !== "string") throw invalid(`${listField}[${i}]: must be a secret id or name`);
     });
+    return { entries: list as string[], listField };
+  }
+
+  /** A parsed selector's entries → secret ids of the user (400 naming an entry that is none of them). */
+  async resolveSelector(userId: string, parsed: ParsedSelector): Promise<SecretsSelector> {
+    if (parsed === "none" || parsed === "all") return parsed;
     const refs = await secretsStore.refs(this.rt.db, userId);
     const ids = new Set(refs.map((r) => r.id));
     const byName = new Map(refs.map((r) => [r.name, r.id]));
     const selected = new Set<string>();
-    (list as string[]).forEach((entry, i) => {
+    parsed.entries.forEach((entry, i) => {
       const id = isUuid(entry) ? (ids.has(entry.toLowerCase()) ? entry.toLowerCase() : undefined) : byName.get(entry);
-      if (id === undefined) throw invalid(`${listField}[${i}]: unknown secret ${JSON.stringify(entry.slice(0, 200))}`);
+      if (id === undefined) throw invalid(`${parsed.listField}[${i}]: unknown secret ${JSON.stringify(entry.slice(0, 200))}`);
       selected.add(id);
     });
     return { selected: [...selected] };

@@ -15,6 +15,9 @@ export interface Db {
   /** Runs `fn` in one transaction; writers are serialized. Inside `fn` use only the `tx` handle given
    *  (calls on the outer Db would wait for the transaction to end). Nested `tx.tx` joins the outer one. */
   tx<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+  /** A number that changes when another connection (the CLI next to a running server) commits a change; this
+   *  connection's own writes leave it as it is. Caches of stored data poll it to see such changes at once. */
+  externalVersion(): number;
   close(): void;
 }
 
@@ -41,6 +44,10 @@ export class SqliteDb implements Db {
     this.raw.exec("PRAGMA journal_mode = WAL");
     this.raw.exec("PRAGMA synchronous = NORMAL");
     this.raw.exec("PRAGMA foreign_keys = ON");
+  }
+
+  externalVersion(): number {
+    return (this.raw.query("PRAGMA data_version").get() as { data_version: number }).data_version;
   }
 
   private stmt(sql: string) {
@@ -94,6 +101,7 @@ export class SqliteDb implements Db {
       get: (s, p) => this.get(s, p),
       run: async (s, p = []) => this.runNow(s, p),
       tx: (fn) => fn(this.txView()),
+      externalVersion: () => this.externalVersion(),
       close: () => {},
     };
   }
