@@ -71,10 +71,11 @@ export function classifySan(value: string, field: string): SanKind {
   throw invalid(`${field}: must be an IP address, a URI, an email address or a DNS name`);
 }
 
+/** Optional text of at most `max` characters, counted as code points (like passphrases), not UTF-16 units. */
 function optionalText(raw: unknown, field: string, max: number): string | undefined {
   if (absent(raw)) return undefined;
   if (typeof raw !== "string") throw invalid(`${field}: must be a string`);
-  if (raw.length > max) throw invalid(`${field}: must be at most ${max} characters`);
+  if ([...raw].length > max) throw invalid(`${field}: must be at most ${max} characters`);
   return raw === "" ? undefined : raw;
 }
 

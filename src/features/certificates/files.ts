@@ -17,8 +17,9 @@ export const MIME = {
   der: "application/pkix-cert",
 } as const;
 
-/** The entity name with characters outside `[A-Za-z0-9._-]` replaced by `_`, plus the extension. */
-export const fileNameFor = (name: string, ext: string) => `${name.replace(/[^A-Za-z0-9._-]/g, "_")}.${ext}`;
+/** The entity name with each character (code point, so one `_` for an astral one) outside `[A-Za-z0-9._-]`
+ * replaced by `_`, plus the extension. */
+export const fileNameFor = (name: string, ext: string) => `${name.replace(/[^A-Za-z0-9._-]/gu, "_")}.${ext}`;
 
 export function exportedFile(format: string, name: string, ext: string, mimeType: string, data: Uint8Array): ExportedFile {
   return { format, fileName: fileNameFor(name, ext), mimeType, data: Buffer.from(data).toString("base64") };

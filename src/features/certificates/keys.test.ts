@@ -231,6 +231,21 @@ describe("private keys: CRUD and validation", () => {
     expect((await exportKey(alice, crypto.randomUUID(), { format: "pem" })).status).toBe(404);
   });
 
+  test("export fileName: one `_` per character outside [A-Za-z0-9._-], astral characters included (§12.2)", async () => {
+    const cases: [string, string][] = [
+      ["a😀b", "a_b"],
+      ["𝒳𝒴-key_1.x", "__-key_1.x"],
+      ["ü é/😀😀", "______"],
+    ];
+    for (const [name, safe] of cases) {
+      const key = await createKey(alice, { keyName: name, alg: { keyType: "ed25519" } });
+      for (const [format, ext] of [["pem", "pem"], ["pkcs8", "p8"], ["pkcs12", "pfx"]]) {
+        const res = await exportKey(alice, key.id, { format });
+        expect({ name, format, status: res.status, fileName: res.json.fileName }).toEqual({ name, format, status: 200, fileName: `${safe}.${ext}` });
+      }
+    }
+  });
+
   test("two users: bob never sees or touches alice's keys", async () => {
     const key = await createKey(alice, { keyName: "alice-only", alg: { keyType: "ed25519" } });
     expect((await bob.client.get(`${KEYS}/${key.id}`)).status).toBe(404);

@@ -26,12 +26,13 @@ const PrivateKeySchema = t.Object({
 });
 const AttributesSchema = t.Object(
   {
-    commonName: t.Optional(t.String({ maxLength: 64 })),
+    // Limits in characters (code points), checked by the service: TypeBox's maxLength would count UTF-16 units.
+    commonName: t.Optional(t.String({ description: "at most 64 characters" })),
     country: t.Optional(t.String({ description: "2 letters, upper-case" })),
-    stateOrProvince: t.Optional(t.String({ maxLength: 128 })),
-    locality: t.Optional(t.String({ maxLength: 128 })),
-    organization: t.Optional(t.String({ maxLength: 64 })),
-    organizationalUnit: t.Optional(t.String({ maxLength: 64 })),
+    stateOrProvince: t.Optional(t.String({ description: "at most 128 characters" })),
+    locality: t.Optional(t.String({ description: "at most 128 characters" })),
+    organization: t.Optional(t.String({ description: "at most 64 characters" })),
+    organizationalUnit: t.Optional(t.String({ description: "at most 64 characters" })),
     keyAlgorithm: AlgSchema,
     signatureAlgorithm: t.String({ description: "md5 (RSA), sha1/sha256 (RSA, DSA, ECDSA), sha384/sha512 (RSA, ECDSA), ed25519 (Ed25519)" }),
     notValidBefore: t.Integer({ description: "unix seconds" }),

@@ -128,6 +128,48 @@ describe("certificate templates: attributes", () => {
   });
 });
 
+describe("certificate templates: subject field limits count characters (code points), not UTF-16 units", () => {
+  const FIELDS: [string, number][] = [
+    ["commonName", 64],
+    ["organization", 64],
+    ["organizationalUnit", 64],
+    ["locality", 128],
+    ["stateOrProvince", 128],
+  ];
+
+  test("max astral characters accepted, echoed, readable and generated; one more → 400", async () => {
+    for (const [field, max] of FIELDS) {
+      const value = "😀".repeat(max); // 2 UTF-16 units each
+      const tpl = await createTemplate(alice, `astral ${field}`, attrs({ [field]: value, keyAlgorithm: { keyType: "ed25519" }, signatureAlgorithm: "ed25519" }));
+      expect(tpl.attributes[field]).toBe(value);
+      const got = await alice.client.get(`${TPL}/${tpl.id}`);
+      expect({ field, status: got.status, value: got.json?.template?.attributes?.[field] }).toEqual({ field, status: 200, value });
+      const list = await alice.client.get(`${TPL}?search=${encodeURIComponent(`astral ${field}`)}`);
+      expect(list.status).toBe(200);
+      const tooLong = await alice.client.post(TPL, { templateName: `too long ${field}`, attributes: attrs({ [field]: `${value}😀` }) });
+      expect({ field, status: tooLong.status, code: tooLong.json?.code }).toEqual({ field, status: 400, code: "INVALID_INPUT" });
+      expect(tooLong.json.message).toBe(`attributes.${field}: must be at most ${max} characters`);
+    }
+    // The certificate carries the full value.
+    const tpl = await createTemplate(alice, "astral cn generated", attrs({ commonName: "😀".repeat(64), keyAlgorithm: { keyType: "ed25519" }, signatureAlgorithm: "ed25519" }));
+    const der = await alice.client.post(`${TPL}/${tpl.id}/_generate`, { format: "der" });
+    expect(der.status).toBe(200);
+    const subject = opensslOk(["x509", "-inform", "DER", "-noout", "-subject", "-nameopt", "utf8,sep_comma_plus"], b64(der.json.data));
+    expect(subject).toContain(`CN=${"😀".repeat(64)}`);
+  });
+
+  test("PUT applies the same rule; the OpenAPI schema does not cap them in UTF-16 units", async () => {
+    const tpl = await createTemplate(alice, "astral put");
+    const ok = await alice.client.put(`${TPL}/${tpl.id}`, { attributes: attrs({ organization: "𝒜".repeat(64) }) });
+    expect(ok.status).toBe(204);
+    expect((await alice.client.get(`${TPL}/${tpl.id}`)).json.template.attributes.organization).toBe("𝒜".repeat(64));
+    const bad = await alice.client.put(`${TPL}/${tpl.id}`, { attributes: attrs({ organization: "𝒜".repeat(65) }) });
+    expect(bad.json).toEqual({ code: "INVALID_INPUT", message: "attributes.organization: must be at most 64 characters" });
+    const doc = (await srv.anon.get("/api-docs/openapi.json")).json;
+    expect(JSON.stringify(doc.components ?? {}) + JSON.stringify(doc.paths[TPL])).not.toContain('"maxLength":64');
+  });
+});
+
 describe("certificate templates: CRUD", () => {
   test("update replaces attributes, renames, retags; 409 and 404 cases; delete", async () => {
     const tag = (await alice.client.post("/api/user/tags", { name: "homelab" })).json;

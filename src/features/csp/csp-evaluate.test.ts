@@ -70,29 +70,37 @@ const TABLE: [string, Expect[], string[]][] = [
   // wildcard-source
   ["script-src *", [F("wildcard-source", "high", "script-src", "*")], []],
   ["script-src https://*", [F("wildcard-source", "high", "script-src", "https://*")], []],
-  ["script-src 'self'; object-src *", [F("wildcard-source", "high", "object-src", "*")], []],
+  ["script-src 'self'; object-src *", [F("wildcard-source", "high", "object-src", "*"), F("missing-object-src", "high", "object-src", "*")], []],
+  ["script-src 'self'; object-src https://*", [F("wildcard-source", "high", "object-src", "https://*"), F("missing-object-src", "high", "object-src", "https://*")], []],
   ["default-src *", [F("wildcard-source", "high", "default-src", "*")], []],
-  ["script-src 'nonce-abcdefgh12' 'strict-dynamic' *", [], ["wildcard-source"]],
+  // The §13.2 table gives the "without 'strict-dynamic'" exception to broad-scheme and plain-url-allowlist only.
+  ["script-src 'nonce-abcdefgh12' 'strict-dynamic' *", [F("wildcard-source", "high", "script-src", "*")], ["plain-url-allowlist"]],
+  ["script-src http://*", [F("wildcard-source", "high", "script-src", "http://*"), F("insecure-scheme", "high", "script-src", "http://*")], []],
   // insecure-scheme: high in script sources, medium in other fetch directives
   ["script-src http:", [F("insecure-scheme", "high", "script-src", "http:")], []],
-  ["script-src http://cdn.example.com", [F("insecure-scheme", "high", "script-src", "http://cdn.example.com")], []],
+  ["script-src http://cdn.example.com", [F("insecure-scheme", "high", "script-src", "http://cdn.example.com"), F("plain-url-allowlist", "medium", "script-src", "http://cdn.example.com")], []],
+  ["script-src 'nonce-abcdefgh12' 'strict-dynamic' http://cdn.example.com", [F("insecure-scheme", "high", "script-src", "http://cdn.example.com")], ["plain-url-allowlist"]],
   ["script-src 'self'; img-src http://img.example.com; connect-src HTTP:", [F("insecure-scheme", "medium", "img-src", "http://img.example.com"), F("insecure-scheme", "medium", "connect-src", "http:")], []],
   ["script-src 'self'; default-src http:", [F("insecure-scheme", "medium", "default-src", "http:")], []],
   // data-scheme
   ["script-src 'self' data:", [F("data-scheme", "high", "script-src", "data:")], []],
+  ["script-src 'nonce-abcdefgh12' 'strict-dynamic' data:", [F("data-scheme", "high", "script-src", "data:")], []],
   ["script-src 'self'; img-src data:", [], ["data-scheme"]],
   // broad-scheme
   ["script-src https:", [F("broad-scheme", "high", "script-src", "https:")], []],
-  ["script-src 'nonce-abcdefgh12' 'strict-dynamic' https: http:", [], ["broad-scheme", "insecure-scheme"]],
+  ["script-src 'nonce-abcdefgh12' 'strict-dynamic' https:", [], ["broad-scheme"]],
+  ["script-src 'nonce-abcdefgh12' 'strict-dynamic' https: http:", [F("insecure-scheme", "high", "script-src", "http:")], ["broad-scheme"]],
   // plain-url-allowlist, known-bypass-host (addition)
   ["script-src 'self' https://cdn.example.com", [F("plain-url-allowlist", "medium", "script-src", "https://cdn.example.com")], ["known-bypass-host"]],
   ["script-src 'nonce-abcdefgh12' 'strict-dynamic' https://cdn.example.com", [], ["plain-url-allowlist"]],
-  ["script-src https://www.google.com", [F("known-bypass-host", "high", "script-src", "https://www.google.com")], ["plain-url-allowlist"]],
+  // A known bypass host is still a host allow-list: both codes.
+  ["script-src https://www.google.com", [F("known-bypass-host", "high", "script-src", "https://www.google.com"), F("plain-url-allowlist", "medium", "script-src", "https://www.google.com")], []],
+  ["script-src 'nonce-abcdefgh12' 'strict-dynamic' https://www.google.com", [], ["known-bypass-host", "plain-url-allowlist"]],
   ["script-src https://www.google.com/recaptcha/", [F("plain-url-allowlist", "medium", "script-src", "https://www.google.com/recaptcha/")], ["known-bypass-host"]],
-  ["script-src *.googleapis.com", [F("known-bypass-host", "high", "script-src", "*.googleapis.com")], []],
-  ["script-src https://ajax.googleapis.com/ajax/libs/", [F("known-bypass-host", "high", "script-src", "https://ajax.googleapis.com/ajax/libs/")], []],
+  ["script-src *.googleapis.com", [F("known-bypass-host", "high", "script-src", "*.googleapis.com"), F("plain-url-allowlist", "medium", "script-src", "*.googleapis.com")], []],
+  ["script-src https://ajax.googleapis.com/ajax/libs/", [F("known-bypass-host", "high", "script-src", "https://ajax.googleapis.com/ajax/libs/"), F("plain-url-allowlist", "medium", "script-src", "https://ajax.googleapis.com/ajax/libs/")], []],
   ["script-src https://www.googletagmanager.com", [F("plain-url-allowlist", "medium", "script-src", "https://www.googletagmanager.com")], ["known-bypass-host"]],
-  ["script-src https://www.googletagmanager.com 'unsafe-eval'", [F("known-bypass-host", "high", "script-src", "https://www.googletagmanager.com")], []],
+  ["script-src https://www.googletagmanager.com 'unsafe-eval'", [F("known-bypass-host", "high", "script-src", "https://www.googletagmanager.com"), F("plain-url-allowlist", "medium", "script-src", "https://www.googletagmanager.com")], []],
   // strict-dynamic-without-nonce
   ["script-src 'strict-dynamic'", [F("strict-dynamic-without-nonce", "medium", "script-src", "'strict-dynamic'")], []],
   [`script-src 'strict-dynamic' ${SHA256}`, [], ["strict-dynamic-without-nonce"]],
@@ -130,6 +138,8 @@ const TABLE: [string, Expect[], string[]][] = [
   // missing-semicolon, unknown-directive, ip-source (additions)
   ["script-src 'self' object-src 'none'", [F("missing-semicolon", "medium", "script-src", "object-src"), F("missing-object-src", "high", "object-src")], []],
   ["script-src 'self'; foo-src 'self'; img-src: *", [F("unknown-directive", "low", "foo-src"), F("unknown-directive", "low", "img-src:")], []],
+  // Object.prototype keys are directive names like any other: unknown, not deprecated.
+  ["script-src 'self'; constructor x; __proto__ y; tostring z; hasOwnProperty w", [F("unknown-directive", "low", "constructor"), F("unknown-directive", "low", "__proto__"), F("unknown-directive", "low", "tostring"), F("unknown-directive", "low", "hasownproperty")], ["deprecated-directive"]],
   ["script-src 'self'; connect-src 127.0.0.1:8080 https://[::1]", [F("ip-source", "info", "connect-src", "127.0.0.1:8080"), F("ip-source", "info", "connect-src", "https://[::1]")], []],
 ];
 
@@ -169,9 +179,12 @@ describe("csp evaluator: the checks of §13.2", () => {
     const got = await findings(strict);
     expect(got.filter((f) => f.severity === "high" || f.severity === "medium")).toEqual([]);
     expect(got.map((f) => f.code)).toEqual(["missing-frame-ancestors", "no-reporting"]);
-    // Its backward-compatible form (fallbacks ignored by CSP3 browsers) is just as clean.
-    const compat = await findings("script-src 'nonce-rAnd0m123' 'strict-dynamic' 'unsafe-inline' https: http:; object-src 'none'; base-uri 'none'; frame-ancestors 'self'; report-to csp");
+    // Its backward-compatible form (fallbacks ignored by CSP3 browsers) is just as clean with https: ...
+    const compat = await findings("script-src 'nonce-rAnd0m123' 'strict-dynamic' 'unsafe-inline' https:; object-src 'none'; base-uri 'none'; frame-ancestors 'self'; report-to csp");
     expect(compat).toEqual([]);
+    // ... but an http: fallback is insecure-scheme even next to 'strict-dynamic' (§13.2 gives it no exception).
+    const withHttp = await findings("script-src 'nonce-rAnd0m123' 'strict-dynamic' 'unsafe-inline' https: http:; object-src 'none'; base-uri 'none'; frame-ancestors 'self'; report-to csp");
+    expect(withHttp.map((f) => key(f))).toEqual(["insecure-scheme high script-src http:"]);
   });
 
   test("a permissive policy collects the high findings", async () => {
@@ -180,6 +193,7 @@ describe("csp evaluator: the checks of §13.2", () => {
       "wildcard-source high default-src *",
       "unsafe-inline high default-src 'unsafe-inline'",
       "data-scheme high default-src data:",
+      "missing-object-src high default-src *",
       "missing-object-src high default-src data:",
       "missing-object-src high default-src blob:",
     ]);

@@ -12,6 +12,10 @@
 //    sources use nonces or hashes; the oracle only with nonces, or hashes plus 'strict-dynamic'.
 // 4. An empty `object-src` matches nothing, like 'none' (CSP3 source-list matching); the oracle reports it as
 //    missing object-src.
+// 5. `http:` (or an `http://` host) next to 'strict-dynamic' in script sources: §13.2 gives only broad-scheme and
+//    plain-url-allowlist the "without 'strict-dynamic'" exception, so insecure-scheme stays high there (a browser
+//    without 'strict-dynamic' support loads scripts over plain HTTP); the oracle evaluates the CSP3-effective
+//    policy, in which 'strict-dynamic' removes the scheme, and reports nothing.
 // Our JSONP/AngularJS bypass list is a curated subset of the oracle's (bypass-hosts.ts); the corpus uses the
 // commonly allow-listed origins both know.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -59,6 +63,7 @@ const DIFFERENCES: Record<string, { oursOnly: string[]; oracleOnly: string[] }> 
   legacyHttpHost: { oursOnly: ["script-src"], oracleOnly: [] }, // 1
   hashNoStrictDynamic: { oursOnly: ["base-uri"], oracleOnly: [] }, // 3
   emptyObjectSrc: { oursOnly: [], oracleOnly: ["object-src"] }, // 4
+  googleStrict: { oursOnly: ["script-src"], oracleOnly: [] }, // 5
 };
 
 let srv: TestServer;

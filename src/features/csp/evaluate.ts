@@ -4,8 +4,12 @@
 // Vocabulary. "Script directives" are the effective directives governing scripts: script-src (else
 // default-src), and script-src-elem / script-src-attr when the policy sets them. Inside one script directive,
 // a nonce or hash neutralises 'unsafe-inline', and 'strict-dynamic' neutralises host and scheme sources,
-// 'self' and 'unsafe-inline' (CSP3 §8.2, as browsers implement it). Every finding names the effective directive
-// it is about and, when there is one, the offending value.
+// 'self' and 'unsafe-inline' (CSP3 §8.2, as browsers implement it). The §13.2 table draws the consequence for
+// two rows only: broad-scheme and plain-url-allowlist (and so known-bypass-host, its sharper form) are not
+// reported next to 'strict-dynamic'; wildcard-source, insecure-scheme and data-scheme still are (browsers without
+// 'strict-dynamic' support apply those sources). The table's codes are always emitted; the additions
+// (known-bypass-host, ...) come on top of them, never instead. Every finding names the effective directive it is
+// about and, when there is one, the offending value.
 import { findBypass } from "./bypass-hosts";
 import { DIRECTIVE_NAMES, HASH_SOURCE_RE, HOST_SOURCE_RE, KEYWORDS, SCHEME_SOURCE_RE, SOURCE_LIST_DIRECTIVES } from "./directives";
 
@@ -51,17 +55,17 @@ export const CHECKS: Record<string, Severity | "high|medium"> = {
 };
 
 /** Directives CSP dropped or never standardised; reported as deprecated rather than unknown. */
-const DEPRECATED: Record<string, string> = {
-  "block-all-mixed-content": "is deprecated; use upgrade-insecure-requests",
-  "plugin-types": "is deprecated and ignored by current browsers; use object-src 'none'",
-  "prefetch-src": "is deprecated and ignored by current browsers",
-  referrer: "is deprecated; use the Referrer-Policy header",
-  "reflected-xss": "is deprecated; browsers removed their XSS auditors",
-  "disown-opener": "is deprecated; use the Cross-Origin-Opener-Policy header",
-  "navigate-to": "was removed from CSP and is ignored",
-  "require-sri-for": "was never standardised and is ignored",
-};
-const KNOWN_DIRECTIVES = new Set([...DIRECTIVE_NAMES, ...Object.keys(DEPRECATED)]);
+const DEPRECATED = new Map<string, string>([
+  ["block-all-mixed-content", "is deprecated; use upgrade-insecure-requests"],
+  ["plugin-types", "is deprecated and ignored by current browsers; use object-src 'none'"],
+  ["prefetch-src", "is deprecated and ignored by current browsers"],
+  ["referrer", "is deprecated; use the Referrer-Policy header"],
+  ["reflected-xss", "is deprecated; browsers removed their XSS auditors"],
+  ["disown-opener", "is deprecated; use the Cross-Origin-Opener-Policy header"],
+  ["navigate-to", "was removed from CSP and is ignored"],
+  ["require-sri-for", "was never standardised and is ignored"],
+]);
+const KNOWN_DIRECTIVES = new Set([...DIRECTIVE_NAMES, ...DEPRECATED.keys()]);
 /** Fetch directives (plus the deprecated prefetch-src) for the non-script insecure-scheme check. */
 const FETCH_DIRECTIVES = new Set<string>([
   ...SOURCE_LIST_DIRECTIVES.filter((d) => d.endsWith("-src") || d.endsWith("-src-elem") || d.endsWith("-src-attr")),
@@ -73,7 +77,7 @@ const isSourceList = (name: string) => (SOURCE_LIST_DIRECTIVES as readonly strin
 const NONCE_RE = /^'nonce-(.*)'$/i;
 const STRICT_NONCE_RE = /^'nonce-[A-Za-z0-9+/_-]+={0,2}'$/;
 const HASHLIKE_RE = /^'(sha-?\d*|md5)-(.*)'$/i;
-const HASH_BYTES: Record<string, number> = { sha256: 32, sha384: 48, sha512: 64 };
+const HASH_BYTES = new Map<string, number>([["sha256", 32], ["sha384", 48], ["sha512", 64]]);
 const UNQUOTED_KEYWORDS = new Set([...KEYWORDS].map((k) => k.slice(1, -1)));
 
 const isNonce = (v: string) => STRICT_NONCE_RE.test(v);
@@ -155,26 +159,26 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
         continue;
       }
       if (v.startsWith("'")) continue;
-      // Host and scheme sources: ignored by CSP3 browsers next to 'strict-dynamic'.
-      if (strictDynamic) continue;
       if (isScheme(v)) {
         if (v === "http:") add("insecure-scheme", "high", d, "http: allows scripts from any host over plain HTTP, which anyone on the network path can alter.", v);
         else if (v === "data:") add("data-scheme", "high", d, "data: allows an attacker to supply a script inline as a data: URL.", v);
-        else if (v === "https:") add("broad-scheme", "high", d, "https: alone allows scripts from any HTTPS host, including attacker-controlled ones.", v);
+        else if (v === "https:" && !strictDynamic)
+          add("broad-scheme", "high", d, "https: alone allows scripts from any HTTPS host, including attacker-controlled ones.", v);
         continue;
       }
       const hs = hostSource(v);
       if (!hs) continue;
+      if (hs.scheme === "http") add("insecure-scheme", "high", d, "A script host over plain HTTP can be altered by anyone on the network path; use https://.", v);
       if (hs.host === "*") {
         add("wildcard-source", "high", d, `${d} should not allow '*': scripts from any host are allowed.`, v);
         continue;
       }
-      if (hs.scheme === "http") add("insecure-scheme", "high", d, "A script host over plain HTTP can be altered by anyone on the network path; use https://.", v);
+      // Host allow-lists: ignored by CSP3 browsers next to 'strict-dynamic' (§13.2: "without 'strict-dynamic'").
+      if (strictDynamic) continue;
+      add("plain-url-allowlist", "medium", d, "Host allow-lists are often bypassable (JSONP endpoints, CDNs hosting old libraries, user uploads); prefer nonces or hashes with 'strict-dynamic'.", v);
       const bypass = findBypass(hs.host, hs.path, evalAllowed);
       if (bypass)
         add("known-bypass-host", "high", d, `${bypass.host} hosts ${bypass.kind === "JSONP" ? "JSONP endpoints" : "AngularJS libraries"} that can be used to bypass this policy.`, v);
-      else
-        add("plain-url-allowlist", "medium", d, "Host allow-lists are often bypassable (JSONP endpoints, CDNs hosting old libraries, user uploads); prefer nonces or hashes with 'strict-dynamic'.", v);
     }
   }
 
@@ -186,7 +190,8 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
     for (const v of values(objectSrc)) {
       if (v.startsWith("'")) continue;
       if (isWildcard(v)) add("wildcard-source", "high", objectSrc, `${objectSrc} should not allow '*': plugins from any host are allowed.`, v);
-      else if (isScheme(v) || hostSource(v))
+      // §13.2: any value allowing plugins (`*`, a scheme, a host) is also missing-object-src.
+      if (isScheme(v) || hostSource(v))
         add("missing-object-src", "high", objectSrc, "object-src allows plugin content (<object>, <embed>), which can run script. Set object-src 'none'.", v);
     }
   }
@@ -222,7 +227,7 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
       const hashlike = HASHLIKE_RE.exec(v);
       if (hashlike) {
         const alg = hashlike[1]!.toLowerCase();
-        const bytes = HASH_BYTES[alg];
+        const bytes = HASH_BYTES.get(alg);
         if (bytes === undefined) add("invalid-hash", "medium", name, `Hash algorithm ${hashlike[1]} is not supported; use sha256, sha384 or sha512.`, v);
         else if (!isBase64OfLength(hashlike[2]!, bytes))
           add("invalid-hash", "medium", name, `The ${alg} hash must be the base64 encoding of a ${bytes}-byte digest; this one never matches.`, v);
@@ -261,7 +266,8 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
   if (!has("frame-ancestors"))
     add("missing-frame-ancestors", "low", "frame-ancestors", "No frame-ancestors: any site may frame this page (clickjacking) unless X-Frame-Options is sent. Set frame-ancestors 'none' or 'self'.");
   for (const name of dirs.keys()) {
-    if (DEPRECATED[name]) add("deprecated-directive", "info", name, `${name} ${DEPRECATED[name]}.`);
+    const deprecated = DEPRECATED.get(name);
+    if (deprecated !== undefined) add("deprecated-directive", "info", name, `${name} ${deprecated}.`);
     else if (!KNOWN_DIRECTIVES.has(name))
       add(
         "unknown-directive",
