@@ -194,7 +194,8 @@ export class TrackerCore {
   registerKind<Target>(handler: KindHandler<Target>): void {
     this.kinds.set(handler.kind, handler);
     this.scheduler.setHandler(handler.kind, {
-      run: (id: string, info: RunInfo) => this.execute(id, { manual: false, attempt: info.attempt }),
+      run: (id: string, info: RunInfo) =>
+        this.execute(id, { manual: false, attempt: info.attempt, ...(info.attempt === 0 ? { scheduledAt: info.dueAt } : {}) }),
       settled: (id: string, _info: RunInfo, outcome: RunOutcome, retryAt: number | undefined) => this.afterScheduled(id, outcome, retryAt),
     });
   }
@@ -246,7 +247,14 @@ export class TrackerCore {
         minGapMs: limits.min_schedule_interval_sec * 1000,
         ...(rs ? { retry: { intervalMs: rs.interval, maxAttempts: rs.maxAttempts } } : {}),
       },
-      { anchorAt: row.schedule_anchor * 1000, ...(row.last_ran_at !== null ? { lastRunAt: row.last_ran_at * 1000 } : {}), recover },
+      {
+        anchorAt: row.schedule_anchor * 1000,
+        // Catch-up reference: the latest run of any kind. Tier gap floor: the latest scheduled run's due time only
+        // (a manual run or a late start must not push the next occurrence out).
+        ...(row.last_ran_at !== null ? { lastRunAt: row.last_ran_at * 1000 } : {}),
+        ...(row.last_scheduled_at !== null ? { lastFireAt: row.last_scheduled_at * 1000 } : {}),
+        recover,
+      },
     );
   }
 
@@ -490,7 +498,7 @@ export class TrackerCore {
   }
 
   /** One run: the kind's phases, then compare, persist, notify; one log. Never throws for run failures. */
-  private async execute(id: string, mode: { manual: boolean; attempt: number }): Promise<RunOutcome> {
+  private async execute(id: string, mode: { manual: boolean; attempt: number; scheduledAt?: number }): Promise<RunOutcome> {
     await yieldToIo();
     const row = await store.byId(this.rt.db, id);
     if (!row) {
@@ -524,6 +532,9 @@ export class TrackerCore {
     let pending: RevisionRow | undefined;
     const keep = Math.min(tracker.config.revisions, limits.max_revisions);
     const startedSec = Math.floor(startedMs / 1000);
+    // Rounded up: occurrences fall on whole seconds and gaps are whole seconds, so the floor stays exact for a
+    // catch-up run due at a fractional time.
+    const scheduledSec = mode.scheduledAt !== undefined ? Math.ceil(mode.scheduledAt / 1000) : undefined;
     if (out.value !== undefined) {
       // compare
       let t = performance.now();
@@ -544,7 +555,7 @@ export class TrackerCore {
         let stored = false;
         try {
           const gone = await this.rt.db.tx(async (tx) => {
-            if ((await store.recordRun(tx, id, startedSec)).changes === 0) return true;
+            if ((await store.recordRun(tx, id, startedSec, scheduledSec)).changes === 0) return true;
             await store.insertRevision(tx, revision);
             await store.trimRevisions(tx, id, keep);
             return false;
@@ -591,7 +602,7 @@ export class TrackerCore {
     };
     const writeLog = (revision: RevisionRow | undefined) =>
       this.rt.db.tx(async (tx) => {
-        if ((await store.recordRun(tx, id, startedSec)).changes === 0) return undefined;
+        if ((await store.recordRun(tx, id, startedSec, scheduledSec)).changes === 0) return undefined;
         let persist: PhaseRecord | undefined;
         if (revision) {
           const t = performance.now();

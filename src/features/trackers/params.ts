@@ -5,6 +5,7 @@ import type { TierLimits } from "../../config/schema";
 import { ApiError, invalid } from "../../platform/http/errors";
 import { normalizeName, utf8Length } from "../../platform/http/validate";
 import { analyzeSchedule } from "../../platform/jobs/cron";
+import { INVALID_VALUE as OUTBOUND_BAD_VALUE, TOKEN } from "../../platform/net/client";
 import { literalTargetRefused } from "../../platform/net/guard";
 
 export interface RetryStrategy {
@@ -42,8 +43,11 @@ export const MAX_URL_CHARS = 2048;
 export const MAX_SCRIPT_BYTES = 51_200;
 export const MAX_HEADERS = 100;
 
-/** Header name token (RFC 9110) and the control characters refused in header values and user agents. */
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/**
+ * The control characters refused in header values and user agents. Header names are RFC 9110 tokens (TOKEN); API
+ * tracker header values also follow the outbound client's rule (OUTBOUND_BAD_VALUE, platform/net/client.ts: tab,
+ * printable ASCII and U+0080..U+00FF), so a value it would refuse at every run is refused when it is saved.
+ */
 export const BAD_VALUE = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 
 export interface TargetOptions {
@@ -137,8 +141,12 @@ export function parseScript(raw: unknown, field: string): string | undefined {
   return raw;
 }
 
-/** Extra request headers: absent/null → `{}`; at most MAX_HEADERS token names with string values free of control characters. */
-export function parseHeaders(raw: unknown, field: string): Record<string, string> {
+/**
+ * Extra request headers: absent/null → `{}`; at most MAX_HEADERS token names with string values free of control
+ * characters. `outbound`: the values are sent by the outbound HTTP client (API trackers), which also refuses
+ * characters above U+00FF (page trackers hand theirs to Chromium, which sends them as UTF-8).
+ */
+export function parseHeaders(raw: unknown, field: string, opts: { outbound?: boolean } = {}): Record<string, string> {
   if (!present(raw)) return {};
   if (!isPlainObject(raw)) throw invalid(`${field}: must be an object of header names to string values`);
   const entries = Object.entries(raw);
@@ -148,6 +156,7 @@ export function parseHeaders(raw: unknown, field: string): Record<string, string
     if (!TOKEN.test(name)) throw invalid(`${field}: invalid header name ${JSON.stringify(name.slice(0, 100))}`);
     if (typeof value !== "string") throw invalid(`${field}.${name}: must be a string`);
     if (BAD_VALUE.test(value)) throw invalid(`${field}.${name}: must not contain control characters`);
+    if (opts.outbound && OUTBOUND_BAD_VALUE.test(value)) throw invalid(`${field}.${name}: must not contain characters above U+00FF`);
     out[name] = value;
   }
   return out;

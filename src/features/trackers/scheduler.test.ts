@@ -184,6 +184,37 @@ describe("scheduled runs", () => {
     await srv.services.users.setSubscription(u.email, { tier: "ultimate" });
     await u.client.delete(`${BASE}/${t.id}`);
   });
+  test("the tier gap counts from the last scheduled run's due time: a manual run or a late start never skips an occurrence on re-enable or schedule edit", async () => {
+    clock.t = at(17, 30);
+    const u = basic; // 1 h minimum
+    const t = (await u.client.post(BASE, { name: "gap-floor", target: { url: `${up.url}/count` }, config: { job: { schedule: "0 0 * * * *" } } })).json;
+    expect(t.scheduledAt).toBe(at(18, 0) / 1000);
+    expect((await u.client.post(`${BASE}/${t.id}/_history`, { refresh: true })).status).toBe(200); // manual run at 17:30
+    await u.client.put(`${BASE}/${t.id}`, { enabled: false });
+    await u.client.put(`${BASE}/${t.id}`, { enabled: true });
+    const reenabled = (await u.client.get(`${BASE}/${t.id}`)).json;
+    expect(reenabled.lastRanAt).toBe(at(17, 30) / 1000);
+    expect(reenabled.scheduledAt).toBe(at(18, 0) / 1000);
+
+    await advanceTo(srv, at(18, 0, 2)); // the 18:00 run starts 2 s late
+    expect((await logsOf(u, t.id)).map((l) => [l.isManual, l.startedAt])).toEqual([
+      [false, at(18, 0, 2) / 1000],
+      [true, at(17, 30) / 1000],
+    ]);
+    clock.t = at(18, 30);
+    const job = { schedule: "0 0 * * * *", retryStrategy: { type: "constant", interval: 60_000, maxAttempts: 1 } };
+    expect((await u.client.put(`${BASE}/${t.id}`, { config: { job } })).status).toBe(204);
+    const edited = (await u.client.get(`${BASE}/${t.id}`)).json;
+    expect(edited.lastRanAt).toBe(at(18, 0, 2) / 1000);
+    expect(edited.scheduledAt).toBe(at(19, 0) / 1000);
+    // The floor itself still holds: 18:45 is closer than 1 h to the 18:00 run.
+    await u.client.put(`${BASE}/${t.id}`, { config: { job: { schedule: "0 45 * * * *" } } });
+    expect((await u.client.get(`${BASE}/${t.id}`)).json.scheduledAt).toBe(at(19, 45) / 1000);
+    await u.client.put(`${BASE}/${t.id}`, { config: { job } });
+    await advanceTo(srv, at(19, 0));
+    expect(await logsOf(u, t.id)).toHaveLength(3);
+    await u.client.delete(`${BASE}/${t.id}`);
+  });
 });
 
 describe("restarts", () => {
@@ -227,6 +258,48 @@ describe("restarts", () => {
         await advanceTo(second, at(16, 0));
         for (const id of hourly) expect(await logsOf(client, id)).toHaveLength(4);
         expect(await logsOf(client, daily)).toHaveLength(0);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test("after a restart the tier gap counts from the last scheduled run's due time, not from a manual run or a late start", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "secbox-sched-"));
+    try {
+      clock.t = at(5, 59, 30);
+      const first = await startTestServer({ clock, env: env(up), dataDir });
+      const [b, d] = await Promise.all([first.createUser(), first.createUser(undefined, { tier: "ultimate" })]);
+      const make = async (u: TestUser, name: string, schedule: string) =>
+        (await u.client.post(BASE, { name, target: { url: `${up.url}/count` }, config: { job: { schedule } } })).json.id as string;
+      const late = await make(b, "late", "0 0 * * * *");
+      const manual = await make(b, "manual", "0 0 * * * *");
+      const fiveMin = await make(d, "five-min", "0 */5 * * * *");
+      await first.services.users.setSubscription(d.email, { tier: "standard" }); // 10 min minimum from now on
+      await advanceTo(first, at(6, 0, 2)); // the 06:00 runs start 2 s late
+      clock.t = at(6, 2);
+      await b.client.post(`${BASE}/${manual}/_history`, { refresh: true });
+      await first.stop();
+
+      clock.t = at(6, 3);
+      const second = await startTestServer({ clock, env: env(up), dataDir });
+      try {
+        const bc = new ApiClient(second.url, { session: b.session });
+        const dc = new ApiClient(second.url, { session: d.session });
+        const get = async (c: ApiClient, id: string) => (await c.get(`${BASE}/${id}`)).json;
+        expect(await get(bc, late)).toMatchObject({ lastRanAt: at(6, 0, 2) / 1000, scheduledAt: at(7, 0) / 1000 });
+        expect(await get(bc, manual)).toMatchObject({ lastRanAt: at(6, 2) / 1000, scheduledAt: at(7, 0) / 1000 });
+        // The floor survives the restart: 06:05 is closer than 10 min to the 06:00 scheduled run.
+        expect(await get(dc, fiveMin)).toMatchObject({ lastRanAt: at(6, 0, 2) / 1000, scheduledAt: at(6, 10) / 1000 });
+        await advanceTo(second, at(7, 0));
+        expect((await logsOf(bc, late)).map((l) => l.startedAt)).toEqual([at(7, 0) / 1000, at(6, 0, 2) / 1000]);
+        expect((await logsOf(bc, manual)).map((l) => [l.isManual, l.startedAt])).toEqual([
+          [false, at(7, 0) / 1000],
+          [true, at(6, 2) / 1000],
+          [false, at(6, 0, 2) / 1000],
+        ]);
       } finally {
         await second.stop();
       }

@@ -18,6 +18,8 @@ export interface TrackerRow {
   secrets: string;
   schedule_anchor: number;
   last_ran_at: number | null;
+  /** Due time (not start) of the latest scheduled run, retries and manual runs excluded: the tier gap floor. */
+  last_scheduled_at: number | null;
   failure_streak: number;
   failing_notified: number;
   created_at: number;
@@ -48,7 +50,7 @@ export interface LogRow {
 }
 
 const COLUMNS =
-  "e.id, e.user_id, e.kind, e.name, e.enabled, e.config, e.target, e.notifications, e.secrets, e.schedule_anchor, e.last_ran_at, e.failure_streak, e.failing_notified, e.created_at, e.updated_at";
+  "e.id, e.user_id, e.kind, e.name, e.enabled, e.config, e.target, e.notifications, e.secrets, e.schedule_anchor, e.last_ran_at, e.last_scheduled_at, e.failure_streak, e.failing_notified, e.created_at, e.updated_at";
 
 const LOG_COLUMNS = "id, tracker_id, started_at, finished_at, duration_ms, status, is_manual, retry_attempt, has_changes, revision_size, error, phases";
 
@@ -117,8 +119,11 @@ export const trackersStore = {
 
   setSecrets: (db: Db, id: string, secrets: string) => db.run("UPDATE trackers SET secrets = ? WHERE id = ?", [secrets, id]),
 
-  /** End of a run: last run time and the failure streak. 0 changes = the tracker is gone. */
-  recordRun: (db: Db, id: string, lastRanAt: number) => db.run("UPDATE trackers SET last_ran_at = ? WHERE id = ?", [lastRanAt, id]),
+  /** End of a run: its start, and for a scheduled run (not a retry) its due time. 0 changes = the tracker is gone. */
+  recordRun: (db: Db, id: string, lastRanAt: number, scheduledAt?: number) =>
+    scheduledAt === undefined
+      ? db.run("UPDATE trackers SET last_ran_at = ? WHERE id = ?", [lastRanAt, id])
+      : db.run("UPDATE trackers SET last_ran_at = ?, last_scheduled_at = ? WHERE id = ?", [lastRanAt, scheduledAt, id]),
 
   setStreak: (db: Db, id: string, streak: number, notified: boolean) =>
     db.run("UPDATE trackers SET failure_streak = ?, failing_notified = ? WHERE id = ?", [streak, notified ? 1 : 0, id]),

@@ -224,6 +224,54 @@ describe("scheduler", () => {
     ]);
   });
 
+  test("re-added jobs: the tier gap counts from the last scheduled fire's due time, never from a manual run or a late start", async () => {
+    const H = 3_600_000;
+    const s = setup();
+    // Restart at 05:30 after the 05:00 occurrence started 2 s late: 06:00 still runs.
+    s.clock.t = at(5, 30);
+    s.sched.add({ id: "late", kind: "api", schedule: "0 0 * * * *", minGapMs: H }, { anchorAt: at(0, 0), lastRunAt: at(5, 0, 2), lastFireAt: at(5, 0), recover: true });
+    expect(s.sched.dueAt("late")).toBe(at(6, 0));
+    // Re-enabled / restarted at 05:45 after a manual run at 05:40 (last scheduled fire 05:00): 06:00 still runs.
+    s.clock.t = at(5, 45);
+    s.sched.add({ id: "manual", kind: "api", schedule: "0 0 * * * *", minGapMs: H }, { anchorAt: at(5, 45), lastRunAt: at(5, 40), lastFireAt: at(5, 0) });
+    expect(s.sched.dueAt("manual")).toBe(at(6, 0));
+    s.sched.add({ id: "manual-restart", kind: "api", schedule: "0 0 * * * *", minGapMs: H }, { anchorAt: at(0, 0), lastRunAt: at(5, 40), lastFireAt: at(5, 0), recover: true });
+    expect(s.sched.dueAt("manual-restart")).toBe(at(6, 0));
+    // Only manual runs so far: no floor at all.
+    s.sched.add({ id: "never", kind: "api", schedule: "0 0 * * * *", minGapMs: H }, { anchorAt: at(5, 45), lastRunAt: at(5, 40) });
+    expect(s.sched.dueAt("never")).toBe(at(6, 0));
+    // The floor still holds for occurrences closer than the gap to the last scheduled fire.
+    s.sched.add({ id: "frequent", kind: "api", schedule: "0 */10 * * * *", minGapMs: H }, { anchorAt: at(5, 45), lastRunAt: at(5, 40), lastFireAt: at(5, 10) });
+    expect(s.sched.dueAt("frequent")).toBe(at(6, 10));
+    await s.at(at(6, 0));
+    expect(s.runs.map((r) => [r.id, r.info.dueAt])).toEqual([
+      ["late", at(6, 0)],
+      ["manual", at(6, 0)],
+      ["manual-restart", at(6, 0)],
+      ["never", at(6, 0)],
+    ]);
+  });
+
+  test("recovery: a catch-up run never starts before the tier gap since the last scheduled fire", async () => {
+    // Every 10 min, 30 min gap; last scheduled fire 05:00, down until 05:15 (05:10 missed): nothing before 05:30.
+    const a = setup({ random: () => 0.5 });
+    a.clock.t = at(5, 15);
+    a.sched.add({ id: "j", kind: "api", schedule: "0 */10 * * * *", minGapMs: 30 * MIN }, { anchorAt: at(0, 0), lastRunAt: at(5, 0), lastFireAt: at(5, 0), recover: true });
+    expect(a.sched.dueAt("j")).toBe(at(5, 30));
+    await a.at(at(5, 29, 59));
+    expect(a.runs).toHaveLength(0);
+    await a.at(at(5, 30));
+    expect(a.runs.map((r) => r.info.dueAt)).toEqual([at(5, 30)]);
+    // 12 min gap, back at 05:11 (05:10 missed): the catch-up (05:11:30 by the window) waits until 05:12.
+    const b = setup({ random: () => 0.5 });
+    b.clock.t = at(5, 11);
+    b.sched.add({ id: "k", kind: "api", schedule: "0 */10 * * * *", minGapMs: 12 * MIN }, { anchorAt: at(0, 0), lastRunAt: at(5, 0), lastFireAt: at(5, 0), recover: true });
+    expect(b.sched.dueAt("k")).toBe(at(5, 12));
+    await b.at(at(5, 12));
+    expect(b.runs.map((r) => [r.info.dueAt, r.info.catchUp])).toEqual([[at(5, 12), true]]);
+    expect(b.sched.dueAt("k")).toBe(at(5, 30)); // 05:20 is closer than 12 min to the catch-up
+  });
+
   test("observers see due, start and finish times; remove() unschedules", async () => {
     const s = setup();
     const events: RunEvent[] = [];

@@ -5,12 +5,14 @@
 //   the next due time (at most `maxPollMs` apart, which also covers a clock that is moved by hand).
 // - A job fires into its lane keyed by its id: one job never runs twice at once. An occurrence that comes due
 //   while the job is still waiting or running is skipped (no backlog).
-// - `minGapMs` (the owner's tier minimum): scheduled occurrences earlier than the last scheduled start plus the
-//   gap are skipped.
+// - `minGapMs` (the owner's tier minimum): scheduled occurrences earlier than the last scheduled fire's due time
+//   plus the gap are skipped. Only scheduled (attempt 0, catch-ups included) fires count: manual runs and retries
+//   never move the floor, and a fire that started late is measured from when it was due.
 // - Retries (`constant`): after a failed scheduled run, retry after `intervalMs`, up to `maxAttempts` times; a
 //   retry that would start at or after the next occurrence is dropped.
 // - Recovery: add(..., {recover: true}) with the last run time: when an occurrence was missed while the server
-//   was down, the job runs once, at a random moment within `catchUpWindowMs` (default 60 s) from now.
+//   was down, the job runs once, at a random moment within `catchUpWindowMs` (default 60 s) from now (never
+//   before the tier gap since the last scheduled fire allows).
 // Nothing here knows about trackers; handlers are registered per lane.
 import type { Clock } from "../runtime";
 import { nextOccurrence } from "./cron";
@@ -78,7 +80,7 @@ interface JobState {
   cronNext?: number;
   /** A one-off run (retry or catch-up) planned before cronNext. */
   oneShot?: { at: number; attempt: number; catchUp: boolean };
-  /** Start of the last scheduled (attempt 0) fire. */
+  /** Due time of the last scheduled (attempt 0) fire: the tier gap floor. */
   lastFireAt?: number;
 }
 
@@ -127,19 +129,22 @@ export class Scheduler {
 
   /**
    * Adds or replaces a job. `anchorAt` is when the schedule took effect (creation, change, re-enable); `lastRunAt`
-   * the start of its latest run. With `recover`, an occurrence after max(anchorAt, lastRunAt) that is already past
-   * means a run was missed: it runs once, spread over the catch-up window.
+   * the start of its latest run of any kind (manual ones included); `lastFireAt` the due time of its latest
+   * scheduled fire (the tier gap floor; manual runs and retries do not count). With `recover`, an occurrence after
+   * max(anchorAt, lastRunAt) that is already past means a run was missed: it runs once, spread over the catch-up
+   * window.
    */
-  add(spec: JobSpec, opts: { anchorAt: number; lastRunAt?: number; recover?: boolean }): void {
+  add(spec: JobSpec, opts: { anchorAt: number; lastRunAt?: number; lastFireAt?: number; recover?: boolean }): void {
     const now = this.clock.now();
     const ref = Math.max(opts.anchorAt, opts.lastRunAt ?? 0);
     const state: JobState = { spec };
-    if (opts.lastRunAt !== undefined) state.lastFireAt = opts.lastRunAt;
+    if (opts.lastFireAt !== undefined) state.lastFireAt = opts.lastFireAt;
     state.cronNext = this.nextAllowed(state, Math.max(now, ref));
     if (opts.recover) {
       const missed = nextOccurrence(spec.schedule, ref);
       if (missed !== undefined && missed <= now) {
-        const at = now + Math.floor(this.random() * this.catchUpWindowMs);
+        const floor = state.lastFireAt !== undefined ? state.lastFireAt + spec.minGapMs : Number.NEGATIVE_INFINITY;
+        const at = Math.max(now + Math.floor(this.random() * this.catchUpWindowMs), floor);
         if (state.cronNext === undefined || at < state.cronNext) state.oneShot = { at, attempt: 0, catchUp: true };
       }
     }

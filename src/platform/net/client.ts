@@ -85,8 +85,8 @@ export interface OutboundResponse {
 
 // ---- request preparation ----------------------------------------------------------------------------------
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+export const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+export const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 /** Request headers the client owns (connection management and framing). */
 const DROPPED_REQUEST_HEADERS = new Set([
   "connection",

@@ -131,6 +131,51 @@ describe("API tracker CRUD", () => {
     expect((await u.client.post(`${BASE}/not-a-uuid/_history`, {})).status).toBe(404);
   });
 
+  test("header names and values the outbound client would refuse → 400 INVALID_INPUT at create, update, _test and _debug", async () => {
+    const u = alice;
+    const bad: [Record<string, unknown>, string][] = [
+      [{ x: "€" }, "target.requests[0].headers.x"], // above U+00FF: every run would fail with "Invalid header value"
+      [{ x: "a\u0100" }, "target.requests[0].headers.x"],
+      [{ x: "😀" }, "target.requests[0].headers.x"],
+      [{ x: "a\nb" }, "target.requests[0].headers.x"],
+      [{ x: "a\u007f" }, "target.requests[0].headers.x"],
+      [{ "x y": "1" }, "target.requests[0].headers"],
+      [{ "é": "1" }, "target.requests[0].headers"],
+      [{ "": "1" }, "target.requests[0].headers"],
+    ];
+    const existing = (await create(u, { target: target("/value") })).json;
+    for (const [headers, field] of bad) {
+      const requests = [{ url: `${up.url}/echo`, headers }];
+      for (const [path, body, put] of [
+        [BASE, { name: "hdr", target: { requests } }, false],
+        [`${BASE}/${existing.id}`, { target: { requests } }, true],
+        [`${BASE}/_test`, { target: { requests } }, false],
+        [`${BASE}/_debug`, { target: { requests } }, false],
+      ] as const) {
+        const res = put ? await u.client.put(path, body) : await u.client.post(path, body);
+        expect({ path, headers, status: res.status, code: res.json.code }).toEqual({ path, headers, status: 400, code: "INVALID_INPUT" });
+        expect(res.json.message).toStartWith(`${field}:`);
+      }
+    }
+    // The flat alias names the field without the requests index.
+    const flat = await create(u, { target: { url: `${up.url}/echo`, headers: { x: "€" } } });
+    expect([flat.status, flat.json.message]).toEqual([400, "target.headers.x: must not contain characters above U+00FF"]);
+    expect((await u.client.get(`${BASE}/${existing.id}`)).json.target).toEqual(existing.target);
+    expect((await u.client.get(`${BASE}?q=hdr`)).json.total).toBe(0);
+
+    // Tab, visible ASCII and Latin-1 (U+0080..U+00FF) stay accepted, and runs send them.
+    const ok = await create(u, { target: target("/echo", { headers: { "x-latin": "caf\u00e9\tok \u00ff" } }) });
+    expect(ok.status).toBe(201);
+    expect(ok.json.target.requests[0].headers).toEqual({ "x-latin": "caf\u00e9\tok \u00ff" });
+    await refresh(u, ok.json.id);
+    const [log] = (await u.client.get(`${BASE}/${ok.json.id}/_logs`)).json;
+    expect(log).toMatchObject({ status: "success" });
+    const tested = await u.client.post(`${BASE}/_test`, { target: target("/echo", { headers: { "x-latin": "caf\u00e9" } }) });
+    expect(tested.status).toBe(200);
+    await u.client.delete(`${BASE}/${ok.json.id}`);
+    await u.client.delete(`${BASE}/${existing.id}`);
+  });
+
   test("refused literal targets → 400 TARGET_NOT_ALLOWED unless private targets are allowed", async () => {
     const strict = await startTestServer({ clock });
     try {

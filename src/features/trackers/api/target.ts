@@ -65,7 +65,7 @@ export function parseRequest(raw: unknown, field: string, opts: TargetOptions & 
     if (typeof raw.method !== "string" || !(METHODS as readonly string[]).includes(raw.method)) throw invalid(`${field}.method: must be one of ${METHODS.join(", ")}`);
     method = raw.method as Method;
   }
-  const headers = parseHeaders(raw.headers, `${field}.headers`);
+  const headers = parseHeaders(raw.headers, `${field}.headers`, { outbound: true });
   const req: RunRequest = { url, method, headers, acceptInvalidCertificates: false };
   if (present(raw.body)) {
     if (typeof raw.body === "string") {

@@ -7,6 +7,7 @@ import m0005 from "./0005_csp.sql" with { type: "text" };
 import m0006 from "./0006_kv.sql" with { type: "text" };
 import m0007 from "./0007_responders.sql" with { type: "text" };
 import m0008 from "./0008_trackers.sql" with { type: "text" };
+import m0009 from "./0009_tracker_schedule_floor.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -23,4 +24,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 6, name: "0006_kv", sql: m0006 },
   { version: 7, name: "0007_responders", sql: m0007 },
   { version: 8, name: "0008_trackers", sql: m0008 },
+  { version: 9, name: "0009_tracker_schedule_floor", sql: m0009 },
 ];
