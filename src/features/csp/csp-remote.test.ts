@@ -3,6 +3,7 @@
 // the positive cases run on a Secbox started with network.allow_private_targets = true, the refusals on one
 // with the default (false).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import zlib from "node:zlib";
 import { newId } from "../../platform/http/ids";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
 
@@ -13,12 +14,43 @@ const CSP_RO = "content-security-policy-report-only";
 const html = (head: string, body = "<p>hello</p>") => `<!doctype html><html><head><title>t</title>${head}</head><body>${body}</body></html>`;
 const MiB = 1024 * 1024;
 
+// Bodies above the old 10 MiB read cap, and gzip bombs (16 MiB of spaces in a few KiB on the wire).
+const HUGE = Buffer.alloc(11 * MiB, 0x61);
+const META_HEAD = `<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="script-src 'self'"></head><body>`;
+const BOMB = zlib.gzipSync(Buffer.alloc(16 * MiB, 0x20), { level: 9 });
+const META_BOMB = zlib.gzipSync(Buffer.concat([Buffer.from(META_HEAD), Buffer.alloc(16 * MiB, 0x20)]), { level: 9 });
+/** Endless upstream bodies still being sent (decremented when the client goes away). */
+let endlessOpen = 0;
+
+/** A body that never ends: `first`, then `chunk` every `everyMs` until the client disconnects. */
+function endless(headers: [string, string][], first: string, chunk: Uint8Array, everyMs: number): Response {
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      endlessOpen++;
+      controller.enqueue(new TextEncoder().encode(first));
+      timer = setInterval(() => {
+        try {
+          controller.enqueue(chunk);
+        } catch {
+          clearInterval(timer);
+        }
+      }, everyMs);
+    },
+    cancel() {
+      clearInterval(timer);
+      endlessOpen--;
+    },
+  });
+  return new Response(body, { headers: new Headers(headers) });
+}
+
 let upstream: ReturnType<typeof Bun.serve>;
 let up: string;
 const hits: string[] = [];
 const userAgents: string[] = [];
 
-function page(body: string, headers: [string, string][] = [], status = 200): Response {
+function page(body: string | Uint8Array, headers: [string, string][] = [], status = 200): Response {
   const h = new Headers({ "content-type": "text/html; charset=utf-8" });
   for (const [n, v] of headers) h.append(n, v);
   return new Response(body, { status, headers: h });
@@ -65,6 +97,13 @@ const ROUTES: Record<string, () => Response> = {
   "/server-error": () => page("boom", [[CSP, "default-src 'self'"]], 500),
   "/no-csp": () => page(html("")),
   "/invalid-csp": () => page(html(""), [[CSP, "foo-src x; script-src 'bogus'"]]),
+  "/huge-body": () => page(HUGE, [[CSP, "default-src 'self'"], [CSP_RO, "img-src 'none'"], ["content-type", "text/plain"]]),
+  "/huge-meta": () => new Response(Buffer.concat([Buffer.from(META_HEAD), HUGE]), { headers: { "content-type": "text/html" } }),
+  "/endless-header": () => endless([[CSP, "default-src 'self'"], [CSP_RO, "img-src 'none'"]], "x", new Uint8Array([0x78]), 200),
+  "/endless-meta": () => endless([["content-type", "text/html"]], META_HEAD, new Uint8Array(256 * 1024).fill(0x62), 5),
+  "/bomb-header": () => new Response(BOMB, { headers: { [CSP]: "default-src 'self'", "content-encoding": "gzip" } }),
+  "/bomb-meta": () => new Response(META_BOMB, { headers: { "content-type": "text/html", "content-encoding": "gzip" } }),
+  "/bomb-no-meta": () => new Response(BOMB, { headers: { "content-type": "text/html", "content-encoding": "gzip" } }),
 };
 
 let open: TestServer; // allow_private_targets = true
@@ -174,6 +213,39 @@ describe("csp remote import: sources", () => {
     expect((await failure(a, `${up}/no-csp`, "enforcingHeader")).code).toBe("UPSTREAM_FAILED");
     expect((await failure(a, `${up}/no-csp`, "reportOnlyHeader")).code).toBe("UPSTREAM_FAILED");
     expect((await failure(a, `${up}/invalid-csp`, "enforcingHeader")).code).toBe("INVALID_INPUT");
+  });
+});
+
+describe("csp remote import: big, endless and compressed bodies", () => {
+  test("header sources do not read the body: an 11 MiB page imports", async () => {
+    expect(await imported(`${up}/huge-body`, "enforcingHeader")).toEqual([{ name: "default-src", value: ["'self'"] }]);
+    expect(await imported(`${up}/huge-body`, "reportOnlyHeader")).toEqual([{ name: "img-src", value: ["'none'"] }]);
+  });
+
+  test("header sources do not wait for a slow, endless body", async () => {
+    const t0 = Date.now();
+    expect(await imported(`${up}/endless-header`, "enforcingHeader")).toEqual([{ name: "default-src", value: ["'self'"] }]);
+    expect(await imported(`${up}/endless-header`, "reportOnlyHeader")).toEqual([{ name: "img-src", value: ["'none'"] }]);
+    expect(Date.now() - t0).toBeLessThan(3000); // the import timeout is 10 s
+    for (let i = 0; i < 100 && endlessOpen > 0; i++) await Bun.sleep(20);
+    expect(endlessOpen).toBe(0); // the connection was dropped, the upstream stopped sending
+  });
+
+  test("meta reads the first 2 MiB of an 11 MiB or endless page and stops there", async () => {
+    expect(await imported(`${up}/huge-meta`, "meta")).toEqual([{ name: "script-src", value: ["'self'"] }]);
+    expect(await imported(`${up}/endless-meta`, "meta")).toEqual([{ name: "script-src", value: ["'self'"] }]);
+    for (let i = 0; i < 100 && endlessOpen > 0; i++) await Bun.sleep(20);
+    expect(endlessOpen).toBe(0);
+  });
+
+  test("gzip bombs: header sources ignore the body; meta decodes at most 2 MiB", async () => {
+    const before = process.memoryUsage().rss;
+    expect(await imported(`${up}/bomb-header`, "enforcingHeader")).toEqual([{ name: "default-src", value: ["'self'"] }]);
+    expect(await imported(`${up}/bomb-meta`, "meta")).toEqual([{ name: "script-src", value: ["'self'"] }]);
+    const none = await failure(a, `${up}/bomb-no-meta`, "meta");
+    expect(none.code).toBe("UPSTREAM_FAILED");
+    expect(none.message).toContain("no <meta");
+    expect(process.memoryUsage().rss - before).toBeLessThan(128 * MiB);
   });
 });
 

@@ -1,7 +1,10 @@
 // The `remote` content variant (supplement §13.3): GET a URL through the one outbound client (§1.1 guard,
 // 10 s, up to 10 redirects when asked) and read the policy from the enforcing header, the report-only header
-// or the <meta http-equiv="Content-Security-Policy"> tag. The HTML is tokenized with htmlparser2 (attribute
-// entities decoded, comments, scripts and other raw text handled as a browser would), never with regexes.
+// or the <meta http-equiv="Content-Security-Policy"> tag. A header source never reads the body (the client
+// returns at the response head); the meta source reads the first 2 MiB of decoded HTML and drops the rest, so
+// neither the page size nor a slow or endless body matters, and a decompression bomb stops at 2 MiB. The HTML
+// is tokenized with htmlparser2 (attribute entities decoded, comments, scripts and other raw text handled as a
+// browser would), never with regexes.
 import { Parser } from "htmlparser2";
 import { invalid, type ApiError } from "../../platform/http/errors";
 import { guardUrl, OutboundError, outboundFetch, type OutboundResponse } from "../../platform/net/client";
@@ -17,13 +20,8 @@ export interface RemoteSpec {
 
 export const REMOTE_TIMEOUT_MS = 10_000;
 export const REMOTE_MAX_REDIRECTS = 10;
-/** The meta tag is looked for in this much of the HTML (§13.3). */
+/** The meta tag is looked for in this much of the (decoded) HTML (§13.3); the rest is never read. */
 export const META_SCAN_BYTES = 2 * 1024 * 1024;
-/**
- * The outbound client fails a response above its cap instead of truncating it, so the cap is set above the
- * 2 MiB scan window: pages up to this size import; the meta tag is still only looked for in the first 2 MiB.
- */
-export const REMOTE_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 const upstreamFailed = (message: string): ApiError => invalid(message, "UPSTREAM_FAILED");
 
@@ -152,7 +150,9 @@ export async function fetchRemotePolicy(spec: RemoteSpec, field: string, allowPr
       method: "GET",
       headers: { accept: spec.source === "meta" ? "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8" : "*/*" },
       timeoutMs: REMOTE_TIMEOUT_MS,
-      maxBodyBytes: REMOTE_MAX_BODY_BYTES,
+      // Header sources: no body at all. meta: its first 2 MiB; a longer body is cut, not an error.
+      maxBodyBytes: spec.source === "meta" ? META_SCAN_BYTES : 0,
+      overflow: "truncate",
       allowPrivate,
       maxRedirects: spec.followRedirects ? REMOTE_MAX_REDIRECTS : 0,
     });

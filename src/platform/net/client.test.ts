@@ -35,6 +35,8 @@ const gzipBomb = (() => {
   return Buffer.concat(Array.from({ length: 128 }, () => member)); // 1 GiB of zeros, ~1 MiB on the wire
 })();
 const brBomb = zlib.brotliCompressSync(Buffer.alloc(64 * MiB), { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1 } });
+const random = Buffer.from(crypto.getRandomValues(new Uint8Array(256 * 1024)));
+const randomGzip = zlib.gzipSync(random);
 const zstdCompressSync = (zlib as unknown as { zstdCompressSync?: (b: Buffer) => Buffer }).zstdCompressSync;
 
 function encoded(coding: string): [string, Buffer] {
@@ -100,6 +102,9 @@ const server = http.createServer((req, res) => {
     } else if (p === "/bomb/gzip") {
       res.writeHead(200, { "content-encoding": "gzip" });
       res.end(gzipBomb);
+    } else if (p === "/random-gzip") {
+      res.writeHead(200, { "content-encoding": "gzip", "content-length": String(randomGzip.length) });
+      res.end(randomGzip);
     } else if (p === "/bomb/br") {
       res.writeHead(200, { "content-encoding": "br", "content-length": String(brBomb.length) });
       res.end(brBomb);
@@ -510,6 +515,53 @@ describe("limits", () => {
     // 2,200 bytes decoded from a few dozen on the wire: the decoded size is what counts.
     expect((await outboundFetch(opts(`${base}/enc/gzip`, { maxBodyBytes: 2200 }))).body.length).toBe(2200);
     expect((await failure(outboundFetch(opts(`${base}/enc/gzip`, { maxBodyBytes: 2199 })))).code).toBe("TOO_LARGE");
+  });
+
+  test('overflow "truncate": the first maxBodyBytes are kept, the rest is not read (Content-Length and streamed)', async () => {
+    const t = { overflow: "truncate" as const };
+    const exact = await outboundFetch(opts(`${base}/size/1000`, { maxBodyBytes: 1000, ...t }));
+    expect([exact.body.length, exact.truncated]).toEqual([1000, undefined]);
+    const cut = await outboundFetch(opts(`${base}/size/1001`, { maxBodyBytes: 1000, ...t }));
+    expect([cut.status, cut.body.length, cut.truncated]).toEqual([200, 1000, true]);
+    const streamed = await outboundFetch(opts(`${base}/stream`, { maxBodyBytes: 256 * 1024, ...t }));
+    expect([streamed.body.length, streamed.truncated]).toEqual([256 * 1024, true]);
+    // A body that never ends: returned as soon as the cap is reached, or at once with a cap of 0.
+    const t0 = Date.now();
+    const part = await outboundFetch(opts(`${base}/slow-body`, { maxBodyBytes: 4, timeoutMs: 3000, ...t }));
+    expect([text(part.body), part.truncated]).toEqual(["part", true]);
+    const head = await outboundFetch(opts(`${base}/slow-body`, { maxBodyBytes: 0, timeoutMs: 3000, ...t }));
+    expect([head.status, head.body.length, head.truncated, header(head.headers, "content-type")]).toEqual([200, 0, true, ["text/plain"]]);
+    expect(Date.now() - t0).toBeLessThan(1500);
+    const empty = await outboundFetch(opts(`${base}/size/0`, { maxBodyBytes: 0, ...t }));
+    expect([empty.body.length, empty.truncated]).toEqual([0, undefined]);
+    // The connection of a cut body is not reused: the next request still works.
+    expect((await outboundFetch(opts(`${base}/size/10`))).body.length).toBe(10);
+  });
+
+  test('overflow "truncate" cuts the decoded body too: bombs stop at the cap, a cut compressed body decodes as far as it goes', async () => {
+    const t = { overflow: "truncate" as const };
+    const before = process.memoryUsage().rss;
+    const t0 = Date.now();
+    for (const path of ["/bomb/gzip", "/bomb/br"]) {
+      const res = await outboundFetch(opts(`${base}${path}`, { maxBodyBytes: 2 * MiB, ...t }));
+      expect({ path, length: res.body.length, truncated: res.truncated, zeros: res.body.every((b) => b === 0) }).toEqual({ path, length: 2 * MiB, truncated: true, zeros: true });
+      expect(header(res.headers, "x-original-content-encoding")).toHaveLength(1);
+    }
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(process.memoryUsage().rss - before).toBeLessThan(256 * MiB);
+    const whole = await outboundFetch(opts(`${base}/enc/gzip`, { maxBodyBytes: 2200, ...t }));
+    expect([Buffer.from(whole.body).equals(payload("gzip")), whole.truncated]).toEqual([true, undefined]);
+    for (const c of ["gzip", "deflate", "rawdeflate", "br", "gzip-br", ...(zstdCompressSync ? ["zstd"] : [])]) {
+      const res = await outboundFetch(opts(`${base}/enc/${c}`, { maxBodyBytes: 100, ...t }));
+      expect({ c, body: text(res.body), truncated: res.truncated }).toEqual({ c, body: text(payload(c).subarray(0, 100)), truncated: true });
+    }
+    // 16 KiB of a gzip stream of random bytes: the wire is cut, and what it holds decodes.
+    const wireCut = await outboundFetch(opts(`${base}/random-gzip`, { maxBodyBytes: 16 * 1024, ...t }));
+    expect(wireCut.truncated).toBe(true);
+    expect(wireCut.body.length).toBeGreaterThan(8 * 1024);
+    expect(Buffer.from(wireCut.body).equals(random.subarray(0, wireCut.body.length))).toBe(true);
+    const corrupt = await failure(outboundFetch(opts(`${base}/bad-gzip`, t)));
+    expect(corrupt.message).toStartWith("Failed to decompress");
   });
 
   test("timeout covers waiting for headers and reading the body", async () => {

@@ -9,6 +9,8 @@
 // - Timeout: one deadline for the whole request (DNS, connect, TLS, headers, body, decoding); it destroys the socket.
 // - Size: the wire body is capped while streaming (Content-Length checked first); decoding (gzip, x-gzip, deflate
 //   incl. raw deflate, br, zstd) runs with maxOutputLength = cap, so a decompression bomb stops at the cap.
+//   With `overflow: "truncate"` a body above the cap is cut instead of failing: reading stops there (the rest is
+//   never read, the connection is closed) and decoding stops at cap bytes of output; cap 0 reads no body at all.
 // - HTTP/1.1 with keep-alive, pinned to the checked address: idle connections are pooled per (scheme, host name,
 //   port, checked IP address, TLS policy), so a socket is reused only by a request whose own DNS check (done for
 //   every request and every redirect hop, as above) produced that same address, with the same SNI/certificate
@@ -63,6 +65,11 @@ export interface OutboundRequest {
   userAgent?: string;
   /** (addition) Default true. false: body and content-encoding/content-length are returned untouched. */
   decompress?: boolean;
+  /** (addition) A body above maxBodyBytes: "fail" (default) → TOO_LARGE; "truncate" → the first maxBodyBytes bytes
+   * are kept, the rest is never read (the connection is closed, not pooled) and the response has truncated: true.
+   * The cap applies to the decoded body the same way (decoding stops at maxBodyBytes of output; a cut compressed
+   * body decodes as far as it goes). maxBodyBytes 0 returns as soon as the head arrives, without reading the body. */
+  overflow?: "fail" | "truncate";
   /** (addition) DNS resolver override (tests, custom DNS); default the system resolver. */
   resolver?: Resolver;
   /** (addition, tests) Address policy used when allowPrivate is false; default isPrivateAddress. Forbidden host
@@ -81,6 +88,8 @@ export interface OutboundResponse {
   url: string;
   /** The checked address the socket connected to. */
   remoteAddress: string;
+  /** (addition) Present (true) when `overflow: "truncate"` cut the body (or, with maxBodyBytes 0, did not read it). */
+  truncated?: true;
 }
 
 // ---- request preparation ----------------------------------------------------------------------------------
@@ -318,8 +327,14 @@ function sendOnce(flight: Flight, x: Exchange, retry = false): Promise<http.Inco
   });
 }
 
-/** Reads the wire body, aborting as soon as it exceeds `cap`. */
-function readBody(flight: Flight, res: http.IncomingMessage, cap: number): Promise<Buffer> {
+interface ReadBody {
+  body: Buffer;
+  truncated: boolean;
+}
+
+/** Reads the wire body; beyond `cap` it aborts (TOO_LARGE), or with `truncate` keeps the first `cap` bytes and
+ *  stops reading (the connection is closed). */
+function readBody(flight: Flight, res: http.IncomingMessage, cap: number, truncate: boolean): Promise<ReadBody> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
@@ -333,8 +348,18 @@ function readBody(flight: Flight, res: http.IncomingMessage, cap: number): Promi
     };
     res.on("data", (chunk: Buffer) => {
       if (settled) return;
+      if (total + chunk.length > cap) {
+        if (!truncate) return fail(new OutboundError("TOO_LARGE", MSG_TOO_LARGE));
+        // The rest is never read: the connection cannot serve another request, so it is closed.
+        settled = true;
+        chunks.push(chunk.subarray(0, cap - total));
+        total = cap;
+        res.destroy();
+        flight.req?.destroy();
+        resolve({ body: Buffer.concat(chunks, total), truncated: true });
+        return;
+      }
       total += chunk.length;
-      if (total > cap) return fail(new OutboundError("TOO_LARGE", MSG_TOO_LARGE));
       chunks.push(chunk);
     });
     res.once("end", () => {
@@ -342,7 +367,7 @@ function readBody(flight: Flight, res: http.IncomingMessage, cap: number): Promi
       settled = true;
       // Read to the end: the socket goes back to its pool and may serve another request, so never destroy it.
       flight.req = null;
-      resolve(Buffer.concat(chunks, total));
+      resolve({ body: Buffer.concat(chunks, total), truncated: false });
     });
     res.on("error", (err) => fail(mapNetworkError(err, true)));
     res.once("aborted", () => fail(new OutboundError("NETWORK", `${MSG_UPSTREAM}: connection closed`, "upstream")));
@@ -357,18 +382,20 @@ function readBody(flight: Flight, res: http.IncomingMessage, cap: number): Promi
 type Decoder = (buf: Buffer, opts: zlib.ZlibOptions & zlib.BrotliOptions, cb: (err: Error | null, out: Buffer) => void) => void;
 const zstdDecompress = (zlib as unknown as { zstdDecompress?: Decoder }).zstdDecompress;
 
+/** RFC 9110 "deflate" is zlib-wrapped; many servers send raw deflate. Checks the zlib header. */
+function zlibWrapped(buf: Buffer): boolean {
+  const b0 = buf[0] ?? 0;
+  const b1 = buf[1] ?? 0;
+  return buf.length >= 2 && (b0 & 0x0f) === 8 && ((b0 << 8) | b1) % 31 === 0;
+}
+
 function decoderFor(coding: string, buf: Buffer): Decoder | undefined {
   switch (coding) {
     case "gzip":
     case "x-gzip":
       return zlib.gunzip as Decoder;
-    case "deflate": {
-      // RFC 9110 "deflate" is zlib-wrapped; many servers send raw deflate. Check the zlib header.
-      const b0 = buf[0] ?? 0;
-      const b1 = buf[1] ?? 0;
-      const zlibWrapped = buf.length >= 2 && (b0 & 0x0f) === 8 && ((b0 << 8) | b1) % 31 === 0;
-      return (zlibWrapped ? zlib.inflate : zlib.inflateRaw) as Decoder;
-    }
+    case "deflate":
+      return (zlibWrapped(buf) ? zlib.inflate : zlib.inflateRaw) as Decoder;
     case "br":
       return zlib.brotliDecompress as Decoder;
     case "zstd":
@@ -386,6 +413,73 @@ function parseCodings(headers: [string, string][]): string[] {
       const c = t.trim().toLowerCase();
       if (c && c !== "identity") out.push(c);
     }
+  }
+  return out;
+}
+
+type StreamDecoder = (opts: zlib.ZlibOptions & zlib.BrotliOptions) => zlib.Gunzip | zlib.Inflate | zlib.InflateRaw | zlib.BrotliDecompress;
+const createZstdDecompress = (zlib as unknown as { createZstdDecompress?: StreamDecoder }).createZstdDecompress;
+
+/** Streaming decoders for `overflow: "truncate"`, flushing at the end so that a cut input decodes as far as it goes. */
+function streamDecoderFor(coding: string, buf: Buffer): (() => ReturnType<StreamDecoder>) | undefined {
+  const sync = { finishFlush: zlib.constants.Z_SYNC_FLUSH };
+  switch (coding) {
+    case "gzip":
+    case "x-gzip":
+      return () => zlib.createGunzip(sync);
+    case "deflate":
+      return zlibWrapped(buf) ? () => zlib.createInflate(sync) : () => zlib.createInflateRaw(sync);
+    case "br":
+      return () => zlib.createBrotliDecompress({ finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH });
+    case "zstd":
+      return createZstdDecompress ? () => createZstdDecompress({}) : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** Decodes `input` through `stream`, keeping at most `cap` bytes of output; stops the decoder once past them. */
+function decodeUpTo(stream: ReturnType<StreamDecoder>, input: Buffer, cap: number, coding: string): Promise<ReadBody> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    let settled = false;
+    stream.on("data", (chunk: Buffer) => {
+      if (settled) return;
+      if (total + chunk.length > cap) {
+        settled = true;
+        chunks.push(chunk.subarray(0, cap - total));
+        total = cap;
+        stream.destroy();
+        resolve({ body: Buffer.concat(chunks, total), truncated: true });
+        return;
+      }
+      total += chunk.length;
+      chunks.push(chunk);
+    });
+    stream.once("end", () => {
+      if (settled) return;
+      settled = true;
+      resolve({ body: Buffer.concat(chunks, total), truncated: false });
+    });
+    stream.once("error", () => {
+      if (settled) return;
+      settled = true;
+      reject(new OutboundError("NETWORK", `${MSG_DECOMPRESS} (${coding})`, "upstream"));
+    });
+    stream.end(input);
+  });
+}
+
+/** `decode` for `overflow: "truncate"`: output cut at `cap` per coding instead of failing. */
+async function decodeTruncating(raw: Buffer, codings: string[], cap: number): Promise<ReadBody | undefined> {
+  if (!codings.every((c) => streamDecoderFor(c, raw) !== undefined)) return undefined;
+  let out: ReadBody = { body: raw, truncated: false };
+  for (let i = codings.length - 1; i >= 0; i--) {
+    const coding = codings[i] as string;
+    const make = streamDecoderFor(coding, out.body) as () => ReturnType<StreamDecoder>;
+    const next = await decodeUpTo(make(), out.body, cap, coding);
+    out = { body: next.body, truncated: out.truncated || next.truncated };
   }
   return out;
 }
@@ -427,6 +521,7 @@ async function run(flight: Flight, r: OutboundRequest): Promise<OutboundResponse
   const method = (r.method ?? "GET").toUpperCase();
   if (!TOKEN.test(method)) throw invalidRequest("Invalid HTTP method");
   const cap = r.maxBodyBytes;
+  const truncate = r.overflow === "truncate";
   const maxRedirects = Math.max(0, Math.floor(r.maxRedirects ?? 0));
   let url = parseOutboundUrl(r.url, r.httpsOnly === true);
   let headers = normalizeHeaders(r.headers);
@@ -468,19 +563,37 @@ async function run(flight: Flight, r: OutboundRequest): Promise<OutboundResponse
       }
     }
 
-    const declared = Number(resHeaders.find(([n]) => n === "content-length")?.[1] ?? "");
+    const contentLength = resHeaders.find(([n]) => n === "content-length")?.[1];
+    const declared = Number(contentLength ?? "");
     const bodyless = currentMethod === "HEAD" || status === 204 || status === 304 || (status >= 100 && status < 200);
-    if (!bodyless && Number.isFinite(declared) && declared > cap) {
+    if (!bodyless && !truncate && Number.isFinite(declared) && declared > cap) {
       res.destroy();
       flight.req?.destroy();
       throw new OutboundError("TOO_LARGE", MSG_TOO_LARGE);
     }
-    const raw = await readBody(flight, res, cap);
+    let read: ReadBody;
+    if (truncate && cap === 0 && !bodyless && !(contentLength !== undefined && declared === 0)) {
+      // Nothing of the body is wanted: do not wait for it (it may be slow or endless).
+      res.destroy();
+      flight.req?.destroy();
+      read = { body: Buffer.alloc(0), truncated: true };
+    } else {
+      read = await readBody(flight, res, cap, truncate);
+    }
+    const raw = read.body;
+    let truncated = read.truncated;
     let out: Buffer = raw;
     let outHeaders = resHeaders;
     const codings = parseCodings(resHeaders);
     if (r.decompress !== false && codings.length > 0 && raw.length > 0) {
-      const decoded = await decode(raw, codings, cap);
+      let decoded: Buffer | undefined;
+      if (truncate) {
+        const cut = await decodeTruncating(raw, codings, cap);
+        decoded = cut?.body;
+        truncated ||= cut?.truncated ?? false;
+      } else {
+        decoded = await decode(raw, codings, cap);
+      }
       if (decoded) {
         out = decoded;
         outHeaders = resHeaders.map(([n, v]): [string, string] =>
@@ -497,6 +610,7 @@ async function run(flight: Flight, r: OutboundRequest): Promise<OutboundResponse
       body: new Uint8Array(out.buffer, out.byteOffset, out.byteLength),
       url: finalUrl.href, // credentials from the URL are never echoed back
       remoteAddress: address,
+      ...(truncated ? { truncated: true as const } : {}),
     };
   }
 }
