@@ -144,6 +144,9 @@ const weirdValues = (rng: Rng): unknown[] => [
   new TextDecoder().decode(randomBytes(rng, 64)),
 ];
 
+const DEEP_MARKER = "\u0001deep-value-marker";
+const DEEP_VALUE = "[".repeat(5000) + "]".repeat(5000);
+
 interface RawCase {
   label: string;
   body?: ReqBody;
@@ -408,9 +411,12 @@ async function casesFor(route: Route, problems: string[]): Promise<Case[]> {
     add("body over the limit", { body: big.fixed, expect: tooLarge }, "application/json");
     add("chunked body over the limit", { body: big.stream(), expect: tooLarge }, "application/json");
 
-    // Fields: each declared field set to weird values on top of a schema-shaped sample.
+    // Fields: each declared field set to weird values on top of a schema-shaped sample, and to a value nested
+    // thousands of levels deep (Elysia's validation error recursion used to overflow the stack: 500).
     if (!full) continue;
     for (const field of fieldsOf(bodySchema)) {
+      const deep = JSON.stringify(withField(sample, field, DEEP_MARKER)).replace(JSON.stringify(DEEP_MARKER), DEEP_VALUE);
+      add(`${field.join(".")}=<5000 levels deep>`, { body: deep }, "application/json");
       const values = weirdValues(rng);
       for (const v of fieldFuzzDone ? pick(rng, values, 3) : values)
         add(`${field.join(".")}=${JSON.stringify(v)?.slice(0, 24)}`, { body: JSON.stringify(withField(sample, field, v)) }, "application/json");
@@ -430,16 +436,20 @@ describe("fuzz: no input gives a 500", () => {
     expect(keys).toContain("GET /api-docs/openapi.json");
   });
 
-  test("unknown routes and methods answer a JSON 404", async () => {
+  test("unknown routes and methods answer a JSON 404, even with a body over the limit (404 comes before 413)", async () => {
+    const tooBig = "x".repeat(MAX_IMPORT + 1);
     const problems = await runAll(
       ["/api/nope", "/api/user/nope/1", "/api/status/extra", "/api/%ZZ", `/api/${"a/".repeat(200)}`].flatMap((p) =>
-        ["GET", "POST", "PUT", "DELETE", "PATCH"].map((method) => ({
-          label: "unknown",
-          method,
-          path: p,
-          headers: {},
-          expect: (status: number, json: any) => (status !== 404 || json?.code !== "NOT_FOUND" ? "expected 404 NOT_FOUND" : undefined),
-        })),
+        ["GET", "POST", "PUT", "DELETE", "PATCH"].flatMap((method) =>
+          (hasBody(method) ? [undefined, tooBig] : [undefined]).map((body) => ({
+            label: body ? "unknown, body over the limit" : "unknown",
+            method,
+            path: p,
+            headers: body ? { "content-type": "application/json" } : ({} as Record<string, string>),
+            body,
+            expect: (status: number, json: any) => (status !== 404 || json?.code !== "NOT_FOUND" ? "expected 404 NOT_FOUND" : undefined),
+          })),
+        ),
       ),
     );
     expect(problems).toEqual([]);

@@ -1,7 +1,7 @@
 // POST /api/send_message: mail configuration checks, validation, per-IP throttle, delivery to catch_all.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startSmtpSink, type SmtpSink } from "../../tests/smtp-sink";
-import { startTestServer, type TestServer } from "../../tests/harness";
+import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
 
 let smtp: SmtpSink;
 let srv: TestServer;
@@ -9,7 +9,12 @@ let srv: TestServer;
 beforeAll(async () => {
   smtp = await startSmtpSink();
   srv = await startTestServer({
-    env: { SECBOX_SMTP_HOST: "127.0.0.1", SECBOX_SMTP_PORT: String(smtp.port), SECBOX_SMTP_CATCH_ALL: "operator@secbox.test" },
+    env: {
+      SECBOX_SMTP_HOST: "127.0.0.1",
+      SECBOX_SMTP_PORT: String(smtp.port),
+      SECBOX_SMTP_CATCH_ALL: "operator@secbox.test",
+      SECBOX_SECURITY_OPERATORS: "op@messages.test",
+    },
   });
 });
 afterAll(async () => {
@@ -26,6 +31,16 @@ describe("send_message", () => {
         const res = await s.anon.post("/api/send_message", {});
         expect(res.status).toBe(403);
         expect(res.json.code).toBe("MAIL_NOT_CONFIGURED");
+        // Even a body that is not an object, not JSON, or not of a JSON type (supplement §21: 403 before 400).
+        for (const [raw, type] of [
+          ["null", "application/json"],
+          ["{bad", "application/json"],
+          ["hi", "text/plain"],
+          ["[1]", "application/json"],
+        ]) {
+          const r = await s.anon.request("POST", "/api/send_message", { raw, headers: { "content-type": type! } });
+          expect([raw, r.status, r.json?.code]).toEqual([raw, 403, "MAIL_NOT_CONFIGURED"]);
+        }
       }
     } finally {
       await noMail.stop();
@@ -59,5 +74,30 @@ describe("send_message", () => {
     expect(limited.status).toBe(429);
     expect(limited.json.code).toBe("RATE_LIMITED");
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
+});
+
+describe("POST /api/users/email", () => {
+  let op: TestUser;
+  beforeAll(async () => {
+    op = await srv.createUser("op@messages.test");
+  });
+
+  test("html null means not set: 204 and the default HTML body is sent", async () => {
+    const res = await op.client.post("/api/users/email", { recipient: "To@Example.com", subject: "Hello", text: "plain <text>", html: null });
+    expect(res.status).toBe(204);
+    const [mail] = await smtp.waitForTo("to@example.com", 1);
+    expect(mail!.subject).toBe("Hello");
+    expect(mail!.html).toContain("plain &lt;text&gt;");
+    const bad = await op.client.post("/api/users/email", { recipient: "to@example.com", subject: "Hello", text: "t", html: 42 });
+    expect([bad.status, bad.json.code]).toEqual([400, "INVALID_INPUT"]);
+  });
+
+  test("subject length counts characters, not UTF-16 units", async () => {
+    const post = (subject: string) => op.client.post("/api/users/email", { recipient: "other@example.com", subject, text: "t" });
+    expect((await post("😀".repeat(200))).status).toBe(204); // 200 characters, 400 UTF-16 units
+    const long = await post("😀".repeat(201));
+    expect([long.status, long.json.code]).toEqual([400, "INVALID_INPUT"]);
+    expect(long.json.message).toStartWith("subject:");
   });
 });

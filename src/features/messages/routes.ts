@@ -15,7 +15,12 @@ export const messagesRoutes = ({ auth, messages, rt }: Services) =>
       },
       {
         auth: "public",
-        body: t.Object({ message: t.Optional(t.Unknown()), email: t.Optional(t.Unknown()) }),
+        // 403 MAIL_NOT_CONFIGURED comes before any body check (supplement §21), JSON decoding included.
+        transform: () => messages.assertMailConfigured(),
+        body: t.Object({
+          message: t.Optional(t.Unknown({ description: "1..10,000 characters" })),
+          email: t.Optional(t.Unknown({ description: "optional reply address" })),
+        }),
         detail: { tags: ["messages"], summary: "Send a contact message to the operator mailbox" },
       },
     )
@@ -27,7 +32,7 @@ export const messagesRoutes = ({ auth, messages, rt }: Services) =>
       },
       {
         auth: "operator",
-        body: t.Object({ recipient: t.String(), subject: t.String(), text: t.String(), html: t.Optional(t.String()) }),
+        body: t.Object({ recipient: t.String(), subject: t.String(), text: t.String(), html: t.Optional(t.Union([t.String(), t.Null()])) }),
         detail: { tags: ["users"], summary: "Queue an email to a recipient (operator)" },
       },
     );

@@ -1,7 +1,7 @@
 // Contact messages to the operator mailbox and operator-queued emails (supplement §21, §4.2 EmailParams).
 import { ApiError, forbidden, invalid, rateLimited } from "../../platform/http/errors";
 import { MemoryRateLimiter, type RateLimiter } from "../../platform/http/rate-limit";
-import { normalizeEmail } from "../../platform/http/validate";
+import { charLength, normalizeEmail } from "../../platform/http/validate";
 import type { Outbox } from "../../platform/mail/outbox";
 import { escapeHtml, renderEmail } from "../../platform/mail/render";
 import type { Runtime } from "../../platform/runtime";
@@ -12,7 +12,7 @@ export interface OperatorEmailInput {
   recipient: string;
   subject: string;
   text: string;
-  html?: string;
+  html?: string | null;
 }
 
 export class MessagesService {
@@ -22,11 +22,17 @@ export class MessagesService {
     private readonly limiter: RateLimiter = new MemoryRateLimiter(MESSAGES_PER_HOUR, 3600_000),
   ) {}
 
-  /** Checks in order: 403 mail not configured, 400 input, 429 per-IP hourly cap (only accepted messages count). */
-  async sendContactMessage(input: { message?: unknown; email?: unknown }, clientIp: string, senderEmail?: string): Promise<void> {
+  /** 403 MAIL_NOT_CONFIGURED without `smtp.host` or `smtp.catch_all`; the route runs it before decoding the body (§21). */
+  assertMailConfigured(): void {
     const { host, catch_all } = this.rt.config.smtp;
     if (host === "" || catch_all === "") throw forbidden("MAIL_NOT_CONFIGURED", "Mail delivery is not configured on this server");
-    if (typeof input.message !== "string" || input.message.trim().length === 0 || input.message.length > 10_000)
+  }
+
+  /** Checks in order: 403 mail not configured, 400 input, 429 per-IP hourly cap (only accepted messages count). */
+  async sendContactMessage(input: { message?: unknown; email?: unknown }, clientIp: string, senderEmail?: string): Promise<void> {
+    this.assertMailConfigured();
+    const { catch_all } = this.rt.config.smtp;
+    if (typeof input.message !== "string" || input.message.trim().length === 0 || charLength(input.message) > 10_000)
       throw invalid("message: must be 1 to 10000 characters");
     const replyTo = input.email === undefined || input.email === null ? undefined : normalizeEmail(input.email, "email");
     const now = this.rt.clock.now();
@@ -51,16 +57,17 @@ export class MessagesService {
   /** POST /api/users/email: always queued, held when SMTP is not configured. */
   async queueOperatorEmail(input: OperatorEmailInput): Promise<void> {
     const to = normalizeEmail(input.recipient, "recipient");
-    if (input.subject.trim().length === 0 || input.subject.length > 200) throw invalid("subject: must be 1 to 200 characters");
-    if (input.text.length === 0 || input.text.length > 100_000) throw invalid("text: must be 1 to 100000 characters");
-    if (input.html !== undefined && input.html.length > 500_000) throw invalid("html: must be at most 500000 characters");
+    const html = input.html ?? undefined; // null means not set (supplement §1)
+    if (input.subject.trim().length === 0 || charLength(input.subject) > 200) throw invalid("subject: must be 1 to 200 characters");
+    if (input.text.length === 0 || charLength(input.text) > 100_000) throw invalid("text: must be 1 to 100000 characters");
+    if (html !== undefined && charLength(html) > 500_000) throw invalid("html: must be at most 500000 characters");
     if (/[\r\n]/.test(input.subject)) throw new ApiError(400, "INVALID_INPUT", "subject: must be a single line");
     await this.outbox.enqueue({
       kind: "operator",
       to,
       subject: input.subject,
       text: input.text,
-      html: input.html ?? `<pre style="white-space:pre-wrap;font-family:inherit">${escapeHtml(input.text)}</pre>`,
+      html: html ?? `<pre style="white-space:pre-wrap;font-family:inherit">${escapeHtml(input.text)}</pre>`,
     });
   }
 }

@@ -4,7 +4,7 @@ import type { Db } from "../../platform/db/db";
 import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
 import { isUuid, newId } from "../../platform/http/ids";
 import { parseListQuery } from "../../platform/http/list-query";
-import { pathId } from "../../platform/http/validate";
+import { charLength, pathId } from "../../platform/http/validate";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import { tagsStore, toUserTag, type TagRef, type UserTag } from "./store";
 
@@ -31,7 +31,8 @@ const TAG_NAME_MAX = 50;
 export function normalizeTagName(raw: unknown, field = "name"): string {
   if (typeof raw !== "string") throw invalid(`${field}: must be a string`);
   const name = raw.trim().toLowerCase();
-  if (name.length < 1 || name.length > TAG_NAME_MAX) throw invalid(`${field}: must be 1 to ${TAG_NAME_MAX} characters`);
+  const len = charLength(name);
+  if (len < 1 || len > TAG_NAME_MAX) throw invalid(`${field}: must be 1 to ${TAG_NAME_MAX} characters`);
   return name;
 }
 

@@ -93,6 +93,17 @@ describe("tags CRUD", () => {
     expect(badJson.json.code).toBe("INVALID_JSON");
   });
 
+  test("name length counts characters, not UTF-16 units", async () => {
+    const u = await srv.createUser();
+    const thirty = await u.client.post("/api/user/tags", { name: "😀".repeat(30) }); // 30 characters, 60 units
+    expect(thirty.status).toBe(201);
+    expect(thirty.json.name).toBe("😀".repeat(30));
+    expect((await u.client.post("/api/user/tags", { name: "😀".repeat(50) })).status).toBe(201);
+    const tooLong = await u.client.post("/api/user/tags", { name: "😀".repeat(51) });
+    expect([tooLong.status, tooLong.json.code]).toEqual([400, "INVALID_INPUT"]);
+    expect(tooLong.json.message).toStartWith("name:");
+  });
+
   test("duplicate name → 409 DUPLICATE_NAME, compared after normalising", async () => {
     const u = await srv.createUser();
     await mkTag(u, "dup");

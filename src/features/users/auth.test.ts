@@ -72,6 +72,31 @@ describe("POST /api/auth/signup", () => {
     expect((await srv.anon.post("/api/auth/signup", { email: "edge8@example.com", password: "12345678" })).status).toBe(200);
     expect((await srv.anon.post("/api/auth/signup", { email: "edge1024@example.com", password: "y".repeat(1024) })).status).toBe(200);
   });
+
+  test("password length counts characters, not UTF-16 units", async () => {
+    // 4 emoji = 4 characters (8 UTF-16 units): too short.
+    const short = await srv.anon.post("/api/auth/signup", { email: "emoji4@example.com", password: "😀".repeat(4) });
+    expect([short.status, short.json.code]).toEqual([400, "WEAK_PASSWORD"]);
+    expect((await srv.anon.post("/api/auth/signup", { email: "emoji8@example.com", password: "😀".repeat(8) })).status).toBe(200);
+    // 1024 emoji = 1024 characters (2048 units): accepted; 1025 refused.
+    expect((await srv.anon.post("/api/auth/signup", { email: "emoji1024@example.com", password: "😀".repeat(1024) })).status).toBe(200);
+    const long = await srv.anon.post("/api/auth/signup", { email: "emoji1025@example.com", password: "😀".repeat(1025) });
+    expect([long.status, long.json.code]).toEqual([400, "WEAK_PASSWORD"]);
+  });
+
+  test("a deeply nested value in a field is a 400, never a 500 (signup, signin, forgot, recover)", async () => {
+    const deep = (n: number) => "[".repeat(n) + "]".repeat(n);
+    for (const [path, body] of [
+      ["/api/auth/signup", `{"email":${deep(5000)},"password":"x"}`],
+      ["/api/auth/signin", `{"email":"a@example.com","password":${deep(5000)}}`],
+      ["/api/auth/forgot", `{"email":${deep(100_000)}}`],
+      ["/api/auth/recover", `{"token":${deep(5000)},"newPassword":"x"}`],
+    ] as const) {
+      const res = await srv.anon.request("POST", path, { raw: body, headers: { "content-type": "application/json" } });
+      expect([path, res.status, res.json?.code]).toEqual([path, 400, "INVALID_INPUT"]);
+      expect(res.json.message).toContain("64");
+    }
+  });
 });
 
 describe("POST /api/auth/signin", () => {

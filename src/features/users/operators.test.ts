@@ -199,6 +199,15 @@ describe("POST /api/user/subscription", () => {
       const res = await post(body);
       expect([JSON.stringify(body), res.status, res.json.code]).toEqual([JSON.stringify(body), 400, "INVALID_INPUT"]);
     }
+    // Timestamps beyond the year 9999 (1e300 included) are refused naming the field; the last second of 9999 is fine.
+    for (const endsAt of [1e300, 253_402_300_800, 2 ** 53]) {
+      const res = await post({ userEmail: "plain@example.com", subscription: { tier: "basic", endsAt } });
+      expect([endsAt, res.status, res.json.code]).toEqual([endsAt, 400, "INVALID_INPUT"]);
+      expect(res.json.message).toStartWith("subscription.endsAt:");
+    }
+    expect((await post({ userEmail: "plain@example.com", subscription: { tier: "basic", endsAt: 253_402_300_799 } })).status).toBe(204);
+    expect((await op.client.get(`/api/users/${plain.id}`)).json.subscription.endsAt).toBe(253_402_300_799);
+    expect((await post({ userEmail: "plain@example.com", subscription: { tier: "basic" } })).status).toBe(204);
     // Body checks come before the unknown user.
     expect((await post({ userEmail: "ghost@example.com", subscription: { tier: "gold" } })).status).toBe(400);
     const unknown = await post({ userEmail: "ghost@example.com", subscription: { tier: "basic" } });
@@ -218,6 +227,9 @@ describe("POST /api/users/{user_id}/api_keys", () => {
 
     expect((await op.client.post(`/api/users/${plain.id}/api_keys`, { name: "" })).status).toBe(400);
     expect((await op.client.post(`/api/users/${plain.id}/api_keys`, { name: "x", expiresAt: nowS() - 1 })).status).toBe(400);
+    const huge = await op.client.post(`/api/users/${plain.id}/api_keys`, { name: "huge", expiresAt: 1e300 });
+    expect([huge.status, huge.json.code]).toEqual([400, "INVALID_INPUT"]);
+    expect(huge.json.message).toStartWith("expiresAt:");
     const dup = await op.client.post(`/api/users/${plain.id}/api_keys`, { name: "minted" });
     expect(dup.status).toBe(409);
     expect(dup.json.code).toBe("DUPLICATE_NAME");

@@ -10,7 +10,7 @@ import type { Db } from "../../platform/db/db";
 import { ApiError, forbidden, invalid, isUniqueViolation, notFound, rateLimited, unauthenticated } from "../../platform/http/errors";
 import { newId } from "../../platform/http/ids";
 import { MemoryRateLimiter, type RateLimiter } from "../../platform/http/rate-limit";
-import { futureTimestamp, normalizeEmail, pathId } from "../../platform/http/validate";
+import { charLength, futureTimestamp, normalizeEmail, pathId } from "../../platform/http/validate";
 import type { Outbox } from "../../platform/mail/outbox";
 import { renderEmail } from "../../platform/mail/render";
 import { nowSec, type Runtime } from "../../platform/runtime";
@@ -59,7 +59,8 @@ const INVALID_CREDENTIALS = "Invalid email or password";
 
 export function checkPassword(raw: unknown, field = "password"): string {
   if (typeof raw !== "string") throw invalid(`${field}: must be a string`);
-  if (raw.length < 8 || raw.length > 1024) throw new ApiError(400, "WEAK_PASSWORD", `${field}: must be 8 to 1024 characters`);
+  const len = charLength(raw);
+  if (len < 8 || len > 1024) throw new ApiError(400, "WEAK_PASSWORD", `${field}: must be 8 to 1024 characters`);
   return raw;
 }
 

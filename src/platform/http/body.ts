@@ -67,17 +67,51 @@ export async function readBodyText(request: Request, limit: number): Promise<str
   return new TextDecoder("utf-8", { fatal: false }).decode(await readBodyBytes(request, limit));
 }
 
+/** Deepest nesting of arrays and objects a JSON body may have (supplement §2: bad input is never a 500). */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * True when the JSON text nests arrays/objects deeper than `limit`. A linear scan without recursion: brackets
+ * inside strings do not count (strings are skipped with indexOf). Runs before JSON.parse, so a hostile body
+ * never reaches code that recurses over the value (Elysia's validation overflows the stack on thousands of levels).
+ */
+export function jsonTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      // Skip to the closing quote: one preceded by an even number of backslashes.
+      for (;;) {
+        const q = text.indexOf('"', i + 1);
+        if (q < 0) return false; // unterminated string: JSON.parse reports it
+        let back = 0;
+        while (text.charCodeAt(q - 1 - back) === 0x5c /* \ */) back++;
+        i = q;
+        if (back % 2 === 0) break;
+      }
+    } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+      if (++depth > limit) return true;
+    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
+      depth--;
+    }
+  }
+  return false;
+}
+
 const isJsonType = (ct: string) => ct === "" || ct === "application/json" || /^application\/[a-z0-9.+-]*\+json$/.test(ct);
 
 /**
  * Decodes a RawBody: empty → `{}` (routes whose fields are all optional accept no body); JSON (or no
- * content type) → parsed value; a form body only where the route accepts it; anything else → 400.
+ * content type) → parsed value (at most MAX_JSON_DEPTH levels deep); a form body only where the route accepts it;
+ * anything else → 400.
  */
 export function decodeBody(raw: RawBody, acceptForm = false): unknown {
   const ct = raw.contentType.split(";")[0]!.trim().toLowerCase();
   if (raw.text.trim() === "") return {};
   if (acceptForm && ct === "application/x-www-form-urlencoded") return Object.fromEntries(new URLSearchParams(raw.text));
   if (!isJsonType(ct)) throw invalid(`Content-Type must be application/json, got ${ct}`, "BAD_CONTENT_TYPE");
+  if (jsonTooDeep(raw.text)) throw invalid(`body: arrays and objects may be nested at most ${MAX_JSON_DEPTH} levels deep`);
   try {
     return JSON.parse(raw.text);
   } catch (err) {

@@ -27,10 +27,16 @@ export const ListQuerySchema = t.Object({
 
 const first = (v: unknown): string | undefined => (Array.isArray(v) ? first(v[0]) : typeof v === "string" ? v : undefined);
 
-function nonNegativeInt(name: string, raw: string | undefined, fallback: number): number {
+/** Largest page index honoured: any page past it is past every list's end anyway, and OFFSET stays a safe integer. */
+export const MAX_PAGE = 1_000_000_000;
+const MAX_PAGE_SIZE = 100;
+
+/** A non-negative integer of any length (digits only), capped at `max`: huge values are valid, not errors. */
+function nonNegativeInt(name: string, raw: string | undefined, fallback: number, max: number): number {
   if (raw === undefined || raw === "") return fallback;
-  if (!/^\d{1,9}$/.test(raw.trim())) throw invalid(`${name}: must be a non-negative integer`);
-  return Number(raw.trim());
+  const s = raw.trim();
+  if (!/^\d+$/.test(s)) throw invalid(`${name}: must be a non-negative integer`);
+  return Math.min(max, Number(s));
 }
 
 const idList = (raw: string | undefined) => [...new Set((raw ?? "").split(",").map((s) => s.trim().toLowerCase()).filter(isUuid))];
@@ -40,8 +46,8 @@ export function parseListQuery(query: Record<string, unknown>, sortKeys: readonl
   const order = (first(query.order) ?? "asc").trim() || "asc";
   if (order !== "asc" && order !== "desc") throw invalid("order: must be asc or desc");
   return {
-    page: nonNegativeInt("page", first(query.page), 0),
-    pageSize: Math.min(100, nonNegativeInt("pageSize", first(query.pageSize), 15)),
+    page: nonNegativeInt("page", first(query.page), 0, MAX_PAGE),
+    pageSize: nonNegativeInt("pageSize", first(query.pageSize), 15, MAX_PAGE_SIZE),
     sort: sortKeys.includes(sort) ? sort : "name",
     order,
     q: (first(query.q) ?? "").trim().slice(0, 200),

@@ -16,6 +16,8 @@ function validationMessage(error: any): string {
   return `${path}: ${typeof schemaMsg === "string" && first.schema?.error ? schemaMsg : message}`;
 }
 
+const isStackOverflow = (error: unknown) => error instanceof RangeError && /call stack|recursion/i.test(error.message);
+
 export function errorResponse(status: number, code: string, message: string, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify({ message, code }), {
     status,
@@ -25,13 +27,16 @@ export function errorResponse(status: number, code: string, message: string, hea
 
 export function httpPlugin(limits: BodyLimits, log: Logger) {
   return new Elysia({ name: "platform/http" })
-    .onRequest(({ request }) => {
-      const path = requestPath(request);
-      checkContentLength(request, bodyLimitFor(path, limits));
-    })
+    // Check order (supplement §1): unknown route 404 → 413 → credentials. Both hooks run only for a matched
+    // route, before its `auth` transform: parse for every route that reads a body (Content-Length first, then
+    // counting the bytes as they arrive), transform for the others (a GET announcing a huge body).
     .onParse({ as: "global" }, async ({ request, contentType }) => {
-      const path = requestPath(request);
-      return new RawBody(await readBodyText(request, bodyLimitFor(path, limits)), contentType ?? "");
+      const limit = bodyLimitFor(requestPath(request), limits);
+      checkContentLength(request, limit);
+      return new RawBody(await readBodyText(request, limit), contentType ?? "");
+    })
+    .onTransform({ as: "global" }, ({ request }) => {
+      checkContentLength(request, bodyLimitFor(requestPath(request), limits));
     })
     .onError({ as: "global" }, ({ code, error, request }) => {
       // Errors thrown while reading the body (413) reach us wrapped in Elysia's ParseError.
@@ -49,6 +54,12 @@ export function httpPlugin(limits: BodyLimits, log: Logger) {
         case "INVALID_COOKIE_SIGNATURE":
         case "INVALID_FILE_TYPE":
           return errorResponse(400, "INVALID_INPUT", "Invalid input");
+      }
+      // Backstop for input nested too deeply for a recursive walk (decodeBody already refuses deep JSON):
+      // a stack overflow while validating is the caller's input, not a server fault.
+      if (isStackOverflow(error)) {
+        log.warn("stack overflow handling a request", { method: request.method, path: requestPath(request) });
+        return errorResponse(400, "INVALID_INPUT", "Request input is nested too deeply");
       }
       if (/FOREIGN KEY constraint failed|violates foreign key constraint/i.test(String((error as Error)?.message)))
         return errorResponse(400, "INVALID_INPUT", "A referenced resource does not exist (it may have just been deleted)");
