@@ -151,6 +151,22 @@ describe("notifications and unsubscribe (RFC 8058)", () => {
     const on = await u.client.post("/api/user/settings", { "notifications.unsubscribed": false });
     expect(on.status).toBe(200);
     expect(await route(u)).toBe(u.email);
+
+    // RFC 8058 §3.1: the one-click POST "SHOULD be sent as multipart/form-data" (a real FormData body here).
+    const form = new FormData();
+    form.append("List-Unsubscribe", "One-Click");
+    const multipart = await fetch(`${srv.url}/api/notifications/unsubscribe?token=${encodeURIComponent(token)}`, { method: "POST", body: form });
+    expect(multipart.status).toBe(204);
+    expect(await route(u)).toBeNull();
+    // a multipart form may carry the token itself; a malformed one is a 400, never a 500
+    await u.client.post("/api/user/settings", { "notifications.unsubscribed": false });
+    const withToken = new FormData();
+    withToken.append("token", token);
+    expect((await fetch(`${srv.url}/api/notifications/unsubscribe`, { method: "POST", body: withToken })).status).toBe(204);
+    expect(await route(u)).toBeNull();
+    const broken = await srv.anon.request("POST", "/api/notifications/unsubscribe", { raw: "--x\r\nno headers", headers: { "content-type": "multipart/form-data; boundary=zzz" } });
+    expect(broken.status).toBe(400);
+    expect(broken.json.code).toBe("INVALID_INPUT");
   });
 
   test("POST answers 204 for any token and 400 only without one; GET page is identical for unknown tokens", async () => {

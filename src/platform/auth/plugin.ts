@@ -3,7 +3,7 @@
 import { Elysia } from "elysia";
 import type { Config } from "../../config/schema";
 import { sha256Hex } from "../crypto/tokens";
-import { decodeBody, RawBody } from "../http/body";
+import { decodeBody, decodeMultipart, isMultipart, RawBody } from "../http/body";
 import { forbidden, unauthenticated } from "../http/errors";
 import type { Clock } from "../runtime";
 import { readCookie, sessionCookie } from "./cookies";
@@ -117,7 +117,7 @@ export function authPlugin(deps: AuthDeps) {
           const { principal, refreshedToken } = await authorize(ctx.request, level);
           if (principal) principals.set(ctx.request, principal);
           if (refreshedToken) ctx.set.headers["set-cookie"] = sessionCookie(session_cookie, refreshedToken, session_ttl, secure);
-          if (ctx.body instanceof RawBody) ctx.body = decodeBody(ctx.body, acceptForm);
+          if (ctx.body instanceof RawBody) ctx.body = acceptForm && isMultipart(ctx.body) ? await decodeMultipart(ctx.body) : decodeBody(ctx.body, acceptForm);
         },
         resolve: ({ request }: { request: Request }) => {
           const principal = principals.get(request);

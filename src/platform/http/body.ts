@@ -99,6 +99,26 @@ export function jsonTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
   return false;
 }
 
+const mediaType = (raw: RawBody) => raw.contentType.split(";")[0]!.trim().toLowerCase();
+
+/** A multipart/form-data body (RFC 8058 allows it for one-click unsubscribe POSTs), for routes that accept forms. */
+export const isMultipart = (raw: RawBody) => mediaType(raw) === "multipart/form-data" && raw.text.trim() !== "";
+
+/** The text fields of a multipart/form-data body (file parts are ignored); a malformed one → 400. */
+export async function decodeMultipart(raw: RawBody): Promise<Record<string, string>> {
+  let form: Awaited<ReturnType<Response["formData"]>>;
+  try {
+    form = await new Response(raw.text, { headers: { "content-type": raw.contentType } }).formData();
+  } catch {
+    throw invalid("body: malformed multipart/form-data");
+  }
+  const out: Record<string, string> = {};
+  form.forEach((value, name) => {
+    if (typeof value === "string") out[name] = value;
+  });
+  return out;
+}
+
 const isJsonType = (ct: string) => ct === "" || ct === "application/json" || /^application\/[a-z0-9.+-]*\+json$/.test(ct);
 
 /**
@@ -107,7 +127,7 @@ const isJsonType = (ct: string) => ct === "" || ct === "application/json" || /^a
  * anything else → 400.
  */
 export function decodeBody(raw: RawBody, acceptForm = false): unknown {
-  const ct = raw.contentType.split(";")[0]!.trim().toLowerCase();
+  const ct = mediaType(raw);
   if (raw.text.trim() === "") return {};
   if (acceptForm && ct === "application/x-www-form-urlencoded") return Object.fromEntries(new URLSearchParams(raw.text));
   if (!isJsonType(ct)) throw invalid(`Content-Type must be application/json, got ${ct}`, "BAD_CONTENT_TYPE");

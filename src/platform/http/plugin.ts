@@ -33,7 +33,7 @@ export function httpPlugin(limits: BodyLimits, log: Logger) {
     .onParse({ as: "global" }, async ({ request, contentType }) => {
       const limit = bodyLimitFor(requestPath(request), limits);
       checkContentLength(request, limit);
-      return new RawBody(await readBodyText(request, limit), contentType ?? "");
+      return new RawBody(await readBodyText(request, limit), request.headers.get("content-type") ?? contentType ?? "");
     })
     .onTransform({ as: "global" }, ({ request }) => {
       checkContentLength(request, bodyLimitFor(requestPath(request), limits));
