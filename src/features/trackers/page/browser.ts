@@ -1,9 +1,9 @@
 // The shared Chromium process of the page-tracker engine: launch flags for locked-down hosts, a fresh user data
-// directory per browser (removed when it is gone), a browser-wide deny-all proxy (traffic outside a run's own
+// directory per browser (Chromium's TMPDIR inside it; removed when the browser is gone), a browser-wide deny-all proxy (traffic outside a run's own
 // context, e.g. background requests, goes nowhere), crash detection, and the RSS of the whole process tree.
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join, resolve, sep } from "node:path";
 import puppeteer, { type Browser } from "puppeteer-core";
 import type { Logger } from "../../../platform/log";
 import { openProxySession, type ProxySession } from "./proxy";
@@ -30,7 +30,10 @@ export function launchArgs(proxyAddress: string, asRoot: boolean): string[] {
     "--proxy-bypass-list=<-loopback>",
     // No name resolution inside Chromium at all (the proxy resolves and checks): no DNS leak, no rebinding.
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-    // WebRTC may not send UDP around the proxy.
+    // WebRTC may not send UDP around the proxy (ICE, STUN, connectivity checks to page-supplied candidates): only
+    // proxied TCP (TURN over TCP through our proxy, which applies the run's policy). This Chromium honours
+    // --webrtc-ip-handling-policy; --force-… is kept for builds that read that one.
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     // Load exactly the URL given (no automatic https upgrade of http URLs), no local-network permission prompts.
     "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,LocalNetworkAccessChecks,MediaRouter,Translate,OptimizationHints,AutofillServerCommunication,CertificateTransparencyComponentUpdater",
@@ -123,6 +126,8 @@ export class BrowserHandle {
   readonly launchedAt = Date.now();
   private readonly deathListeners = new Set<() => void>();
   private closing: Promise<void> | null = null;
+  /** Directory of Chromium's singleton socket when it is outside the user data directory (removed by cleanup). */
+  private socketDir: string | null = null;
 
   private constructor(
     readonly browser: Browser,
@@ -136,7 +141,20 @@ export class BrowserHandle {
 
   static async launch(opts: BrowserHandleOptions): Promise<BrowserHandle> {
     const userDataDir = mkdtempSync(join(tmpdir(), "secbox-chromium-"));
-    const denyProxy = await openProxySession({ allowPrivate: false, denyAll: true });
+    // Chromium's temporary files and directories — among them the org.chromium.Chromium.XXXXXX directory of its
+    // process-singleton socket, which it leaves behind — go inside the user data directory, removed with it.
+    // (Unix socket paths are limited to 107 bytes: with a very long TMPDIR the system one is used instead and
+    // the socket directory is removed by cleanup().)
+    const chromiumTmp = join(userDataDir, "tmp");
+    mkdirSync(chromiumTmp);
+    const ownTmp = join(chromiumTmp, "org.chromium.Chromium.XXXXXX", "SingletonSocket").length < 100;
+    let denyProxy: ProxySession;
+    try {
+      denyProxy = await openProxySession({ allowPrivate: false, denyAll: true });
+    } catch (err) {
+      rmSync(userDataDir, { recursive: true, force: true });
+      throw err;
+    }
     const asRoot = typeof process.getuid === "function" && process.getuid() === 0;
     let browser: Browser;
     try {
@@ -146,6 +164,7 @@ export class BrowserHandle {
         pipe: true, // no DevTools TCP port on the host
         userDataDir,
         args: [...launchArgs(denyProxy.address, asRoot), ...(opts.extraArgs ?? [])],
+        ...(ownTmp ? { env: { ...process.env, TMPDIR: chromiumTmp } } : {}),
         defaultViewport: { width: 1280, height: 800 }, // §16.2
         handleSIGINT: false,
         handleSIGTERM: false,
@@ -156,12 +175,16 @@ export class BrowserHandle {
       });
     } catch (err) {
       await denyProxy.close();
+      const socketDir = singletonSocketDir(userDataDir);
+      if (socketDir) rmSync(socketDir, { recursive: true, force: true });
       rmSync(userDataDir, { recursive: true, force: true });
       throw err;
     }
     const pid = browser.process()?.pid;
     opts.log.info("chromium started", { pid });
-    return new BrowserHandle(browser, pid, userDataDir, denyProxy, opts.log);
+    const handle = new BrowserHandle(browser, pid, userDataDir, denyProxy, opts.log);
+    handle.socketDir = singletonSocketDir(userDataDir);
+    return handle;
   }
 
   /** Called once when the browser is gone; returns an unsubscribe function. */
@@ -247,16 +270,35 @@ export class BrowserHandle {
         });
       }
       // Stragglers of the group (utility processes) may still write into the profile for a moment.
-      for (const wait of [0, 200, 1000]) {
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        try {
-          rmSync(this.userDataDir, { recursive: true, force: true });
-        } catch (err) {
-          this.log.warn("could not remove chromium user data dir", { error: (err as Error).message });
+      for (const dir of [this.userDataDir, this.socketDir]) {
+        if (dir === null) continue;
+        for (const wait of [0, 200, 1000]) {
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          try {
+            rmSync(dir, { recursive: true, force: true });
+          } catch (err) {
+            this.log.warn("could not remove a chromium directory", { error: (err as Error).message });
+          }
+          if (!existsSync(dir)) break;
         }
-        if (!existsSync(this.userDataDir)) break;
       }
     })();
     return this.cleaning;
   }
+}
+
+/**
+ * The org.chromium.Chromium.XXXXXX directory `<userDataDir>/SingletonSocket` points to, when it lies outside the
+ * user data directory (null otherwise, or when there is no such link).
+ */
+function singletonSocketDir(userDataDir: string): string | null {
+  let target: string;
+  try {
+    target = readlinkSync(join(userDataDir, "SingletonSocket"));
+  } catch {
+    return null;
+  }
+  const dir = dirname(resolve(userDataDir, target));
+  if (dir === userDataDir || dir.startsWith(userDataDir + sep)) return null;
+  return basename(dir).startsWith("org.chromium.") ? dir : null;
 }

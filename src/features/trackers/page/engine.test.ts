@@ -4,6 +4,8 @@
 // *.localhost — stays refused; `resolver` maps the fake names site.test → 127.0.0.1 and evil.test → 127.0.0.2.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
+import { createSocket } from "node:dgram";
+import { createServer as createTcpServer } from "node:net";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -90,6 +92,27 @@ function routes(req: Request): Response | Promise<Response> {
       });
     case "/leave":
       return html(`<p>leaving</p><script>setTimeout(() => { location.href = "/rendered"; }, 50);</script>`);
+    case "/webrtc":
+      // WebRTC towards a private address (127.0.0.2): STUN/TURN servers and a fabricated remote answer whose ICE
+      // candidates point there (UDP and TCP). Only proxied TCP may leave Chromium; the proxy refuses 127.0.0.2.
+      return html(`<p id="p">start</p><script>
+        (async () => {
+          const q = new URLSearchParams(location.search), u = q.get("u"), t = q.get("t"), out = [];
+          const pc = new RTCPeerConnection({ iceServers: [{ urls: "stun:127.0.0.2:" + u },
+            { urls: "turn:127.0.0.2:" + u + "?transport=udp", username: "u", credential: "c" }] });
+          pc.createDataChannel("x");
+          await pc.setLocalDescription(await pc.createOffer());
+          const fp = pc.localDescription.sdp.match(/a=fingerprint:.*/)[0];
+          const sdp = ["v=0", "o=- 1 2 IN IP4 127.0.0.1", "s=-", "t=0 0", "a=group:BUNDLE 0", "m=application 9 UDP/DTLS/SCTP webrtc-datachannel",
+            "c=IN IP4 0.0.0.0", "a=ice-ufrag:EVIL", "a=ice-pwd:evilevilevilevilevilevil", fp, "a=setup:active", "a=mid:0", "a=sctp-port:5000",
+            "a=candidate:1 1 udp 2122260223 127.0.0.2 " + u + " typ host", "a=candidate:2 1 tcp 2122260222 127.0.0.2 " + t + " typ host tcptype passive", ""].join("\\r\\n");
+          try { await pc.setRemoteDescription({ type: "answer", sdp }); out.push("remote set"); } catch (e) { out.push("error " + e); }
+          document.getElementById("p").textContent = out.join(",");
+        })();
+      </script>`);
+    case "/fake-refusal":
+      // A page server imitating the proxy's refusal header (without the session's marker): an ordinary page.
+      return new Response("<p>not the proxy</p>", { headers: { "content-type": "text/html", "x-secbox-proxy": "refused" } });
     case "/dialog":
       return html(`<p id="d">before</p><script>alert("hi"); document.getElementById("d").textContent = confirm("sure?") ? "yes" : "no";</script>`);
     default:
@@ -429,6 +452,88 @@ describe.skipIf(!haveChromium)("page engine", () => {
 
       const unresolvable = await run({ url: `http://nowhere.test/`, allowPrivate: false });
       expect(unresolvable.error).toBe("Failed to connect to upstream: could not resolve host");
+    },
+    T,
+  );
+
+  test(
+    "a #fragment or user:pass@ in the URL does not turn a refused or failed document into a success",
+    async () => {
+      const refused = "URL not allowed (private address)";
+      for (const url of [
+        `http://127.0.0.2:${port}/rendered#top`,
+        `http://u:p@127.0.0.2:${port}/rendered`,
+        `http://u:p@evil.test:${port}/rendered#x`,
+        `${base}/redirect-private#frag`, // the redirect target inherits the fragment
+      ]) {
+        const r = await run({ url, allowPrivate: false });
+        expect({ url, ok: r.ok, error: r.error }).toEqual({ url, ok: false, error: refused });
+        expect(r.phases.map((p) => p.status)).toEqual(["success", "failure", "skipped"]);
+      }
+      for (const url of [`http://nowhere.test/#news`, `http://user:pw@nowhere.test/`]) {
+        const r = await run({ url, allowPrivate: false });
+        expect({ url, ok: r.ok, error: r.error }).toEqual({ url, ok: false, error: "Failed to connect to upstream: could not resolve host" });
+      }
+      // A page's own server cannot pass for the proxy: the refusal header without the session's marker is ignored.
+      const fake = await run({ url: `${base}/fake-refusal`, allowPrivate: false });
+      expect(fake.error).toBeUndefined();
+      expect(text(fake)).toBe("not the proxy");
+    },
+    T,
+  );
+
+  test(
+    "WebRTC sends no UDP around the proxy: STUN, TURN and ICE checks towards a private address never arrive",
+    async () => {
+      const datagrams: string[] = [];
+      const udp = createSocket("udp4");
+      udp.on("message", (m, from) => datagrams.push(`${m.length} B from ${from.address}:${from.port}`));
+      await new Promise<void>((r) => udp.bind(0, "127.0.0.2", r));
+      let tcpConnections = 0;
+      const tcp = createTcpServer((s) => {
+        tcpConnections++;
+        s.destroy();
+      });
+      await new Promise<void>((r) => tcp.listen(0, "127.0.0.2", r));
+      try {
+        const u = udp.address().port;
+        const t = (tcp.address() as { port: number }).port;
+        const r = await run({ url: `${base}/webrtc?u=${u}&t=${t}`, allowPrivate: false, waitFor: { delayMs: 2500 }, extractor: `document.getElementById("p").textContent` });
+        expect(r.error).toBeUndefined();
+        expect(text(r)).toBe("remote set"); // the page really started ICE towards 127.0.0.2
+        await sleep(300);
+        expect(datagrams).toEqual([]);
+        expect(tcpConnections).toBe(0);
+        // TCP went to the proxy, which refused it.
+        expect(r.blocked).toContain(`127.0.0.2:${t}`);
+      } finally {
+        udp.close();
+        tcp.close();
+      }
+    },
+    T,
+  );
+
+  test(
+    "refused requests in a loop: what a run keeps stays bounded (≤ 1,000 blocked URLs of ≤ 2 KiB, ≤ 200 logs)",
+    async () => {
+      const r = await run({
+        url: `${base}/rendered`,
+        allowPrivate: false,
+        timeoutMs: 14_000,
+        extractor: `let n = 0;
+          const long = "a".repeat(3000);
+          for (let b = 0; b < 24; b++) {
+            await Promise.all(Array.from({ length: 50 }, () => fetch("http://127.0.0.2:${port}/" + (n++) + "/" + long, { mode: "no-cors" }).catch(() => {})));
+          }
+          return n;`,
+      });
+      expect(r.error).toBeUndefined();
+      expect(text(r)).toBe("1200");
+      expect(r.blocked.length).toBe(1000);
+      expect(r.blocked.every((u) => u.length === 2048 && /^http:\/\/127\.0\.0\.2:[0-9]+\/[0-9]+\/aaa+$/.test(u))).toBe(true);
+      expect(r.logs.length).toBeLessThanOrEqual(200);
+      expect(r.logs.every((l) => new TextEncoder().encode(l.message).length <= 2048)).toBe(true);
     },
     T,
   );

@@ -19,7 +19,7 @@ import { OutboundError } from "../../../platform/net/errors";
 import { parseOutboundUrl, type Resolver } from "../../../platform/net/guard";
 import { BrowserHandle } from "./browser";
 import { ExtractError, runExtractor, validSelector } from "./extractor";
-import { hostKey, openProxySession, urlHostKey, type ProxyEvent, type ProxySession } from "./proxy";
+import { cutCopy, hostKey, MAX_EVENT_URL_CHARS, MAX_EVENTS, openProxySession, urlHostKey, type ProxySession } from "./proxy";
 
 export interface PageRunRequest {
   url: string;
@@ -77,7 +77,8 @@ export interface PageRunResult {
   phases: PagePhase[];
   /** Page console output, uncaught page errors and blocked/failed requests (warn); ≤ 200 entries of ≤ 2 KiB. */
   logs: PageLog[];
-  /** URLs (or host:port for refused tunnels) the proxy refused under the private-target rule. */
+  /** URLs (or host:port for refused tunnels) the proxy refused under the private-target rule; at most
+   * MAX_BLOCKED entries, URLs cut to 2 KiB. */
   blocked: string[];
   /** Only with `debug`: ≤ 5 MiB in total. */
   screenshots?: PageScreenshot[];
@@ -120,6 +121,14 @@ export interface ChromiumEngineStats {
 }
 
 const MAX_LOGS = 200;
+/**
+ * Per-run bound of what is kept about refused requests and failed requests (a page can fire them in a loop, with
+ * URLs of up to 64 KiB): at most MAX_BLOCKED refused URLs / tunnels and MAX_FAILED_URLS failed request URLs, each
+ * cut to MAX_EVENT_URL_CHARS (2 KiB); the rest is only counted. (Logs have their own bound: MAX_LOGS entries of
+ * MAX_LOG_BYTES; the proxy session bounds its own records, see proxy.ts.)
+ */
+export const MAX_BLOCKED = MAX_EVENTS;
+const MAX_FAILED_URLS = 1000;
 const MAX_LOG_BYTES = 2048;
 const MAX_SCREENSHOT_BYTES = 5 * 1024 * 1024;
 const CONTEXT_CLOSE_TIMEOUT = 5000;
@@ -186,7 +195,10 @@ class RunState {
   prep?: Prepared;
   resources?: { pending: Promise<void>[]; items: Map<string, PageResource> };
   readonly logs: PageLog[] = [];
-  readonly proxyEvents: ProxyEvent[] = [];
+  /** Refused plain HTTP URLs and refused tunnels (host:port), MAX_BLOCKED in all; `blockedDropped` counts the rest. */
+  readonly blockedUrls = new Set<string>();
+  readonly blockedTunnels = new Set<string>();
+  blockedDropped = 0;
   readonly failedUrls: string[] = [];
   readonly screenshots: PageScreenshot[] = [];
   screenshotBytes = 0;
@@ -524,7 +536,9 @@ export class ChromiumEngine {
           () => true,
           () => h.dead,
         );
-        const ok = await Promise.race([closing, new Promise<boolean>((r) => setTimeout(() => r(false), CONTEXT_CLOSE_TIMEOUT))]);
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const ok = await Promise.race([closing, new Promise<boolean>((r) => (timer = setTimeout(() => r(false), CONTEXT_CLOSE_TIMEOUT)))]);
+        clearTimeout(timer);
         if (!ok && !h.dead) {
           this.opts.log.warn("chromium context did not close in time; killing the browser", { pid: h.pid });
           this.retire(h);
@@ -641,10 +655,16 @@ export class ChromiumEngine {
         ...(this.opts.refuseAddress ? { refuseAddress: this.opts.refuseAddress } : {}),
       },
       (e) => {
-        st.proxyEvents.push(e);
         const target = e.url ?? hostKey(e.host, e.port);
-        if (e.kind === "blocked") st.log("warn", `Blocked request to ${target}: ${e.message}`);
-        else st.log("warn", `Request to ${target} failed: ${e.message}`);
+        if (e.kind !== "blocked") {
+          st.log("warn", `Request to ${target} failed: ${e.message}`);
+          return;
+        }
+        st.log("warn", `Blocked request to ${target}: ${e.message}`);
+        const into = e.url !== undefined ? st.blockedUrls : st.blockedTunnels;
+        if (into.has(target)) return;
+        if (st.blockedUrls.size + st.blockedTunnels.size < MAX_BLOCKED) into.add(target);
+        else st.blockedDropped++;
       },
     );
     this.idleContexts.delete((st.prep as Prepared).ctx);
@@ -655,7 +675,7 @@ export class ChromiumEngine {
       void d.dismiss().catch(() => {});
     });
     page.on("requestfailed", (r) => {
-      if (st.failedUrls.length < 1000) st.failedUrls.push(r.url());
+      if (st.failedUrls.length < MAX_FAILED_URLS) st.failedUrls.push(cutCopy(r.url(), MAX_EVENT_URL_CHARS));
     });
     cdp.on("Runtime.consoleAPICalled", (e) => {
       const level = CONSOLE_LEVEL[e.type] ?? "log";
@@ -719,6 +739,9 @@ export class ChromiumEngine {
     st.check();
     const refused = proxy.failureFor(response?.url() ?? mainUrl);
     if (refused) throw new Error(refused.message);
+    // The proxy's own answer as the document, its event no longer in the session's lookup tables (a page that
+    // flooded refused requests first): still a failure, with the proxy's message.
+    if (response && proxy.isOwnRefusal(response.headers())) throw new Error(await this.refusalText(response));
     if (req.debug) await this.screenshot(st, "navigated", 5000);
     const status = response?.status() ?? 0;
     if (status >= 400) st.log("warn", `The page answered HTTP ${status}`);
@@ -772,21 +795,29 @@ export class ChromiumEngine {
     }
   }
 
-  /** Blocked targets as URLs: plain HTTP by URL, tunnels matched to the page's failed requests, else host:port. */
+  /** The message of a proxy refusal served as the main document (the proxy's own text, from its answer). */
+  private async refusalText(response: HTTPResponse): Promise<string> {
+    const fallback = response.status() === 403 ? "URL not allowed (private address)" : "Failed to connect to upstream";
+    try {
+      const text = (await response.text()).trim();
+      return text.length > 0 && text.length <= 500 ? text : fallback;
+    } catch {
+      return fallback;
+    }
+  }
+
+  /**
+   * Blocked targets as URLs (≤ MAX_BLOCKED): plain HTTP by URL, tunnels matched to the page's failed requests,
+   * else host:port.
+   */
   private blockedList(st: RunState): string[] {
-    const out = new Set<string>();
-    for (const e of st.proxyEvents) {
-      if (e.kind !== "blocked") continue;
-      if (e.url !== undefined) {
-        out.add(e.url);
-        continue;
-      }
-      const key = hostKey(e.host, e.port);
+    const out = new Set<string>(st.blockedUrls);
+    for (const key of st.blockedTunnels) {
       const matches = st.failedUrls.filter((u) => urlHostKey(u) === key);
       if (matches.length === 0) out.add(key);
       for (const m of matches) out.add(m);
     }
-    return [...out];
+    return [...out].slice(0, MAX_BLOCKED);
   }
 }
 

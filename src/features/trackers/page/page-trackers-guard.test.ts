@@ -70,6 +70,22 @@ describe("private targets not allowed", () => {
     expect(hits).toBe(0); // the page server never saw a request
   });
 
+  test("a failed document fails the run with the same error whatever the URL's #fragment or user:pass@", async () => {
+    // .invalid never resolves: the proxy answers 502 "Failed to connect to upstream: could not resolve host", which
+    // must be the run's error — never a revision holding the proxy's text.
+    const message = "Failed to connect to upstream: could not resolve host";
+    for (const url of ["http://down.example.invalid/", "http://down.example.invalid/#news", "http://user:pw@down.example.invalid/"]) {
+      const t = (await u.client.post(BASE, { name: `down-${crypto.randomUUID().slice(0, 8)}`, target: { url } })).json;
+      expect(t.target.url).toBe(url);
+      const revisions = (await u.client.post(`${BASE}/${t.id}/_history`, { refresh: true })).json;
+      expect({ url, revisions }).toEqual({ url, revisions: [] });
+      const [log] = (await u.client.get(`${BASE}/${t.id}/_logs`)).json;
+      expect({ url, status: log.status, error: log.error }).toEqual({ url, status: "failure", error: message });
+      const d = (await u.client.post(`${BASE}/_debug`, { target: { url } })).json;
+      expect({ url, error: d.error, result: d.result }).toEqual({ url, error: message, result: undefined });
+    }
+  });
+
   test("a missing Chromium executable fails runs with a clear error", async () => {
     // (GET /api/status probes features.chromium once at start; the page service checks before every run.)
     const original = srv.config.chromium.executable;

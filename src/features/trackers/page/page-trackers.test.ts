@@ -159,6 +159,12 @@ describe("page tracker CRUD and validation", () => {
       [{ name: "x", target: { ...ok, waitFor: "#a" } }, "target.waitFor", "INVALID_INPUT"],
       [{ name: "x", target: { ...ok, waitFor: { selector: "a".repeat(1025) } } }, "target.waitFor.selector", "INVALID_INPUT"],
       [{ name: "x", target: { ...ok, waitFor: { selector: "" } } }, "target.waitFor.selector", "INVALID_INPUT"],
+      // Selectors no run could ever use (querySelector throws on them).
+      [{ name: "x", target: { ...ok, waitFor: { selector: "[[[" } } }, "target.waitFor.selector", "INVALID_INPUT"],
+      [{ name: "x", target: { ...ok, waitFor: { selector: "##" } } }, "target.waitFor.selector", "INVALID_INPUT"],
+      [{ name: "x", target: { ...ok, waitFor: { selector: "div > p)" } } }, "target.waitFor.selector", "INVALID_INPUT"],
+      [{ name: "x", target: { ...ok, waitFor: { selector: "a:not(.x]" } } }, "target.waitFor.selector", "INVALID_INPUT"],
+      [{ name: "x", target: { ...ok, waitFor: { selector: ".5" } } }, "target.waitFor.selector", "INVALID_INPUT"],
       [{ name: "x", target: { ...ok, waitFor: { delayMs: 30_001 } } }, "target.waitFor.delayMs", "INVALID_INPUT"],
       [{ name: "x", target: { ...ok, waitFor: { delayMs: -1 } } }, "target.waitFor.delayMs", "INVALID_INPUT"],
       [{ name: "x", target: { ...ok, waitFor: { delayMs: 1.5 } } }, "target.waitFor.delayMs", "INVALID_INPUT"],
@@ -167,6 +173,9 @@ describe("page tracker CRUD and validation", () => {
       [{ name: "x", target: { ...ok, headers: { a: 1 } } }, "target.headers.a", "INVALID_INPUT"],
       [{ name: "x", target: { ...ok, headers: { "bad name": "v" } } }, "target.headers", "INVALID_INPUT"],
       [{ name: "x", target: { ...ok, headers: ["a"] } }, "target.headers", "INVALID_INPUT"],
+      [{ name: "x", target: { ...ok, headers: { Host: "x.example" } } }, "target.headers", "INVALID_INPUT"],
+      [{ name: "x", target: { ...ok, headers: { "Proxy-Authorization": "Basic eA==" } } }, "target.headers", "INVALID_INPUT"],
+      [{ name: "x", target: { ...ok, headers: { connection: "close" } } }, "target.headers", "INVALID_INPUT"],
       [{ name: "x", target: { ...ok, acceptInvalidCertificates: "yes" } }, "target.acceptInvalidCertificates", "INVALID_INPUT"],
       [{ name: "x", target: { ...ok, resources: 1 } }, "target.resources", "INVALID_INPUT"],
       [{ name: "x", target: ok, config: { timeout: 4999 } }, "config.timeout", "INVALID_INPUT"],
@@ -193,6 +202,14 @@ describe("page tracker CRUD and validation", () => {
     expect(edge.target.userAgent).toBeUndefined();
     expect(edge.config.timeout).toBe(5000);
     expect((await createOk(u, { target: { ...ok, waitFor: {} }, config: { timeout: 120_000 } })).target.waitFor).toBeUndefined();
+    // Valid selectors of every shape pass (brackets and parentheses inside strings, escapes, comments, nesting).
+    for (const selector of [
+      `main article[data-id="a]b(c"] > p:nth-child(2n + 1 of .x):not(:has(> img))`,
+      `#\\31 23.a\\:b::part(x), :is(h1, h2)[lang|=en i] /* ( ] */ ~ span`,
+      `li:nth-last-of-type(odd) a[href$='.pdf' i]`,
+    ]) {
+      expect((await createOk(u, { target: { ...ok, waitFor: { selector } } })).target.waitFor).toEqual({ selector });
+    }
 
     await createOk(u, { name: "dup", target: ok });
     const dup = await create(u, { name: "dup", target: ok });

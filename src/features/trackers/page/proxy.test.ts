@@ -1,7 +1,7 @@
 // The page runs' loopback forward proxy on its own: raw sockets against local upstreams.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect, createServer, type Server, type Socket } from "node:net";
-import { openProxySession, urlHostKey, type ProxyEvent } from "./proxy";
+import { MAX_EVENT_URL_CHARS, MAX_EVENTS, MAX_LOOKUP_ENTRIES, openProxySession, urlHostKey, type ProxyEvent } from "./proxy";
 
 let http: ReturnType<typeof Bun.serve>;
 let echo: Server;
@@ -104,6 +104,55 @@ describe("page proxy", () => {
     expect(p.failureFor(`http://127.0.0.1:${port}/other`)).toBeUndefined();
     expect(p.failureFor("https://localhost/any/path")?.kind).toBe("blocked");
     expect(p.failureFor("wss://localhost/socket")?.kind).toBe("blocked");
+    await p.close();
+  });
+
+  test("failures are found whatever the fragment and userinfo; refusals carry the session's marker header", async () => {
+    const p = await openProxySession({ allowPrivate: false });
+    const port = http.port as number;
+    const plain = await exchange(p.port, `GET http://127.0.0.1:${port}/page?q=1 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+    expect(plain.text).toStartWith("HTTP/1.1 403");
+    for (const url of [`http://127.0.0.1:${port}/page?q=1`, `http://127.0.0.1:${port}/page?q=1#top`, `http://u:p@127.0.0.1:${port}/page?q=1`, `http://u@127.0.0.1:${port}/page?q=1#`]) {
+      expect({ url, message: p.failureFor(url)?.message }).toEqual({ url, message: "URL not allowed (private address)" });
+    }
+    expect(p.failureFor(`http://127.0.0.1:${port}/page?q=2#top`)).toBeUndefined();
+    const header = /\r\nX-Secbox-Proxy: (.*)\r\n/i.exec(plain.text)?.[1];
+    expect(header).toBe(`refused ${p.marker}`);
+    expect(p.isOwnRefusal({ "x-secbox-proxy": header as string })).toBe(true);
+    expect(p.isOwnRefusal({ "x-secbox-proxy": "refused" })).toBe(false);
+    expect(p.isOwnRefusal({})).toBe(false);
+    const other = await openProxySession();
+    expect(other.marker).not.toBe(p.marker);
+    await Promise.all([p.close(), other.close()]);
+  });
+
+  test("records stay bounded when a page loops refused requests with long URLs", async () => {
+    let seen = 0;
+    let longest = 0;
+    const p = await openProxySession({ allowPrivate: false }, (e) => {
+      seen++;
+      longest = Math.max(longest, e.url?.length ?? 0);
+    });
+    const port = http.port as number;
+    const total = MAX_EVENTS + 100;
+    const url = (i: number) => `http://127.0.0.1:${port}/${i}/${"a".repeat(10_000)}`;
+    for (let b = 0; b < total; b += 50) {
+      await Promise.all(
+        Array.from({ length: Math.min(50, total - b) }, (_, k) => exchange(p.port, `GET ${url(b + k)} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`)),
+      );
+    }
+    expect(seen).toBe(total); // every refusal reaches the listener…
+    expect(longest).toBe(MAX_EVENT_URL_CHARS); // …with its URL cut to 2 KiB
+    expect(p.events.length).toBe(MAX_EVENTS);
+    expect(p.dropped).toBe(100);
+    expect(p.events.every((e) => (e.url?.length ?? 0) <= MAX_EVENT_URL_CHARS)).toBe(true);
+    // Lookups keep the most recent MAX_LOOKUP_ENTRIES URLs (by their full text, not the cut one).
+    expect(MAX_LOOKUP_ENTRIES).toBeLessThan(total);
+    let found = 0;
+    for (let i = 0; i < total; i++) if (p.failureFor(url(i))) found++;
+    expect(found).toBe(MAX_LOOKUP_ENTRIES);
+    expect(p.failureFor(url(total - 1))?.kind).toBe("blocked");
+    expect(p.failureFor(`${url(total - 1)}#frag`)?.kind).toBe("blocked");
     await p.close();
   });
 

@@ -4,6 +4,7 @@
 // knows which rule applies without credentials. For every target the session resolves the host once through
 // `resolveAllowed` and connects to that checked address (no second lookup). Supports CONNECT (https, wss) and
 // absolute-form plain HTTP forwarding (one request per client connection, `Connection: close` both ways).
+import { createHash, randomBytes } from "node:crypto";
 import { createServer, connect, type Server, type Socket } from "node:net";
 import { OutboundError } from "../../../platform/net/errors";
 import { isPrivateAddress, resolveAllowed, type Resolver } from "../../../platform/net/guard";
@@ -26,7 +27,8 @@ export interface ProxyEvent {
   /** Lower-case host as requested (no brackets) and port. */
   host: string;
   port: number;
-  /** Full URL for plain HTTP requests; absent for CONNECT tunnels (the proxy only sees host:port). */
+  /** URL of a plain HTTP request (cut to MAX_EVENT_URL_CHARS); absent for CONNECT tunnels (the proxy only sees
+   * host:port). */
   url?: string;
   /** The §1.1 / §11.7 message (`URL not allowed (private address)`, `Failed to connect to upstream: …`). */
   message: string;
@@ -34,6 +36,48 @@ export interface ProxyEvent {
 
 const MAX_HEAD = 64 * 1024;
 const DEFAULT_CONNECT_TIMEOUT = 15_000;
+
+/**
+ * Memory bound of one session (= one run): a page can make refused requests in a loop, each with a URL of up to
+ * MAX_HEAD bytes, so nothing per event is kept without limit. `events` keeps the first MAX_EVENTS events (later
+ * ones only count in `dropped`; every event still reaches the listener, which bounds its own copy); the lookup
+ * tables behind failureFor keep the MAX_LOOKUP_ENTRIES most recent URLs (as hashes) and tunnels; an event's `url`
+ * is cut to MAX_EVENT_URL_CHARS. A refusal that fell out of the tables is still recognised on a page's main
+ * response by the session's marker header (isOwnRefusal).
+ */
+export const MAX_EVENTS = 1000;
+export const MAX_LOOKUP_ENTRIES = 1000;
+export const MAX_EVENT_URL_CHARS = 2048;
+
+/**
+ * `s` cut to `max` UTF-16 units, as a string of its own: a slice of a long string may keep the whole original
+ * alive (JavaScriptCore substrings share their base), which is exactly what a cut must not do.
+ */
+export function cutCopy(s: string, max: number): string {
+  return s.length <= max ? s : Buffer.from(s.slice(0, max), "utf8").toString("utf8");
+}
+
+/**
+ * The identity of a URL for failure lookups: without fragment and userinfo (the request line Chromium sends the
+ * proxy carries neither, the URL a page was asked to load may have both), hashed so a key stays small whatever the
+ * URL's length.
+ */
+export function urlKey(url: string): string {
+  let s = url;
+  try {
+    const u = new URL(url);
+    u.hash = "";
+    u.username = "";
+    u.password = "";
+    s = u.href;
+  } catch {
+    /* not a URL: hashed as given */
+  }
+  return createHash("sha256").update(s).digest("base64");
+}
+
+/** Header name of the proxy's own refusal answers (value `refused <session marker>`). */
+export const REFUSAL_HEADER = "x-secbox-proxy";
 
 /** `host:port` key with IPv6 hosts bracketed, lower case. */
 export function hostKey(host: string, port: number): string {
@@ -57,13 +101,19 @@ export function urlHostKey(url: string): string | null {
 }
 
 export class ProxySession {
+  /** The first MAX_EVENTS refused/failed targets of the session. */
   readonly events: ProxyEvent[] = [];
+  /** Events not kept in `events` (over MAX_EVENTS). */
+  dropped = 0;
   /** Number of targets the session connected to (for tests and stats). */
   connections = 0;
+  /** Random per session: marks the proxy's own refusal answers so a page's server cannot pass for one. */
+  readonly marker = randomBytes(12).toString("hex");
   private readonly sockets = new Set<Socket>();
   private closed = false;
+  /** urlKey → event of plain HTTP requests; host:port → event of tunnels. Both keep the most recent entries. */
   private readonly byUrl = new Map<string, ProxyEvent>();
-  private readonly byHost = new Map<string, ProxyEvent>();
+  private readonly byTunnel = new Map<string, ProxyEvent>();
 
   constructor(
     private readonly server: Server,
@@ -89,16 +139,20 @@ export class ProxySession {
   }
 
   /**
-   * Why the proxy refused or failed this URL, if it did: plain HTTP by exact URL, tunnels by host:port (a tunnel
-   * is refused for the whole host, so every https URL of that host shares the event).
+   * Why the proxy refused or failed this URL, if it did (among the most recent MAX_LOOKUP_ENTRIES): plain HTTP by
+   * URL (fragment and userinfo ignored), tunnels by host:port (a tunnel is refused for the whole host, so every
+   * https URL of that host shares the event).
    */
   failureFor(url: string): ProxyEvent | undefined {
-    const direct = this.byUrl.get(url);
+    const direct = this.byUrl.get(urlKey(url));
     if (direct) return direct;
     const key = urlHostKey(url);
-    if (!key) return undefined;
-    const ev = this.byHost.get(key);
-    return ev && ev.url === undefined ? ev : undefined;
+    return key ? this.byTunnel.get(key) : undefined;
+  }
+
+  /** True when response headers (lower-case names, as puppeteer gives them) are this session's own refusal. */
+  isOwnRefusal(headers: Record<string, string>): boolean {
+    return headers[REFUSAL_HEADER] === `refused ${this.marker}`;
   }
 
   /** Stops listening and destroys every open connection (tunnels and WebSockets included). */
@@ -122,15 +176,26 @@ export class ProxySession {
     return s;
   }
 
-  private record(e: ProxyEvent): void {
-    this.events.push(e);
-    if (e.url !== undefined) this.byUrl.set(e.url, e);
-    this.byHost.set(hostKey(e.host, e.port), e);
+  private record(full: ProxyEvent, fullUrl: string | undefined): void {
+    const e = full.url !== undefined && full.url.length > MAX_EVENT_URL_CHARS ? { ...full, url: cutCopy(full.url, MAX_EVENT_URL_CHARS) } : full;
+    if (this.events.length < MAX_EVENTS) this.events.push(e);
+    else this.dropped++;
+    if (fullUrl !== undefined) remember(this.byUrl, urlKey(fullUrl), e);
+    else remember(this.byTunnel, hostKey(e.host, e.port), e);
     try {
       this.onEvent?.(e);
     } catch {
       /* listener errors never break the proxy */
     }
+  }
+
+  /** The proxy's own answer (refusal, failure, bad request): the message as text, with this session's marker. */
+  private reply(client: Socket, status: number, reason: string, message = reason): void {
+    if (client.destroyed) return;
+    const b = Buffer.from(message, "utf8");
+    client.end(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${b.length}\r\nConnection: close\r\nX-Secbox-Proxy: refused ${this.marker}\r\n\r\n${message}`,
+    );
   }
 
   private accept(client: Socket): void {
@@ -141,7 +206,7 @@ export class ProxySession {
       buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
       const end = buf.indexOf("\r\n\r\n");
       if (end < 0) {
-        if (buf.length > MAX_HEAD) reply(client, 431, "Request Header Fields Too Large");
+        if (buf.length > MAX_HEAD) this.reply(client, 431, "Request Header Fields Too Large");
         return;
       }
       client.off("data", onData);
@@ -156,11 +221,11 @@ export class ProxySession {
   private async handle(client: Socket, head: string, rest: Buffer): Promise<void> {
     const lines = head.split("\r\n");
     const [method = "", target = "", version = ""] = (lines[0] ?? "").split(" ");
-    if (!/^HTTP\/1\.[01]$/.test(version) || method === "") return reply(client, 400, "Bad Request");
+    if (!/^HTTP\/1\.[01]$/.test(version) || method === "") return this.reply(client, 400, "Bad Request");
     if (method === "CONNECT") {
       const m = /^(\[[0-9a-fA-F:.%]+\]|[^:\s/]+):([0-9]{1,5})$/.exec(target);
       const port = m ? Number(m[2]) : 0;
-      if (!m || port < 1 || port > 65535) return reply(client, 400, "Bad Request");
+      if (!m || port < 1 || port > 65535) return this.reply(client, 400, "Bad Request");
       const host = (m[1] as string).replace(/^\[|\]$/g, "").toLowerCase();
       const upstream = await this.open(client, host, port, undefined);
       if (!upstream) return;
@@ -175,9 +240,9 @@ export class ProxySession {
     try {
       url = new URL(target);
     } catch {
-      return reply(client, 400, "Bad Request");
+      return this.reply(client, 400, "Bad Request");
     }
-    if (url.protocol !== "http:" || url.hostname === "") return reply(client, 400, "Bad Request");
+    if (url.protocol !== "http:" || url.hostname === "") return this.reply(client, 400, "Bad Request");
     const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
     const port = url.port ? Number(url.port) : 80;
     const headers: string[] = [];
@@ -205,8 +270,8 @@ export class ProxySession {
     } catch (err) {
       const blocked = err instanceof OutboundError && err.code === "TARGET_NOT_ALLOWED";
       const message = err instanceof Error ? err.message : "Failed to connect to upstream";
-      this.record({ kind: blocked ? "blocked" : "error", host, port, ...(url !== undefined ? { url } : {}), message });
-      reply(client, blocked ? 403 : 502, blocked ? "Forbidden" : "Bad Gateway", message);
+      this.record({ kind: blocked ? "blocked" : "error", host, port, ...(url !== undefined ? { url } : {}), message }, url);
+      this.reply(client, blocked ? 403 : 502, blocked ? "Forbidden" : "Bad Gateway", message);
       return null;
     }
     if (this.closed || client.destroyed) return null;
@@ -216,8 +281,8 @@ export class ProxySession {
       const fail = (err: Error) => {
         clearTimeout(timer);
         const message = `Failed to connect to upstream: ${err.message === "connect timeout" ? "connection timed out" : "connection failed"}`;
-        this.record({ kind: "error", host, port, ...(url !== undefined ? { url } : {}), message });
-        reply(client, 502, "Bad Gateway", message);
+        this.record({ kind: "error", host, port, ...(url !== undefined ? { url } : {}), message }, url);
+        this.reply(client, 502, "Bad Gateway", message);
         resolve(null);
       };
       upstream.once("error", fail);
@@ -274,13 +339,16 @@ function pipeResponse(upstream: Socket, client: Socket): void {
   upstream.on("end", () => client.end());
 }
 
-function reply(client: Socket, status: number, reason: string, body = reason): void {
-  if (client.destroyed) return;
-  const b = Buffer.from(body, "utf8");
-  client.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${b.length}\r\nConnection: close\r\nX-Secbox-Proxy: refused\r\n\r\n${body}`,
-  );
+/** Sets `key` as the newest entry of `map`, dropping the oldest beyond MAX_LOOKUP_ENTRIES. */
+function remember(map: Map<string, ProxyEvent>, key: string, e: ProxyEvent): void {
+  map.delete(key);
+  map.set(key, e);
+  if (map.size > MAX_LOOKUP_ENTRIES) {
+    const oldest = map.keys().next().value;
+    if (oldest !== undefined) map.delete(oldest);
+  }
 }
+
 
 /**
  * Opens a session on a fresh ephemeral loopback port. `onEvent` sees every refused/failed target. Without a
