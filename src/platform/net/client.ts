@@ -332,12 +332,36 @@ interface ReadBody {
   truncated: boolean;
 }
 
+/** Body chunks kept up to `cap` bytes (wire bytes, or decoded output). */
+class CappedChunks {
+  private readonly chunks: Buffer[] = [];
+  private total = 0;
+  constructor(private readonly cap: number) {}
+
+  /** Keeps `chunk` and answers true when it fits; otherwise false, having kept the part that fits if `cut`. */
+  add(chunk: Buffer, cut: boolean): boolean {
+    if (this.total + chunk.length <= this.cap) {
+      this.total += chunk.length;
+      this.chunks.push(chunk);
+      return true;
+    }
+    if (cut) {
+      this.chunks.push(chunk.subarray(0, this.cap - this.total));
+      this.total = this.cap;
+    }
+    return false;
+  }
+
+  get body(): Buffer {
+    return Buffer.concat(this.chunks, this.total);
+  }
+}
+
 /** Reads the wire body; beyond `cap` it aborts (TOO_LARGE), or with `truncate` keeps the first `cap` bytes and
  *  stops reading (the connection is closed). */
 function readBody(flight: Flight, res: http.IncomingMessage, cap: number, truncate: boolean): Promise<ReadBody> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
+    const kept = new CappedChunks(cap);
     let settled = false;
     const fail = (e: OutboundError) => {
       if (settled) return;
@@ -347,27 +371,20 @@ function readBody(flight: Flight, res: http.IncomingMessage, cap: number, trunca
       reject(e);
     };
     res.on("data", (chunk: Buffer) => {
-      if (settled) return;
-      if (total + chunk.length > cap) {
-        if (!truncate) return fail(new OutboundError("TOO_LARGE", MSG_TOO_LARGE));
-        // The rest is never read: the connection cannot serve another request, so it is closed.
-        settled = true;
-        chunks.push(chunk.subarray(0, cap - total));
-        total = cap;
-        res.destroy();
-        flight.req?.destroy();
-        resolve({ body: Buffer.concat(chunks, total), truncated: true });
-        return;
-      }
-      total += chunk.length;
-      chunks.push(chunk);
+      if (settled || kept.add(chunk, truncate)) return;
+      if (!truncate) return fail(new OutboundError("TOO_LARGE", MSG_TOO_LARGE));
+      // The rest is never read: the connection cannot serve another request, so it is closed.
+      settled = true;
+      res.destroy();
+      flight.req?.destroy();
+      resolve({ body: kept.body, truncated: true });
     });
     res.once("end", () => {
       if (settled) return;
       settled = true;
       // Read to the end: the socket goes back to its pool and may serve another request, so never destroy it.
       flight.req = null;
-      resolve({ body: Buffer.concat(chunks, total), truncated: false });
+      resolve({ body: kept.body, truncated: false });
     });
     res.on("error", (err) => fail(mapNetworkError(err, true)));
     res.once("aborted", () => fail(new OutboundError("NETWORK", `${MSG_UPSTREAM}: connection closed`, "upstream")));
@@ -441,26 +458,18 @@ function streamDecoderFor(coding: string, buf: Buffer): (() => ReturnType<Stream
 /** Decodes `input` through `stream`, keeping at most `cap` bytes of output; stops the decoder once past them. */
 function decodeUpTo(stream: ReturnType<StreamDecoder>, input: Buffer, cap: number, coding: string): Promise<ReadBody> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
+    const kept = new CappedChunks(cap);
     let settled = false;
     stream.on("data", (chunk: Buffer) => {
-      if (settled) return;
-      if (total + chunk.length > cap) {
-        settled = true;
-        chunks.push(chunk.subarray(0, cap - total));
-        total = cap;
-        stream.destroy();
-        resolve({ body: Buffer.concat(chunks, total), truncated: true });
-        return;
-      }
-      total += chunk.length;
-      chunks.push(chunk);
+      if (settled || kept.add(chunk, true)) return;
+      settled = true;
+      stream.destroy();
+      resolve({ body: kept.body, truncated: true });
     });
     stream.once("end", () => {
       if (settled) return;
       settled = true;
-      resolve({ body: Buffer.concat(chunks, total), truncated: false });
+      resolve({ body: kept.body, truncated: false });
     });
     stream.once("error", () => {
       if (settled) return;
