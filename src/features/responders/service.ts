@@ -2,7 +2,7 @@
 // capture batching (capture.ts), history / stats / HAR, and the hit-summary job.
 import type { Server } from "bun";
 import type { AuthUser } from "../../platform/auth/principal";
-import type { Db } from "../../platform/db/db";
+import { watchExternalCommits, type Db } from "../../platform/db/db";
 import { conflict, duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
 import { newId } from "../../platform/http/ids";
 import { parseListQuery } from "../../platform/http/list-query";
@@ -88,8 +88,6 @@ const MAX_HEADERS = 100;
 const MAX_HEADER_VALUE_BYTES = 8 * 1024;
 const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_SCRIPT_BYTES = 51_200;
-/** How often the server looks for commits of another process (the operator CLI) to drop its responder cache. */
-const EXTERNAL_CHANGE_POLL_MS = 100;
 /** Shutdown: how long stop() waits for hits that the closing sandbox pool has just ended. */
 const STOP_SETTLE_MS = 2000;
 const DEFAULT_THROTTLE = 3600;
@@ -123,7 +121,7 @@ export class RespondersService {
   private readonly capture: CaptureQueue;
   private readonly engine: ResponderEngine;
   private summaryTimer: ReturnType<typeof setInterval> | undefined;
-  private watchTimer: ReturnType<typeof setInterval> | undefined;
+  private stopWatching: (() => void) | undefined;
   private summaryRun: Promise<number> | undefined;
 
   constructor(
@@ -192,18 +190,11 @@ export class RespondersService {
     }, SUMMARY_INTERVAL_MS);
     // Operator commands change the database next to a running server (supplement §23.3: the server sees the
     // changes at once): a commit by another connection drops the cached responders and tiers.
-    let version = this.rt.db.externalVersion();
-    this.watchTimer = setInterval(() => {
-      try {
-        const now = this.rt.db.externalVersion();
-        if (now !== version) {
-          version = now;
-          this.engine.invalidateAll();
-        }
-      } catch (err) {
-        this.rt.log.error("responders: reading the database version failed", { error: String(err) });
-      }
-    }, EXTERNAL_CHANGE_POLL_MS);
+    this.stopWatching = watchExternalCommits(
+      this.rt.db,
+      () => this.engine.invalidateAll(),
+      (err) => this.rt.log.error("responders: reading the database version failed", { error: String(err) }),
+    );
   }
 
   /** Shutdown, first step (the server has stopped accepting): waits up to `graceMs` for the hits in progress,
@@ -218,8 +209,8 @@ export class RespondersService {
   async stop(): Promise<void> {
     clearInterval(this.summaryTimer);
     this.summaryTimer = undefined;
-    clearInterval(this.watchTimer);
-    this.watchTimer = undefined;
+    this.stopWatching?.();
+    this.stopWatching = undefined;
     await this.summaryRun?.catch(() => {});
     if (!(await this.engine.settle(STOP_SETTLE_MS))) {
       this.rt.log.warn("responders: hits still in progress at shutdown are not recorded", { hits: this.engine.hitsInProgress });

@@ -21,6 +21,29 @@ export interface Db {
   close(): void;
 }
 
+/** How often watchExternalCommits looks for another process's commits (the CLI next to a running server). */
+const EXTERNAL_COMMIT_POLL_MS = 100;
+
+/**
+ * Calls `onCommit` (within ~100 ms) after another connection commits to the database — operator commands work on
+ * the data directory while a server runs and "the server sees the changes at once" (supplement §23.3). For
+ * caches of stored data. Returns the function that stops watching.
+ */
+export function watchExternalCommits(db: Db, onCommit: () => void, onError: (err: unknown) => void): () => void {
+  let version = db.externalVersion();
+  const timer = setInterval(() => {
+    try {
+      const now = db.externalVersion();
+      if (now === version) return;
+      version = now;
+      onCommit();
+    } catch (err) {
+      onError(err);
+    }
+  }, EXTERNAL_COMMIT_POLL_MS);
+  return () => clearInterval(timer);
+}
+
 /** Serializes async critical sections (SQLite has a single writer anyway). */
 class Mutex {
   private tail: Promise<void> = Promise.resolve();
