@@ -4,7 +4,7 @@ import type { Db } from "../../platform/db/db";
 import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
 import { isUuid, newId } from "../../platform/http/ids";
 import { parseListQuery } from "../../platform/http/list-query";
-import { charLength, pathId } from "../../platform/http/validate";
+import { charLength, checkNameChars, pathId } from "../../platform/http/validate";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import { tagsStore, toUserTag, type TagRef, type UserTag } from "./store";
 
@@ -27,13 +27,13 @@ export const TAG_COLORS = ["default", "primary", "success", "accent", "warning",
 const HEX_COLOR_RE = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
 const TAG_NAME_MAX = 50;
 
-/** Tag name: trimmed, lower-cased, 1..50 characters (supplement §6). */
+/** Tag name: trimmed, lower-cased, 1..50 characters, no control characters (supplement §6, platform normalizeName). */
 export function normalizeTagName(raw: unknown, field = "name"): string {
   if (typeof raw !== "string") throw invalid(`${field}: must be a string`);
   const name = raw.trim().toLowerCase();
   const len = charLength(name);
   if (len < 1 || len > TAG_NAME_MAX) throw invalid(`${field}: must be 1 to ${TAG_NAME_MAX} characters`);
-  return name;
+  return checkNameChars(name, field);
 }
 
 /** Tag colour: a named colour or `#rgb` / `#rrggbb`, stored lower-case (supplement §6). */

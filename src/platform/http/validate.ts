@@ -15,7 +15,29 @@ export function charLength(s: string): number {
   return n;
 }
 
-/** Trimmed, lower-cased email: ≤ 254 chars, one `@`, non-empty parts, no whitespace or control characters. */
+/**
+ * Control characters (Unicode Cc: C0 U+0000–U+001F with NUL, TAB, LF, CR; DEL; C1 U+0080–U+009F) and UTF-16
+ * surrogates without their pair. A lone surrogate cannot be stored as UTF-8 (it comes back as U+FFFD, so a read
+ * would differ from the create response), and controls in a name hide or forge text wherever it is shown (logs,
+ * emails, terminals). TAB is a control too: names are one-line labels.
+ */
+const CONTROL_CHAR_RE = /\p{Cc}/u;
+const LONE_SURROGATE_RE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+export function hasForbiddenChars(s: string): boolean {
+  return CONTROL_CHAR_RE.test(s) || LONE_SURROGATE_RE.test(s);
+}
+
+/** 400 INVALID_INPUT naming the field when `s` holds control characters or unpaired surrogates. */
+export function checkNameChars(s: string, field = "name"): string {
+  if (hasForbiddenChars(s)) throw invalid(`${field}: must not contain control characters or unpaired UTF-16 surrogates`);
+  return s;
+}
+
+/**
+ * Trimmed, lower-cased email: ≤ 254 chars, one `@`, non-empty parts, no whitespace, control characters or
+ * unpaired surrogates.
+ */
 export function normalizeEmail(raw: unknown, field = "email"): string {
   if (typeof raw !== "string") throw invalid(`${field}: must be a string`);
   const email = raw.trim().toLowerCase();
@@ -26,18 +48,23 @@ export function normalizeEmail(raw: unknown, field = "email"): string {
     at > 0 &&
     at === email.lastIndexOf("@") &&
     at < email.length - 1 &&
-    !/[\s\u0000-\u001f\u007f]/.test(email);
+    !/\s/.test(email) &&
+    !hasForbiddenChars(email);
   if (!ok) throw invalid(`${field}: must be a valid email address`);
   return email;
 }
 
-/** Trimmed name of 1..max characters. */
+/**
+ * Trimmed name of 1..max characters without control characters or unpaired surrogates (checked after trimming,
+ * so surrounding whitespace such as a trailing newline is simply dropped). The one name rule of every entity;
+ * tags add lower-casing, secrets a stricter pattern.
+ */
 export function normalizeName(raw: unknown, max: number, field = "name"): string {
   if (typeof raw !== "string") throw invalid(`${field}: must be a string`);
   const name = raw.trim();
   const len = charLength(name);
   if (len < 1 || len > max) throw invalid(`${field}: must be 1 to ${max} characters`);
-  return name;
+  return checkNameChars(name, field);
 }
 
 /** A path id that is not a UUID is simply not found (supplement §1). */
