@@ -13,17 +13,21 @@ export interface BootOptions {
 }
 
 export async function openRuntime(config: Config, opts: BootOptions = {}): Promise<Runtime & { close(): void }> {
-  const db = openDatabase(config.server.data_dir);
+  const log = opts.log ?? createLogger(config.server.log_level);
+  // Data files are owner-only (0600); a looser existing one is tightened, and said so.
+  const onTightened = (path: string, previousMode: number) =>
+    log.warn("file was readable by other users; its mode is now 0600", { path, previousMode: previousMode.toString(8).padStart(4, "0") });
+  const db = openDatabase(config.server.data_dir, onTightened);
   try {
     migrate(db);
-    const key = readOrCreateMasterKey(config.security.master_key, config.server.data_dir);
+    const key = readOrCreateMasterKey(config.security.master_key, config.server.data_dir, onTightened);
     await verifyMasterKey(db, key);
     return {
       config,
       db,
       clock: opts.clock ?? systemClock,
       secretBox: new SecretBox(key),
-      log: opts.log ?? createLogger(config.server.log_level),
+      log,
       version: VERSION,
       close: () => db.close(),
     };

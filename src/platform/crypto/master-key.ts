@@ -1,10 +1,10 @@
 // The master key encrypts secrets at rest. From `security.master_key`, else `<data_dir>/master.key`
-// (64 hex chars, created 0600 on first start). The database keeps a check value so a wrong key stops the
+// (64 hex chars, created 0600 on first start; an existing file readable by others is tightened to 0600). The database keeps a check value so a wrong key stops the
 // start instead of silently failing to decrypt (supplement §23.1).
 import { existsSync, readFileSync, writeFileSync, chmodSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createHmac, randomBytes } from "node:crypto";
-import type { Db } from "../db/db";
+import { tightenToOwnerOnly, type Db, type OnModeTightened } from "../db/db";
 
 export class MasterKeyError extends Error {}
 
@@ -12,10 +12,11 @@ function checkValue(key: Uint8Array) {
   return createHmac("sha256", key).update("secbox master key check v1").digest("hex");
 }
 
-export function readOrCreateMasterKey(configured: string, dataDir: string): Uint8Array {
+export function readOrCreateMasterKey(configured: string, dataDir: string, onTightened?: OnModeTightened): Uint8Array {
   if (configured !== "") return Buffer.from(configured, "hex");
   const path = join(dataDir, "master.key");
   if (existsSync(path)) {
+    tightenToOwnerOnly(path, onTightened);
     const text = readFileSync(path, "utf8").trim();
     if (!/^[0-9a-fA-F]{64}$/.test(text)) throw new MasterKeyError(`${path} does not hold 64 hex characters`);
     return Buffer.from(text, "hex");

@@ -2,7 +2,7 @@
 // PostgreSQL backend can implement the same four methods. SQL uses `?` placeholders and the subset both
 // engines share.
 import { Database, type SQLQueryBindings } from "bun:sqlite";
-import { chmodSync, existsSync, mkdirSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { join } from "node:path";
 
 export type Param = string | number | bigint | boolean | null | Uint8Array;
@@ -134,13 +134,39 @@ export class SqliteDb implements Db {
   }
 }
 
-/** Opens `<dataDir>/secbox.db`, creating the directory (0700) when missing. */
-export function openDatabase(dataDir: string): SqliteDb {
+/** Told about a file whose mode was looser than 0600 and has been tightened (the caller logs it). */
+export type OnModeTightened = (path: string, previousMode: number) => void;
+
+/**
+ * Makes an existing file owner-only (0600) when group or others have any access; reports the old mode. Files
+ * of the data directory hold secrets (hashed tokens, encrypted secrets, the master key).
+ */
+export function tightenToOwnerOnly(path: string, onTightened?: OnModeTightened): void {
+  let mode: number;
+  try {
+    mode = statSync(path).mode & 0o777;
+  } catch {
+    return; // absent
+  }
+  if ((mode & 0o077) === 0) return;
+  chmodSync(path, 0o600);
+  onTightened?.(path, mode);
+}
+
+/**
+ * Opens `<dataDir>/secbox.db`, creating the directory (0700) when missing. The database is created 0600 before
+ * SQLite opens it (SQLite gives `-wal` and `-shm` the mode of the database file), and an existing database,
+ * `-wal` or `-shm` readable by group or others is tightened to 0600 (reported through `onTightened`).
+ */
+export function openDatabase(dataDir: string, onTightened?: OnModeTightened): SqliteDb {
   if (!existsSync(dataDir)) {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     chmodSync(dataDir, 0o700);
   }
-  return new SqliteDb(join(dataDir, "secbox.db"));
+  const path = join(dataDir, "secbox.db");
+  if (!existsSync(path)) closeSync(openSync(path, "a", 0o600));
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) tightenToOwnerOnly(file, onTightened);
+  return new SqliteDb(path);
 }
 
 /** `?, ?, ?` for an IN list. */
