@@ -1,7 +1,7 @@
 // POST /api/send_message (authentication optional) and POST /api/users/email (operator).
 import { Elysia, t } from "elysia";
 import type { Services } from "../../app";
-import { clientIp } from "../../platform/http/client-ip";
+import { clientRateKey } from "../../platform/http/client-ip";
 
 export const messagesRoutes = ({ auth, messages, rt }: Services) =>
   new Elysia({ name: "feature/messages" })
@@ -9,7 +9,7 @@ export const messagesRoutes = ({ auth, messages, rt }: Services) =>
     .post(
       "/api/send_message",
       async ({ body, request, server, principal, set }) => {
-        const ip = clientIp(request, server?.requestIP(request)?.address, rt.config.server.trust_proxy);
+        const ip = clientRateKey(request, server?.requestIP(request)?.address, rt.config.server.trust_proxy);
         await messages.sendContactMessage(body, ip, principal?.user?.email);
         set.status = 204;
       },

@@ -2,7 +2,7 @@
 // and subscriptions (supplement §3.3, §4).
 import { Elysia, t } from "elysia";
 import type { Services } from "../../app";
-import { clientIp } from "../../platform/http/client-ip";
+import { clientRateKey } from "../../platform/http/client-ip";
 
 const Email = t.String({ description: "email address (trimmed, lower-cased)", examples: ["ana@example.com"] });
 const Password = t.String({ description: "8 to 1024 characters" });
@@ -50,8 +50,8 @@ export const usersRoutes = ({ auth, users, rt }: Services) => {
       .post(
         "/api/auth/signin",
         async ({ body, set, request, server }) => {
-          const ip = clientIp(request, server?.requestIP(request)?.address, trustProxy);
-          const { user, sessionToken } = await users.signin(body.email, body.password, ip);
+          const client = clientRateKey(request, server?.requestIP(request)?.address, trustProxy);
+          const { user, sessionToken } = await users.signin(body.email, body.password, client);
           set.headers["set-cookie"] = users.sessionCookie(sessionToken);
           return user;
         },

@@ -207,14 +207,15 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
   }
 
   /**
-   * Throttled per (email, client IP): after 10 failures within 15 minutes every attempt is 429 until the
-   * oldest failure leaves the window; a success clears the count. Unknown emails and users without a
-   * password still cost one argon2id verification.
+   * Throttled per (email, client): after 10 failures within 15 minutes every attempt is 429 until the oldest
+   * failure leaves the window; a success clears the count. `clientKey` is platform/http's clientRateKey (an
+   * IPv6 client counts by its /64, so rotating addresses inside it does not escape). Unknown emails and users
+   * without a password still cost one argon2id verification.
    */
-  async signin(rawEmail: unknown, password: unknown, clientIp: string): Promise<SignedIn> {
+  async signin(rawEmail: unknown, password: unknown, clientKey: string): Promise<SignedIn> {
     const email = normalizeEmail(rawEmail);
     if (typeof password !== "string") throw invalid("password: must be a string");
-    const key = `${email}\n${clientIp}`;
+    const key = `${email}\n${clientKey}`;
     const retryAfter = this.signinFailures.retryAfter(key, this.rt.clock.now());
     if (retryAfter > 0) throw rateLimited(retryAfter, "Too many failed sign-in attempts");
     const row = await usersStore.byEmail(this.rt.db, email);

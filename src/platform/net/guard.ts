@@ -15,7 +15,7 @@ export const systemResolver: Resolver = async (host) => {
 // ---- address parsing -------------------------------------------------------------------------------------
 
 /** Strict dotted-decimal IPv4 (no octal/hex/short forms: those are not what a resolver returns). */
-function parseIPv4(s: string): [number, number, number, number] | null {
+export function parseIPv4(s: string): [number, number, number, number] | null {
   const parts = s.split(".");
   if (parts.length !== 4) return null;
   const out: number[] = [];
@@ -29,7 +29,7 @@ function parseIPv4(s: string): [number, number, number, number] | null {
 }
 
 /** IPv6 text (optionally with an embedded IPv4 tail and a %zone) → 8 groups of 16 bits. */
-function parseIPv6(input: string): number[] | null {
+export function parseIPv6(input: string): number[] | null {
   let s = input;
   const zone = s.indexOf("%");
   if (zone >= 0) s = s.slice(0, zone);
