@@ -2,6 +2,7 @@
 // and subscriptions (supplement §3.3, §4).
 import { Elysia, t } from "elysia";
 import type { Services } from "../../app";
+import { isCrossSiteWrite } from "../../platform/auth/plugin";
 import { clientRateKey } from "../../platform/http/client-ip";
 
 const Email = t.String({ description: "email address (trimmed, lower-cased)", examples: ["ana@example.com"] });
@@ -64,12 +65,21 @@ export const usersRoutes = ({ auth, users, rt }: Services) => {
       )
       .post(
         "/api/auth/signout",
-        async ({ principal, set }) => {
+        async ({ principal, request, set }) => {
+          set.status = 204;
+          // Cross-site (supplement §1 guard): the cookie is ignored like on every public route, and nothing is
+          // cleared either, so another site cannot sign the user out (204 without effect).
+          if (isCrossSiteWrite(request)) return;
           await users.signout(principal?.via === "session" ? principal.sessionId : undefined);
           set.headers["set-cookie"] = users.clearedSessionCookie();
-          set.status = 204;
         },
-        { auth: "public", detail: { tags: ["auth"], summary: "Sign out: ends the cookie's session and clears the cookie" } },
+        {
+          auth: "public",
+          detail: {
+            tags: ["auth"],
+            summary: "Sign out: ends the cookie's session and clears the cookie (a cross-site request does neither; still 204)",
+          },
+        },
       )
       .post(
         "/api/auth/password",

@@ -11,7 +11,7 @@ import { verifyJwt } from "./jwt";
 import { isOperatorIdentity, type AuthUser, type IdentityLookup, type Principal } from "./principal";
 
 /**
- * - `public`: no credentials needed; invalid ones count as none; cross-site cookies are ignored.
+ * - `public`: no credentials needed; invalid ones count as none; cross-site cookies are ignored (isCrossSiteWrite).
  * - `user`: a user (session, API key, or JWT whose sub is a user's email).
  * - `userNoApiKey`: as `user`, but API keys → 403 API_KEY_NOT_ALLOWED (API key management).
  * - `operator`: an operator by session or JWT (supplement §3.5).
@@ -24,6 +24,36 @@ type Credential = { kind: "none" } | { kind: "invalid" } | { kind: "ok"; princip
 
 const UNSAFE = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 const API_KEY_RE = /^sbx_ak_[0-9a-f]{64}$/;
+
+/**
+ * The cross-site guard's test (supplement §1): a POST/PUT/PATCH/DELETE that a browser sent from another site or
+ * origin. Foreign when
+ * - `Origin` is `null`, unparseable, or names another host:port than `Host`; or
+ * - `Sec-Fetch-Site: cross-site`; or
+ * - `Sec-Fetch-Site: same-site` (another origin of the same site, e.g. a responder host `<handle>.<domain>`
+ *   next to the API) unless `Origin` names this very host:port.
+ * Browsers that omit `Origin` on a cross-site write still send `Sec-Fetch-Site`, so either header suffices.
+ * Non-browser clients send neither and pass (they hold no ambient cookie to abuse).
+ */
+export function isCrossSiteWrite(request: Request): boolean {
+  if (!UNSAFE.has(request.method)) return false;
+  const host = (request.headers.get("host") ?? "").toLowerCase();
+  const origin = request.headers.get("origin");
+  let sameOrigin = false;
+  if (origin !== null) {
+    if (origin === "null") return true;
+    try {
+      if (new URL(origin).host.toLowerCase() !== host) return true;
+    } catch {
+      return true;
+    }
+    sameOrigin = true;
+  }
+  const site = request.headers.get("sec-fetch-site")?.trim().toLowerCase();
+  if (site === "cross-site") return true;
+  if (site === "same-site" && !sameOrigin) return true;
+  return false;
+}
 
 export interface AuthDeps {
   config: Config;
@@ -63,25 +93,13 @@ export function createAuthResolver({ config, lookup, clock }: AuthDeps) {
     };
   }
 
-  function crossSite(request: Request): boolean {
-    if (!UNSAFE.has(request.method)) return false;
-    const origin = request.headers.get("origin");
-    if (origin === null) return false;
-    if (origin === "null") return true;
-    try {
-      return new URL(origin).host.toLowerCase() !== (request.headers.get("host") ?? "").toLowerCase();
-    } catch {
-      return true;
-    }
-  }
-
   /** Applies the level's rules; returns the principal (undefined on public routes without credentials). */
   async function authorize(request: Request, level: AuthLevel): Promise<{ principal?: Principal; refreshedToken?: string }> {
     const cred = await credential(request);
     const open = level === "public" || level === "shared";
     if (open) {
       if (cred.kind !== "ok") return {};
-      if (cred.principal.via === "session" && crossSite(request)) return {};
+      if (cred.principal.via === "session" && isCrossSiteWrite(request)) return {};
       return { principal: cred.principal, refreshedToken: cred.refreshedToken };
     }
     if (cred.kind === "none") throw unauthenticated();
@@ -94,7 +112,7 @@ export function createAuthResolver({ config, lookup, clock }: AuthDeps) {
       if (level === "userNoApiKey" && p.via === "apiKey") throw forbidden("API_KEY_NOT_ALLOWED", "API keys cannot manage API keys");
       if (!p.user) throw forbidden("NO_USER", "This service-account token does not belong to a user");
     }
-    if (p.via === "session" && crossSite(request)) throw forbidden("FORBIDDEN", "Cross-site request refused");
+    if (p.via === "session" && isCrossSiteWrite(request)) throw forbidden("FORBIDDEN", "Cross-site request refused");
     return { principal: p, refreshedToken: cred.refreshedToken };
   }
 
