@@ -87,7 +87,10 @@ export interface TestServer {
   dataDir: string;
   /** Anonymous client. */
   anon: ApiClient;
-  /** Creates an activated user with password "correct horse battery" and a signed-in session client. */
+  /**
+   * Creates an activated user with password "correct horse battery" and a signed-in session client, as an
+   * operator would (the email counts as proven, so a listed email makes it an operator, supplement §3.5).
+   */
   createUser(email?: string, opts?: { tier?: Config["subscriptions"]["default_tier"] }): Promise<TestUser>;
   stop(): Promise<void>;
 }
@@ -118,6 +121,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         email: email ?? `user${++counter}-${Date.now()}@example.com`,
         password: "correct horse battery",
         tier: userOpts.tier,
+        emailProof: "operator",
       });
       const session = await services.users.createSession(row.id);
       return { id: row.id, email: row.email, handle: row.handle, session, client: new ApiClient(server.url, { session }) };

@@ -45,7 +45,12 @@ export const usersRoutes = ({ auth, users, rt }: Services) => {
           transform: () => users.assertSignupOpen(),
           body: t.Object({ email: Email, password: Password }),
           response: { 200: UserSchema, 400: ErrorSchema, 403: ErrorSchema },
-          detail: { tags: ["auth"], summary: "Create an account and sign in (sets the session cookie)" },
+          detail: {
+            tags: ["auth"],
+            summary: "Create an account and sign in (sets the session cookie)",
+            description:
+              "Public sign-up does not prove the email. An email listed in security.operators gets an ordinary account (isOperator false) and a verification link by email; operator rights apply once that link is used. Without mail configured such an email is 403 SIGNUP_RESERVED.",
+          },
         },
       )
       .post(

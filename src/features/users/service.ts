@@ -1,9 +1,17 @@
 // Users and identity: accounts, passwords, sessions, recovery, operator administration, subscriptions
 // (supplement §3, §4).
+//
+// Operator rights need proof of the email (supplement §3.5): a listed email makes a user an operator only once
+// `users.email_proven_at` is set. Proof is recorded when the account is created by the CLI, an operator or a
+// clone (`create({emailProof})`: the one way for a service to create a proven user), when a recovery token is
+// consumed (the link went to the address, or was handed out by the CLI or an operator), and when the
+// notification-email flow verifies a code sent to the login email (`recordEmailProof`). Public sign-up proves
+// nothing: with a listed email it creates an ordinary account and emails a verification link (a recovery token,
+// `{public_url}/recover?token=…`), or answers 403 SIGNUP_RESERVED when mail is not configured.
 import { TIERS, type Tier } from "../../config/schema";
 import { clearedSessionCookie, sessionCookie } from "../../platform/auth/cookies";
 import type { AuthUser, IdentityLookup } from "../../platform/auth/principal";
-import { isOperatorIdentity } from "../../platform/auth/principal";
+import { isOperatorIdentity, isOperatorUser } from "../../platform/auth/principal";
 import { hashPassword, verifyPassword } from "../../platform/crypto/passwords";
 import { randomBase64Url, randomHex, sha256Hex } from "../../platform/crypto/tokens";
 import type { Db } from "../../platform/db/db";
@@ -14,7 +22,9 @@ import { charLength, futureTimestamp, normalizeEmail, pathId } from "../../platf
 import type { Outbox } from "../../platform/mail/outbox";
 import { renderEmail } from "../../platform/mail/render";
 import { nowSec, type Runtime } from "../../platform/runtime";
-import { usersStore, type UserRow } from "./store";
+import { usersStore, type EmailProof, type UserRow } from "./store";
+
+export type { EmailProof } from "./store";
 
 export interface User {
   id: string;
@@ -32,6 +42,12 @@ export interface CreateUserInput {
   handle?: unknown;
   activated?: boolean;
   tier?: Tier;
+  /**
+   * Pass only when the way this account is created proves the email (supplement §3.5): `cli` (`users add`),
+   * `operator` (operator sign-up), `clone` (operator clone). Absent = not proven: the account gets no operator
+   * rights from a listed email until a recovery link or verification code proves it.
+   */
+  emailProof?: Extract<EmailProof, "cli" | "operator" | "clone">;
 }
 
 /** A signed-in user and the new session token (the route turns it into the cookie). */
@@ -55,6 +71,8 @@ const SIGNIN_MAX_FAILURES = 10;
 const SIGNIN_WINDOW_MS = 15 * 60 * 1000;
 const FORGOT_PER_HOUR = 3;
 const FORGOT_TTL_SEC = 3600;
+/** Lifetime of the link public sign-up emails to a listed operator address. */
+export const SIGNUP_VERIFY_TTL_SEC = 86_400;
 const INVALID_CREDENTIALS = "Invalid email or password";
 
 export function checkPassword(raw: unknown, field = "password"): string {
@@ -96,13 +114,20 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
       handle: row.handle,
       createdAt: row.created_at,
       isActivated: row.is_activated === 1,
-      isOperator: isOperatorIdentity(this.rt.config.security.operators, row.email, undefined),
+      isOperator: isOperatorUser(this.rt.config.security.operators, this.toAuthUser(row)),
       subscription: { tier: row.tier, startedAt: row.tier_started_at, ...(row.tier_ends_at !== null ? { endsAt: row.tier_ends_at } : {}) },
     };
   }
 
   toAuthUser(row: UserRow): AuthUser {
-    return { id: row.id, email: row.email, handle: row.handle, isActivated: row.is_activated === 1, tier: this.effectiveTier(row) };
+    return {
+      id: row.id,
+      email: row.email,
+      handle: row.handle,
+      isActivated: row.is_activated === 1,
+      tier: this.effectiveTier(row),
+      emailProven: row.email_proven_at !== null,
+    };
   }
 
   async create(input: CreateUserInput): Promise<UserRow> {
@@ -131,6 +156,7 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
           isActivated: input.activated ?? true,
           tier,
           unsubscribeToken: randomBase64Url(24),
+          emailProof: input.emailProof ?? null,
           now: this.now(),
         });
         break;
@@ -199,11 +225,51 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
     if (this.rt.config.security.signup === "closed") throw forbidden("SIGNUP_CLOSED", "Sign-up is closed on this server");
   }
 
-  async signup(email: unknown, password: unknown): Promise<SignedIn> {
+  private mailConfigured() {
+    return this.rt.config.smtp.host !== "";
+  }
+
+  /**
+   * Public sign-up never proves the email. An email listed in `security.operators` → 403 SIGNUP_RESERVED when
+   * mail is not configured; otherwise an ordinary account whose address is emailed a verification link (a
+   * recovery token: using it proves the address and grants the operator rights).
+   */
+  async signup(rawEmail: unknown, password: unknown): Promise<SignedIn> {
     this.assertSignupOpen();
+    const email = normalizeEmail(rawEmail);
+    const listed = isOperatorIdentity(this.rt.config.security.operators, email, undefined);
+    if (listed && !this.mailConfigured())
+      throw forbidden("SIGNUP_RESERVED", "This email is reserved for an operator; create the account with `secbox users add`");
     if (typeof password !== "string") throw invalid("password: must be a string");
     const row = await this.create({ email, password, activated: true });
+    if (listed) await this.sendOperatorVerification(row);
     return { user: this.toUser(row), sessionToken: await this.createSession(row.id) };
+  }
+
+  /** Emails the verification link for a listed address signed up publicly (it works like a recovery link). */
+  private async sendOperatorVerification(row: UserRow): Promise<void> {
+    const link = await this.issueRecoveryToken(row.id, SIGNUP_VERIFY_TTL_SEC);
+    const { text, html } = renderEmail({
+      heading: "Confirm your email address",
+      paragraphs: [
+        `A Secbox account was created for ${row.email} by public sign-up. This address is listed as an operator of the server; operator rights apply once you open the link below and set the account's password.`,
+        `The link works once and expires at ${new Date(link.expiresAt * 1000).toISOString().replace(".000Z", "Z")} (in 24 hours).`,
+        "If you did not sign up yourself, someone else used your address: after setting the password, check the account's API keys, responders and trackers, or ask the administrator to remove it. Until the link is used, the account has no operator rights.",
+      ],
+      link: { label: "Confirm and set the password", url: link.url },
+    });
+    await this.outbox.enqueue({ kind: "password_recovery", userId: row.id, to: row.email, subject: "[Secbox] Confirm your email address", text, html });
+  }
+
+  /**
+   * Records that the user proved control of `address` (a verification code sent to it, supplement §10.2), when
+   * it is the login email; a user already proven keeps the earlier proof. Returns whether the email is now proven.
+   */
+  async recordEmailProof(userId: string, address: string, proof: Extract<EmailProof, "code">): Promise<boolean> {
+    const row = await usersStore.byId(this.rt.db, userId);
+    if (!row || row.email !== address.trim().toLowerCase()) return row?.email_proven_at != null;
+    await usersStore.recordEmailProof(this.rt.db, userId, proof, this.now());
+    return true;
   }
 
   /**
@@ -248,7 +314,11 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
     });
   }
 
-  /** Consumes a recovery token: password set, user activated, all sessions revoked, a new one started. */
+  /**
+   * Consumes a recovery token: password set, user activated, all sessions revoked, a new one started. The token
+   * went to the user's address (forgot, the sign-up verification) or was handed out by the CLI or an operator,
+   * so using it also proves the email (supplement §3.5).
+   */
   async recover(token: unknown, newPassword: unknown): Promise<SignedIn> {
     if (typeof token !== "string") throw invalid("token: must be a string");
     const password = checkPassword(newPassword, "newPassword");
@@ -260,6 +330,7 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
       const id = await usersStore.consumeRecoveryToken(tx, sha256Hex(token), now);
       if (id === undefined) return undefined;
       await usersStore.setPassword(tx, id, hash, true, now);
+      await usersStore.recordEmailProof(tx, id, "recovery", now);
       await usersStore.deleteOtherSessions(tx, id, null);
       return id;
     });
@@ -323,7 +394,13 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
   /** Operator sign-up: `activated` defaults to true; without a password only a recovery token lets the user in. */
   async adminSignup(input: { email: unknown; password?: unknown; handle?: unknown; activated?: unknown }): Promise<User> {
     if (input.activated !== undefined && input.activated !== null && typeof input.activated !== "boolean") throw invalid("activated: must be a boolean");
-    const row = await this.create({ email: input.email, password: input.password, handle: input.handle, activated: input.activated ?? true });
+    const row = await this.create({
+      email: input.email,
+      password: input.password,
+      handle: input.handle,
+      activated: input.activated ?? true,
+      emailProof: "operator",
+    });
     return this.toUser(row);
   }
 

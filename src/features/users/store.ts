@@ -2,6 +2,13 @@
 import type { Db } from "../../platform/db/db";
 import type { Tier } from "../../config/schema";
 
+/**
+ * How a user proved control of the login email (supplement §3.5): created by the CLI, by an operator (operator
+ * sign-up), by a clone, through a consumed recovery link, through a verification code sent to that address, or
+ * an account that existed before the rule (migration 0010).
+ */
+export type EmailProof = "cli" | "operator" | "clone" | "recovery" | "code" | "legacy";
+
 export interface UserRow {
   id: string;
   email: string;
@@ -14,6 +21,9 @@ export interface UserRow {
   unsubscribe_token: string;
   created_at: number;
   updated_at: number;
+  /** When the user first proved control of `email`; null = never (then the email grants no operator rights). */
+  email_proven_at: number | null;
+  email_proof: EmailProof | null;
 }
 
 export interface NewUser {
@@ -24,15 +34,31 @@ export interface NewUser {
   isActivated: boolean;
   tier: Tier;
   unsubscribeToken: string;
+  /** Set when the way the account is created proves the email (CLI, operator, clone); null otherwise. */
+  emailProof: EmailProof | null;
   now: number;
 }
 
 export const usersStore = {
   async insert(db: Db, u: NewUser) {
     await db.run(
-      `INSERT INTO users (id, email, handle, password_hash, is_activated, tier, tier_started_at, tier_ends_at, unsubscribe_token, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)`,
-      [u.id, u.email, u.handle, u.passwordHash, u.isActivated ? 1 : 0, u.tier, u.now, u.unsubscribeToken, u.now, u.now],
+      `INSERT INTO users (id, email, handle, password_hash, is_activated, tier, tier_started_at, tier_ends_at, unsubscribe_token, created_at, updated_at,
+                          email_proven_at, email_proof)
+       VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?)`,
+      [
+        u.id,
+        u.email,
+        u.handle,
+        u.passwordHash,
+        u.isActivated ? 1 : 0,
+        u.tier,
+        u.now,
+        u.unsubscribeToken,
+        u.now,
+        u.now,
+        u.emailProof === null ? null : u.now,
+        u.emailProof,
+      ],
     );
   },
   byId: (db: Db, id: string) => db.get<UserRow>("SELECT * FROM users WHERE id = ?", [id]),
@@ -47,6 +73,10 @@ export const usersStore = {
       now,
       id,
     ]);
+  },
+  /** Records the first proof of the login email; a user already proven keeps the earlier proof. */
+  async recordEmailProof(db: Db, id: string, proof: EmailProof, now: number) {
+    await db.run("UPDATE users SET email_proven_at = ?, email_proof = ?, updated_at = ? WHERE id = ? AND email_proven_at IS NULL", [now, proof, now, id]);
   },
   async setSubscription(db: Db, id: string, tier: Tier, startedAt: number, endsAt: number | null, now: number) {
     await db.run("UPDATE users SET tier = ?, tier_started_at = ?, tier_ends_at = ?, updated_at = ? WHERE id = ?", [tier, startedAt, endsAt, now, id]);

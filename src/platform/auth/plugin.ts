@@ -8,7 +8,7 @@ import { forbidden, unauthenticated } from "../http/errors";
 import type { Clock } from "../runtime";
 import { readCookie, sessionCookie } from "./cookies";
 import { verifyJwt } from "./jwt";
-import { isOperatorIdentity, type AuthUser, type IdentityLookup, type Principal } from "./principal";
+import { isOperatorIdentity, isOperatorUser, type AuthUser, type IdentityLookup, type Principal } from "./principal";
 
 /**
  * - `public`: no credentials needed; invalid ones count as none; cross-site cookies are ignored (isCrossSiteWrite).
@@ -80,7 +80,8 @@ export function createAuthResolver({ config, lookup, clock }: AuthDeps) {
       if (sub === undefined) return { kind: "invalid" };
       const user = sub.includes("@") ? await lookup.byEmail(sub.toLowerCase()) : undefined;
       if (user && !user.isActivated) return { kind: "invalid" };
-      return { kind: "ok", principal: { via: "jwt", user, sub, isOperator: isOperatorIdentity(operators, user?.email, sub) } };
+      // The JWT secret is the proof: a listed `sub` is an operator whether or not the user proved the email.
+      return { kind: "ok", principal: { via: "jwt", user, sub, isOperator: isOperatorIdentity(operators, undefined, sub) } };
     }
     const cookie = readCookie(request.headers.get("cookie"), cookieName);
     if (cookie === undefined || cookie === "") return { kind: "none" };
@@ -88,7 +89,7 @@ export function createAuthResolver({ config, lookup, clock }: AuthDeps) {
     if (!found || !found.user.isActivated) return { kind: "invalid" };
     return {
       kind: "ok",
-      principal: { via: "session", user: found.user, sessionId: found.sessionId, isOperator: isOperatorIdentity(operators, found.user.email, undefined) },
+      principal: { via: "session", user: found.user, sessionId: found.sessionId, isOperator: isOperatorUser(operators, found.user) },
       refreshedToken: found.refreshed ? cookie : undefined,
     };
   }

@@ -9,6 +9,8 @@ export interface AuthUser {
   isActivated: boolean;
   /** Effective tier: the stored tier, or the default tier once `endsAt` has passed. */
   tier: Tier;
+  /** The user proved control of `email` (supplement §3.5); only then can a listed email make them an operator. */
+  emailProven: boolean;
 }
 
 export type AuthVia = "session" | "apiKey" | "jwt";
@@ -36,7 +38,11 @@ export interface IdentityLookup {
   byEmail(email: string): Promise<AuthUser | undefined>;
 }
 
-/** Operator rule (supplement §3.5). */
+/**
+ * Whether `security.operators` lists this email or JWT subject (supplement §3.5): entries with `@` match an
+ * email or subject ignoring case, others match a subject exactly. For a user's email, use isOperatorUser: a
+ * listed email counts only once the user has proven control of it.
+ */
 export function isOperatorIdentity(operators: string[], email: string | undefined, sub: string | undefined): boolean {
   for (const entry of operators) {
     if (entry.includes("@")) {
@@ -46,4 +52,9 @@ export function isOperatorIdentity(operators: string[], email: string | undefine
     } else if (sub !== undefined && sub === entry) return true;
   }
   return false;
+}
+
+/** `User.isOperator` and the operator rule for sessions: the email is listed and the user has proven it. */
+export function isOperatorUser(operators: string[], user: { email: string; emailProven: boolean }): boolean {
+  return user.emailProven && isOperatorIdentity(operators, user.email, undefined);
 }

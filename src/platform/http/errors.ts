@@ -25,6 +25,7 @@ export type ErrorCode =
   | "NO_USER"
   | "SIGNUP_CLOSED"
   | "NOT_ACTIVATED"
+  | "SIGNUP_RESERVED"
   | "MAIL_NOT_CONFIGURED"
   | "NOT_FOUND"
   | "DUPLICATE_NAME"

@@ -8,6 +8,7 @@ import m0006 from "./0006_kv.sql" with { type: "text" };
 import m0007 from "./0007_responders.sql" with { type: "text" };
 import m0008 from "./0008_trackers.sql" with { type: "text" };
 import m0009 from "./0009_tracker_schedule_floor.sql" with { type: "text" };
+import m0010 from "./0010_email_proof.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -25,4 +26,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 7, name: "0007_responders", sql: m0007 },
   { version: 8, name: "0008_trackers", sql: m0008 },
   { version: 9, name: "0009_tracker_schedule_floor", sql: m0009 },
+  { version: 10, name: "0010_email_proof", sql: m0010 },
 ];
