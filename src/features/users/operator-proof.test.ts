@@ -88,7 +88,17 @@ describe("public sign-up with a listed email (issue 17 takeover)", () => {
   });
 
   test("the verification mail arrives; its link proves the address, grants operator rights and ends older sessions", async () => {
-    const { client: before } = await publicSignup("second@corp.example");
+    const { res: signedUp, client: before } = await publicSignup("second@corp.example");
+    // Whoever signed up prepares a trap: an API key, and a responder that hands out every secret the account
+    // will ever hold.
+    const trapKey = await before.post("/api/user/api_keys", { name: "trap" });
+    expect(trapKey.status).toBe(201);
+    const trap = await before.post("/api/webhooks/responders", {
+      name: "trap",
+      location: { pathType: "=", path: "/trap" },
+      settings: { secrets: { type: "all" }, script: "({body: context.secrets})" },
+    });
+    expect(trap.status).toBe(201);
     const token = await linkToken("second@corp.example", 1, "[Secbox] Confirm your email address");
     const row = await srv.rt.db.get<{ expires_at: number; created_at: number }>(
       "SELECT r.expires_at, r.created_at FROM recovery_tokens r JOIN users u ON u.id = r.user_id WHERE u.email = ?",
@@ -105,6 +115,14 @@ describe("public sign-up with a listed email (issue 17 takeover)", () => {
     expect(minted.status).toBe(201);
     // The session made by the (possibly foreign) sign-up is gone; the link is single use.
     expect((await before.get("/api/users/self")).status).toBe(401);
+    // Nothing the sign-up set up survives the proof: a fresh account (new id and handle), the trap key is dead,
+    // the trap responder is gone.
+    expect(recovered.json.id).not.toBe(signedUp.json.id);
+    expect(recovered.json.handle).not.toBe(signedUp.json.handle);
+    expect((await srv.anon.get("/api/users/self", { token: trapKey.json.token })).status).toBe(401);
+    expect((await owner.get("/api/webhooks/responders")).json.total).toBe(0);
+    const hit = await fetch(`${srv.url}/trap`, { headers: { host: new URL(trap.json.url).host } });
+    expect(hit.status).toBe(404);
     expect((await srv.anon.post("/api/auth/recover", { token, newPassword: "another password" })).json.code).toBe("INVALID_TOKEN");
     const stored = await srv.rt.db.get<{ email_proof: string }>("SELECT email_proof FROM users WHERE email = ?", ["second@corp.example"]);
     expect(stored!.email_proof).toBe("recovery");
@@ -126,7 +144,9 @@ describe("proof paths", () => {
     const token = await linkToken("third@corp.example", 2, "[Secbox] Reset your password");
     expect((await srv.anon.post("/api/auth/recover", { token: verification, newPassword: "new password 1" })).json.code).toBe("INVALID_TOKEN");
     const recovered = await srv.anon.post("/api/auth/recover", { token, newPassword: "new password 1" });
-    expect(recovered.json).toMatchObject({ id: res.json.id, isOperator: true });
+    // A fresh account replaces the one the sign-up made (see the verification-mail test).
+    expect(recovered.json).toMatchObject({ email: "third@corp.example", isOperator: true });
+    expect(recovered.json.id).not.toBe(res.json.id);
     expect((await mintKey(new ApiClient(srv.url, { session: cookieToken(recovered) }), "after forgot")).status).toBe(201);
   });
 

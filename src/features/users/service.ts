@@ -254,7 +254,7 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
       paragraphs: [
         `A Secbox account was created for ${row.email} by public sign-up. This address is listed as an operator of the server; operator rights apply once you open the link below and set the account's password.`,
         `The link works once and expires at ${new Date(link.expiresAt * 1000).toISOString().replace(".000Z", "Z")} (in 24 hours).`,
-        "If you did not sign up yourself, someone else used your address: after setting the password, check the account's API keys, responders and trackers, or ask the administrator to remove it. Until the link is used, the account has no operator rights.",
+        "Opening the link starts the account afresh: whatever was set up in it before (API keys, sessions, responders, trackers, secrets and everything else) is deleted, because whoever signed up could not prove they own this address. Until the link is used, the account has no operator rights.",
       ],
       link: { label: "Confirm and set the password", url: link.url },
     });
@@ -329,6 +329,9 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
     const userId = await this.rt.db.tx(async (tx) => {
       const id = await usersStore.consumeRecoveryToken(tx, sha256Hex(token), now);
       if (id === undefined) return undefined;
+      const row = (await usersStore.byId(tx, id))!;
+      if (row.email_proven_at === null && isOperatorIdentity(this.rt.config.security.operators, row.email, undefined))
+        return this.adoptReservedAccount(tx, row, hash, now);
       await usersStore.setPassword(tx, id, hash, true, now);
       await usersStore.recordEmailProof(tx, id, "recovery", now);
       await usersStore.deleteOtherSessions(tx, id, null);
@@ -337,6 +340,32 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
     if (userId === undefined) throw invalid("token: unknown, already used or expired", "INVALID_TOKEN");
     const row = (await usersStore.byId(this.rt.db, userId))!;
     return { user: this.toUser(row), sessionToken: await this.createSession(userId) };
+  }
+
+  /**
+   * The owner of a listed operator address proves it on an account that public sign-up created (supplement
+   * §3.5). Whoever signed up could not read this mailbox, so nothing they set up survives the proof: API keys
+   * and sessions that would keep their access, responders that would expose secrets the operator stores later.
+   * The account is removed as `users remove` does, and a fresh one (new id and handle, proven, with the new
+   * password) takes its place, in the same transaction. Returns the new user's id.
+   */
+  private async adoptReservedAccount(tx: Db, row: UserRow, passwordHash: string, now: number): Promise<string> {
+    for (const hook of this.removalHooks) await hook(tx, row.id);
+    await usersStore.remove(tx, row.id);
+    const id = newId();
+    await usersStore.insert(tx, {
+      id,
+      email: row.email,
+      handle: randomHex(8),
+      passwordHash,
+      isActivated: true,
+      tier: this.rt.config.subscriptions.default_tier,
+      unsubscribeToken: randomBase64Url(24),
+      emailProof: "recovery",
+      now,
+    });
+    this.rt.log.info("reserved operator address proven: the account public sign-up made was replaced", { userId: id });
+    return id;
   }
 
   /** A single-use recovery link; issuing it voids the user's older unused tokens. */
