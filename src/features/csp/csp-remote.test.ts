@@ -62,6 +62,8 @@ const ROUTES: Record<string, () => Response> = {
   "/both": () => page(html(`<meta http-equiv="Content-Security-Policy" content="img-src 'self'">`), [[CSP, "default-src 'self'"], [CSP_RO, "default-src 'none'"]]),
   "/several-headers": () => page(html(""), [[CSP, "default-src 'self'"], [CSP, "script-src 'none'"]]),
   "/comma-joined": () => page(html(""), [[CSP, "default-src 'self', img-src https:"]]),
+  "/several-mixed": () => page(html(""), [[CSP, ", default-src 'self' , img-src https:"], [CSP, "script-src 'none'"], [CSP_RO, "img-src 'none'"], [CSP_RO, "font-src 'none'"]]),
+  "/meta-comma": () => page(html(`<meta http-equiv="Content-Security-Policy" content="script-src 'self', object-src 'none'">`)),
   "/meta": () =>
     page(
       html(
@@ -96,7 +98,7 @@ const ROUTES: Record<string, () => Response> = {
   "/not-found-with-csp": () => page("nope", [[CSP, "default-src 'self'"]], 404),
   "/server-error": () => page("boom", [[CSP, "default-src 'self'"]], 500),
   "/no-csp": () => page(html("")),
-  "/invalid-csp": () => page(html(""), [[CSP, "foo-src x; script-src 'bogus'"]]),
+  "/invalid-csp": () => page(html(""), [[CSP, "foo-src x; report-to a(b"]]),
   "/huge-body": () => page(HUGE, [[CSP, "default-src 'self'"], [CSP_RO, "img-src 'none'"], ["content-type", "text/plain"]]),
   "/huge-meta": () => new Response(Buffer.concat([Buffer.from(META_HEAD), HUGE]), { headers: { "content-type": "text/html" } }),
   "/endless-header": () => endless([[CSP, "default-src 'self'"], [CSP_RO, "img-src 'none'"]], "x", new Uint8Array([0x78]), 200),
@@ -142,11 +144,12 @@ const remote = (url: string, source: string, followRedirects?: unknown) => ({
 const importRemote = (user: TestUser, url: string, source: string, followRedirects?: unknown) =>
   user.client.post(BASE, { name: `remote-${++seq}`, content: remote(url, source, followRedirects) });
 
-async function imported(url: string, source: string, followRedirects?: unknown) {
+async function importedWithWarnings(url: string, source: string, followRedirects?: unknown) {
   const res = await importRemote(a, url, source, followRedirects);
   expect({ url, source, status: res.status, message: res.json?.message }).toEqual({ url, source, status: 201, message: undefined });
-  return res.json.directives;
+  return res.json as { directives: unknown[]; warnings?: string[] };
 }
+const imported = async (url: string, source: string, followRedirects?: unknown) => (await importedWithWarnings(url, source, followRedirects)).directives;
 
 async function failure(user: TestUser, url: string, source: string, followRedirects?: unknown) {
   const res = await importRemote(user, url, source, followRedirects);
@@ -155,11 +158,14 @@ async function failure(user: TestUser, url: string, source: string, followRedire
 }
 
 describe("csp remote import: sources", () => {
-  test("enforcingHeader reads Content-Security-Policy (then parsed as serialized: unknown directives dropped)", async () => {
-    expect(await imported(`${up}/enforcing`, "enforcingHeader")).toEqual([
-      { name: "default-src", value: ["'self'"] },
-      { name: "script-src", value: ["'self'", "https://cdn.example.com"] },
-    ]);
+  test("enforcingHeader reads Content-Security-Policy (then parsed as serialized: unknown directives dropped, with a warning)", async () => {
+    expect(await importedWithWarnings(`${up}/enforcing`, "enforcingHeader")).toMatchObject({
+      directives: [
+        { name: "default-src", value: ["'self'"] },
+        { name: "script-src", value: ["'self'", "https://cdn.example.com"] },
+      ],
+      warnings: ["unknown-directive: dropped (unknown directive)"],
+    });
     expect(userAgents.at(-1)).toStartWith("Secbox/");
   });
 
@@ -179,9 +185,32 @@ describe("csp remote import: sources", () => {
     expect((await failure(a, `${up}/enforcing`, "meta")).code).toBe("UPSTREAM_FAILED");
   });
 
-  test("several policies → the last (repeated header lines, comma-joined policies)", async () => {
-    expect(await imported(`${up}/several-headers`, "enforcingHeader")).toEqual([{ name: "script-src", value: ["'none'"] }]);
-    expect(await imported(`${up}/comma-joined`, "enforcingHeader")).toEqual([{ name: "img-src", value: ["https:"] }]);
+  test("several policies → the first, with a warning naming how many were sent (header lines, comma-joined, meta tags)", async () => {
+    const several = (n: number, how: string) => `the response holds ${n} policies (${how}); only the first was imported, while browsers enforce all of them`;
+    const HEADERS = "Content-Security-Policy header lines and comma-separated policies";
+    expect(await importedWithWarnings(`${up}/several-headers`, "enforcingHeader")).toMatchObject({
+      directives: [{ name: "default-src", value: ["'self'"] }],
+      warnings: [several(2, HEADERS)],
+    });
+    expect(await importedWithWarnings(`${up}/comma-joined`, "enforcingHeader")).toMatchObject({
+      directives: [{ name: "default-src", value: ["'self'"] }],
+      warnings: [several(2, HEADERS)],
+    });
+    // Empty members of a comma list are no policies; every header line counts.
+    expect(await importedWithWarnings(`${up}/several-mixed`, "enforcingHeader")).toMatchObject({
+      directives: [{ name: "default-src", value: ["'self'"] }],
+      warnings: [several(3, HEADERS)],
+    });
+    expect(await importedWithWarnings(`${up}/several-mixed`, "reportOnlyHeader")).toMatchObject({
+      directives: [{ name: "img-src", value: ["'none'"] }],
+      warnings: [several(2, "Content-Security-Policy-Report-Only header lines and comma-separated policies")],
+    });
+    expect(await importedWithWarnings(`${up}/meta-comma`, "meta")).toMatchObject({
+      directives: [{ name: "script-src", value: ["'self'"] }],
+      warnings: [several(2, '<meta http-equiv="Content-Security-Policy"> tags and comma-separated policies')],
+    });
+    // One policy: no warnings field at all.
+    expect("warnings" in (await importedWithWarnings(`${up}/report-only`, "reportOnlyHeader"))).toBe(false);
   });
 
   test("meta: http-equiv matched case-insensitively, entities decoded", async () => {
@@ -192,11 +221,15 @@ describe("csp remote import: sources", () => {
     ]);
   });
 
-  test("meta: the last head tag wins; comments, scripts, noscript, template, name= and body tags are not policies", async () => {
-    expect(await imported(`${up}/meta-several`, "meta")).toEqual([
-      { name: "object-src", value: ["'none'"] },
-      { name: "base-uri", value: ["'self'"] },
-    ]);
+  test("meta: the first head tag is imported; comments, scripts, noscript, template, name= and body tags are not policies", async () => {
+    expect(await importedWithWarnings(`${up}/meta-several`, "meta")).toEqual(
+      expect.objectContaining({
+        directives: [{ name: "default-src", value: ["'self'"] }],
+        warnings: [
+          'the response holds 2 policies (<meta http-equiv="Content-Security-Policy"> tags and comma-separated policies); only the first was imported, while browsers enforce all of them',
+        ],
+      }),
+    );
     // Text starts the (implied) body: a later meta is outside the head.
     expect(await imported(`${up}/meta-implied-body`, "meta")).toEqual([{ name: "default-src", value: ["'self'"] }]);
   });
@@ -327,6 +360,12 @@ describe("csp remote import: update", () => {
       { name: "default-src", value: ["'none'"] },
       { name: "report-uri", value: ["/csp-report"] },
     ]);
+    // Something dropped: 200 {warnings} (§13.3).
+    const warned = await a.client.put(`${BASE}/${p.id}`, { content: remote(`${up}/enforcing`, "enforcingHeader") });
+    expect(warned.status).toBe(200);
+    expect(warned.json).toEqual({ warnings: ["unknown-directive: dropped (unknown directive)"] });
+    expect((await a.client.get(`${BASE}/${p.id}`)).json.policy.directives).toHaveLength(2);
+    expect((await a.client.put(`${BASE}/${p.id}`, { content: remote(`${up}/report-only`, "reportOnlyHeader") })).status).toBe(204);
     const before = hits.length;
     expect((await a.client.put(`${BASE}/${newId()}`, { content: remote(`${up}/enforcing`, "enforcingHeader") })).status).toBe(404);
     expect(hits.length).toBe(before);

@@ -74,7 +74,12 @@ describe("csp: create from directives", () => {
       // source lists: keywords and schemes lower-cased, repeats dropped keeping the first, order kept
       [{ name: "script-src", value: ["'SELF'", "https://A.example.com", "'self'", "HTTPS:", "'Unsafe-Eval'"] }, { name: "script-src", value: ["'self'", "https://A.example.com", "https:", "'unsafe-eval'"] }],
       [{ name: "Script-Src", value: ["'self'"] }, { name: "script-src", value: ["'self'"] }],
-      [{ name: "img-src", value: ["*", "data:", "blob:", "https://*.example.com:443/img/", "example.com:*", "[::1]:8080", "wss://live.example.com"] }, { name: "img-src", value: ["*", "data:", "blob:", "https://*.example.com:443/img/", "example.com:*", "[::1]:8080", "wss://live.example.com"] }],
+      [{ name: "img-src", value: ["*", "data:", "blob:", "https://*.example.com:443/img/", "example.com:*", "127.0.0.1:8080", "wss://live.example.com"] }, { name: "img-src", value: ["*", "data:", "blob:", "https://*.example.com:443/img/", "example.com:*", "127.0.0.1:8080", "wss://live.example.com"] }],
+      // a path may hold any printable character but ? and # (browsers ignore a query or fragment)
+      [{ name: "script-src", value: ["https://cdn.example.com/a[1]{2}\"x", "https://www.example.com/recaptcha/"] }, { name: "script-src", value: ["https://cdn.example.com/a[1]{2}\"x", "https://www.example.com/recaptcha/"] }],
+      [{ name: "fenced-frame-src", value: ["https://ads.example"] }, { name: "fenced-frame-src", value: ["https://ads.example"] }],
+      [{ name: "script-src-elem", value: ["'inline-speculation-rules'", "'wasm-eval'", "'trusted-types-eval'", "'report-sha256'"] }, { name: "script-src-elem", value: ["'inline-speculation-rules'", "'wasm-eval'", "'trusted-types-eval'", "'report-sha256'"] }],
+      [{ name: "frame-ancestors", value: ["'NONE'", "https:", "*"] }, { name: "frame-ancestors", value: ["'none'", "https:", "*"] }],
       [{ name: "script-src", value: ["'nonce-abc+/_-09='", "'SHA256-Abc='", "'sha384-xyz'", "'sha512-Q=='", "'strict-dynamic'", "'unsafe-hashes'", "'report-sample'", "'wasm-unsafe-eval'", "'inline-speculation-rules'"] }, { name: "script-src", value: ["'nonce-abc+/_-09='", "'sha256-Abc='", "'sha384-xyz'", "'sha512-Q=='", "'strict-dynamic'", "'unsafe-hashes'", "'report-sample'", "'wasm-unsafe-eval'", "'inline-speculation-rules'"] }],
       [{ name: "object-src", value: ["'none'"] }, { name: "object-src", value: ["'none'"] }],
       [{ name: "frame-ancestors", value: ["'self'", "https://partner.example.org"] }, { name: "frame-ancestors", value: ["'self'", "https://partner.example.org"] }],
@@ -122,17 +127,24 @@ describe("csp: create from directives", () => {
       [[{ name: "report-uri", value: [] }], "content.value[0].value"],
       [[{ name: "report-uri", value: ["http://[bad"] }], "content.value[0].value[0]"],
       [[{ name: "sandbox", value: ["allow-everything"] }], "content.value[0].value[0]"],
-      [[{ name: "upgrade-insecure-requests", value: ["yes"] }], "content.value[0].value"],
+      [[{ name: "upgrade-insecure-requests", value: ["yes"] }], "content.value[0].value[0]"],
       [[{ name: "webrtc", value: [] }], "content.value[0].value"],
-      [[{ name: "webrtc", value: ["allow"] }], "content.value[0].value"],
+      [[{ name: "webrtc", value: ["allow"] }], "content.value[0].value[0]"],
       [[{ name: "webrtc", value: ["'allow'", "'block'"] }], "content.value[0].value"],
       [[{ name: "require-trusted-types-for", value: [] }], "content.value[0].value"],
-      [[{ name: "require-trusted-types-for", value: ["'style'"] }], "content.value[0].value"],
+      [[{ name: "require-trusted-types-for", value: ["'style'"] }], "content.value[0].value[0]"],
       [[{ name: "trusted-types", value: ["'unknown'"] }], "content.value[0].value[0]"],
       [[{ name: "trusted-types", value: ["bad!name"] }], "content.value[0].value[0]"],
       [[{ name: "report-to", value: [] }], "content.value[0].value"],
       [[{ name: "report-to", value: ["a", "b"] }], "content.value[0].value"],
-      [[{ name: "report-to", value: ["a(b"] }], "content.value[0].value"],
+      [[{ name: "report-to", value: ["a(b"] }], "content.value[0].value[0]"],
+      // browsers drop these: IPv6 literals, '_' in host names, retired keywords, a query, keywords in frame-ancestors
+      [[{ name: "img-src", value: ["'self'", "[::1]:8080"] }], "content.value[0].value[1]"],
+      [[{ name: "img-src", value: ["exa_mple.com"] }], "content.value[0].value[0]"],
+      [[{ name: "script-src", value: ["'unsafe-allow-redirects'"] }], "content.value[0].value[0]"],
+      [[{ name: "script-src", value: ["https://www.google.com/?x=1"] }], "content.value[0].value[0]"],
+      [[{ name: "frame-ancestors", value: ["'self'", "'unsafe-inline'"] }], "content.value[0].value[1]"],
+      [[{ name: "img-src", value: ["'inline-speculation-rules'"] }], "content.value[0].value[0]"],
       [[{ name: "foo-src", value: ["'self'"] }], "content.value[0].name"],
       [[{ name: "block-all-mixed-content" }], "content.value[0].name"],
       [[{ value: ["'self'"] }], "content.value[0].name"],
@@ -196,7 +208,7 @@ describe("csp: create from directives", () => {
 });
 
 describe("csp: create from serialized text", () => {
-  test("parsed per §13.3: names lower-cased, unknown and invalid directives dropped, first repeat kept", async () => {
+  test("parsed per §13.3: names lower-cased, unknown directives and invalid values dropped, first repeat kept, every drop a warning", async () => {
     const text =
       "  DEFAULT-SRC 'self'  ;foo-src x; script-src 'unsafe_inline' https://ok.example; img-src * data:;IMG-SRC 'none';" +
       " upgrade-insecure-requests;webrtc 'maybe'; block-all-mixed-content ; object-src;sandbox;\tstyle-src\t'self'\f'unsafe-inline' 'self';" +
@@ -204,21 +216,51 @@ describe("csp: create from serialized text", () => {
     const p = await createSerialized(a, text);
     expect(p.directives).toEqual([
       { name: "default-src", value: ["'self'"] },
+      { name: "script-src", value: ["https://ok.example"] },
       { name: "img-src", value: ["*", "data:"] },
       { name: "upgrade-insecure-requests" },
+      { name: "object-src", value: ["'none'"] },
       { name: "sandbox", value: [] },
       { name: "style-src", value: ["'self'", "'unsafe-inline'"] },
+      { name: "report-to", value: ["a"] },
       { name: "report-uri", value: ["/r"] },
       { name: "trusted-types", value: [] },
     ]);
+    expect(p.warnings).toEqual([
+      "foo-src: dropped (unknown directive)",
+      "script-src: dropped 'unsafe_inline' (unknown keyword)",
+      "img-src: dropped the repeated directive (browsers use only the first)",
+      "webrtc: dropped 'maybe' (must be 'allow' or 'block')",
+      "webrtc: dropped (must be exactly one of 'allow', 'block'; nothing valid left)",
+      "block-all-mixed-content: dropped (deprecated: browsers block mixed content anyway; use upgrade-insecure-requests)",
+      "style-src: dropped the repeated 'self'",
+      "report-to: dropped b (must be exactly one reporting group name)",
+      "font-src: dropped (characters outside printable ASCII; browsers ignore the whole directive)",
+    ]);
+    // The stored policy (GET) carries no warnings: they belong to the import's answer.
+    expect((await a.client.get(`${BASE}/${p.id}`)).json.policy).toEqual((({ warnings: _, ...rest }) => rest)(p));
   });
 
   test("nothing valid left → 400 INVALID_INPUT", async () => {
-    for (const text of ["", "   ", ";;;", "foo-src 'self'; bar", "script-src 'nope'; upgrade-insecure-requests now", "default-src", "défault-src 'self'"]) {
+    for (const text of ["", "   ", ";;;", ",", "foo-src 'self'; bar", "webrtc 'maybe'; report-to a(b", "défault-src 'self'", "img-src exämple.com", "foo, default-src 'self'"]) {
       const res = await a.client.post(BASE, { name: "empty", content: { type: "serialized", value: text } });
       expect({ text, status: res.status, code: res.json.code }).toEqual({ text, status: 400, code: "INVALID_INPUT" });
       expect(res.json.message).toStartWith("content.value:");
     }
+    // Written empty, or emptied by invalid values, a source list is 'none', not nothing.
+    expect((await createSerialized(a, "default-src")).directives).toEqual([{ name: "default-src", value: ["'none'"] }]);
+    expect((await createSerialized(a, "script-src 'nope'; upgrade-insecure-requests now")).directives).toEqual([
+      { name: "script-src", value: ["'none'"] },
+      { name: "upgrade-insecure-requests" },
+    ]);
+  });
+
+  test("warnings are capped at 100, the rest counted", async () => {
+    const bad = await createSerialized(a, `img-src ${Array.from({ length: 150 }, (_, i) => `'bad${i}'`).join(" ")} 'self'`);
+    expect(bad.directives).toEqual([{ name: "img-src", value: ["'self'"] }]);
+    expect(bad.warnings).toHaveLength(101);
+    expect(bad.warnings[0]).toBe("img-src: dropped 'bad0' (unknown keyword)");
+    expect(bad.warnings[100]).toBe("… and 50 more warnings");
   });
 });
 
@@ -274,8 +316,13 @@ describe("csp: update", () => {
     expect(cur.directives).toEqual(dirs);
     expect(cur.name).toBe("renamed");
 
-    expect((await a.client.put(`${BASE}/${p.id}`, { content: { type: "serialized", value: "img-src 'self'; foo bar" } })).status).toBe(204);
+    // Imported content with something dropped: 200 {warnings} (§13.3); without: 204.
+    const withWarnings = await a.client.put(`${BASE}/${p.id}`, { content: { type: "serialized", value: "img-src 'self'; foo bar" } });
+    expect(withWarnings.status).toBe(200);
+    expect(withWarnings.json).toEqual({ warnings: ["foo: dropped (unknown directive)"] });
     expect((await get()).directives).toEqual([{ name: "img-src", value: ["'self'"] }]);
+    expect((await a.client.put(`${BASE}/${p.id}`, { content: { type: "serialized", value: "img-src 'none'" } })).status).toBe(204);
+    expect((await get()).directives).toEqual([{ name: "img-src", value: ["'none'"] }]);
 
     expect((await a.client.put(`${BASE}/${p.id}`, { content: { type: "directives", value: [{ name: "base-uri", value: ["'none'"] }] } })).status).toBe(204);
     expect((await get()).directives).toEqual([{ name: "base-uri", value: ["'none'"] }]);
@@ -422,9 +469,11 @@ function generator(seed: number) {
     const b64 = Buffer.from(Array.from({ length: bytes }, () => int(256))).toString("base64");
     return `'${alg}-${rnd() < 0.5 ? b64 : b64.replace(/=+$/, "")}'`;
   };
-  const source = () => {
+  const source = (name: string) => {
     const kind = int(6);
-    if (kind === 0) return pick(["'self'", "'unsafe-inline'", "'unsafe-eval'", "'strict-dynamic'", "'unsafe-hashes'", "'report-sample'", "'wasm-unsafe-eval'", "'inline-speculation-rules'", "'none'"]);
+    if (name === "frame-ancestors") return kind === 0 ? pick(["'self'", "'none'"]) : kind === 3 ? pick(["https:", "http:", "wss:"]) : kind === 4 ? "*" : host();
+    const keywords = ["'self'", "'unsafe-inline'", "'unsafe-eval'", "'strict-dynamic'", "'unsafe-hashes'", "'report-sample'", "'wasm-unsafe-eval'", "'none'"];
+    if (kind === 0) return pick(name === "script-src" || name === "script-src-elem" ? [...keywords, "'inline-speculation-rules'"] : keywords);
     if (kind === 1) return `'nonce-${str(B64 + "-_", 1, 24)}${pick(["", "=", "=="])}'`;
     if (kind === 2) return hash();
     if (kind === 3) return pick(["https:", "http:", "data:", "blob:", "wss:", "mediastream:", "filesystem:"]);
@@ -432,10 +481,10 @@ function generator(seed: number) {
     return host();
   };
   const distinct = (make: () => string, min: number, max: number) => [...new Set(Array.from({ length: min + int(max - min + 1) }, make))];
-  const SOURCE_LISTS = ["default-src", "child-src", "connect-src", "font-src", "frame-src", "img-src", "manifest-src", "media-src", "object-src", "script-src", "script-src-elem", "script-src-attr", "style-src", "style-src-elem", "style-src-attr", "worker-src", "base-uri", "form-action", "frame-ancestors"];
+  const SOURCE_LISTS = ["default-src", "child-src", "connect-src", "font-src", "frame-src", "fenced-frame-src", "img-src", "manifest-src", "media-src", "object-src", "script-src", "script-src-elem", "script-src-attr", "style-src", "style-src-elem", "style-src-attr", "worker-src", "base-uri", "form-action", "frame-ancestors"];
   const OTHERS = ["report-uri", "sandbox", "upgrade-insecure-requests", "webrtc", "require-trusted-types-for", "trusted-types", "report-to"];
   const directive = (name: string): Dir => {
-    if (SOURCE_LISTS.includes(name)) return { name, value: distinct(source, 1, 6) };
+    if (SOURCE_LISTS.includes(name)) return { name, value: distinct(() => source(name), 1, 6) };
     switch (name) {
       case "report-uri":
         return { name, value: distinct(() => pick(["/csp", "/r?x=1", `https://${label()}.example/report`, `${label()}/rel`]), 1, 3) };

@@ -1,8 +1,13 @@
-// CSP directives (supplement §13.1): the catalogue of storable directives, their value rules, and the
-// `serialized` import (§13.3) on top of a spec-following CSP parser (content-security-policy-parser implements
-// the W3C "parse a serialized CSP" algorithm: split at `;`, ASCII whitespace, names lower-cased, first of a
-// repeated directive wins, non-ASCII tokens ignored).
-import parseContentSecurityPolicy from "content-security-policy-parser";
+// CSP directives (supplement §13.1): the catalogue of storable directives and the rules for their values, shared by
+// the `directives` content variant (validated here: anything invalid is a 400 naming the field) and the
+// `serialized` import (import.ts: an invalid value is dropped with a warning, the directive stays).
+//
+// The rules follow what browsers keep (CSP Level 3 and current Chromium, checked against Chromium's own parse
+// errors in csp-chromium.test.ts): a source expression is a keyword Chromium or CSP3 defines, a nonce, a sha256/384/512
+// hash, a scheme, or a host source (ASCII labels of letters, digits and `-`, no IP-v6 literals, port digits or `*`,
+// any path); `frame-ancestors` takes only hosts, schemes, 'self' and 'none'; 'inline-speculation-rules' only
+// counts in script-src and script-src-elem. A host source's `?query` or `#fragment` is ignored by browsers: import
+// stores the source without it (with a warning), the `directives` variant refuses it.
 import { invalid } from "../../platform/http/errors";
 
 export interface Directive {
@@ -17,6 +22,7 @@ export const SOURCE_LIST_DIRECTIVES = [
   "connect-src",
   "font-src",
   "frame-src",
+  "fenced-frame-src",
   "img-src",
   "manifest-src",
   "media-src",
@@ -61,12 +67,16 @@ export const OTHER_DIRECTIVES = [
 
 /** Every directive a stored policy may hold (§13.1). */
 export const DIRECTIVE_NAMES: readonly string[] = [...SOURCE_LIST_DIRECTIVES, ...OTHER_DIRECTIVES];
-const KNOWN = new Set(DIRECTIVE_NAMES);
-const SOURCE_LISTS = new Set<string>(SOURCE_LIST_DIRECTIVES);
+export const KNOWN = new Set(DIRECTIVE_NAMES);
+export const SOURCE_LISTS = new Set<string>(SOURCE_LIST_DIRECTIVES);
 
 export const MAX_DIRECTIVES = 50;
 
-/** Keyword sources CSP defines (CSP3 and the current drafts), lower-case, quoted. */
+/**
+ * Keyword sources, lower-case, quoted: those of CSP3 and the current drafts that Chromium parses ('wasm-eval' is
+ * Chromium's older name of 'wasm-unsafe-eval' and still enforced). Retired draft keywords ('unsafe-allow-redirects',
+ * 'unsafe-hashed-attributes') are ignored by browsers, so they are unknown keywords here too.
+ */
 export const KEYWORDS = new Set([
   "'self'",
   "'none'",
@@ -75,28 +85,34 @@ export const KEYWORDS = new Set([
   "'strict-dynamic'",
   "'unsafe-hashes'",
   "'report-sample'",
-  "'unsafe-allow-redirects'",
   "'wasm-unsafe-eval'",
+  "'wasm-eval'",
   "'inline-speculation-rules'",
   "'trusted-types-eval'",
   "'report-sha256'",
   "'report-sha384'",
   "'report-sha512'",
-  "'unsafe-webtransport-hashes'",
 ]);
 
-// ---- grammar of source expressions (CSP3 §2.3.1), tolerant where browsers are ----------------------------
+/** Directives where 'inline-speculation-rules' means something (Chromium ignores it elsewhere). */
+const SPECULATION_RULES_DIRECTIVES = new Set(["script-src", "script-src-elem"]);
+
+// ---- grammar of source expressions (CSP3 §2.3.1, as Chromium parses it) ------------------------------------
 
 export const SCHEME_SOURCE_RE = /^[a-z][a-z0-9+.-]*:$/i;
-/** [scheme "://"] host [":" port] [path]; host = "*" / ["*."] labels / [IPv6]. Groups: scheme, host, port, path. */
-export const HOST_SOURCE_RE =
-  /^(?:([a-z][a-z0-9+.-]*):\/\/)?(\*|(?:\*\.)?[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?|\[[0-9a-f:.]+\])(?::(\d{1,5}|\*))?(\/[A-Za-z0-9\-._~%!$&'()*+=:@/]*)?$/i;
+/**
+ * [scheme "://"] host [":" port] [path]; host = "*" / ["*."] labels [.]; the path is anything up to a `?` or `#`.
+ * Groups: scheme, host, port, path. Callers have checked the value is printable ASCII without `;` and `,`.
+ */
+export const HOST_SOURCE_RE = /^(?:([a-z][a-z0-9+.-]*):\/\/)?(\*|(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?)(?::(\d{1,5}|\*))?(\/[^?#]*)?$/i;
+/** A host source followed by a `?query` or `#fragment` (which browsers ignore): group 1 is the source without it. */
+const HOST_WITH_QUERY_RE = /^((?:[a-z][a-z0-9+.-]*:\/\/)?(?:\*|(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?)(?::(?:\d{1,5}|\*))?\/[^?#]*)[?#]/i;
 export const NONCE_SOURCE_RE = /^'nonce-([A-Za-z0-9+/_-]+={0,2})'$/i;
 export const HASH_SOURCE_RE = /^'(sha256|sha384|sha512)-([A-Za-z0-9+/_-]+={0,2})'$/i;
 const POLICY_NAME_RE = /^[A-Za-z0-9\-#=_/@.%]+$/;
 const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Printable ASCII other than space, `;` and `,` (§13.1 value rule; non-ASCII cannot travel in a header). */
-const VALUE_RE = /^[\x21-\x2b\x2d-\x3a\x3c-\x7e]+$/;
+export const VALUE_RE = /^[\x21-\x2b\x2d-\x3a\x3c-\x7e]+$/;
 
 /** A value in its canonical form: keywords and bare schemes lower-cased, everything else as given. */
 function canonicalSource(v: string): string {
@@ -109,8 +125,9 @@ function canonicalSource(v: string): string {
   return v;
 }
 
-/** True when `v` is a source expression of the CSP grammar. */
+/** True when `v` is a source expression of the grammar above (whatever the directive). */
 export function isSourceExpression(v: string): boolean {
+  if (!VALUE_RE.test(v)) return false;
   if (KEYWORDS.has(v.toLowerCase())) return true;
   if (v.startsWith("'")) return NONCE_SOURCE_RE.test(v) || HASH_SOURCE_RE.test(v);
   return SCHEME_SOURCE_RE.test(v) || HOST_SOURCE_RE.test(v);
@@ -125,84 +142,91 @@ function isUriReference(v: string): boolean {
   }
 }
 
-/** Validation failure of one directive: which value (index) and why. */
-class DirectiveProblem {
-  constructor(
-    readonly message: string,
-    readonly index?: number,
-  ) {}
+/** The verdict on one value of a directive: kept (canonical form), kept after a repair, or refused (why). */
+export type Verdict = { value: string; repaired?: string } | { refused: string };
+
+/** Why a quoted source is not valid: names the likely mistake. */
+function quotedProblem(v: string): string {
+  if (/^'nonce-/i.test(v)) return "a nonce must be base64 (A-Z a-z 0-9 + / - _, up to two '=')";
+  const hash = /^'([a-z0-9-]+)-/i.exec(v);
+  if (hash && /^(sha|md5)/i.test(hash[1]!)) {
+    return /^sha(256|384|512)$/i.test(hash[1]!) ? "a hash must be base64 (A-Z a-z 0-9 + / - _, up to two '=')" : "hash algorithms are sha256, sha384 and sha512";
+  }
+  return "unknown keyword";
 }
 
-const dedupe = (values: string[]) => [...new Set(values)];
+/** One value of a source-list directive. */
+function checkSource(name: string, v: string): Verdict {
+  const lower = v.toLowerCase();
+  if (name === "frame-ancestors" && (v.startsWith("'") ? lower !== "'self'" && lower !== "'none'" : false))
+    return { refused: "frame-ancestors accepts only hosts, schemes, 'self' and 'none'" };
+  if (lower === "'inline-speculation-rules'" && !SPECULATION_RULES_DIRECTIVES.has(name)) return { refused: "only applies in script-src and script-src-elem" };
+  if (isSourceExpression(v)) return { value: canonicalSource(v) };
+  if (v.startsWith("'")) return { refused: quotedProblem(v) };
+  const query = HOST_WITH_QUERY_RE.exec(v);
+  if (query) return { value: query[1]!, repaired: "browsers ignore a source's query and fragment" };
+  return { refused: "not a valid source expression" };
+}
 
-/**
- * Checks one directive's values (names already known and lower-case) and returns the stored form.
- * Throws DirectiveProblem.
- */
-function normalizeValues(name: string, values: string[]): string[] | undefined {
-  values.forEach((v, i) => {
-    if (!VALUE_RE.test(v)) throw new DirectiveProblem("must be a non-empty printable ASCII string without whitespace, ';' or ','", i);
-  });
-  if (SOURCE_LISTS.has(name)) {
-    values.forEach((v, i) => {
-      if (!isSourceExpression(v)) throw new DirectiveProblem(`"${v}" is not a valid source expression`, i);
-    });
-    const out = dedupe(values.map(canonicalSource));
-    if (out.length === 0) throw new DirectiveProblem("must have at least one source expression");
-    return out;
-  }
+/** One value of any directive (names known and lower-case); values of the whole list are judged by `settle`. */
+export function checkValue(name: string, v: string): Verdict {
+  if (!VALUE_RE.test(v)) return { refused: "must be a non-empty printable ASCII string without whitespace, ';' or ','" };
+  if (SOURCE_LISTS.has(name)) return checkSource(name, v);
+  const lower = v.toLowerCase();
   switch (name) {
-    case "report-uri": {
-      values.forEach((v, i) => {
-        if (!isUriReference(v)) throw new DirectiveProblem(`"${v}" is not a valid URI`, i);
-      });
-      const out = dedupe(values);
-      if (out.length === 0) throw new DirectiveProblem("must have at least one URI");
-      return out;
-    }
-    case "sandbox": {
-      const lower = values.map((v) => v.toLowerCase());
-      lower.forEach((v, i) => {
-        if (!(SANDBOX_TOKENS as readonly string[]).includes(v)) throw new DirectiveProblem(`"${values[i]}" is not a sandbox token (${SANDBOX_TOKENS.join(", ")})`, i);
-      });
-      return dedupe(lower);
-    }
+    case "report-uri":
+      return isUriReference(v) ? { value: v } : { refused: "not a valid URI" };
+    case "sandbox":
+      return (SANDBOX_TOKENS as readonly string[]).includes(lower) ? { value: lower } : { refused: "not a sandbox token" };
     case "upgrade-insecure-requests":
-      if (values.length > 0) throw new DirectiveProblem("takes no value");
-      return undefined;
-    case "webrtc": {
-      const lower = dedupe(values.map((v) => v.toLowerCase()));
-      if (lower.length !== 1 || (lower[0] !== "'allow'" && lower[0] !== "'block'")) throw new DirectiveProblem("must be exactly one of 'allow', 'block'");
-      return lower;
-    }
-    case "require-trusted-types-for": {
-      const lower = dedupe(values.map((v) => v.toLowerCase()));
-      if (lower.length !== 1 || lower[0] !== "'script'") throw new DirectiveProblem("must be exactly 'script'");
-      return lower;
-    }
-    case "trusted-types": {
-      const out = values.map((v, i) => {
-        const lower = v.toLowerCase();
-        if (lower === "'none'" || lower === "'allow-duplicates'") return lower;
-        if (v === "*" || POLICY_NAME_RE.test(v)) return v;
-        throw new DirectiveProblem(`"${v}" is not a policy name, 'none', 'allow-duplicates' or *`, i);
-      });
-      return dedupe(out);
-    }
-    case "report-to": {
-      const out = dedupe(values);
-      if (out.length !== 1 || !TOKEN_RE.test(out[0]!)) throw new DirectiveProblem("must be exactly one reporting group name");
-      return out;
-    }
+      return { refused: "upgrade-insecure-requests takes no value" };
+    case "webrtc":
+      return lower === "'allow'" || lower === "'block'" ? { value: lower } : { refused: "must be 'allow' or 'block'" };
+    case "require-trusted-types-for":
+      return lower === "'script'" ? { value: lower } : { refused: "must be 'script'" };
+    case "trusted-types":
+      if (lower === "'none'" || lower === "'allow-duplicates'") return { value: lower };
+      return v === "*" || POLICY_NAME_RE.test(v) ? { value: v } : { refused: "not a policy name, 'none', 'allow-duplicates' or *" };
+    case "report-to":
+      return TOKEN_RE.test(v) ? { value: v } : { refused: "not a reporting group name" };
   }
-  throw new DirectiveProblem("is not a known directive");
+  return { refused: "not a known directive" };
 }
 
-const stored = (name: string, value: string[] | undefined): Directive => (value === undefined ? { name } : { name, value });
+/** What a directive's list of valid values needs as a whole (`values` are canonical and distinct). */
+export type ListRule =
+  | { ok: true }
+  /** The list is empty where the grammar wants a value (import: an empty source list means 'none'). */
+  | { ok: false; empty: true; message: string }
+  /** More values than the grammar allows: keep `keep` (import) or refuse (`directives`). */
+  | { ok: false; empty: false; message: string; keep: string[] };
+
+export function settle(name: string, values: string[]): ListRule {
+  if (SOURCE_LISTS.has(name)) return values.length > 0 ? { ok: true } : { ok: false, empty: true, message: "must have at least one source expression" };
+  switch (name) {
+    case "report-uri":
+      return values.length > 0 ? { ok: true } : { ok: false, empty: true, message: "must have at least one URI" };
+    case "webrtc":
+      if (values.length === 0) return { ok: false, empty: true, message: "must be exactly one of 'allow', 'block'" };
+      // CSP3 §6.4.1: only a value of exactly 'allow' allows; anything else blocks.
+      return values.length === 1 ? { ok: true } : { ok: false, empty: false, message: "must be exactly one of 'allow', 'block'", keep: ["'block'"] };
+    case "require-trusted-types-for":
+      return values.length === 1 ? { ok: true } : { ok: false, empty: true, message: "must be exactly 'script'" };
+    case "report-to":
+      if (values.length === 0) return { ok: false, empty: true, message: "must be exactly one reporting group name" };
+      // Browsers use the first group and ignore the others.
+      return values.length === 1 ? { ok: true } : { ok: false, empty: false, message: "must be exactly one reporting group name", keep: values.slice(0, 1) };
+  }
+  return { ok: true };
+}
+
+/** The stored form: `upgrade-insecure-requests` has no value; every other directive has an array. */
+export const stored = (name: string, value: string[]): Directive => (name === "upgrade-insecure-requests" ? { name } : { name, value });
 
 /**
  * The `directives` variant (§13.1): an array of `{name, value?}`; anything invalid → 400 naming the field
- * (`<field>[2].value[0]: ...`). Names are matched case-insensitively and stored lower-case.
+ * (`<field>[2].value[0]: ...`). Names are matched case-insensitively and stored lower-case; repeated values are
+ * dropped keeping the first.
  */
 export function validateDirectives(raw: unknown, field: string): Directive[] {
   if (!Array.isArray(raw)) throw invalid(`${field}: must be an array of directives`);
@@ -218,38 +242,16 @@ export function validateDirectives(raw: unknown, field: string): Directive[] {
     if (seen.has(name)) throw invalid(`${at}.name: directive "${name}" is repeated`);
     seen.add(name);
     if (rawValue !== undefined && rawValue !== null && !Array.isArray(rawValue)) throw invalid(`${at}.value: must be an array of strings`);
-    const values = (rawValue ?? []) as unknown[];
-    values.forEach((v, j) => {
+    const values: string[] = [];
+    ((rawValue ?? []) as unknown[]).forEach((v, j) => {
       if (typeof v !== "string") throw invalid(`${at}.value[${j}]: must be a string`);
+      const verdict = checkValue(name, v);
+      if ("refused" in verdict) throw invalid(`${at}.value[${j}]: "${v}" is invalid: ${verdict.refused}`);
+      if (verdict.repaired !== undefined) throw invalid(`${at}.value[${j}]: "${v}" is invalid: ${verdict.repaired}; give ${verdict.value}`);
+      if (!values.includes(verdict.value)) values.push(verdict.value);
     });
-    try {
-      return stored(name, normalizeValues(name, values as string[]));
-    } catch (err) {
-      if (!(err instanceof DirectiveProblem)) throw err;
-      throw invalid(err.index === undefined ? `${at}.value: ${err.message}` : `${at}.value[${err.index}]: ${err.message}`);
-    }
+    const rule = settle(name, values);
+    if (!rule.ok) throw invalid(`${at}.value: ${rule.message}`);
+    return stored(name, values);
   });
-}
-
-/** The policy text split as in §13.3, nothing dropped (the evaluator sees unknown directives too). */
-export function splitSerialized(text: string): { name: string; value: string[] }[] {
-  return [...parseContentSecurityPolicy(text)].map(([name, value]) => ({ name, value }));
-}
-
-/**
- * The `serialized` variant (§13.3): unknown names and directives with invalid values are dropped, a repeated
- * directive keeps the first; nothing left → 400.
- */
-export function parseSerialized(text: string, field: string): Directive[] {
-  const out: Directive[] = [];
-  for (const { name, value } of splitSerialized(text)) {
-    if (!KNOWN.has(name) || out.length >= MAX_DIRECTIVES) continue;
-    try {
-      out.push(stored(name, normalizeValues(name, value)));
-    } catch (err) {
-      if (!(err instanceof DirectiveProblem)) throw err;
-    }
-  }
-  if (out.length === 0) throw invalid(`${field}: no valid directive found in the policy`);
-  return out;
 }

@@ -101,6 +101,8 @@ function hostSource(v: string): HostSource | undefined {
 
 // `*`, `https://*`, `*:443` or `*` followed by a path: a host part that matches any host.
 const isWildcard = (v: string) => hostSource(v)?.host === "*";
+/** IPv6 literals are no host source browsers accept, but they are still reported as IP sources. */
+const IPV6_SOURCE_RE = /^(?:[a-z][a-z0-9+.-]*:\/\/)?\[[0-9a-f:.]+\](?::(?:\d+|\*))?(?:\/.*)?$/i;
 
 /** Base64 (standard or URL alphabet) of exactly `bytes` bytes, padding optional but correct when present. */
 function isBase64OfLength(value: string, bytes: number): boolean {
@@ -248,7 +250,7 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
         add("unquoted-keyword", "medium", name, `"${v}" is read as a host name; keywords, nonces and hashes must be in single quotes ('${v}').`, v);
       } else {
         const hs = hostSource(v);
-        if (hs && (/^\d{1,3}(\.\d{1,3}){3}\.?$/.test(hs.host) || hs.host.startsWith("[")))
+        if ((hs && /^\d{1,3}(\.\d{1,3}){3}\.?$/.test(hs.host)) || IPV6_SOURCE_RE.test(v))
           add("ip-source", "info", name, "IP address sources are matched only by URLs that use the address literally; 127.0.0.1 sources should not ship to production.", v);
       }
     }

@@ -5,9 +5,14 @@
 // neither the page size nor a slow or endless body matters, and a decompression bomb stops at 2 MiB. The HTML
 // is tokenized with htmlparser2 (attribute entities decoded, comments, scripts and other raw text handled as a
 // browser would), never with regexes.
+//
+// A response may deliver several policies: repeated header lines, comma-separated policies in one line (as large
+// sites send them), several meta tags. Browsers enforce all of them; the import takes the first, in delivery order,
+// and says how many there were (§13.3).
 import { Parser } from "htmlparser2";
 import { invalid, type ApiError } from "../../platform/http/errors";
 import { guardUrl, OutboundError, outboundFetch, type OutboundResponse } from "../../platform/net/client";
+import { splitPolicies } from "./import";
 
 export const REMOTE_SOURCES = ["enforcingHeader", "reportOnlyHeader", "meta"] as const;
 export type RemoteSource = (typeof REMOTE_SOURCES)[number];
@@ -53,12 +58,7 @@ function mapOutbound(err: unknown, field: string): ApiError {
 
 /** All policies a header list delivers, in order: one per header line, several per line when comma-joined. */
 export function policiesFromHeaders(headers: [string, string][], name: string): string[] {
-  const out: string[] = [];
-  for (const [n, v] of headers) {
-    if (n.toLowerCase() !== name) continue;
-    for (const policy of v.split(",")) if (policy.trim() !== "") out.push(policy.trim());
-  }
-  return out;
+  return headers.filter(([n]) => n.toLowerCase() === name).flatMap(([, v]) => splitPolicies(v));
 }
 
 /** Elements whose text does not start the body, and inside which a <meta> is not applied. */
@@ -90,7 +90,8 @@ export function policiesFromHtml(html: string): string[] {
         if (name === "meta") {
           const equiv = (attribs["http-equiv"] ?? "").trim().toLowerCase();
           const content = attribs.content;
-          if (equiv === "content-security-policy" && content !== undefined && content.trim() !== "") out.push(content.trim());
+          // Browsers parse a meta policy like a header value: commas separate policies there too.
+          if (equiv === "content-security-policy" && content !== undefined) out.push(...splitPolicies(content));
         }
         if (RAW_TEXT.has(name)) rawDepth++;
       },
@@ -123,16 +124,12 @@ function charsetOf(headers: [string, string][]): Charset {
   }
 }
 
-/** Picks the policy text out of a fetched response (the last one when several are delivered). */
-export function extractPolicy(res: Pick<OutboundResponse, "headers" | "body">, source: RemoteSource): string | undefined {
-  let policies: string[];
-  if (source === "enforcingHeader") policies = policiesFromHeaders(res.headers, "content-security-policy");
-  else if (source === "reportOnlyHeader") policies = policiesFromHeaders(res.headers, "content-security-policy-report-only");
-  else {
-    const head = res.body.subarray(0, META_SCAN_BYTES);
-    policies = policiesFromHtml(new TextDecoder(charsetOf(res.headers), { fatal: false }).decode(head));
-  }
-  return policies.at(-1);
+/** Every policy the response delivers through `source`, in delivery order (browsers enforce all of them). */
+export function extractPolicies(res: Pick<OutboundResponse, "headers" | "body">, source: RemoteSource): string[] {
+  if (source === "enforcingHeader") return policiesFromHeaders(res.headers, "content-security-policy");
+  if (source === "reportOnlyHeader") return policiesFromHeaders(res.headers, "content-security-policy-report-only");
+  const head = res.body.subarray(0, META_SCAN_BYTES);
+  return policiesFromHtml(new TextDecoder(charsetOf(res.headers), { fatal: false }).decode(head));
 }
 
 const SOURCE_LABEL: Record<RemoteSource, string> = {
@@ -141,8 +138,15 @@ const SOURCE_LABEL: Record<RemoteSource, string> = {
   meta: '<meta http-equiv="Content-Security-Policy"> tag',
 };
 
-/** Fetches the page and returns the policy text; every failure is a 400 (§13.3). */
-export async function fetchRemotePolicy(spec: RemoteSpec, field: string, allowPrivate: boolean): Promise<string> {
+/** How a source delivers several policies, for the import's warning. */
+export const SEVERAL_LABEL: Record<RemoteSource, string> = {
+  enforcingHeader: "Content-Security-Policy header lines and comma-separated policies",
+  reportOnlyHeader: "Content-Security-Policy-Report-Only header lines and comma-separated policies",
+  meta: '<meta http-equiv="Content-Security-Policy"> tags and comma-separated policies',
+};
+
+/** Fetches the page and returns the policies it delivers (at least one); every failure is a 400 (§13.3). */
+export async function fetchRemotePolicies(spec: RemoteSpec, field: string, allowPrivate: boolean): Promise<string[]> {
   let res: OutboundResponse;
   try {
     res = await outboundFetch({
@@ -160,7 +164,7 @@ export async function fetchRemotePolicy(spec: RemoteSpec, field: string, allowPr
     throw mapOutbound(err, `${field}.url`);
   }
   if (res.status >= 400) throw upstreamFailed(`${field}.url: upstream answered HTTP ${res.status}`);
-  const policy = extractPolicy(res, spec.source);
-  if (policy === undefined) throw upstreamFailed(`${field}.url: no ${SOURCE_LABEL[spec.source]} found in the response (HTTP ${res.status})`);
-  return policy;
+  const policies = extractPolicies(res, spec.source);
+  if (policies.length === 0) throw upstreamFailed(`${field}.url: no ${SOURCE_LABEL[spec.source]} found in the response (HTTP ${res.status})`);
+  return policies;
 }

@@ -33,6 +33,10 @@ const UserShareSchema = t.Object({
   createdAt: t.Integer(),
 });
 const GetResponseSchema = t.Object({ policy: PolicySchema, userShare: t.Optional(UserShareSchema) });
+const WarningsSchema = t.Array(t.String(), {
+  description: "what the import (serialized text or remote URL) dropped or changed, e.g. \"script-src: dropped 'unsafe_inline' (unknown keyword)\"; omitted when none",
+});
+const CreatedSchema = t.Composite([PolicySchema, t.Object({ warnings: t.Optional(WarningsSchema) })]);
 
 const TagIdsSchema = t.Union([t.Array(t.String()), t.Null()], { description: "tag ids (at most 10); null = not set" });
 /** Loose on purpose: the service validates each variant and names the failing field (`content.value[2].name: …`). */
@@ -41,7 +45,7 @@ const ContentSchema = t.Object(
     type: t.String({ description: CONTENT_TYPES.join(" | ") }),
     value: t.Unknown({
       description:
-        `directives: [{name, value?}] (1..50, distinct names); serialized: the policy text (unknown or invalid directives dropped); ` +
+        `directives: [{name, value?}] (1..50, distinct names); serialized: the policy text (the first policy; unknown directives and invalid values dropped, with warnings); ` +
         `remote: {url, source: ${REMOTE_SOURCES.join(" | ")}, followRedirects?: boolean (default true)}`,
     }),
   },
@@ -97,8 +101,12 @@ export const cspRoutes = ({ auth, csp }: Services) =>
       {
         auth: "user",
         body: CreateBody,
-        response: { 201: PolicySchema },
-        detail: { tags: TAGS, summary: "Create a policy from directives, a serialized policy, or a live URL (header or <meta>)" },
+        response: { 201: CreatedSchema },
+        detail: {
+          tags: TAGS,
+          summary: "Create a policy from directives, a serialized policy, or a live URL (header or <meta>)",
+          description: "An import (serialized, remote) keeps what browsers keep and lists everything it dropped or changed in `warnings`.",
+        },
       },
     )
     .post("/api/web_security/csp/_evaluate", ({ user, body }) => csp.evaluate(user.id, body), {
@@ -120,14 +128,20 @@ export const cspRoutes = ({ auth, csp }: Services) =>
     .put(
       "/api/web_security/csp/:policy_id",
       async ({ user, params, body, set }) => {
-        await csp.update(user.id, params.policy_id, body);
+        const result = await csp.update(user.id, params.policy_id, body);
+        if (result) return result;
         set.status = 204;
       },
       {
         auth: "user",
         params: IdParams,
         body: UpdateBody,
-        detail: { tags: TAGS, summary: "Update a policy's name, directives (or content) and tags" },
+        response: { 200: t.Object({ warnings: WarningsSchema }), 204: t.Void() },
+        detail: {
+          tags: TAGS,
+          summary: "Update a policy's name, directives (or content) and tags",
+          description: "204 without a body; 200 {warnings} when imported content (serialized, remote) had something dropped or changed.",
+        },
       },
     )
     .delete(

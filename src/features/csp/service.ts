@@ -1,5 +1,6 @@
 // Content security policies (supplement §13): CRUD, the three content variants (directives, serialized text,
-// remote URL), `_serialize`, sharing (§12.6) and the evaluator.
+// remote URL), `_serialize`, sharing (§12.6) and the evaluator. Imports (serialized text, remote URL) answer with
+// `warnings` naming everything they dropped or changed (§13.3).
 import type { AuthUser, Principal } from "../../platform/auth/principal";
 import type { Shares, UserShare } from "../../platform/auth/share";
 import { duplicateName, invalid, isUniqueViolation, notFound } from "../../platform/http/errors";
@@ -9,9 +10,10 @@ import { normalizeName, pathId } from "../../platform/http/validate";
 import { nowSec, type Runtime } from "../../platform/runtime";
 import type { TagsService } from "../tags/service";
 import type { TagRef } from "../tags/store";
-import { parseSerialized, splitSerialized, validateDirectives, type Directive } from "./directives";
+import { validateDirectives, type Directive } from "./directives";
 import { evaluatePolicy, type Finding } from "./evaluate";
-import { fetchRemotePolicy, validateRemote, type RemoteSpec } from "./remote";
+import { importPolicies, parseSerialized, splitDirectives, splitPolicies } from "./import";
+import { fetchRemotePolicies, SEVERAL_LABEL, validateRemote, type RemoteSpec } from "./remote";
 import { SERIALIZE_SOURCES, serializePolicy, type SerializeSource } from "./serialize";
 import { cspStore, type PolicyRow } from "./store";
 
@@ -57,8 +59,11 @@ export interface PolicyUpdateInput {
   tagIds?: unknown;
 }
 
-/** Directives known after body validation, or a remote fetch still to make. */
-type ContentPlan = { directives: Directive[] } | { remote: RemoteSpec; field: string };
+/** A created policy; `warnings` when an import dropped or changed something (§13.3). */
+export type PolicyCreated = ContentSecurityPolicy & { warnings?: string[] };
+
+/** Directives known after body validation (with the import's warnings, if any), or a remote fetch still to make. */
+type ContentPlan = { directives: Directive[]; warnings: string[] } | { remote: RemoteSpec; field: string };
 
 const present = (v: unknown) => v !== undefined && v !== null;
 
@@ -80,18 +85,19 @@ export class CspService {
     if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw invalid(`${field}: must be an object {type, value}`);
     const { type, value } = raw as { type?: unknown; value?: unknown };
     if (typeof type !== "string" || !(CONTENT_TYPES as readonly string[]).includes(type)) throw invalid(`${field}.type: must be one of ${CONTENT_TYPES.join(", ")}`);
-    if (type === "directives") return { directives: validateDirectives(value, `${field}.value`) };
+    if (type === "directives") return { directives: validateDirectives(value, `${field}.value`), warnings: [] };
     if (type === "serialized") {
       if (typeof value !== "string") throw invalid(`${field}.value: must be a string (the policy text)`);
-      return { directives: parseSerialized(value, `${field}.value`) };
+      return parseSerialized(value, `${field}.value`);
     }
     return { remote: validateRemote(value, `${field}.value`, this.allowPrivate), field: `${field}.value` };
   }
 
-  private async materialize(plan: ContentPlan): Promise<Directive[]> {
-    if ("directives" in plan) return plan.directives;
-    const text = await fetchRemotePolicy(plan.remote, plan.field, this.allowPrivate);
-    return parseSerialized(text, `${plan.field}.url`);
+  private async materialize(plan: ContentPlan): Promise<{ directives: Directive[]; warnings: string[] }> {
+    if ("directives" in plan) return plan;
+    const policies = await fetchRemotePolicies(plan.remote, plan.field, this.allowPrivate);
+    const label = SEVERAL_LABEL[plan.remote.source];
+    return importPolicies(policies, (n) => `the response holds ${n} (${label})`, `${plan.field}.url`);
   }
 
   // ---- CRUD ----
@@ -111,13 +117,13 @@ export class CspService {
     return share ? { policy, userShare: toPolicyShare(share, row.id) } : { policy };
   }
 
-  async create(user: AuthUser, input: PolicyCreateInput): Promise<ContentSecurityPolicy> {
+  async create(user: AuthUser, input: PolicyCreateInput): Promise<PolicyCreated> {
     if (!present(input.name)) throw invalid("name: is required");
     const name = normalizeName(input.name, MAX_POLICY_NAME);
     if (!present(input.content)) throw invalid("content: is required");
     const plan = this.planContent(input.content, "content");
     const tagIds = present(input.tagIds) ? await this.tags.resolveTagIds(user.id, input.tagIds) : [];
-    const directives = await this.materialize(plan);
+    const { directives, warnings } = await this.materialize(plan);
     const now = nowSec(this.rt.clock);
     const row: PolicyRow = { id: newId(), user_id: user.id, name, directives: JSON.stringify(directives), created_at: now, updated_at: now };
     try {
@@ -129,10 +135,12 @@ export class CspService {
       if (isUniqueViolation(err)) throw duplicateName(WHAT, name);
       throw err;
     }
-    return toWire(row, (await this.tags.tagsFor(ENTITY, [row.id])).get(row.id) ?? []);
+    const policy = toWire(row, (await this.tags.tagsFor(ENTITY, [row.id])).get(row.id) ?? []);
+    return warnings.length > 0 ? { ...policy, warnings } : policy;
   }
 
-  async update(userId: string, rawId: string | undefined, input: PolicyUpdateInput): Promise<void> {
+  /** Returns the import's warnings when `content` was imported with some (the route then answers 200, else 204). */
+  async update(userId: string, rawId: string | undefined, input: PolicyUpdateInput): Promise<{ warnings: string[] } | undefined> {
     // Body checks first (supplement §1 check order), then the resource, then the fetch and stored-data rules.
     const name = present(input.name) ? normalizeName(input.name, MAX_POLICY_NAME) : undefined;
     const hasDirectives = present(input.directives);
@@ -141,7 +149,7 @@ export class CspService {
     if (hasDirectives && hasContent) throw invalid("directives, content: give one or the other, not both");
     if (name === undefined && !hasDirectives && !hasContent && !hasTags) throw invalid("body: at least one of name, directives, content or tagIds is required");
     const plan: ContentPlan | undefined = hasDirectives
-      ? { directives: validateDirectives(input.directives, "directives") }
+      ? { directives: validateDirectives(input.directives, "directives"), warnings: [] }
       : hasContent
         ? this.planContent(input.content, "content")
         : undefined;
@@ -150,7 +158,8 @@ export class CspService {
     const current = await cspStore.get(this.rt.db, userId, id);
     if (!current) throw notFound(WHAT);
     const tagIds = hasTags ? await this.tags.resolveTagIds(userId, input.tagIds) : undefined;
-    const directives = plan ? await this.materialize(plan) : undefined;
+    const imported = plan ? await this.materialize(plan) : undefined;
+    const directives = imported?.directives;
 
     const next: PolicyRow = {
       ...current,
@@ -167,6 +176,7 @@ export class CspService {
       if (isUniqueViolation(err)) throw duplicateName(WHAT, next.name);
       throw err;
     }
+    return imported && imported.warnings.length > 0 ? { warnings: imported.warnings } : undefined;
   }
 
   /** Deletes the policy, its tag links and its share in one transaction. */
@@ -213,7 +223,9 @@ export class CspService {
     if (hasId === hasText) throw invalid("policyId, serialized: give exactly one of them");
     if (hasText) {
       if (typeof input.serialized !== "string") throw invalid("serialized: must be a string");
-      const directives = splitSerialized(input.serialized);
+      // As browsers read it (§13.2): the first policy, every token, directives with unreadable characters ignored.
+      const policies = splitPolicies(input.serialized);
+      const directives = policies.length > 0 ? splitDirectives(policies[0]!) : [];
       if (directives.length === 0) throw invalid("serialized: no directive found in the policy");
       return { findings: evaluatePolicy(directives) };
     }

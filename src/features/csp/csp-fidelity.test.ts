@@ -1,0 +1,119 @@
+// CSP fidelity (issue 18) through HTTP: an import keeps what browsers keep and says what it dropped (supplement §13.3
+// "Warnings"), several policies import as the first with a warning naming how many. Remote imports of several
+// policies: csp-remote.test.ts.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
+
+const BASE = "/api/web_security/csp";
+
+let srv: TestServer;
+let a: TestUser;
+
+beforeAll(async () => {
+  srv = await startTestServer();
+  a = await srv.createUser();
+});
+afterAll(() => srv.stop());
+
+let seq = 0;
+async function importText(text: string) {
+  const res = await a.client.post(BASE, { name: `fidelity-${++seq}`, content: { type: "serialized", value: text } });
+  expect({ text, status: res.status, message: res.json?.message }).toEqual({ text, status: 201, message: undefined });
+  return res.json as { id: string; directives: { name: string; value?: string[] }[]; warnings?: string[] };
+}
+
+
+describe("import keeps what browsers keep (§13.3)", () => {
+  test("one bad token drops only that token, the directive stays, and the warning names it", async () => {
+    const p = await importText("script-src 'self' 'unsafe_inline'; object-src 'none'");
+    expect(p.directives).toEqual([
+      { name: "script-src", value: ["'self'"] },
+      { name: "object-src", value: ["'none'"] },
+    ]);
+    expect(p.warnings).toEqual(["script-src: dropped 'unsafe_inline' (unknown keyword)"]);
+  });
+
+  test("a sha1 hash, a nonce with '@', a stray comma: each drops alone", async () => {
+    const p = await importText("script-src 'self' 'sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk=' 'nonce-a@b' https://cdn.example.com; object-src 'none'");
+    expect(p.directives).toEqual([
+      { name: "script-src", value: ["'self'", "https://cdn.example.com"] },
+      { name: "object-src", value: ["'none'"] },
+    ]);
+    expect(p.warnings).toEqual([
+      "script-src: dropped 'sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk=' (hash algorithms are sha256, sha384 and sha512)",
+      "script-src: dropped 'nonce-a@b' (a nonce must be base64 (A-Z a-z 0-9 + / - _, up to two '='))",
+    ]);
+    // A comma separates policies (as in a header): the first is imported, with a warning.
+    const comma = await importText("script-src 'self' https://a.example.com, https://b.example.com; object-src 'none'");
+    expect(comma.directives).toEqual([{ name: "script-src", value: ["'self'", "https://a.example.com"] }]);
+    expect(comma.warnings).toEqual(["the text holds 2 policies (separated by ','); only the first was imported, while browsers enforce all of them"]);
+  });
+
+  test("a source with ?query or #fragment is kept without it, as browsers read it", async () => {
+    const p = await importText("script-src https://www.google.com/?x=1 https://cdn.example.com/lib/#v2; object-src 'none'");
+    expect(p.directives[0]).toEqual({ name: "script-src", value: ["https://www.google.com/", "https://cdn.example.com/lib/"] });
+    expect(p.warnings).toEqual([
+      "script-src: https://www.google.com/?x=1 stored as https://www.google.com/ (browsers ignore a source's query and fragment)",
+      "script-src: https://cdn.example.com/lib/#v2 stored as https://cdn.example.com/lib/ (browsers ignore a source's query and fragment)",
+    ]);
+  });
+
+  test("an empty source list is 'none' (written empty, or nothing valid left); never dropped", async () => {
+    const p = await importText("script-src 'self'; object-src; base-uri 'bogus'");
+    expect(p.directives).toEqual([
+      { name: "script-src", value: ["'self'"] },
+      { name: "object-src", value: ["'none'"] },
+      { name: "base-uri", value: ["'none'"] },
+    ]);
+    expect(p.warnings).toEqual(["base-uri: dropped 'bogus' (unknown keyword)", "base-uri: no valid source left, stored as 'none' (an empty source list matches nothing)"]);
+  });
+
+  test("fenced-frame-src and every other CSP3 directive is kept; unknown and retired names are dropped with a warning", async () => {
+    const p = await importText("fenced-frame-src https://ads.example; default-src 'self'; foo-src x; block-all-mixed-content; plugin-types application/pdf");
+    expect(p.directives).toEqual([
+      { name: "fenced-frame-src", value: ["https://ads.example"] },
+      { name: "default-src", value: ["'self'"] },
+    ]);
+    expect(p.warnings).toEqual([
+      "foo-src: dropped (unknown directive)",
+      "block-all-mixed-content: dropped (deprecated: browsers block mixed content anyway; use upgrade-insecure-requests)",
+      "plugin-types: dropped (removed from CSP; use object-src 'none')",
+    ]);
+  });
+
+  test("repeats, invalid sandbox tokens, extra report-to groups, values of upgrade-insecure-requests: each a warning", async () => {
+    const p = await importText(
+      "img-src 'self' 'SELF' https:; IMG-SRC *; sandbox allow-scripts allow-everything; report-to a b; upgrade-insecure-requests now; frame-ancestors 'self' 'unsafe-inline'",
+    );
+    expect(p.directives).toEqual([
+      { name: "img-src", value: ["'self'", "https:"] },
+      { name: "sandbox", value: ["allow-scripts"] },
+      { name: "report-to", value: ["a"] },
+      { name: "upgrade-insecure-requests" },
+      { name: "frame-ancestors", value: ["'self'"] },
+    ]);
+    expect(p.warnings).toEqual([
+      "img-src: dropped the repeated 'self'",
+      "img-src: dropped the repeated directive (browsers use only the first)",
+      "sandbox: dropped allow-everything (not a sandbox token)",
+      "report-to: dropped b (must be exactly one reporting group name)",
+      "upgrade-insecure-requests: dropped now (upgrade-insecure-requests takes no value)",
+      "frame-ancestors: dropped 'unsafe-inline' (frame-ancestors accepts only hosts, schemes, 'self' and 'none')",
+    ]);
+  });
+
+  test("a clean import has no warnings field; PUT with content answers 200 {warnings}, else 204", async () => {
+    const clean = await a.client.post(BASE, { name: "clean-import", content: { type: "serialized", value: "default-src 'self'" } });
+    expect(clean.status).toBe(201);
+    expect("warnings" in clean.json).toBe(false);
+    const id = clean.json.id;
+    const put = await a.client.put(`${BASE}/${id}`, { content: { type: "serialized", value: "default-src 'self' 'unsafe_inline'" } });
+    expect(put.status).toBe(200);
+    expect(put.json).toEqual({ warnings: ["default-src: dropped 'unsafe_inline' (unknown keyword)"] });
+    expect((await a.client.get(`${BASE}/${id}`)).json.policy.directives).toEqual([{ name: "default-src", value: ["'self'"] }]);
+    const quiet = await a.client.put(`${BASE}/${id}`, { content: { type: "serialized", value: "default-src 'none'" } });
+    expect(quiet.status).toBe(204);
+    expect(quiet.text).toBe("");
+    expect((await a.client.put(`${BASE}/${id}`, { name: "renamed" })).status).toBe(204);
+  });
+});
