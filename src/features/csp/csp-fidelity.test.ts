@@ -1,10 +1,11 @@
 // CSP fidelity (issue 18) through HTTP: an import keeps what browsers keep and says what it dropped (supplement §13.3
-// "Warnings"), several policies import as the first with a warning naming how many. Remote imports of several
-// policies: csp-remote.test.ts.
+// "Warnings"), several policies import as the first with a warning naming how many, and the evaluator's misses
+// and noise reported against Google's CSP Evaluator (§13.2). Remote imports of several policies: csp-remote.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
 
 const BASE = "/api/web_security/csp";
+const EVAL = `${BASE}/_evaluate`;
 
 let srv: TestServer;
 let a: TestUser;
@@ -22,6 +23,12 @@ async function importText(text: string) {
   return res.json as { id: string; directives: { name: string; value?: string[] }[]; warnings?: string[] };
 }
 
+async function findings(body: Record<string, unknown>): Promise<{ code: string; severity: string; directive: string; value?: string }[]> {
+  const res = await a.client.post(EVAL, body);
+  expect(res.status).toBe(200);
+  return res.json.findings;
+}
+const keys = (fs: { code: string; severity: string; directive: string; value?: string }[]) => fs.map((f) => `${f.code} ${f.severity} ${f.directive} ${f.value ?? "-"}`);
 
 describe("import keeps what browsers keep (§13.3)", () => {
   test("one bad token drops only that token, the directive stays, and the warning names it", async () => {
@@ -115,5 +122,58 @@ describe("import keeps what browsers keep (§13.3)", () => {
     expect(quiet.status).toBe(204);
     expect(quiet.text).toBe("");
     expect((await a.client.put(`${BASE}/${id}`, { name: "renamed" })).status).toBe(204);
+  });
+});
+
+describe("evaluator misses (§13.2)", () => {
+  test("a host source with ?query or #fragment is matched against the bypass lists", async () => {
+    for (const source of ["https://www.google.com/?x=1", "https://www.google.com/#top", "www.google.com?callback=x"]) {
+      const got = keys(await findings({ serialized: `script-src ${source}; object-src 'none'; base-uri 'none'` }));
+      expect({ source, got }).toEqual({ source, got: expect.arrayContaining([`script-bypass-host high script-src ${source}`]) });
+    }
+    // The stored policy (query dropped by the import) is reported the same way.
+    const p = await importText("script-src https://www.google.com/?x=1; object-src 'none'; base-uri 'none'");
+    expect(keys(await findings({ policyId: p.id }))).toContain("script-bypass-host high script-src https://www.google.com/");
+  });
+
+  test("the bypass hosts of the reference lists are known (e.g. *.virtualearth.net, *.mozilla.org)", async () => {
+    for (const source of ["*.virtualearth.net", "https://*.mozilla.org", "https://api.map.baidu.com", "suggest.taobao.com/sug", "*.akamaihd.net"]) {
+      const got = keys(await findings({ serialized: `script-src 'self' ${source}; object-src 'none'; base-uri 'none'` }));
+      expect({ source, got }).toEqual({ source, got: expect.arrayContaining([`script-bypass-host high script-src ${source}`]) });
+    }
+  });
+
+  test("a hash only in script-src-attr makes missing-base-uri medium, not high", async () => {
+    const attr = await findings({ serialized: "script-src 'self'; script-src-attr 'sha256-RFWPLDbv2BY+rCkDzsE+0fr8ylGr2R2faWMhq4lfEQc='; object-src 'none'" });
+    expect(keys(attr.filter((f) => f.code === "missing-base-uri"))).toEqual(["missing-base-uri medium base-uri -"]);
+    const elem = await findings({ serialized: "script-src 'self'; script-src-elem 'nonce-abcdefgh12'; object-src 'none'" });
+    expect(keys(elem.filter((f) => f.code === "missing-base-uri"))).toEqual(["missing-base-uri medium base-uri -"]);
+    const main = await findings({ serialized: "script-src 'nonce-abcdefgh12'; object-src 'none'" });
+    expect(keys(main.filter((f) => f.code === "missing-base-uri"))).toEqual(["missing-base-uri high base-uri -"]);
+  });
+
+  test("_evaluate {serialized} and the stored policy from the same text agree (empty object-src is 'none')", async () => {
+    const text = "script-src 'self'; object-src; base-uri 'none'";
+    const p = await importText(text);
+    const stored = await findings({ policyId: p.id });
+    expect(stored.some((f) => f.code === "missing-object-src")).toBe(false);
+    expect(await findings({ serialized: text })).toEqual(stored);
+  });
+});
+
+describe("evaluator noise (§13.2)", () => {
+  test("http: next to 'strict-dynamic' with a nonce or hash is info (Google's recommended fallback)", async () => {
+    const got = await findings({ serialized: "script-src 'nonce-rAnd0m123' 'strict-dynamic' 'unsafe-inline' https: http:; object-src 'none'; base-uri 'none'" });
+    expect(got.filter((f) => f.severity === "high" || f.severity === "medium")).toEqual([]);
+    expect(keys(got.filter((f) => f.code === "insecure-scheme"))).toEqual(["insecure-scheme info script-src http:"]);
+    // Without a nonce or hash 'strict-dynamic' does nothing for old browsers either: http: stays high.
+    const bare = await findings({ serialized: "script-src 'strict-dynamic' http:; object-src 'none'" });
+    expect(keys(bare.filter((f) => f.code === "insecure-scheme"))).toEqual(["insecure-scheme high script-src http:"]);
+  });
+
+  test("missing-object-src is reported once per policy, naming the first offending value", async () => {
+    const hosts = Array.from({ length: 11 }, (_, i) => `https://h${i}.example.com`).join(" ");
+    const got = await findings({ serialized: `default-src 'self' ${hosts}; script-src 'nonce-abcdefgh12'; base-uri 'none'` });
+    expect(keys(got.filter((f) => f.code === "missing-object-src"))).toEqual(["missing-object-src high default-src https://h0.example.com"]);
   });
 });

@@ -1,17 +1,26 @@
 // The policy evaluator (supplement §13.2 `_evaluate`): static checks of a policy's weaknesses, covering the
-// checks of Google's CSP Evaluator plus the newer keywords. Pure: directives in, findings out.
+// checks of Google's CSP Evaluator plus the newer keywords. Pure: directives in, findings out. It agrees with the
+// reference (npm `csp_evaluator`) wherever the §13.2 table does not say otherwise; csp-reference.test.ts runs both
+// on a corpus and lists every intentional difference with its reason.
 //
-// Vocabulary. "Script directives" are the effective directives governing scripts: script-src (else
-// default-src), and script-src-elem / script-src-attr when the policy sets them. Inside one script directive,
-// a nonce or hash neutralises 'unsafe-inline', and 'strict-dynamic' neutralises host and scheme sources,
-// 'self' and 'unsafe-inline' (CSP3 §8.2, as browsers implement it). The §13.2 table draws the consequence for
-// two rows only: broad-scheme and plain-url-allowlist (and so known-bypass-host, its sharper form) are not
-// reported next to 'strict-dynamic'; wildcard-source, insecure-scheme and data-scheme still are (browsers without
-// 'strict-dynamic' support apply those sources). The table's codes are always emitted; the additions
-// (known-bypass-host, ...) come on top of them, never instead. Every finding names the effective directive it is
-// about and, when there is one, the offending value.
-import { findBypass } from "./bypass-hosts";
-import { DIRECTIVE_NAMES, HASH_SOURCE_RE, HOST_SOURCE_RE, KEYWORDS, SCHEME_SOURCE_RE, SOURCE_LIST_DIRECTIVES } from "./directives";
+// Vocabulary. "Script sources" are script-src, else default-src (§13.2); the checks also visit script-src-elem and
+// script-src-attr when the policy sets them. Inside one script directive, a nonce or hash neutralises
+// 'unsafe-inline', and 'strict-dynamic' neutralises host and scheme sources, 'self' and 'unsafe-inline' (CSP3 §8.2,
+// as browsers implement it). The §13.2 table draws the consequences: broad-scheme and plain-url-allowlist (and
+// script-bypass-host, its sharper form) are not reported next to 'strict-dynamic'; insecure-scheme there is only
+// `info` when a nonce or hash makes 'strict-dynamic' effective (Google's recommended `https: http:` fallback for
+// browsers without CSP3); wildcard-source and data-scheme keep their severity (the table gives them no exception).
+// Host allow-lists are judged only where URLs load scripts (script-src, default-src, script-src-elem), never in
+// script-src-attr, which governs inline event handlers. A host source's `?query` or `#fragment` is ignored for host
+// matching, as browsers ignore it. The table's codes are always emitted; the additions (permissive-base-uri, ...)
+// come on top of them, never instead. Every finding names the effective directive it is about and, when there is
+// one, the offending value.
+//
+// Input is read as browsers enforce it: the first of repeated directives wins, an empty source list (`object-src;`)
+// matches nothing like 'none' (as import stores it), and a directive with characters outside printable ASCII is
+// ignored (and reported as unreadable-directive).
+import { BYPASS_KIND, findBypass } from "./bypass-hosts";
+import { DIRECTIVE_NAMES, HASH_SOURCE_RE, HOST_SOURCE_RE, KEYWORDS, SCHEME_SOURCE_RE, SOURCE_LIST_DIRECTIVES, SOURCE_LISTS } from "./directives";
 
 export const SEVERITIES = ["high", "medium", "low", "info"] as const;
 export type Severity = (typeof SEVERITIES)[number];
@@ -25,18 +34,18 @@ export interface Finding {
 }
 
 /** Every code the evaluator can emit, with its severity (missing-base-uri and insecure-scheme vary). */
-export const CHECKS: Record<string, Severity | "high|medium"> = {
+export const CHECKS: Record<string, Severity | "high|medium" | "high|medium|info"> = {
   "missing-script-src": "high",
   "missing-object-src": "high",
   "missing-base-uri": "high|medium",
   "unsafe-inline": "high",
   "unsafe-eval": "medium",
   "wildcard-source": "high",
-  "insecure-scheme": "high|medium",
+  "insecure-scheme": "high|medium|info",
   "data-scheme": "high",
   "broad-scheme": "high",
   "plain-url-allowlist": "medium",
-  "known-bypass-host": "high",
+  "script-bypass-host": "high",
   "permissive-base-uri": "high",
   "strict-dynamic-without-nonce": "medium",
   "nonce-too-short": "medium",
@@ -52,6 +61,7 @@ export const CHECKS: Record<string, Severity | "high|medium"> = {
   "missing-semicolon": "medium",
   "unknown-directive": "low",
   "ip-source": "info",
+  "unreadable-directive": "medium",
 };
 
 /** Directives CSP dropped or never standardised; reported as deprecated rather than unknown. */
@@ -79,6 +89,8 @@ const STRICT_NONCE_RE = /^'nonce-[A-Za-z0-9+/_-]+={0,2}'$/;
 const HASHLIKE_RE = /^'(sha-?\d*|md5)-(.*)'$/i;
 const HASH_BYTES = new Map<string, number>([["sha256", 32], ["sha384", 48], ["sha512", 64]]);
 const UNQUOTED_KEYWORDS = new Set([...KEYWORDS].map((k) => k.slice(1, -1)));
+/** A keyword, nonce or hash without its quotes: read as a host name, reported as unquoted-keyword. */
+const isUnquotedKeyword = (v: string) => UNQUOTED_KEYWORDS.has(v.toLowerCase()) || /^(nonce|sha256|sha384|sha512)-/i.test(v);
 
 const isNonce = (v: string) => STRICT_NONCE_RE.test(v);
 const isHash = (v: string) => HASH_SOURCE_RE.test(v);
@@ -92,9 +104,10 @@ interface HostSource {
   path: string;
 }
 
+/** A host source, its `?query` or `#fragment` ignored as browsers ignore it (also without a path before it). */
 function hostSource(v: string): HostSource | undefined {
   if (v.startsWith("'") || isScheme(v)) return undefined;
-  const m = HOST_SOURCE_RE.exec(v);
+  const m = HOST_SOURCE_RE.exec(v.replace(/[?#].*$/s, ""));
   if (!m) return undefined;
   return { scheme: m[1]?.toLowerCase(), host: m[2]!.toLowerCase(), path: m[4] ?? "" };
 }
@@ -118,14 +131,26 @@ const RANK: Record<Severity, number> = { high: 0, medium: 1, low: 2, info: 3 };
 export interface EvaluatedDirective {
   name: string;
   value?: string[];
+  /** Characters outside printable ASCII: browsers ignore the directive (import.ts `splitDirectives`). */
+  unreadable?: boolean;
 }
 
-/** Evaluates a policy's directives (first occurrence of a name wins, as browsers parse). */
+/** Evaluates a policy's directives as browsers enforce them (see the header). */
 export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
   const dirs = new Map<string, string[]>();
+  const unreadable: string[] = [];
+  const named = new Set<string>();
   for (const d of input) {
     const name = d.name.toLowerCase();
-    if (!dirs.has(name)) dirs.set(name, (d.value ?? []).map(canonical));
+    if (named.has(name)) continue;
+    named.add(name);
+    if (d.unreadable) {
+      unreadable.push(name);
+      continue;
+    }
+    const vs = (d.value ?? []).map(canonical);
+    // An empty source list matches nothing: 'none' (CSP3 §6.7.2.5; import stores it so).
+    dirs.set(name, vs.length === 0 && SOURCE_LISTS.has(name) ? ["'none'"] : vs);
   }
   const has = (name: string) => dirs.has(name);
   const values = (name: string) => dirs.get(name) ?? [];
@@ -135,21 +160,26 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
 
   // ---- script directives ----------------------------------------------------------------------------------
   const scriptSrc = has("script-src") ? "script-src" : has("default-src") ? "default-src" : undefined;
-  const scriptDirs = [...new Set([scriptSrc, has("script-src-elem") ? "script-src-elem" : scriptSrc, has("script-src-attr") ? "script-src-attr" : scriptSrc])].filter(
-    (d): d is string => d !== undefined,
-  );
+  const elem = has("script-src-elem") ? "script-src-elem" : scriptSrc;
+  const scriptDirs = [...new Set([scriptSrc, elem, has("script-src-attr") ? "script-src-attr" : scriptSrc])].filter((d): d is string => d !== undefined);
+  /** Directives whose host sources load scripts (script-src-attr governs inline event handlers only). */
+  const loading = new Set([scriptSrc, elem]);
   if (scriptSrc === undefined)
     add("missing-script-src", "high", "script-src", "Neither script-src nor default-src is set: scripts from anywhere, inline scripts and eval are allowed.");
 
-  let scriptsUseNonceOrHash = false;
   for (const d of scriptDirs) {
     const vs = values(d);
     const nonceOrHash = vs.some((v) => isNonce(v) || isHash(v));
-    scriptsUseNonceOrHash ||= nonceOrHash;
     const strictDynamic = vs.includes("'strict-dynamic'");
+    // CSP3 browsers ignore scheme and host sources here; only pre-CSP3 browsers would use them (§13.2: info).
+    const schemesIgnored = strictDynamic && nonceOrHash;
     const evalAllowed = vs.includes("'unsafe-eval'");
     if (strictDynamic && !nonceOrHash)
       add("strict-dynamic-without-nonce", "medium", d, "'strict-dynamic' without a nonce or hash blocks every script: no script can be trusted to load others.", "'strict-dynamic'");
+    const insecure = (v: string, message: string) =>
+      schemesIgnored
+        ? add("insecure-scheme", "info", d, `${v} is ignored by CSP3 browsers next to 'strict-dynamic' with a nonce or hash; only browsers without CSP3 would load scripts over plain HTTP through it.`, v)
+        : add("insecure-scheme", "high", d, message, v);
     for (const v of vs) {
       if (v === "'unsafe-inline'") {
         if (!nonceOrHash && !strictDynamic)
@@ -162,7 +192,7 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
       }
       if (v.startsWith("'")) continue;
       if (isScheme(v)) {
-        if (v === "http:") add("insecure-scheme", "high", d, "http: allows scripts from any host over plain HTTP, which anyone on the network path can alter.", v);
+        if (v === "http:") insecure(v, "http: allows scripts from any host over plain HTTP, which anyone on the network path can alter.");
         else if (v === "data:") add("data-scheme", "high", d, "data: allows an attacker to supply a script inline as a data: URL.", v);
         else if (v === "https:" && !strictDynamic)
           add("broad-scheme", "high", d, "https: alone allows scripts from any HTTPS host, including attacker-controlled ones.", v);
@@ -170,17 +200,18 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
       }
       const hs = hostSource(v);
       if (!hs) continue;
-      if (hs.scheme === "http") add("insecure-scheme", "high", d, "A script host over plain HTTP can be altered by anyone on the network path; use https://.", v);
+      if (hs.scheme === "http") insecure(v, "A script host over plain HTTP can be altered by anyone on the network path; use https://.");
       if (hs.host === "*") {
         add("wildcard-source", "high", d, `${d} should not allow '*': scripts from any host are allowed.`, v);
         continue;
       }
       // Host allow-lists: ignored by CSP3 browsers next to 'strict-dynamic' (§13.2: "without 'strict-dynamic'").
-      if (strictDynamic) continue;
+      // A keyword without quotes or a directive name (a missing ';') is a mistake reported as such, not a list.
+      if (strictDynamic || !loading.has(d) || isUnquotedKeyword(v) || KNOWN_DIRECTIVES.has(v.toLowerCase())) continue;
       add("plain-url-allowlist", "medium", d, "Host allow-lists are often bypassable (JSONP endpoints, CDNs hosting old libraries, user uploads); prefer nonces or hashes with 'strict-dynamic'.", v);
       const bypass = findBypass(hs.host, hs.path, evalAllowed);
       if (bypass)
-        add("known-bypass-host", "high", d, `${bypass.host} hosts ${bypass.kind === "JSONP" ? "JSONP endpoints" : "AngularJS libraries"} that can be used to bypass this policy.`, v);
+        add("script-bypass-host", "high", d, `${bypass.host} hosts ${BYPASS_KIND[bypass.kind]} that can be used to bypass this policy.`, v);
     }
   }
 
@@ -189,18 +220,22 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
   if (objectSrc === undefined) {
     add("missing-object-src", "high", "object-src", "Neither object-src nor default-src is set: plugins (<object>, <embed>) can load and run script. Set object-src 'none'.");
   } else {
+    let reported = false;
     for (const v of values(objectSrc)) {
       if (v.startsWith("'")) continue;
       if (isWildcard(v)) add("wildcard-source", "high", objectSrc, `${objectSrc} should not allow '*': plugins from any host are allowed.`, v);
-      // §13.2: any value allowing plugins (`*`, a scheme, a host) is also missing-object-src.
-      if (isScheme(v) || hostSource(v))
+      // §13.2: a value allowing plugins (`*`, a scheme, a host) is also missing-object-src, once per policy.
+      if (!reported && (isScheme(v) || hostSource(v))) {
         add("missing-object-src", "high", objectSrc, "object-src allows plugin content (<object>, <embed>), which can run script. Set object-src 'none'.", v);
+        reported = true;
+      }
     }
   }
 
   // ---- base-uri -------------------------------------------------------------------------------------------
   if (!has("base-uri")) {
-    if (scriptsUseNonceOrHash)
+    // High when the script sources rely on nonces or hashes (§13.2); one only in script-src-elem/-attr: medium.
+    if (scriptSrc !== undefined && values(scriptSrc).some((v) => isNonce(v) || isHash(v)))
       add("missing-base-uri", "high", "base-uri", "Without base-uri an injected <base> tag re-targets relative script URLs to an attacker's host, defeating nonces and hashes. Set base-uri 'none' or 'self'.");
     else add("missing-base-uri", "medium", "base-uri", "Without base-uri an injected <base> tag can re-target every relative URL of the page. Set base-uri 'none' or 'self'.");
   } else {
@@ -236,8 +271,8 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
       }
       if (v === "'unsafe-hashes'")
         add("unsafe-hashes", "low", name, "'unsafe-hashes' lets hashed inline event handlers and style attributes run; refactor them away when possible.", v);
-      if (v === "'wasm-unsafe-eval'")
-        add("wasm-unsafe-eval", "info", name, "'wasm-unsafe-eval' allows WebAssembly compilation (not JavaScript eval); fine when the site uses WebAssembly.", v);
+      if (v === "'wasm-unsafe-eval'" || v === "'wasm-eval'")
+        add("wasm-unsafe-eval", "info", name, `${v} allows WebAssembly compilation (not JavaScript eval); fine when the site uses WebAssembly.`, v);
       if (v === "'inline-speculation-rules'")
         add("inline-speculation-rules", "info", name, "'inline-speculation-rules' allows inline <script type=\"speculationrules\">; check that injected rules cannot cause harmful prefetches.", v);
       if (KNOWN_DIRECTIVES.has(v.toLowerCase()) && v.toLowerCase() !== name)
@@ -246,7 +281,7 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
       if (v.startsWith("'")) {
         if (!KEYWORDS.has(v) && !isNonce(v) && !hashlike)
           add("unknown-keyword", "medium", name, `${v} is not a CSP keyword; browsers ignore it.`, v);
-      } else if (UNQUOTED_KEYWORDS.has(v.toLowerCase()) || /^(nonce|sha256|sha384|sha512)-/i.test(v)) {
+      } else if (isUnquotedKeyword(v)) {
         add("unquoted-keyword", "medium", name, `"${v}" is read as a host name; keywords, nonces and hashes must be in single quotes ('${v}').`, v);
       } else {
         const hs = hostSource(v);
@@ -265,6 +300,8 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
   }
 
   // ---- directive-level checks ---------------------------------------------------------------------------
+  for (const name of unreadable)
+    add("unreadable-directive", "medium", name, `${name} has characters outside printable ASCII (hosts must be punycode, paths percent-encoded); browsers ignore the whole directive.`);
   if (!has("frame-ancestors"))
     add("missing-frame-ancestors", "low", "frame-ancestors", "No frame-ancestors: any site may frame this page (clickjacking) unless X-Frame-Options is sent. Set frame-ancestors 'none' or 'self'.");
   for (const name of dirs.keys()) {
