@@ -243,12 +243,16 @@ export function validateDirectives(raw: unknown, field: string): Directive[] {
     seen.add(name);
     if (rawValue !== undefined && rawValue !== null && !Array.isArray(rawValue)) throw invalid(`${at}.value: must be an array of strings`);
     const values: string[] = [];
+    const distinct = new Set<string>();
     ((rawValue ?? []) as unknown[]).forEach((v, j) => {
       if (typeof v !== "string") throw invalid(`${at}.value[${j}]: must be a string`);
       const verdict = checkValue(name, v);
       if ("refused" in verdict) throw invalid(`${at}.value[${j}]: "${v}" is invalid: ${verdict.refused}`);
       if (verdict.repaired !== undefined) throw invalid(`${at}.value[${j}]: "${v}" is invalid: ${verdict.repaired}; give ${verdict.value}`);
-      if (!values.includes(verdict.value)) values.push(verdict.value);
+      if (!distinct.has(verdict.value)) {
+        distinct.add(verdict.value);
+        values.push(verdict.value);
+      }
     });
     const rule = settle(name, values);
     if (!rule.ok) throw invalid(`${at}.value: ${rule.message}`);

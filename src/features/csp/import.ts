@@ -109,6 +109,7 @@ export function importPolicies(policies: string[], sent: (count: string) => stri
       continue;
     }
     const values: string[] = [];
+    const distinct = new Set<string>();
     let dropped = 0;
     for (const v of raw.value) {
       const verdict = checkValue(name, v);
@@ -118,8 +119,11 @@ export function importPolicies(policies: string[], sent: (count: string) => stri
         continue;
       }
       if (verdict.repaired !== undefined) warnings.add(`${name}: ${shown(v)} stored as ${shown(verdict.value)} (${verdict.repaired})`);
-      if (values.includes(verdict.value)) warnings.add(`${name}: dropped the repeated ${shown(verdict.value)}`);
-      else values.push(verdict.value);
+      if (distinct.has(verdict.value)) warnings.add(`${name}: dropped the repeated ${shown(verdict.value)}`);
+      else {
+        distinct.add(verdict.value);
+        values.push(verdict.value);
+      }
     }
     const rule = settle(name, values);
     if (rule.ok) directives.push(stored(name, values));

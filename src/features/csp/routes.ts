@@ -129,6 +129,7 @@ export const cspRoutes = ({ auth, csp }: Services) =>
       "/api/web_security/csp/:policy_id",
       async ({ user, params, body, set }) => {
         const result = await csp.update(user.id, params.policy_id, body);
+        // 200 {warnings} when imported content had something dropped or changed (§13.3), else 204 without a body.
         if (result) return result;
         set.status = 204;
       },
@@ -136,7 +137,7 @@ export const cspRoutes = ({ auth, csp }: Services) =>
         auth: "user",
         params: IdParams,
         body: UpdateBody,
-        response: { 200: t.Object({ warnings: WarningsSchema }), 204: t.Void() },
+        response: { 200: t.Object({ warnings: WarningsSchema }), 204: t.Void({ description: "no body" }) },
         detail: {
           tags: TAGS,
           summary: "Update a policy's name, directives (or content) and tags",
