@@ -218,6 +218,16 @@ const DIFFERENCES: Rule[] = [
       (ours(d, "missing-script-src") && unreadable(ctx, "script-src")),
   },
   {
+    id: "sources-browsers-drop",
+    reason: "A host Chromium refuses (an '_' in a label, an IPv6 literal) is dropped by browsers and by import, so it is neither an allow-list entry nor an insecure source; the reference still reads it as a host.",
+    explains: (d) => d.kind === "referenceOnly" && /^(?:[a-z][a-z0-9+.-]*:\/\/)?(?:[^/:]*_|\[)/i.test(d.ref.value ?? ""),
+  },
+  {
+    id: "directives-newer-than-the-reference",
+    reason: "fenced-frame-src is a directive browsers enforce today (§13.1); the reference does not know it and calls it unknown.",
+    explains: (d) => refOnly(d, Type.UNKNOWN_DIRECTIVE) && d.ref.directive === "fenced-frame-src",
+  },
+  {
     id: "deprecated-directives",
     reason: "§13.2 deprecated-directive lists block-all-mixed-content and plugin-types (the reference still treats them as current) and report-uri without report-to.",
     explains: (d) => ours(d, "deprecated-directive") && ["block-all-mixed-content", "plugin-types", "report-uri"].includes(d.ours.directive),

@@ -3,7 +3,7 @@
 // `serialized` import (import.ts: an invalid value is dropped with a warning, the directive stays).
 //
 // The rules follow what browsers keep (CSP Level 3 and current Chromium, checked against Chromium's own parse
-// errors in csp-chromium.test.ts): a source expression is a keyword Chromium or CSP3 defines, a nonce, a sha256/384/512
+// errors in csp-roundtrip.test.ts): a source expression is a keyword Chromium or CSP3 defines, a nonce, a sha256/384/512
 // hash, a scheme, or a host source (ASCII labels of letters, digits and `-`, no IP-v6 literals, port digits or `*`,
 // any path); `frame-ancestors` takes only hosts, schemes, 'self' and 'none'; 'inline-speculation-rules' only
 // counts in script-src and script-src-elem. A host source's `?query` or `#fragment` is ignored by browsers: import
