@@ -208,7 +208,7 @@ export function settle(name: string, values: string[]): ListRule {
       return values.length > 0 ? { ok: true } : { ok: false, empty: true, message: "must have at least one URI" };
     case "webrtc":
       if (values.length === 0) return { ok: false, empty: true, message: "must be exactly one of 'allow', 'block'" };
-      // CSP3 §6.4.1: only a value of exactly 'allow' allows; anything else blocks.
+      // CSP3 webrtc: only a value of exactly 'allow' allows; anything else blocks.
       return values.length === 1 ? { ok: true } : { ok: false, empty: false, message: "must be exactly one of 'allow', 'block'", keep: ["'block'"] };
     case "require-trusted-types-for":
       return values.length === 1 ? { ok: true } : { ok: false, empty: true, message: "must be exactly 'script'" };

@@ -149,7 +149,7 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
       continue;
     }
     const vs = (d.value ?? []).map(canonical);
-    // An empty source list matches nothing: 'none' (CSP3 §6.7.2.5; import stores it so).
+    // An empty source list matches nothing (CSP3 source list matching): 'none', as import stores it.
     dirs.set(name, vs.length === 0 && SOURCE_LISTS.has(name) ? ["'none'"] : vs);
   }
   const has = (name: string) => dirs.has(name);

@@ -131,7 +131,7 @@ export function importPolicies(policies: string[], sent: (count: string) => stri
       for (const v of values) if (!rule.keep.includes(v)) warnings.add(`${name}: dropped ${shown(v)} (${rule.message})`);
       directives.push(stored(name, rule.keep));
     } else if (SOURCE_LISTS.has(name)) {
-      // An empty source list matches nothing (CSP3 §6.7.2.5): the directive is 'none', never a fallback.
+      // An empty source list matches nothing (CSP3 source list matching): the directive is 'none', never a fallback.
       if (dropped > 0) warnings.add(`${name}: no valid source left, stored as 'none' (an empty source list matches nothing)`);
       directives.push(stored(name, ["'none'"]));
     } else {
