@@ -177,3 +177,61 @@ describe("evaluator noise (§13.2)", () => {
     expect(keys(got.filter((f) => f.code === "missing-object-src"))).toEqual(["missing-object-src high default-src https://h0.example.com"]);
   });
 });
+
+describe("csp: create from serialized text", () => {
+  test("parsed per §13.3: names lower-cased, unknown directives and invalid values dropped, first repeat kept, every drop a warning", async () => {
+    const text =
+      "  DEFAULT-SRC 'self'  ;foo-src x; script-src 'unsafe_inline' https://ok.example; img-src * data:;IMG-SRC 'none';" +
+      " upgrade-insecure-requests;webrtc 'maybe'; block-all-mixed-content ; object-src;sandbox;\tstyle-src\t'self'\f'unsafe-inline' 'self';" +
+      " report-to a b; report-uri /r; trusted-types; font-src exämple.com;;";
+    const p = await importText(text);
+    expect(p.directives).toEqual([
+      { name: "default-src", value: ["'self'"] },
+      { name: "script-src", value: ["https://ok.example"] },
+      { name: "img-src", value: ["*", "data:"] },
+      { name: "upgrade-insecure-requests" },
+      { name: "object-src", value: ["'none'"] },
+      { name: "sandbox", value: [] },
+      { name: "style-src", value: ["'self'", "'unsafe-inline'"] },
+      { name: "report-to", value: ["a"] },
+      { name: "report-uri", value: ["/r"] },
+      { name: "trusted-types", value: [] },
+    ]);
+    expect(p.warnings).toEqual([
+      "foo-src: dropped (unknown directive)",
+      "script-src: dropped 'unsafe_inline' (unknown keyword)",
+      "img-src: dropped the repeated directive (browsers use only the first)",
+      "webrtc: dropped 'maybe' (must be 'allow' or 'block')",
+      "webrtc: dropped (must be exactly one of 'allow', 'block'; nothing valid left)",
+      "block-all-mixed-content: dropped (deprecated: browsers block mixed content anyway; use upgrade-insecure-requests)",
+      "style-src: dropped the repeated 'self'",
+      "report-to: dropped b (must be exactly one reporting group name)",
+      "font-src: dropped (characters outside printable ASCII; browsers ignore the whole directive)",
+    ]);
+    // The stored policy (GET) carries no warnings: they belong to the import's answer.
+    expect((await a.client.get(`${BASE}/${p.id}`)).json.policy).toEqual((({ warnings: _, ...rest }) => rest)(p));
+  });
+
+  test("nothing valid left → 400 INVALID_INPUT", async () => {
+    for (const text of ["", "   ", ";;;", ",", "foo-src 'self'; bar", "webrtc 'maybe'; report-to a(b", "défault-src 'self'", "img-src exämple.com", "foo, default-src 'self'"]) {
+      const res = await a.client.post(BASE, { name: "empty", content: { type: "serialized", value: text } });
+      expect({ text, status: res.status, code: res.json.code }).toEqual({ text, status: 400, code: "INVALID_INPUT" });
+      expect(res.json.message).toStartWith("content.value:");
+    }
+    // Written empty, or emptied by invalid values, a source list is 'none', not nothing.
+    expect((await importText("default-src")).directives).toEqual([{ name: "default-src", value: ["'none'"] }]);
+    expect((await importText("script-src 'nope'; upgrade-insecure-requests now")).directives).toEqual([
+      { name: "script-src", value: ["'none'"] },
+      { name: "upgrade-insecure-requests" },
+    ]);
+  });
+
+  test("warnings are capped at 100, the rest counted", async () => {
+    const bad = await importText(`img-src ${Array.from({ length: 150 }, (_, i) => `'bad${i}'`).join(" ")} 'self'`);
+    expect(bad.directives).toEqual([{ name: "img-src", value: ["'self'"] }]);
+    const warnings = bad.warnings ?? [];
+    expect(warnings).toHaveLength(101);
+    expect(warnings[0]).toBe("img-src: dropped 'bad0' (unknown keyword)");
+    expect(warnings[100]).toBe("… and 50 more warnings");
+  });
+});
