@@ -6,7 +6,7 @@ import { docsPlugin } from "./platform/http/docs";
 import { httpPlugin } from "./platform/http/plugin";
 import { Outbox } from "./platform/mail/outbox";
 import { smtpTransport } from "./platform/mail/transport";
-import type { Runtime } from "./platform/runtime";
+import { HTTP_IDLE_TIMEOUT_SEC, type Runtime } from "./platform/runtime";
 import { ScriptPool } from "./sandbox/pool";
 import { messagesRoutes } from "./features/messages/routes";
 import { MessagesService } from "./features/messages/service";
@@ -141,13 +141,18 @@ export interface RunningServer {
 /**
  * Serves the app. Responder hosts (and the /api/webhooks/<handle> path form) are dispatched before Elysia sees
  * the request, so hits skip API routing entirely. No SO_REUSEPORT: a second server on a busy port fails
- * instead of silently sharing it.
+ * instead of silently sharing it. Idle connections close after HTTP_IDLE_TIMEOUT_SEC (10 s); Bun applies that
+ * timeout also while a request is being handled, so long work lifts it for its own request (scripted responder
+ * hits: responders/engine.ts). API routes with long work (tracker `_test`, `_debug`, refresh, CSP import,
+ * `_fetch`) all read a JSON body first, and Bun does not time a request out once its body has been read
+ * (measured with Bun 1.4.5).
  */
 export function listen(app: App, services: Services, host: string, port: number): RunningServer {
   const server = Bun.serve({
     hostname: host,
     port,
     reusePort: false,
+    idleTimeout: HTTP_IDLE_TIMEOUT_SEC,
     fetch: (request, srv) => services.responders.dispatch(request, srv) ?? app.fetch(request),
   });
   // Elysia's handlers read the Bun server from the app (client IPs through `server.requestIP`).

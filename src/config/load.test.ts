@@ -44,7 +44,7 @@ describe("defaults", () => {
       trust_proxy: false,
       log_level: "info",
     });
-    expect(cfg.responders).toEqual({ domain: "localhost", url_style: "subdomain" });
+    expect(cfg.responders).toEqual({ domain: "localhost", url_style: "subdomain", capture: "batched" });
     expect(cfg.security).toEqual({
       operators: [],
       jwt_secret: "",
@@ -64,7 +64,7 @@ describe("defaults", () => {
       unsubscribe_mailto: "",
     });
     expect(cfg.certificates).toEqual({ openssl: "openssl" });
-    expect(cfg.chromium).toEqual({ executable: "/usr/bin/chromium", max_concurrency: 2 });
+    expect(cfg.chromium).toEqual({ executable: "/usr/bin/chromium", max_concurrency: 2, user: "nobody" });
     expect(cfg.network).toEqual({ allow_private_targets: false });
     expect(cfg.scheduler).toEqual({ enabled: true, max_concurrent_api: 8, failure_alert_after: 3 });
     expect(cfg.scripts).toEqual({ workers: 0, queue_limit: 1000 });
@@ -234,6 +234,7 @@ describe("validation errors name the key", () => {
     expect(configError(() => load({ file: file('[server]\nlog_level = "loud"\n') })).key).toBe("server.log_level");
     expect(configError(() => load({ file: file('[security]\nsignup = "invite"\n') })).key).toBe("security.signup");
     expect(configError(() => load({ file: file(""), env: { SECBOX_RESPONDERS_URL_STYLE: "query" } })).key).toBe("responders.url_style");
+    expect(configError(() => load({ file: file(""), env: { SECBOX_RESPONDERS_CAPTURE: "eventually" } })).key).toBe("responders.capture");
     expect(configError(() => load({ file: file('[subscriptions]\ndefault_tier = "gold"\n') })).key).toBe("subscriptions.default_tier");
   });
 

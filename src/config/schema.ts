@@ -76,6 +76,7 @@ export const ConfigSchema = T.Object(
     responders: section({
       domain: T.String({ minLength: 1, default: "localhost" }),
       url_style: T.Union([T.Literal("subdomain"), T.Literal("path")], { default: "subdomain" }),
+      capture: T.Union([T.Literal("batched"), T.Literal("strict")], { default: "batched" }),
     }),
     security: section({
       operators: T.Array(T.String({ minLength: 1 }), { default: [] }),
@@ -101,6 +102,7 @@ export const ConfigSchema = T.Object(
     chromium: section({
       executable: T.String({ default: "/usr/bin/chromium" }),
       max_concurrency: T.Integer({ minimum: 1, maximum: 64, default: 2 }),
+      user: T.String({ default: "nobody" }),
     }),
     network: section({
       allow_private_targets: T.Boolean({ default: false }),

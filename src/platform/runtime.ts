@@ -24,6 +24,10 @@ export interface Runtime {
 
 export const VERSION: string = pkg.version;
 
+/** Seconds the HTTP server keeps a connection without traffic (Bun.serve idleTimeout), also while a handler works;
+ *  handlers of long work (scripted responder hits) lift it for their request and restore it before answering. */
+export const HTTP_IDLE_TIMEOUT_SEC = 10;
+
 export const nowSec = (clock: Clock) => Math.floor(clock.now() / 1000);
 
 export const tierLimits = (config: Config, tier: Tier): TierLimits => config.subscriptions.tiers[tier];

@@ -1,15 +1,25 @@
 // The hit path (supplement §11.3–§11.6, §11.10): host/path dispatch, a per-handle cache of compiled
 // responders, matching, the concurrency limit, the inbound body cap, default and script responses, and
-// handing the tracked record to the capture batch after the response is ready. No Elysia, no SQL on a warm
-// static hit.
+// handing the tracked record to the capture batch after the response is ready (strict capture: waiting for its
+// write first). No Elysia, no SQL on a warm static hit.
+// Long hits: the HTTP server closes a connection idle for HTTP_IDLE_TIMEOUT_SEC, also while a handler is still
+// working on its request (Bun). A scripted hit lifts that timeout for its request while the script is queued and
+// runs (the sandbox's limits end it: time limit, proxy and kv.watch timeouts are all within script_timeout_sec) and
+// restores it before answering, so a hit ends in its response or the contract's 504, never a reset; the body is
+// read under the normal timeout (a client that stalls mid-body is still cut off).
+// Cookies: responses on the path form (the API's own origin) never set cookies: their Set-Cookie and
+// Clear-Site-Data headers are dropped, so a responder cannot plant cookies that the API then receives (a pile of
+// large cookies would lock the user out with 431) nor clear the visitor's session. On responder hosts a cookie's
+// Domain attribute is removed: the cookie stays on that one host and never reaches the API host or other users'
+// responder hosts under the same parent domain.
 import type { Server } from "bun";
 import { isIP } from "node:net";
 import type { TierLimits } from "../../config/schema";
 import { readBodyBytes } from "../../platform/http/body";
-import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
+import { HTTP_IDLE_TIMEOUT_SEC, tierLimits, type Runtime } from "../../platform/runtime";
 import { selectorFromText, type SecretsSelector, type SecretsService } from "../secrets/service";
 import type { UsersService } from "../users/service";
-import type { CaptureQueue } from "./capture";
+import type { CaptureQueue, PendingCapture } from "./capture";
 import { decodeQueryComponent } from "./har";
 import { byPrecedence, findWinner, isStandardMethod, matchPath, parsePathForm, parseResponderHost, PATH_FORM_PREFIX, splitUrl, type Matchable, type PathType } from "./match";
 import { BAD_VALUE_RE, failureFor, failureResponse, responseFromScript, type HeaderList, type ProducedResponse, type ResponseDefaults, type ScriptRunner } from "./script-result";
@@ -27,6 +37,9 @@ const EMPTY = new Uint8Array(0);
 const CACHE_TTL_MS = 5_000;
 const NEGATIVE_TTL_MS = 1_000;
 const CACHE_MAX_HANDLES = 10_000;
+
+/** Statuses and methods whose responses carry no body on the wire (RFC 9110 §6.4.1). */
+const sendsNoBody = (method: string, status: number) => method === "HEAD" || status === 204 || status === 304 || (status >= 100 && status < 200);
 
 export interface CompiledResponder extends Matchable {
   id: string;
@@ -57,14 +70,18 @@ interface HandleEntry {
 }
 
 interface WireParts {
-  /** Headers to send (hop-by-hop, content-length and the session cookie removed). */
+  /** Headers to send (hop-by-hop, content-length and the session cookie removed), on a responder host and on the
+   *  path form (there without cookies, plus the sandbox CSP). */
   wire: HeaderList;
+  pathWire: HeaderList;
   /** The init of a Response without and with the path-form CSP: prebuilt Headers for a responder's own headers
    *  (reused by every hit; a prebuilt Headers makes Response cheaper), the list itself for a script's (used once). */
   hostInit: Headers | HeaderList;
   pathInit: Headers | HeaderList;
-  /** The produced list as recorded (names lower-case, same filter). */
+  /** The list as sent on a responder host and recorded (names lower-case, same filter). */
   record: HeaderList;
+  /** The same on the path form (no Set-Cookie, no Clear-Site-Data). */
+  pathRecord: HeaderList;
   hasContentType: boolean;
 }
 
@@ -73,6 +90,27 @@ export interface EngineDeps {
   users: UsersService;
   capture: CaptureQueue;
   scripts?: ScriptRunner;
+}
+
+/** Headers a path-form response (the API origin) never sends: cookies for that origin, or clearing its data. */
+const PATH_FORM_DROPPED = new Set(["set-cookie", "clear-site-data"]);
+
+/** A Set-Cookie value without its Domain attribute(s): the cookie stays host-only (RFC 6265 §5.3 step 6). */
+export function hostOnlyCookie(value: string): string {
+  if (!/;\s*domain\s*=/i.test(value)) return value;
+  return value
+    .split(";")
+    .filter((part, i) => i === 0 || part.split("=", 1)[0]!.trim().toLowerCase() !== "domain")
+    .join(";");
+}
+
+/** Lifts (0 = none) or restores the idle timeout of a request's connection; a closed connection is left alone. */
+function setIdleTimeout(server: Server<unknown> | null, request: Request, seconds: number): void {
+  try {
+    server?.timeout(request, seconds);
+  } catch {
+    /* connection already gone */
+  }
 }
 
 class TooLarge extends Error {}
@@ -205,6 +243,8 @@ export class ResponderEngine {
   private readonly inflight = new Map<string, number>();
   private readonly domainSuffix: string;
   private readonly sessionCookie: string;
+  /** `[responders] capture = "strict"`: a tracked hit is answered once its record is written. */
+  private readonly strictCapture: boolean;
   private readonly notFoundApi: ResponseInit;
   private readonly notFoundPath: ResponseInit;
   /** The sandbox pool; replaceable after construction (wiring order, tests). */
@@ -219,6 +259,7 @@ export class ResponderEngine {
   ) {
     this.domainSuffix = `.${rt.config.responders.domain.toLowerCase().replace(/\.$/, "")}`;
     this.sessionCookie = rt.config.security.session_cookie;
+    this.strictCapture = rt.config.responders.capture === "strict";
     this.notFoundApi = { status: 404 };
     this.notFoundPath = { status: 404, headers: [["content-security-policy", PATH_FORM_CSP]] };
     this.scripts = deps.scripts;
@@ -360,24 +401,30 @@ export class ResponderEngine {
     }
   }
 
-  /** Hop-by-hop headers, `content-length` and a `Set-Cookie` for the session cookie are never sent (§11.5 step 4). */
+  /** Hop-by-hop headers, `content-length` and a `Set-Cookie` for the session cookie are never sent (§11.5 step 4);
+   *  cookies lose their Domain attribute on responder hosts and are not sent at all on the path form (see top). */
   private wireParts(produced: HeaderList, reused = false): WireParts {
     const wire: HeaderList = [];
+    const pathWire: HeaderList = [];
     const record: HeaderList = [];
+    const pathRecord: HeaderList = [];
     let hasContentType = false;
-    for (const [name, value] of produced) {
+    for (const [name, raw] of produced) {
       const lower = name.toLowerCase();
       if (HOP_BY_HOP.has(lower) || lower === "content-length") continue;
-      if (lower === "set-cookie" && setsCookie(value, this.sessionCookie)) continue;
+      if (lower === "set-cookie" && setsCookie(raw, this.sessionCookie)) continue;
+      const value = lower === "set-cookie" ? hostOnlyCookie(raw) : raw;
       if (lower === "content-type") hasContentType = true;
-      wire.push([name, wireValue(value)]);
+      const pair: [string, string] = [name, wireValue(value)];
+      wire.push(pair);
       record.push([lower, value]);
+      if (PATH_FORM_DROPPED.has(lower)) continue;
+      pathWire.push(pair);
+      pathRecord.push([lower, value]);
     }
-    if (!reused) return { wire, hostInit: wire, get pathInit(): HeaderList { return [...wire, ["content-security-policy", PATH_FORM_CSP]]; }, record, hasContentType };
-    const hostInit = new Headers(wire);
-    const pathInit = new Headers(wire);
-    pathInit.append("content-security-policy", PATH_FORM_CSP);
-    return { wire, hostInit, pathInit, record, hasContentType };
+    pathWire.push(["content-security-policy", PATH_FORM_CSP]);
+    if (!reused) return { wire, pathWire, hostInit: wire, pathInit: pathWire, record, pathRecord, hasContentType };
+    return { wire, pathWire, hostInit: new Headers(wire), pathInit: new Headers(pathWire), record, pathRecord, hasContentType };
   }
 
   // ---- serving ----
@@ -429,7 +476,7 @@ export class ResponderEngine {
       if (inflight >= entry.limits.max_concurrent_hits) return this.plain(429, "Too many concurrent requests", pathForm, [["retry-after", "1"]]);
       this.inflight.set(winner.id, inflight + 1);
       // the record's createdAt: the arrival (before the body is read and the script runs), only when tracked
-      const arrivedAt = winner.trackLimit > 0 ? nowSec(this.rt.clock) : 0;
+      const arrivedAtMs = winner.trackLimit > 0 ? this.rt.clock.now() : 0;
       try {
         let body: Uint8Array = EMPTY;
         try {
@@ -460,6 +507,7 @@ export class ResponderEngine {
                 body: utf8.encode(substitute(winner.bodyText, secrets)),
               }
             : { statusCode: winner.statusCode, headers: winner.headers, body: winner.body };
+          if (winner.script !== null) setIdleTimeout(server, request, 0);
           produced =
             winner.script === null
               ? { ...defaults, skipRequest: false, trackResponse: false, failed: false }
@@ -473,6 +521,7 @@ export class ResponderEngine {
                   body,
                   secrets,
                 });
+          if (winner.script !== null) setIdleTimeout(server, request, HTTP_IDLE_TIMEOUT_SEC);
           parts = produced.headers === winner.headers && winner.staticOut ? winner.staticOut : this.wireParts(produced.headers);
         }
         let response: Response;
@@ -490,10 +539,12 @@ export class ResponderEngine {
         if (tracking && !produced.skipRequest) {
           const max = entry.limits.max_tracked_body_bytes;
           const storeResponse = produced.trackResponse || produced.failed;
-          this.deps.capture.push({
+          // Recorded as sent (§11.10): HEAD, 204 and 304 answers carry no body, whatever the script produced.
+          const sent = sendsNoBody(method, produced.statusCode) ? EMPTY : produced.body;
+          const record: PendingCapture = {
             responderId: winner.id,
             maxKeep: entry.limits.max_requests_to_track,
-            createdAt: arrivedAt,
+            createdAtMs: arrivedAtMs,
             durationMs: Math.round(performance.now() - arrival),
             clientAddress,
             method,
@@ -506,14 +557,16 @@ export class ResponderEngine {
               ? {
                   response: {
                     statusCode: produced.statusCode,
-                    headers: parts.record,
-                    body: produced.body.byteLength > max ? produced.body.subarray(0, max) : produced.body,
-                    bodySize: produced.body.byteLength,
-                    truncated: produced.body.byteLength > max,
+                    headers: pathForm ? parts.pathRecord : parts.record,
+                    body: sent.byteLength > max ? sent.subarray(0, max) : sent,
+                    bodySize: sent.byteLength,
+                    truncated: sent.byteLength > max,
                   },
                 }
               : {}),
-          });
+          };
+          if (this.strictCapture) await this.deps.capture.pushDurable(record);
+          else this.deps.capture.push(record);
         }
         return response;
       } catch (err) {
@@ -560,7 +613,7 @@ export class ResponderEngine {
   private toResponse(p: ProducedResponse, parts: WireParts, method: string, pathForm: boolean): Response {
     const status = p.statusCode;
     if (method === "HEAD") {
-      const h: HeaderList = pathForm ? [...parts.wire, ["content-security-policy", PATH_FORM_CSP]] : [...parts.wire];
+      const h: HeaderList = [...(pathForm ? parts.pathWire : parts.wire)];
       if (status !== 204 && status !== 304) h.push(["content-length", String(p.body.byteLength)]);
       h.push(["date", new Date().toUTCString()]);
       return new Response(null, { status, headers: h });

@@ -141,7 +141,8 @@ export function buildHar(rows: TrackedRow[], opts: HarOptions) {
         httpVersion: "HTTP/1.1",
         cookies: [],
         headers: toHarHeaders(resHeaders),
-        content: { size: r.response_body_size ?? 0, mimeType: resMime, ...harBody(r.response_body, resMime) },
+        // a response sent without a body (HEAD, 204, 304: recorded with bodySize 0) has no text
+        content: { size: r.response_body_size ?? 0, mimeType: resMime, ...((r.response_body_size ?? 0) > 0 ? harBody(r.response_body, resMime) : {}) },
         redirectURL: "",
         headersSize: -1,
         bodySize: r.response_body_size ?? 0,
@@ -160,7 +161,7 @@ export function buildHar(rows: TrackedRow[], opts: HarOptions) {
       };
     }
     return {
-      startedDateTime: new Date(r.created_at * 1000).toISOString(),
+      startedDateTime: new Date(r.created_at_ms ?? r.created_at * 1000).toISOString(),
       time: r.duration_ms,
       request,
       response,

@@ -33,6 +33,8 @@ export interface TrackedRow {
   id: string;
   responder_id: string;
   created_at: number;
+  /** Arrival time in unix ms; null for rows written without it (read as created_at * 1000). */
+  created_at_ms: number | null;
   duration_ms: number;
   client_address: string | null;
   method: string;
@@ -150,11 +152,11 @@ export const respondersStore = {
 
   insertTracked: (db: Db, r: TrackedInsert) =>
     db.run(
-      `INSERT INTO responder_requests (id, responder_id, created_at, duration_ms, client_address, method, path, raw_query, headers, body,
+      `INSERT INTO responder_requests (id, responder_id, created_at, created_at_ms, duration_ms, client_address, method, path, raw_query, headers, body,
          body_size, response_status, response_headers, response_body, response_body_size, response_truncated)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
-        r.id, r.responder_id, r.created_at, r.duration_ms, r.client_address, r.method, r.path, r.raw_query, r.headers, r.body,
+        r.id, r.responder_id, r.created_at, r.created_at_ms, r.duration_ms, r.client_address, r.method, r.path, r.raw_query, r.headers, r.body,
         r.body_size, r.response_status, r.response_headers, r.response_body, r.response_body_size, r.response_truncated,
       ],
     ),
