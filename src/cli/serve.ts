@@ -3,6 +3,8 @@ import { createApp, createServices, listen, startBackground, stopBackground } fr
 import { openRuntime } from "../platform/boot";
 import { configFrom, parseFlags, type Command } from "./common";
 
+const SHUTDOWN_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+
 export const serveCommand: Command = {
   name: "serve",
   summary: "run the server",
@@ -26,16 +28,25 @@ export const serveCommand: Command = {
     }
     await startBackground(services);
     rt.log.info(`secbox ${rt.version} listening on ${server.url} (public URL ${config.server.public_url}, data ${config.server.data_dir})`);
-    await new Promise<void>((resolve) => {
-      const stop = async (signal: string) => {
+    // SIGINT, SIGTERM and SIGHUP (a closed terminal, `systemctl kill -s HUP`) all stop cleanly: hits in progress
+    // finish, pending captures and runs are written, the mail sender ends its send (supplement §11.10). Repeated
+    // signals during the shutdown are ignored (kill -9 is the way to cut it short, at the cost of the batch window).
+    await new Promise<void>((resolve, reject) => {
+      let stopping = false;
+      const stop = async (signal: NodeJS.Signals) => {
+        if (stopping) return void rt.log.warn(`received ${signal} again, still shutting down`);
+        stopping = true;
         rt.log.info(`received ${signal}, shutting down`);
-        await server.stop();
-        await stopBackground(services);
-        rt.close();
-        resolve();
+        try {
+          await server.stop();
+          await stopBackground(services);
+          rt.close();
+          resolve();
+        } catch (err) {
+          reject(err);
+        }
       };
-      process.once("SIGINT", () => void stop("SIGINT"));
-      process.once("SIGTERM", () => void stop("SIGTERM"));
+      for (const signal of SHUTDOWN_SIGNALS) process.on(signal, () => void stop(signal));
     });
     return 0;
   },

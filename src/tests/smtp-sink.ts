@@ -23,12 +23,17 @@ export interface SmtpSink {
   waitForTo(address: string, n: number, timeoutMs?: number): Promise<ReceivedMail[]>;
   /** Reply with this SMTP error to the next DATA commands (e.g. 550 for a permanent failure). */
   failWith(code: number | null): void;
+  /** While on, a message is recorded when its data has arrived but the final reply is held back (a sender cut off
+   *  at that point cannot know the message was delivered); turning it off releases the held replies. */
+  holdReplies(on: boolean): void;
   close(): Promise<void>;
 }
 
 export async function startSmtpSink(port = 0): Promise<SmtpSink> {
   const messages: ReceivedMail[] = [];
   let failCode: number | null = null;
+  let hold = false;
+  const held: (() => void)[] = [];
   const waiters: (() => void)[] = [];
   const server = new SMTPServer({
     authOptional: true,
@@ -56,8 +61,9 @@ export async function startSmtpSink(port = 0): Promise<SmtpSink> {
           headers,
           messageId: parsed.messageId ?? "",
         });
-        callback();
         waiters.splice(0).forEach((w) => w());
+        if (hold) held.push(() => callback());
+        else callback();
       });
     },
   });
@@ -93,6 +99,10 @@ export async function startSmtpSink(port = 0): Promise<SmtpSink> {
     },
     failWith(code) {
       failCode = code;
+    },
+    holdReplies(on) {
+      hold = on;
+      if (!on) for (const release of held.splice(0)) release();
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -1,11 +1,13 @@
 #!/usr/bin/env bun
 // Responder load benchmark (issue 5), side by side in one run on loopback with wrk:
 //   (a) a bare Bun.serve returning a fixed body — the ceiling
-//   (b) a static Secbox responder with capture on (requestsToTrack 30)
+//   (b) a static Secbox responder with capture on (requestsToTrack 30), `[responders] capture = "batched"` (default)
+//   (e) the same static responder on a second Secbox with `capture = "strict"` (each record written before its
+//       response: the cost of strict capture is e/b)
 //   (c) a scripted Secbox responder (responder-shaped script, through the QuickJS pool)
 //   (d) @mockoon/cli serving the same static route — the peer
 // Prints req/s, p50 and p99 for each and the ratios b/a, c/a, b/d against the targets
-// b ≥ 0.6 × a, c ≥ 0.25 × a, b ≥ 3 × d.
+// b ≥ 0.6 × a, c ≥ 0.25 × a, b ≥ 3 × d (e/b has no target: it is the price of strict capture).
 //
 //   apt-get install -y wrk                      # the load generator
 //   (cd scripts/bench/responders && bun install) # the peer, installed only in this folder
@@ -129,8 +131,8 @@ async function startRaw(): Promise<Started> {
   return { targets: [{ label: "(a) raw Bun.serve", url: `http://127.0.0.1:${port}/orders` }], stop: () => stop(proc) };
 }
 
-/** `secbox serve` from source on a fresh data directory. */
-async function startSecbox(): Promise<Started & { storedCount(): Promise<number | undefined> }> {
+/** `secbox serve` from source on a fresh data directory; `strict` = capture "strict" and only the static target. */
+async function startSecbox(capture: "batched" | "strict" = "batched"): Promise<Started & { storedCount(): Promise<number | undefined> }> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), "secbox-bench-"));
   const cmd = ["bun", join(root, "src/main.ts"), "serve", "--data-dir", dataDir, "--port", String(port), "--host", "127.0.0.1"];
@@ -140,6 +142,7 @@ async function startSecbox(): Promise<Started & { storedCount(): Promise<number 
       SECBOX_SERVER_LOG_LEVEL: "warn",
       SECBOX_SERVER_PUBLIC_URL: `http://localhost:${port}`,
       SECBOX_SMTP_HOST: "",
+      SECBOX_RESPONDERS_CAPTURE: capture,
       // The per-responder in-flight limit (default 10) would answer most of the 50 concurrent script hits with
       // 429: the benchmark measures throughput, so it is raised for the bench user's tier.
       SECBOX_SUBSCRIPTIONS_TIERS_BASIC_MAX_CONCURRENT_HITS: "1000",
@@ -173,8 +176,13 @@ async function startSecbox(): Promise<Started & { storedCount(): Promise<number 
     };
     const common = { requestsToTrack: 30, headers: [["content-type", "application/json"]], body: BODY };
     const staticId = await mk("static", "/orders", common);
-    await mk("scripted", "/scripted", { ...common, script: SCRIPT });
     const host = `${handle}.localhost:${port}`;
+    const stored = async () => {
+      const stats = (await (await fetch(`${base}/api/webhooks/responders/_stats`, { headers: { cookie } })).json()) as { responderId: string; requestCount: number }[];
+      return stats.find((s) => s.responderId === staticId)?.requestCount;
+    };
+    if (capture === "strict") return { targets: [{ label: "(e) static responder, strict capture", url: `${base}/orders`, host }], stop: cleanup, storedCount: stored };
+    await mk("scripted", "/scripted", { ...common, script: SCRIPT });
     const probe = await fetch(`${base}/scripted?x=1`, { headers: { host } });
     const probeText = await probe.text();
     return {
@@ -188,10 +196,7 @@ async function startSecbox(): Promise<Started & { storedCount(): Promise<number 
         },
       ],
       stop: cleanup,
-      async storedCount() {
-        const stats = (await (await fetch(`${base}/api/webhooks/responders/_stats`, { headers: { cookie } })).json()) as { responderId: string; requestCount: number }[];
-        return stats.find((s) => s.responderId === staticId)?.requestCount;
-      },
+      storedCount: stored,
     };
   } catch (err) {
     await cleanup();
@@ -242,10 +247,12 @@ if (spawnSync(["which", "wrk"]).exitCode !== 0) {
 console.log(`wrk: ${THREADS} thread(s), ${CONNECTIONS} connections, ${WARMUP}s warm-up + ${DURATION}s per target, best of ${ROUNDS} round(s), loopback`);
 const started: Started[] = [];
 let secbox: Awaited<ReturnType<typeof startSecbox>> | undefined;
+let strict: Awaited<ReturnType<typeof startSecbox>> | undefined;
 const results = new Map<string, Result>();
 try {
   started.push(await startRaw());
   started.push((secbox = await startSecbox()));
+  started.push((strict = await startSecbox("strict")));
   started.push(await startMockoon());
   const targets = started.flatMap((s) => s.targets);
   for (const t of targets) if (!t.skip && WARMUP > 0) wrk(t.url, t.host, WARMUP);
@@ -262,17 +269,19 @@ try {
   }
   const r = results.get("(b) static responder, capture on");
   if (r) r.note = `capture on: ${await secbox.storedCount()} records kept (requestsToTrack 30)`;
+  const e = results.get("(e) static responder, strict capture");
+  if (e) e.note = `strict: ${await strict.storedCount()} records kept (requestsToTrack 30)`;
 } finally {
   for (const s of started) await s.stop();
 }
 
 const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "—");
 const get = (prefix: string) => [...results.values()].find((r) => r.label.startsWith(prefix))!;
-const [a, b, c, d] = [get("(a)"), get("(b)"), get("(c)"), get("(d)")];
+const [a, b, c, d, e] = [get("(a)"), get("(b)"), get("(c)"), get("(d)"), get("(e)")];
 console.log("");
 console.log("| target | req/s | p50 ms | p99 ms | non-2xx | note |");
 console.log("|---|---:|---:|---:|---:|---|");
-for (const r of [a, b, c, d]) console.log(`| ${r.label} | ${fmt(r.rps)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${r.non2xx} | ${r.note ?? ""} |`);
+for (const r of [a, b, e, c, d]) console.log(`| ${r.label} | ${fmt(r.rps)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${r.non2xx} | ${r.note ?? ""} |`);
 const checks: [string, number, number][] = [
   ["b/a", b.rps / a.rps, 0.6],
   ["c/a", c.rps / a.rps, 0.25],
@@ -282,3 +291,4 @@ console.log("");
 console.log("| ratio | value | target | |");
 console.log("|---|---:|---:|---|");
 for (const [name, v, target] of checks) console.log(`| ${name} | ${fmt(v, 2)} | ≥ ${target} | ${Number.isFinite(v) ? (v >= target ? "met" : "MISSED") : "n/a"} |`);
+console.log(`| e/b | ${fmt(e.rps / b.rps, 2)} | — | strict capture's throughput relative to batched (p99 ${fmt(e.p99, 2)} vs ${fmt(b.p99, 2)} ms) |`);

@@ -1,4 +1,5 @@
-// SQL for the outbox table.
+// SQL for the outbox table. A send attempt first claims its row (claimed_at), so no other pass or process sends it
+// at the same time, and a claim left behind by a process that died mid-send is recognised at the next start.
 import type { Db } from "../db/db";
 
 export type OutboxStatus = "queued" | "sent" | "failed" | "held";
@@ -19,10 +20,16 @@ export interface OutboxRow {
   last_error: string | null;
   created_at: number;
   sent_at: number | null;
+  /** Set while a send attempt is in progress (unix s); NULL otherwise. */
+  claimed_at: number | null;
 }
 
+/** last_error of a message whose send was cut off by the end of the process (kill -9, power loss). */
+export const INTERRUPTED_ERROR =
+  "sending was interrupted (the server stopped during the SMTP transaction); not sent again, so it is never delivered twice; it may or may not have arrived";
+
 export const outboxStore = {
-  async insert(db: Db, r: Omit<OutboxRow, "attempts" | "last_error" | "sent_at">) {
+  async insert(db: Db, r: Omit<OutboxRow, "attempts" | "last_error" | "sent_at" | "claimed_at">) {
     await db.run(
       `INSERT INTO outbox (id, kind, user_id, to_addr, subject, text_body, html_body, headers, message_id, status, attempts, next_attempt_at, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
@@ -30,13 +37,27 @@ export const outboxStore = {
     );
   },
   due: (db: Db, now: number, limit: number) =>
-    db.all<OutboxRow>("SELECT * FROM outbox WHERE status = 'queued' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?", [now, limit]),
+    db.all<OutboxRow>(
+      "SELECT * FROM outbox WHERE status = 'queued' AND claimed_at IS NULL AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?",
+      [now, limit],
+    ),
+  /** Takes the message for one send attempt (counted); false when it is no longer queued or already claimed. */
+  async claim(db: Db, id: string, now: number): Promise<boolean> {
+    const { changes } = await db.run(
+      "UPDATE outbox SET claimed_at = ?, attempts = attempts + 1 WHERE id = ? AND status = 'queued' AND claimed_at IS NULL",
+      [now, id],
+    );
+    return changes === 1;
+  },
   markSent: (db: Db, id: string, now: number) =>
-    db.run("UPDATE outbox SET status = 'sent', attempts = attempts + 1, sent_at = ?, last_error = NULL WHERE id = ?", [now, id]),
+    db.run("UPDATE outbox SET status = 'sent', sent_at = ?, last_error = NULL, claimed_at = NULL WHERE id = ?", [now, id]),
   markRetry: (db: Db, id: string, nextAt: number, error: string) =>
-    db.run("UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE id = ?", [nextAt, error, id]),
+    db.run("UPDATE outbox SET next_attempt_at = ?, last_error = ?, claimed_at = NULL WHERE id = ?", [nextAt, error, id]),
   markFailed: (db: Db, id: string, error: string) =>
-    db.run("UPDATE outbox SET status = 'failed', attempts = attempts + 1, last_error = ? WHERE id = ?", [error, id]),
+    db.run("UPDATE outbox SET status = 'failed', last_error = ?, claimed_at = NULL WHERE id = ?", [error, id]),
+  /** At start: claims of a process that is gone (one serving process per database) end as failed (at most once). */
+  failInterrupted: (db: Db) =>
+    db.run("UPDATE outbox SET status = 'failed', last_error = ?, claimed_at = NULL WHERE claimed_at IS NOT NULL AND status = 'queued'", [INTERRUPTED_ERROR]),
   /** On a start with SMTP configured: recent held messages are queued, older ones fail. */
   async releaseHeld(db: Db, now: number, maxAgeSec: number) {
     await db.run("UPDATE outbox SET status = 'failed', last_error = 'held longer than 7 days without SMTP' WHERE status = 'held' AND created_at < ?", [

@@ -1,8 +1,15 @@
 // The durable outbox (supplement §18.1): every email is written to SQLite first and sent by a background
 // sender, so restarts and SMTP outages lose nothing. Without SMTP, emails are kept as `held`.
+// Delivery is at most once: each attempt first claims the message in the database (one transaction), then talks
+// SMTP, then records the outcome. A clean stop waits for the attempt in progress. If the process dies during the
+// attempt (kill -9, power loss) nobody can tell whether the SMTP server accepted the message, so at the next start
+// the claimed message is marked `failed` with INTERRUPTED_ERROR instead of being sent a second time. A claim also
+// keeps two senders (a CLI command that queues mail next to the server) from sending one message twice.
 import { newId } from "../http/ids";
 import { nowSec, type Runtime } from "../runtime";
-import { outboxStore, type OutboxRow } from "./outbox-store";
+import { INTERRUPTED_ERROR, outboxStore, type OutboxRow } from "./outbox-store";
+
+export { INTERRUPTED_ERROR };
 import { describeFailure, isPermanentFailure, type MailTransport } from "./transport";
 
 export type EmailKind =
@@ -88,9 +95,13 @@ export class Outbox {
     return id;
   }
 
-  /** Starts the background sender: releases held mail when SMTP is configured, then scans every 10 s. */
+  /** Starts the background sender: settles sends a dead process left claimed, releases held mail when SMTP is
+   *  configured, then scans every 10 s. */
   async start() {
-    if (!this.configured || this.timer) return;
+    if (this.timer) return;
+    const interrupted = (await outboxStore.failInterrupted(this.rt.db)).changes;
+    if (interrupted > 0) this.rt.log.warn("mail: sends interrupted by the previous stop are not repeated (marked failed)", { count: interrupted });
+    if (!this.configured) return;
     await outboxStore.releaseHeld(this.rt.db, nowSec(this.rt.clock), HELD_MAX_AGE_SEC);
     this.timer = setInterval(() => this.kick(), SCAN_INTERVAL_MS);
     this.kick();
@@ -129,7 +140,10 @@ export class Outbox {
     try {
       for (;;) {
         const due = await outboxStore.due(this.rt.db, nowSec(this.rt.clock), BATCH);
-        for (const row of due) await this.deliver(row);
+        for (const row of due) {
+          if (this.stopped) return; // a stop waits for the attempt in progress, not for the rest of the batch
+          await this.deliver(row);
+        }
         if (due.length < BATCH) return;
       }
     } catch (err) {
@@ -139,6 +153,7 @@ export class Outbox {
 
   private async deliver(row: OutboxRow) {
     const db = this.rt.db;
+    if (!(await outboxStore.claim(db, row.id, nowSec(this.rt.clock)))) return; // sent or taken meanwhile
     try {
       await this.transport!.send({
         to: row.to_addr,
