@@ -4,9 +4,9 @@
 // directory before the child starts.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import { ApiClient, startTestServer, type TestServer, type TestUser } from "./harness";
 import { startSmtpSink, type SmtpSink } from "./smtp-sink";
@@ -209,6 +209,97 @@ describe("tracker runs", () => {
     } finally {
       release();
       upstream.stop(true);
+    }
+  }, 120_000);
+});
+
+/** The pid and its descendants (from /proc). */
+function processTree(pid: number): number[] {
+  const parent = new Map<number, number>();
+  for (const e of readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(e)) continue;
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, "latin1");
+      parent.set(Number(e), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      /* gone */
+    }
+  }
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) for (const [p, pp] of parent) if (pp === out[i]) out.push(p);
+  return out;
+}
+
+const running = (pid: number) => {
+  try {
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "latin1"));
+  } catch {
+    return false;
+  }
+};
+
+describe("page tracker runs", () => {
+  test("kill -9 during a page tracker run: Chromium exits with the server, nothing is written; after a restart the run works and the dead browser's directory is removed", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let arrived!: () => void;
+    const arrival = new Promise<void>((r) => (arrived = r));
+    let slow = true;
+    const pages = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      idleTimeout: 0,
+      async fetch() {
+        if (slow) {
+          arrived();
+          await released;
+        }
+        return new Response("<!doctype html><p>page text</p>", { headers: { "content-type": "text/html" } });
+      },
+    });
+    try {
+      const env = { SECBOX_NETWORK_ALLOW_PRIVATE_TARGETS: "true" };
+      const dataDir = freshDir();
+      const prep = await startTestServer({ dataDir, env });
+      const user = await userOn(prep);
+      const created = await user.client.post("/api/web_scraping/page_trackers", { name: "page", target: { url: `http://127.0.0.1:${pages.port}/` }, config: { timeout: 60_000 } });
+      expect(created.status).toBe(201);
+      const id = created.json.id;
+      await prep.stop();
+
+      const child = await spawnServer(dataDir, env);
+      const run = asClient(user, child.url).post(`/api/web_scraping/page_trackers/${id}/_history`, { refresh: true }).catch((e) => e);
+      await arrival; // Chromium is loading the page
+      const browsers = processTree(child.proc.pid).slice(1);
+      expect(browsers.length).toBeGreaterThan(0);
+      const browserCmd = readFileSync(`/proc/${browsers[0]}/cmdline`, "latin1").split("\0");
+      const profile = browserCmd.find((a) => a.startsWith("--user-data-dir="))!.slice("--user-data-dir=".length);
+      const browserDir = dirname(profile);
+      child.proc.kill("SIGKILL");
+      await child.proc.exited;
+      expect(await run).toBeInstanceOf(Error);
+      // Chromium notices its DevTools pipe closing and exits (no orphaned browser keeps running)
+      const deadline = Date.now() + 20_000;
+      while (browsers.some(running) && Date.now() < deadline) await Bun.sleep(100);
+      expect(browsers.filter(running)).toEqual([]);
+      expect(existsSync(browserDir)).toBe(true); // nobody was left to clean up ...
+      expect(count(dataDir, "SELECT COUNT(*) AS n FROM tracker_logs WHERE tracker_id = ?", [id])).toBe(0);
+      expect(count(dataDir, "SELECT COUNT(*) AS n FROM tracker_revisions WHERE tracker_id = ?", [id])).toBe(0);
+
+      slow = false;
+      release();
+      const again = await spawnServer(dataDir, env);
+      const client = asClient(user, again.url);
+      const revisions = await client.post(`/api/web_scraping/page_trackers/${id}/_history`, { refresh: true });
+      expect(revisions.status).toBe(200);
+      expect(revisions.json.map((r: any) => r.data)).toEqual(["page text"]);
+      expect((await client.get(`/api/web_scraping/page_trackers/${id}/_logs`)).json.map((l: any) => l.status)).toEqual(["success"]);
+      expect(existsSync(browserDir)).toBe(false); // ... until the next browser start swept it
+      again.proc.kill("SIGTERM");
+      expect(await again.proc.exited).toBe(0);
+    } finally {
+      release();
+      pages.stop(true);
     }
   }, 120_000);
 });

@@ -1,7 +1,15 @@
 // The shared Chromium process of the page-tracker engine: launch flags for locked-down hosts, a fresh user data
 // directory per browser (Chromium's TMPDIR inside it; removed when the browser is gone), a browser-wide deny-all proxy (traffic outside a run's own
 // context, e.g. background requests, goes nowhere), crash detection, and the RSS of the whole process tree.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+// Sandbox: Chromium refuses to start as root unless its sandbox is turned off (--no-sandbox), which would leave the
+// hostile pages page trackers load without a renderer sandbox. So when Secbox runs as root, Chromium runs as
+// `[chromium] user` (default "nobody"): started through `setpriv --reuid --regid --clear-groups` (util-linux; it
+// execs Chromium in place, so the pid, the process group and the DevTools pipe on fds 3/4 stay puppeteer's), with
+// its user data directory owned by that user and a minimal environment (nothing of Secbox's own environment, which
+// may hold secrets, is readable through /proc/<pid>/environ by that user's processes). Chromium then keeps its
+// sandbox (user and PID namespaces + seccomp-bpf for renderers; measured on this host's kernel). `user = ""` keeps
+// the old behaviour (as root with --no-sandbox). Not root: Chromium runs as Secbox's user, sandboxed.
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import puppeteer, { type Browser } from "puppeteer-core";
@@ -114,6 +122,51 @@ export interface BrowserHandleOptions {
   log: Logger;
   launchTimeoutMs: number;
   extraArgs?: string[];
+  /** `[chromium] user`: the user Chromium runs as when Secbox runs as root (name or numeric uid); "" or absent = as
+   *  root, with --no-sandbox. Ignored when Secbox is not root. */
+  user?: string;
+}
+
+/** A user Chromium is started as. */
+export interface RunAs {
+  name: string;
+  uid: number;
+  gid: number;
+  setpriv: string;
+}
+
+const idOf = (flag: "-u" | "-g", user: string): number | null => {
+  const out = Bun.spawnSync(["id", flag, "--", user], { stdout: "pipe", stderr: "ignore" });
+  const text = out.stdout.toString().trim();
+  return out.exitCode === 0 && /^[0-9]+$/.test(text) ? Number(text) : null;
+};
+
+/**
+ * Who Chromium runs as: null = as this process (not root, or root with `user = ""`). Throws a message fit for a
+ * run's error when the configured user or setpriv is missing (never silently falls back to an unsandboxed root).
+ */
+export function chromiumRunAs(user: string | undefined, isRoot = typeof process.getuid === "function" && process.getuid() === 0): RunAs | null {
+  if (!isRoot || !user) return null;
+  const uid = idOf("-u", user);
+  const gid = idOf("-g", user);
+  if (uid === null || gid === null) throw new Error(`Chromium cannot start: [chromium] user "${user}" does not exist on this host (create it, or set [chromium] user)`);
+  if (uid === 0) return null; // root after all: as before
+  const setpriv = Bun.which("setpriv");
+  if (!setpriv) throw new Error(`Chromium cannot start as user "${user}": setpriv (util-linux) is not installed`);
+  return { name: user, uid, gid, setpriv };
+}
+
+/** The environment Chromium gets: nothing of Secbox's own (it may hold SECBOX_* secrets), home and temp inside the
+ *  user data directory. */
+function chromiumEnv(userDataDir: string, tmp: string | null): Record<string, string> {
+  const env: Record<string, string> = { HOME: userDataDir, XDG_CONFIG_HOME: join(userDataDir, ".config"), XDG_CACHE_HOME: join(userDataDir, ".cache") };
+  for (const k of ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "FONTCONFIG_PATH", "FONTCONFIG_FILE"]) {
+    const v = process.env[k];
+    if (v !== undefined) env[k] = v;
+  }
+  env.PATH ??= "/usr/local/bin:/usr/bin:/bin";
+  if (tmp !== null) env.TMPDIR = tmp;
+  return env;
 }
 
 /** One Chromium process. `dead` turns true when it disconnects (crash, kill, close). */
@@ -132,7 +185,8 @@ export class BrowserHandle {
   private constructor(
     readonly browser: Browser,
     readonly pid: number | undefined,
-    private readonly userDataDir: string,
+    /** Holds the user data directory (`profile/`) and the owner file; removed when the browser is gone. */
+    private readonly baseDir: string,
     private readonly denyProxy: ProxySession,
     private readonly log: Logger,
   ) {
@@ -140,7 +194,12 @@ export class BrowserHandle {
   }
 
   static async launch(opts: BrowserHandleOptions): Promise<BrowserHandle> {
-    const userDataDir = mkdtempSync(join(tmpdir(), "secbox-chromium-"));
+    sweepStaleDirs(opts.log);
+    // <tmp>/secbox-chromium-XXXXXX (ours, with the owner file) holds the profile, which Chromium's user may own.
+    const baseDir = mkdtempSync(join(tmpdir(), DIR_PREFIX));
+    writeFileSync(join(baseDir, OWNER_FILE), String(process.pid));
+    const userDataDir = join(baseDir, "profile");
+    mkdirSync(userDataDir, { mode: 0o700 });
     // Chromium's temporary files and directories — among them the org.chromium.Chromium.XXXXXX directory of its
     // process-singleton socket, which it leaves behind — go inside the user data directory, removed with it.
     // (Unix socket paths are limited to 107 bytes: with a very long TMPDIR the system one is used instead and
@@ -152,19 +211,35 @@ export class BrowserHandle {
     try {
       denyProxy = await openProxySession({ allowPrivate: false, denyAll: true });
     } catch (err) {
-      rmSync(userDataDir, { recursive: true, force: true });
+      rmSync(baseDir, { recursive: true, force: true });
       throw err;
     }
     const asRoot = typeof process.getuid === "function" && process.getuid() === 0;
     let browser: Browser;
+    let runAs: RunAs | null = null;
     try {
+      runAs = chromiumRunAs(opts.user, asRoot);
+      const args = [...launchArgs(denyProxy.address, asRoot && runAs === null), ...(opts.extraArgs ?? [])];
+      const env = chromiumEnv(userDataDir, ownTmp ? chromiumTmp : null);
+      let how: { executablePath: string; args: string[]; ignoreDefaultArgs?: boolean };
+      if (runAs === null) how = { executablePath: opts.executable, args };
+      else {
+        chmodSync(baseDir, 0o711); // traversable, not listable or writable: the base stays ours
+        for (const dir of [userDataDir, chromiumTmp]) chownSync(dir, runAs.uid, runAs.gid);
+        // setpriv execs Chromium with the flags puppeteer would have given it.
+        const chromeArgs = await puppeteer.defaultArgs({ headless: true, userDataDir, args: [...args, "--remote-debugging-pipe"] });
+        how = {
+          executablePath: runAs.setpriv,
+          ignoreDefaultArgs: true,
+          args: [`--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, "--clear-groups", "--", opts.executable, ...chromeArgs],
+        };
+      }
       browser = await puppeteer.launch({
-        executablePath: opts.executable,
+        ...how,
         headless: true,
         pipe: true, // no DevTools TCP port on the host
         userDataDir,
-        args: [...launchArgs(denyProxy.address, asRoot), ...(opts.extraArgs ?? [])],
-        ...(ownTmp ? { env: { ...process.env, TMPDIR: chromiumTmp } } : {}),
+        env,
         defaultViewport: { width: 1280, height: 800 }, // §16.2
         handleSIGINT: false,
         handleSIGTERM: false,
@@ -177,12 +252,12 @@ export class BrowserHandle {
       await denyProxy.close();
       const socketDir = singletonSocketDir(userDataDir);
       if (socketDir) rmSync(socketDir, { recursive: true, force: true });
-      rmSync(userDataDir, { recursive: true, force: true });
+      rmSync(baseDir, { recursive: true, force: true });
       throw err;
     }
     const pid = browser.process()?.pid;
-    opts.log.info("chromium started", { pid });
-    const handle = new BrowserHandle(browser, pid, userDataDir, denyProxy, opts.log);
+    opts.log.info("chromium started", { pid, user: runAs?.name ?? (asRoot ? "root (no sandbox)" : "own") });
+    const handle = new BrowserHandle(browser, pid, baseDir, denyProxy, opts.log);
     handle.socketDir = singletonSocketDir(userDataDir);
     return handle;
   }
@@ -270,7 +345,7 @@ export class BrowserHandle {
         });
       }
       // Stragglers of the group (utility processes) may still write into the profile for a moment.
-      for (const dir of [this.userDataDir, this.socketDir]) {
+      for (const dir of [this.baseDir, this.socketDir]) {
         if (dir === null) continue;
         for (const wait of [0, 200, 1000]) {
           if (wait > 0) await new Promise((r) => setTimeout(r, wait));
@@ -285,6 +360,50 @@ export class BrowserHandle {
     })();
     return this.cleaning;
   }
+}
+
+const DIR_PREFIX = "secbox-chromium-";
+const OWNER_FILE = "owner.pid";
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+};
+
+/**
+ * Removes the directories of browsers whose Secbox process is gone without cleaning up (kill -9, power loss: ~2.4 MB
+ * each). Only directories of this user that hold an owner file naming a dead process; those of live processes
+ * (another Secbox on this host) are left alone.
+ */
+export function sweepStaleDirs(log: Logger): number {
+  let removed = 0;
+  const base = tmpdir();
+  let names: string[];
+  try {
+    names = readdirSync(base).filter((n) => n.startsWith(DIR_PREFIX));
+  } catch {
+    return 0;
+  }
+  const me = typeof process.getuid === "function" ? process.getuid() : -1;
+  for (const name of names) {
+    const dir = join(base, name);
+    try {
+      const st = lstatSync(dir);
+      if (!st.isDirectory() || st.uid !== me) continue;
+      const owner = Number(readFileSync(join(dir, OWNER_FILE), "latin1"));
+      if (!Number.isInteger(owner) || owner <= 0 || owner === process.pid || alive(owner)) continue;
+      rmSync(dir, { recursive: true, force: true });
+      removed++;
+    } catch {
+      /* no owner file (not ours, or being created), or already gone */
+    }
+  }
+  if (removed > 0) log.info("removed chromium directories left by a stopped process", { count: removed });
+  return removed;
 }
 
 /**

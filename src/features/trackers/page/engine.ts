@@ -102,6 +102,8 @@ export interface ChromiumEngineOptions {
   resolver?: Resolver;
   refuseAddress?: (ip: string) => boolean;
   extraArgs?: string[];
+  /** `[chromium] user` (see browser.ts): the user Chromium runs as when Secbox runs as root. */
+  user?: string;
 }
 
 export interface ChromiumEngineStats {
@@ -416,6 +418,7 @@ export class ChromiumEngine {
           log: this.opts.log,
           launchTimeoutMs: this.opts.launchTimeoutMs ?? 30_000,
           ...(this.opts.extraArgs ? { extraArgs: this.opts.extraArgs } : {}),
+          ...(this.opts.user !== undefined ? { user: this.opts.user } : {}),
         });
         this.launches++;
         if (this.closed) {

@@ -59,6 +59,7 @@ export class PageTrackersService extends TrackerKindService<PageTarget> {
       executable: this.rt.config.chromium.executable,
       maxConcurrency: this.rt.config.chromium.max_concurrency,
       log: this.rt.log,
+      user: this.rt.config.chromium.user,
     });
     return this.engine;
   }
