@@ -7,9 +7,10 @@
 //   traffic at 11–22k hits/s (scripts/bench/responders/crash.ts). `flush()` is awaited by management reads and on
 //   shutdown (SIGINT/SIGTERM/SIGHUP), so a clean stop loses nothing.
 // - strict (`[responders] capture = "strict"`): `pushDurable()` resolves once the batch holding the record is
-//   committed, and the hit waits for it before its response goes out. Records of hits arriving while a write runs
-//   form the next batch (group commit), so strict costs latency, not one transaction per hit. A failed write is
-//   logged and the hit still answered.
+//   committed, and the hit waits for it before its response goes out. The write starts after the current event-loop
+//   turn, so the hits of one turn, and those arriving while a write runs, share a transaction (group commit). A
+//   failed write is logged and the hit still answered. Durable against a crash of the process (kill -9); with
+//   SQLite's synchronous = NORMAL (WAL) the last commits can still be lost by a power cut or OS crash.
 import type { Db } from "../../platform/db/db";
 import { newId } from "../../platform/http/ids";
 import type { Logger } from "../../platform/log";
@@ -128,8 +129,10 @@ export class CaptureQueue {
     const done = new Promise<void>((resolve) => this.waiters.push(resolve));
     this.push(c);
     if (!this.urgent) {
+      // After the current I/O phase: the hits Bun hands over in one event-loop turn share one transaction (a
+      // flush per hit measured 7k hits/s, this ~20k/s, on 2 shared cores with wrk at 50 connections).
       this.urgent = true;
-      void this.flush();
+      setImmediate(() => void this.flush());
     }
     return done;
   }
