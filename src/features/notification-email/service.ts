@@ -2,6 +2,7 @@
 // and notification routing: the one place that answers "where do this user's notifications go".
 import { randomInt } from "node:crypto";
 import { constantTimeEqual, hmacHex } from "../../platform/crypto/tokens";
+import type { Db } from "../../platform/db/db";
 import { ApiError, invalid, notFound } from "../../platform/http/errors";
 import { newId } from "../../platform/http/ids";
 import { normalizeEmail } from "../../platform/http/validate";
@@ -179,8 +180,9 @@ export class NotificationEmailService {
     return `${this.rt.config.server.public_url}/api/notifications/unsubscribe?token=${encodeURIComponent(token)}`;
   }
 
-  /** Queues a notification email; returns false when the user receives none (unsubscribed or unknown). */
-  async notify(userId: string, n: Notification): Promise<boolean> {
+  /** Queues a notification email; returns false when the user receives none (unsubscribed or unknown). `db`: the
+   *  transaction the email is part of (written with it, or not at all). */
+  async notify(userId: string, n: Notification, db?: Db): Promise<boolean> {
     const to = await this.routeFor(userId);
     if (to === null) return false;
     const user = (await this.users.getRow(userId))!;
@@ -201,7 +203,7 @@ export class NotificationEmailService {
         "List-Unsubscribe": mailto ? `<${url}>, <mailto:${mailto}?subject=unsubscribe>` : `<${url}>`,
         "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
       },
-    });
+    }, db);
     return true;
   }
 

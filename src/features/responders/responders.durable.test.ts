@@ -195,3 +195,27 @@ describe("strict capture (§11.10 durability)", () => {
     }
   });
 });
+
+describe("hit summaries (§18.2) are queued exactly once", () => {
+  test("a failure between queueing the email and resetting the count (a crash stand-in) leaves neither: the next run sends one email, not two", async () => {
+    const u = await quickUser(srv);
+    const r = await create(u, { location: { pathType: "=", path: "/summary" }, settings: { requestsToTrack: 5, notifications: { enabled: true, throttleSeconds: 300 } } });
+    await hit(u, "/summary");
+    await hit(u, "/summary");
+    const emails = async () =>
+      (await srv.rt.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM outbox WHERE user_id = ? AND kind = 'responder_summary'", [u.id]))!.n;
+    // The count reset fails after the email was queued (SQLite aborts the statement, as a crash would end the process).
+    await srv.rt.db.run(
+      `CREATE TRIGGER fail_mark_notified BEFORE UPDATE OF notified_at ON responders WHEN NEW.id = '${r.id}' BEGIN SELECT RAISE(ABORT, 'simulated failure'); END`,
+    );
+    try {
+      expect(await srv.services.responders.runHitSummaries().catch(() => -1)).toBe(0);
+      expect(await emails()).toBe(0);
+    } finally {
+      await srv.rt.db.run("DROP TRIGGER fail_mark_notified");
+    }
+    expect(await srv.services.responders.runHitSummaries()).toBe(1);
+    expect(await srv.services.responders.runHitSummaries()).toBe(0);
+    expect(await emails()).toBe(1);
+  });
+});

@@ -240,25 +240,29 @@ export class RespondersService {
       const n = r.notify_count;
       const from = r.notify_from ?? r.created_at;
       const title = `Responder "${r.name}" received ${n} request(s)`;
+      const email = {
+        kind: "responder_summary" as const,
+        subject: `[Secbox] ${title}`,
+        content: {
+          heading: title,
+          paragraphs: [
+            `${n} request(s) were tracked by your responder "${r.name}" since ${isoUtc(from)} (UTC).`,
+            "Individual requests do not each cause an email; this summary is sent at most once per notification window.",
+          ],
+          link: { label: "Open the request history", url: `${this.rt.config.server.public_url}/responders/${r.id}` },
+        },
+      };
       try {
-        await this.deps.notificationEmail.notify(r.user_id, {
-          kind: "responder_summary",
-          subject: `[Secbox] ${title}`,
-          content: {
-            heading: title,
-            paragraphs: [
-              `${n} request(s) were tracked by your responder "${r.name}" since ${isoUtc(from)} (UTC).`,
-              "Individual requests do not each cause an email; this summary is sent at most once per notification window.",
-            ],
-            link: { label: "Open the request history", url: `${this.rt.config.server.public_url}/responders/${r.id}` },
-          },
+        // The email and the reset of the count commit together: a crash (or a failed write) between them can
+        // neither lose the summary nor send it twice.
+        await this.rt.db.tx(async (tx) => {
+          await this.deps.notificationEmail.notify(r.user_id, email, tx);
+          await respondersStore.markNotified(tx, r.id, n, now);
         });
         sent++;
       } catch (err) {
         this.rt.log.error("responders: queueing a hit summary failed", { responderId: r.id, error: String(err) });
-        continue;
       }
-      await respondersStore.markNotified(this.rt.db, r.id, n, now);
     }
     return sent;
   }

@@ -5,6 +5,7 @@
 // attempt (kill -9, power loss) nobody can tell whether the SMTP server accepted the message, so at the next start
 // the claimed message is marked `failed` with INTERRUPTED_ERROR instead of being sent a second time. A claim also
 // keeps two senders (a CLI command that queues mail next to the server) from sending one message twice.
+import type { Db } from "../db/db";
 import { newId } from "../http/ids";
 import { nowSec, type Runtime } from "../runtime";
 import { INTERRUPTED_ERROR, outboxStore, type OutboxRow } from "./outbox-store";
@@ -74,10 +75,12 @@ export class Outbox {
     return this.transport !== null;
   }
 
-  async enqueue(email: OutgoingEmail): Promise<string> {
+  /** Writes the email to the outbox; `db` = a transaction the email belongs to (it is then sent only if that
+   *  transaction commits: the sender's claim waits for it and finds nothing after a rollback). */
+  async enqueue(email: OutgoingEmail, db: Db = this.rt.db): Promise<string> {
     const id = newId();
     const now = nowSec(this.rt.clock);
-    await outboxStore.insert(this.rt.db, {
+    await outboxStore.insert(db, {
       id,
       kind: email.kind,
       user_id: email.userId ?? null,
