@@ -13,7 +13,7 @@ import { pathId } from "../../platform/http/validate";
 import { JobLanes, QueueClosedError } from "../../platform/jobs/queue";
 import { Scheduler, type RunInfo } from "../../platform/jobs/scheduler";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
-import type { NotificationEmailService } from "../notification-email/service";
+import type { Notification, NotificationEmailService } from "../notification-email/service";
 import { selectorFromText, selectorToText, withoutSecret, type SecretsSelector, type SecretsService } from "../secrets/service";
 import type { TagRef, TagsService, TaggableType } from "../tags/service";
 import type { UsersService } from "../users/service";
@@ -528,8 +528,9 @@ export class TrackerCore {
     let error = out.value === undefined ? (out.error ?? "Run failed") : undefined;
     let hasChanges: boolean | undefined;
     let revisionSize: number | undefined;
-    /** A revision to write together with the log (one transaction) when no email has to follow it. */
+    /** A revision to write together with the log (one transaction), and the change email that goes with it. */
     let pending: RevisionRow | undefined;
+    let changeNotice: Notification | undefined;
     const keep = Math.min(tracker.config.revisions, limits.max_revisions);
     const startedSec = Math.floor(startedMs / 1000);
     // Rounded up: occurrences fall on whole seconds and gaps are whole seconds, so the floor stays exact for a
@@ -537,7 +538,7 @@ export class TrackerCore {
     const scheduledSec = mode.scheduledAt !== undefined ? Math.ceil(mode.scheduledAt / 1000) : undefined;
     if (out.value !== undefined) {
       // compare
-      let t = performance.now();
+      const t = performance.now();
       const value = cutBytes(out.value);
       hasChanges = !prev || !sameBytes(prev.data, value);
       revisionSize = value.byteLength;
@@ -547,43 +548,21 @@ export class TrackerCore {
         : undefined;
       if (!revision) {
         phases.push({ phase: "persist", durationMs: 0, status: "skipped" }, { phase: "notify", durationMs: 0, status: "skipped" });
-      } else if (!(prev && tracker.notifications)) {
-        pending = revision; // persisted with the log below
       } else {
-        // persist, then notify (the email is only sent for a stored revision)
-        t = performance.now();
-        let stored = false;
-        try {
-          const gone = await this.rt.db.tx(async (tx) => {
-            if ((await store.recordRun(tx, id, startedSec, scheduledSec)).changes === 0) return true;
-            await store.insertRevision(tx, revision);
-            await store.trimRevisions(tx, id, keep);
-            return false;
-          });
-          if (gone) return { ok: true, gone: true };
-          stored = true;
-          phases.push({ phase: "persist", durationMs: ms(t), status: "success" });
-        } catch (err) {
-          error = `Saving the revision failed: ${errorText(err)}`;
-          phases.push({ phase: "persist", durationMs: ms(t), status: "failure", error }, { phase: "notify", durationMs: 0, status: "skipped" });
-        }
-        if (stored) {
-          t = performance.now();
-          try {
-            const diff = await this.diffOf(prev!, revision);
-            await this.deps.notificationEmail.notify(row.user_id, changeEmail(tracker, revision.created_at, diff, this.rt.config.server.public_url));
-            phases.push({ phase: "notify", durationMs: ms(t), status: "success" });
-          } catch (err) {
-            phases.push({ phase: "notify", durationMs: ms(t), status: "failure", error: `Notification failed: ${errorText(err)}` });
-          }
+        // Persisted with the log below, in one transaction with the change email (when one is due): a crash leaves
+        // the run either wholly written or not at all, never a revision without its email or log.
+        pending = revision;
+        if (prev && tracker.notifications) {
+          const diff = await this.diffOf(prev, revision);
+          changeNotice = changeEmail(tracker, revision.created_at, diff, this.rt.config.server.public_url);
         }
       }
     } else {
       for (const phase of ["compare", "persist", "notify"]) phases.push({ phase, durationMs: 0, status: "skipped" });
     }
 
-    const logRow = (persist?: PhaseRecord): LogRow => {
-      const all = persist ? [...phases, persist, { phase: "notify", durationMs: 0, status: "skipped" as const }] : phases;
+    const logRow = (persist?: PhaseRecord, notify?: PhaseRecord): LogRow => {
+      const all = persist ? [...phases, persist, notify ?? { phase: "notify", durationMs: 0, status: "skipped" as const }] : phases;
       const ok = error === undefined;
       return {
         id: newId(),
@@ -604,13 +583,23 @@ export class TrackerCore {
       this.rt.db.tx(async (tx) => {
         if ((await store.recordRun(tx, id, startedSec, scheduledSec)).changes === 0) return undefined;
         let persist: PhaseRecord | undefined;
+        let notify: PhaseRecord | undefined;
         if (revision) {
-          const t = performance.now();
+          let t = performance.now();
           await store.insertRevision(tx, revision);
           await store.trimRevisions(tx, id, keep);
           persist = { phase: "persist", durationMs: ms(t), status: "success" };
+          if (changeNotice) {
+            t = performance.now();
+            try {
+              await this.deps.notificationEmail.notify(row.user_id, changeNotice, tx);
+              notify = { phase: "notify", durationMs: ms(t), status: "success" };
+            } catch (err) {
+              notify = { phase: "notify", durationMs: ms(t), status: "failure", error: `Notification failed: ${errorText(err)}` };
+            }
+          }
         }
-        const log = logRow(persist);
+        const log = logRow(persist, notify);
         await store.insertLog(tx, log);
         await store.trimLogs(tx, id, MAX_LOGS);
         if (log.status === "success" && (row.failure_streak > 0 || row.failing_notified === 1)) await store.setStreak(tx, id, 0, false);
