@@ -507,21 +507,25 @@ export class ResponderEngine {
                 body: utf8.encode(substitute(winner.bodyText, secrets)),
               }
             : { statusCode: winner.statusCode, headers: winner.headers, body: winner.body };
-          if (winner.script !== null) setIdleTimeout(server, request, 0);
-          produced =
-            winner.script === null
-              ? { ...defaults, skipRequest: false, trackResponse: false, failed: false }
-              : await this.runScript(winner, entry.limits, defaults, {
-                  ...(clientAddress !== undefined ? { clientAddress } : {}),
-                  method,
-                  headers: Object.fromEntries(headerPairs(rawHeaders!)),
-                  path,
-                  ...(rawQuery !== "" ? { rawQuery } : {}),
-                  query: parseQuery(rawQuery),
-                  body,
-                  secrets,
-                });
-          if (winner.script !== null) setIdleTimeout(server, request, HTTP_IDLE_TIMEOUT_SEC);
+          if (winner.script === null) produced = { ...defaults, skipRequest: false, trackResponse: false, failed: false };
+          else {
+            const context = {
+              ...(clientAddress !== undefined ? { clientAddress } : {}),
+              method,
+              headers: Object.fromEntries(headerPairs(rawHeaders!)),
+              path,
+              ...(rawQuery !== "" ? { rawQuery } : {}),
+              query: parseQuery(rawQuery),
+              body,
+              secrets,
+            };
+            setIdleTimeout(server, request, 0);
+            try {
+              produced = await this.runScript(winner, entry.limits, defaults, context);
+            } finally {
+              setIdleTimeout(server, request, HTTP_IDLE_TIMEOUT_SEC);
+            }
+          }
           parts = produced.headers === winner.headers && winner.staticOut ? winner.staticOut : this.wireParts(produced.headers);
         }
         let response: Response;
