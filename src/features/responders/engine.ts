@@ -7,11 +7,8 @@
 // runs (the sandbox's limits end it: time limit, proxy and kv.watch timeouts are all within script_timeout_sec) and
 // restores it before answering, so a hit ends in its response or the contract's 504, never a reset; the body is
 // read under the normal timeout (a client that stalls mid-body is still cut off).
-// Cookies: responses on the path form (the API's own origin) never set cookies: their Set-Cookie and
-// Clear-Site-Data headers are dropped, so a responder cannot plant cookies that the API then receives (a pile of
-// large cookies would lock the user out with 431) nor clear the visitor's session. On responder hosts a cookie's
-// Domain attribute is removed: the cookie stays on that one host and never reaches the API host or other users'
-// responder hosts under the same parent domain.
+// Cookies (cookies.ts): path-form responses (the API's own origin) set none (a pile of large cookies would lock the
+// user out of the API with 431); on responder hosts cookies lose their Domain attribute.
 import type { Server } from "bun";
 import { isIP } from "node:net";
 import type { TierLimits } from "../../config/schema";
@@ -20,6 +17,7 @@ import { HTTP_IDLE_TIMEOUT_SEC, tierLimits, type Runtime } from "../../platform/
 import { selectorFromText, type SecretsSelector, type SecretsService } from "../secrets/service";
 import type { UsersService } from "../users/service";
 import type { CaptureQueue, PendingCapture } from "./capture";
+import { hostOnlyCookie, PATH_FORM_DROPPED, setsCookie, withoutCookie, type RawHeaders } from "./cookies";
 import { decodeQueryComponent } from "./har";
 import { byPrecedence, findWinner, isStandardMethod, matchPath, parsePathForm, parseResponderHost, PATH_FORM_PREFIX, splitUrl, type Matchable, type PathType } from "./match";
 import { BAD_VALUE_RE, failureFor, failureResponse, responseFromScript, type HeaderList, type ProducedResponse, type ResponseDefaults, type ScriptRunner } from "./script-result";
@@ -92,18 +90,6 @@ export interface EngineDeps {
   scripts?: ScriptRunner;
 }
 
-/** Headers a path-form response (the API origin) never sends: cookies for that origin, or clearing its data. */
-const PATH_FORM_DROPPED = new Set(["set-cookie", "clear-site-data"]);
-
-/** A Set-Cookie value without its Domain attribute(s): the cookie stays host-only (RFC 6265 §5.3 step 6). */
-export function hostOnlyCookie(value: string): string {
-  if (!/;\s*domain\s*=/i.test(value)) return value;
-  return value
-    .split(";")
-    .filter((part, i) => i === 0 || part.split("=", 1)[0]!.trim().toLowerCase() !== "domain")
-    .join(";");
-}
-
 /** Lifts (0 = none) or restores the idle timeout of a request's connection; a closed connection is left alone. */
 function setIdleTimeout(server: Server<unknown> | null, request: Request, seconds: number): void {
   try {
@@ -163,8 +149,7 @@ export function clientAddressOf(request: Request, server: Server<unknown> | null
   return peer ? plainIp(peer) : undefined;
 }
 
-/** Request headers as Bun's `toJSON` gives them: lower-case names, repeats joined (`cookie` with `; `), `set-cookie` as a list. */
-export type RawHeaders = Record<string, string | string[]>;
+export type { RawHeaders } from "./cookies";
 
 /**
  * Record form of request headers (supplement §11.10): `[name, value]` pairs sorted by name, repeats joined
@@ -178,35 +163,6 @@ export function headerPairs(raw: RawHeaders): HeaderList {
   }
   out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   return out;
-}
-
-/** `raw` without the cookie `name` in its `cookie` header (the header goes when nothing else is left). */
-export function withoutCookie(raw: RawHeaders, name: string): RawHeaders {
-  const header = raw.cookie;
-  const text = typeof header === "string" ? header : (header ?? []).join("; ");
-  const kept = text.split(";").filter((pair) => {
-    const eq = pair.indexOf("=");
-    return (eq === -1 ? pair : pair.slice(0, eq)).trim() !== name;
-  });
-  const out: RawHeaders = { ...raw };
-  const joined = kept.map((pair) => pair.trim()).filter((pair) => pair !== "").join("; ");
-  if (joined === "") delete out.cookie;
-  else out.cookie = joined;
-  return out;
-}
-
-/**
- * Whether a `Set-Cookie` value sets the cookie `name`. A nameless cookie (`=name=value`, or no `=` at all) is sent
- * back by browsers as its bare value, i.e. as `name=value`, so it counts as the cookie its value names.
- */
-export function setsCookie(value: string, name: string): boolean {
-  const pair = value.split(";", 1)[0]!;
-  const eq = pair.indexOf("=");
-  const own = eq === -1 ? "" : pair.slice(0, eq).trim();
-  if (own !== "") return own === name;
-  const bare = (eq === -1 ? pair : pair.slice(eq + 1)).trim();
-  const eq2 = bare.indexOf("=");
-  return (eq2 === -1 ? bare : bare.slice(0, eq2)).trim() === name;
 }
 
 /** No prototype: a `__proto__` key is a field like any other (it reaches the script as JSON). */
