@@ -35,6 +35,8 @@ import { tagsRoutes } from "./features/tags/routes";
 import { TagsService } from "./features/tags/service";
 import { usersRoutes } from "./features/users/routes";
 import { UsersService } from "./features/users/service";
+import { userDataRoutes } from "./features/user-data/routes";
+import { UserDataService } from "./features/user-data/service";
 
 export function createServices(rt: Runtime) {
   const outbox = new Outbox(rt, rt.config.smtp.host !== "" ? smtpTransport(rt.config.smtp) : null);
@@ -68,6 +70,7 @@ export function createServices(rt: Runtime) {
     deleteKv: async (tx, ownerId) => sandbox.kv?.deleteOwner(ownerId, tx),
   });
   const trackers = new TrackersService(rt, { tags, secrets, users, notificationEmail, scripts: sandbox });
+  const userData = new UserDataService(rt, { tags, secrets, scripts, settings, responders, certificates, csp, trackers, users });
   const auth = authPlugin({
     config: rt.config,
     clock: rt.clock,
@@ -77,7 +80,7 @@ export function createServices(rt: Runtime) {
       byEmail: (e) => users.byEmail(e),
     },
   });
-  return { rt, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages, shares, certificates, csp, responders, trackers, sandbox };
+  return { rt, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages, shares, certificates, csp, responders, trackers, sandbox, userData };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -99,7 +102,8 @@ export function createApp(services: Services) {
     .use(certificatesRoutes(services))
     .use(cspRoutes(services))
     .use(respondersRoutes(services))
-    .use(trackersRoutes(services));
+    .use(trackersRoutes(services))
+    .use(userDataRoutes(services));
 }
 
 export type App = ReturnType<typeof createApp>;

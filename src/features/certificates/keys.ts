@@ -1,6 +1,7 @@
 // Private keys (supplement §12.2): generated off the event loop, kept as PKCS#8 (encrypted PKCS#8 with a
 // passphrase), the blob sealed with the master key; metadata over HTTP, key material only through `_export`.
 import type { AuthUser } from "../../platform/auth/principal";
+import type { Db } from "../../platform/db/db";
 import { duplicateName, invalid, isUniqueViolation, notFound } from "../../platform/http/errors";
 import { newId } from "../../platform/http/ids";
 import { parseListQuery } from "../../platform/http/list-query";
@@ -11,7 +12,7 @@ import { parseKeyAlg, type KeyAlg } from "./algorithms";
 import { exportedFile, format, MIME, optionalPassphrase, type ExportedFile } from "./files";
 import { generateKeyPair } from "./keygen";
 import { derToPem, type OpenSsl } from "./openssl";
-import { BadPassphraseError, buildPkcs12, decryptPkcs8, encryptPkcs8 } from "./pkcs";
+import { BadPassphraseError, buildPkcs12, decryptPkcs8, encryptPkcs8, pkcs8Problem } from "./pkcs";
 import { keysStore, type KeyMetaRow, type KeyRow } from "./store";
 
 export const KEY_NAME_MAX = 100;
@@ -206,5 +207,50 @@ export class PrivateKeys {
         return exportedFile(fmt, row.name, "pfx", MIME.pkcs12, pfx);
       }
     }
+  }
+
+  // ---- user data: export, import, clone (features/user-data). Writes take the import transaction's handle. ----
+
+  /** Every key of the user with its stored PKCS#8 DER (EncryptedPrivateKeyInfo when `encrypted`), name ascending.
+   *  A blob that cannot be unsealed (wrong master key, tampered row) is left out and logged. */
+  async exportAll(userId: string): Promise<(Omit<PrivateKey, "tags" | "tagIds"> & { pkcs8: Uint8Array })[]> {
+    const out: (Omit<PrivateKey, "tags" | "tagIds"> & { pkcs8: Uint8Array })[] = [];
+    for (const row of await keysStore.allOfUser(this.rt.db, userId)) {
+      try {
+        out.push({ ...toMeta(row), pkcs8: this.open(row) });
+      } catch {
+        this.rt.log.error("private keys: cannot unseal a stored key", { keyId: row.id });
+      }
+    }
+    return out;
+  }
+
+  /** The rules for an imported key: name, alg, encrypted, and a DER that holds a key of that algorithm. */
+  checkImport(raw: { name?: unknown; alg?: unknown; encrypted?: unknown }, der: Uint8Array): { name: string; alg: KeyAlg; encrypted: boolean; der: Uint8Array } {
+    const name = normalizeName(raw.name, KEY_NAME_MAX, "name");
+    const alg = parseKeyAlg(raw.alg, "alg");
+    if (typeof raw.encrypted !== "boolean") throw invalid("encrypted: must be a boolean");
+    const problem = pkcs8Problem(der, raw.encrypted, alg);
+    if (problem) throw invalid(`pkcs8: ${problem}`);
+    return { name, alg, encrypted: raw.encrypted, der };
+  }
+
+  importRefs = (db: Db, userId: string) => keysStore.refs(db, userId);
+  importCount = (db: Db, userId: string) => keysStore.count(db, userId);
+
+  private importRow(userId: string, id: string, k: { name: string; alg: KeyAlg; encrypted: boolean; der: Uint8Array }, createdAt: number, updatedAt: number): KeyRow {
+    return { id, user_id: userId, name: k.name, alg: JSON.stringify(k.alg), encrypted: k.encrypted ? 1 : 0, key_enc: this.seal(id, k.der), created_at: createdAt, updated_at: updatedAt };
+  }
+
+  async importInsert(tx: Db, userId: string, id: string, k: { name: string; alg: KeyAlg; encrypted: boolean; der: Uint8Array }, createdAt: number, updatedAt: number): Promise<void> {
+    await keysStore.insert(tx, this.importRow(userId, id, k, createdAt, updatedAt));
+  }
+
+  async importReplace(tx: Db, userId: string, id: string, k: { name: string; alg: KeyAlg; encrypted: boolean; der: Uint8Array }, now: number): Promise<void> {
+    await keysStore.replace(tx, this.importRow(userId, id, k, now, now));
+  }
+
+  async importDelete(tx: Db, userId: string, id: string): Promise<void> {
+    if ((await keysStore.delete(tx, userId, id)).changes > 0) await this.tags.removeEntity(tx, "privateKey", id);
   }
 }

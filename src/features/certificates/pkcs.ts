@@ -1,5 +1,6 @@
 // PKCS#8 encryption (PBES2: PBKDF2-HMAC-SHA256, 100,000 iterations, AES-256-CBC) and PKCS#12 files, with pkijs
 // (supplement §12.2, §12.4). Plain PKCS#8 bytes are never re-encoded: what goes in comes back out.
+import { createPrivateKey } from "node:crypto";
 import * as asn1js from "asn1js";
 import * as pkijs from "pkijs";
 
@@ -117,4 +118,51 @@ export async function buildPkcs12(input: Pkcs12Input): Promise<Uint8Array> {
   await pfx.parsedValue!.authenticatedSafe!.makeInternalValues({ safeContents: params });
   await pfx.makeInternalValues({ password: pw, iterations: PBKDF2_ITERATIONS, pbkdf2HashAlgorithm: "SHA-256" as any, hmacHashAlgorithm: "SHA-256" });
   return new Uint8Array(pfx.toSchema().toBER(false));
+}
+
+const KEY_OIDS = { rsa: "1.2.840.113549.1.1.1", dsa: "1.2.840.10040.4.1", ecdsa: "1.2.840.10045.2.1", ed25519: "1.3.101.112" } as const;
+const CURVE_OIDS = { secp256r1: "1.2.840.10045.3.1.7", secp384r1: "1.3.132.0.34", secp521r1: "1.3.132.0.35" } as const;
+
+/** One complete DER value, or undefined (bytes left over, or not BER at all). */
+function wholeDer(der: Uint8Array): asn1js.AsnType | undefined {
+  const parsed = asn1js.fromBER(buf(der));
+  if (parsed.offset === -1 || parsed.offset !== der.byteLength) return undefined;
+  return parsed.result;
+}
+
+/**
+ * Why `der` is not a stored key of this kind (import, features/user-data), or null: a PrivateKeyInfo whose algorithm
+ * (and curve, and RSA modulus size) is `alg`, or, when `encrypted`, an EncryptedPrivateKeyInfo (its content cannot
+ * be checked without the passphrase).
+ */
+export function pkcs8Problem(der: Uint8Array, encrypted: boolean, alg: { keyType: string; keySize?: string; curve?: string }): string | null {
+  const value = wholeDer(der);
+  if (!value) return "is not DER";
+  if (encrypted) {
+    const items = value instanceof asn1js.Sequence ? value.valueBlock.value : [];
+    const ok = items.length === 2 && items[0] instanceof asn1js.Sequence && items[1] instanceof asn1js.OctetString;
+    return ok ? null : "is not an EncryptedPrivateKeyInfo";
+  }
+  let info: pkijs.PrivateKeyInfo;
+  try {
+    info = new pkijs.PrivateKeyInfo({ schema: value });
+  } catch {
+    return "is not a PKCS#8 PrivateKeyInfo";
+  }
+  const oid = info.privateKeyAlgorithm.algorithmId;
+  if (oid !== KEY_OIDS[alg.keyType as keyof typeof KEY_OIDS]) return `holds a key of another algorithm (${oid}) than alg.keyType ${alg.keyType}`;
+  if (alg.keyType === "ecdsa") {
+    const params = info.privateKeyAlgorithm.algorithmParams;
+    const curve = params instanceof asn1js.ObjectIdentifier ? params.valueBlock.toString() : undefined;
+    if (curve !== CURVE_OIDS[alg.curve as keyof typeof CURVE_OIDS]) return `holds a key on another curve than alg.curve ${alg.curve}`;
+  }
+  if (alg.keyType === "rsa") {
+    try {
+      const bits = createPrivateKey({ key: Buffer.from(der), format: "der", type: "pkcs8" }).asymmetricKeyDetails?.modulusLength;
+      if (String(bits) !== alg.keySize) return `holds an RSA key of ${bits} bits, not alg.keySize ${alg.keySize}`;
+    } catch {
+      return "holds an unreadable RSA key";
+    }
+  }
+  return null;
 }

@@ -67,6 +67,26 @@ export const keysStore = {
   touch: (db: Db, userId: string, id: string, now: number) => db.run("UPDATE private_keys SET updated_at = ? WHERE user_id = ? AND id = ?", [now, userId, id]),
 
   delete: (db: Db, userId: string, id: string) => db.run("DELETE FROM private_keys WHERE user_id = ? AND id = ?", [userId, id]),
+
+  // ---- user data (export, import, clone) ----
+
+  allOfUser: (db: Db, userId: string) => db.all<KeyRow>("SELECT * FROM private_keys WHERE user_id = ? ORDER BY name, id", [userId]),
+  refs: (db: Db, userId: string) => db.all<{ id: string; name: string }>("SELECT id, name FROM private_keys WHERE user_id = ?", [userId]),
+  count: async (db: Db, userId: string): Promise<number> =>
+    (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM private_keys WHERE user_id = ?", [userId]))?.n ?? 0,
+
+  /** Overwrite by an import: name, algorithm and key replaced. */
+  replace: (db: Db, r: KeyRow) =>
+    db.run("UPDATE private_keys SET name = ?, alg = ?, encrypted = ?, key_enc = ?, updated_at = ? WHERE user_id = ? AND id = ?", [
+      r.name,
+      r.alg,
+      r.encrypted,
+      r.key_enc,
+      r.updated_at,
+      r.user_id,
+      r.id,
+    ]),
+
 };
 
 export const templatesStore = {
@@ -102,4 +122,12 @@ export const templatesStore = {
     ]),
 
   delete: (db: Db, userId: string, id: string) => db.run("DELETE FROM certificate_templates WHERE user_id = ? AND id = ?", [userId, id]),
+
+  // ---- user data (export, import, clone) ----
+
+  allOfUser: (db: Db, userId: string) => db.all<TemplateRow>("SELECT * FROM certificate_templates WHERE user_id = ? ORDER BY name, id", [userId]),
+  refs: (db: Db, userId: string) => db.all<{ id: string; name: string }>("SELECT id, name FROM certificate_templates WHERE user_id = ?", [userId]),
+  count: async (db: Db, userId: string): Promise<number> =>
+    (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM certificate_templates WHERE user_id = ?", [userId]))?.n ?? 0,
+
 };

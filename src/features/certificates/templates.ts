@@ -1,6 +1,7 @@
 // Certificate templates (supplement §12.3–§12.4, §12.6): CRUD, `_generate` with a fresh key pair per call in
 // every format, and sharing through the platform share mechanism.
 import type { Principal, AuthUser } from "../../platform/auth/principal";
+import type { Db } from "../../platform/db/db";
 import type { Shares, UserShare } from "../../platform/auth/share";
 import { duplicateName, invalid, isUniqueViolation, notFound } from "../../platform/http/errors";
 import { isUuid, newId } from "../../platform/http/ids";
@@ -202,5 +203,36 @@ export class CertificateTemplates {
       case "der":
         return exportedFile(fmt, row.name, "der", MIME.der, certificate);
     }
+  }
+
+  // ---- user data: export, import, clone (features/user-data). Writes take the import transaction's handle. ----
+
+  /** Every template of the user, name ascending (tags not included). */
+  async exportAll(userId: string): Promise<Omit<CertificateTemplate, "tags" | "tagIds">[]> {
+    return (await templatesStore.allOfUser(this.rt.db, userId)).map(toTemplate);
+  }
+
+  /** The create rules for an imported template. DSA templates are accepted without `openssl` (only _generate needs
+   *  it), so a file from a server that had it still imports. */
+  checkImport(raw: { name?: unknown; attributes?: unknown }): { name: string; attributes: TemplateAttributes } {
+    return { name: normalizeName(raw.name, TEMPLATE_NAME_MAX, "name"), attributes: parseAttributes(raw.attributes) };
+  }
+
+  importRefs = (db: Db, userId: string) => templatesStore.refs(db, userId);
+  importCount = (db: Db, userId: string) => templatesStore.count(db, userId);
+
+  async importInsert(tx: Db, userId: string, id: string, t: { name: string; attributes: TemplateAttributes }, createdAt: number, updatedAt: number): Promise<void> {
+    await templatesStore.insert(tx, { id, user_id: userId, name: t.name, attributes: JSON.stringify(t.attributes), created_at: createdAt, updated_at: updatedAt });
+  }
+
+  async importReplace(tx: Db, userId: string, id: string, t: { name: string; attributes: TemplateAttributes }, now: number): Promise<void> {
+    await templatesStore.update(tx, userId, id, { name: t.name, attributes: JSON.stringify(t.attributes), updatedAt: now });
+  }
+
+  /** Deletes the template, its tag links and its share. */
+  async importDelete(tx: Db, userId: string, id: string): Promise<void> {
+    if ((await templatesStore.delete(tx, userId, id)).changes === 0) return;
+    await this.tags.removeEntity(tx, "certificateTemplate", id);
+    await this.shares.remove(tx, SHARE_TYPE, id);
   }
 }

@@ -2,6 +2,7 @@
 // remote URL), `_serialize`, sharing (§12.6) and the evaluator. Imports (serialized text, remote URL) answer with
 // `warnings` naming everything they dropped or changed (§13.3).
 import type { AuthUser, Principal } from "../../platform/auth/principal";
+import type { Db } from "../../platform/db/db";
 import type { Shares, UserShare } from "../../platform/auth/share";
 import { duplicateName, invalid, isUniqueViolation, notFound } from "../../platform/http/errors";
 import { isUuid, newId } from "../../platform/http/ids";
@@ -242,6 +243,39 @@ export class CspService {
     const row = await cspStore.get(this.rt.db, access.ownerId, (rawId ?? "").toLowerCase());
     if (!row) throw notFound(WHAT);
     return { row, viaShare: access.viaShare };
+  }
+
+  // ---- user data: export, import, clone (features/user-data). Writes take the import transaction's handle. ----
+
+  /** Every policy of the user, name ascending (tags not included). */
+  async exportAll(userId: string): Promise<Omit<ContentSecurityPolicy, "tags" | "tagIds">[]> {
+    return (await cspStore.allOfUser(this.rt.db, userId)).map((r) => {
+      const { tags: _tags, tagIds: _tagIds, ...rest } = toWire(r, []);
+      return rest;
+    });
+  }
+
+  /** The rules for an imported policy: name and `directives` (§13.1). */
+  checkImport(raw: { name?: unknown; directives?: unknown }): { name: string; directives: Directive[] } {
+    return { name: normalizeName(raw.name, MAX_POLICY_NAME), directives: validateDirectives(raw.directives, "directives") };
+  }
+
+  importRefs = (db: Db, userId: string) => cspStore.refs(db, userId);
+  importCount = (db: Db, userId: string) => cspStore.count(db, userId);
+
+  async importInsert(tx: Db, userId: string, id: string, p: { name: string; directives: Directive[] }, createdAt: number, updatedAt: number): Promise<void> {
+    await cspStore.insert(tx, { id, user_id: userId, name: p.name, directives: JSON.stringify(p.directives), created_at: createdAt, updated_at: updatedAt });
+  }
+
+  async importReplace(tx: Db, userId: string, id: string, p: { name: string; directives: Directive[] }, now: number): Promise<void> {
+    await cspStore.update(tx, { id, user_id: userId, name: p.name, directives: JSON.stringify(p.directives), created_at: 0, updated_at: now });
+  }
+
+  /** Deletes the policy, its tag links and its share. */
+  async importDelete(tx: Db, userId: string, id: string): Promise<void> {
+    if ((await cspStore.delete(tx, userId, id)).changes === 0) return;
+    await this.tags.removeEntity(tx, ENTITY, id);
+    await this.shares.remove(tx, ENTITY, id);
   }
 }
 

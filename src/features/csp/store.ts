@@ -42,4 +42,12 @@ export const cspStore = {
 
   list: (db: Db, userId: string, query: ListQuery) =>
     listPage<PolicyRow>(db, userId, query, { table: "content_security_policies", entityType: "contentSecurityPolicy" }),
+
+  // ---- user data (export, import, clone) ----
+
+  allOfUser: (db: Db, userId: string) => db.all<PolicyRow>("SELECT * FROM content_security_policies WHERE user_id = ? ORDER BY name, id", [userId]),
+  refs: (db: Db, userId: string) => db.all<{ id: string; name: string }>("SELECT id, name FROM content_security_policies WHERE user_id = ?", [userId]),
+  count: async (db: Db, userId: string): Promise<number> =>
+    (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM content_security_policies WHERE user_id = ?", [userId]))?.n ?? 0,
+
 };

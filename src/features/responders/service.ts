@@ -1,6 +1,8 @@
 // Webhook responders (supplement §11, §18.2): management rules and validation, the hit engine (engine.ts),
-// capture batching (capture.ts), history / stats / HAR, and the hit-summary job.
+// capture batching (capture.ts), history / stats / HAR, and the hit-summary job. At the end: what user data export,
+// import and clone (features/user-data; record parsing in transfer.ts) and search (§20) call.
 import type { Server } from "bun";
+import type { Tier, TierLimits } from "../../config/schema";
 import type { AuthUser } from "../../platform/auth/principal";
 import { watchExternalCommits, type Db } from "../../platform/db/db";
 import { conflict, duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
@@ -18,6 +20,7 @@ import { buildHar, harContentDisposition, toTrackedRecord, type TrackedRecord } 
 import { methodsOverlap, RESPONDER_METHODS, type PathType } from "./match";
 import type { HeaderList, ScriptRunner } from "./script-result";
 import { RESPONDER_SORT_KEYS, respondersStore, type ResponderRow } from "./store";
+import type { TrackedInput } from "./transfer";
 
 export type { ScriptRunner } from "./script-result";
 
@@ -348,10 +351,9 @@ export class RespondersService {
 
   /** Every check of `settings` that needs no stored data; the secrets selector's entries are looked up by
    *  resolveSettings (after the 404 check of an update, supplement §1 check order). */
-  private settings(user: AuthUser, raw: unknown): CheckedSettings {
+  private settings(user: Pick<AuthUser, "tier">, raw: unknown, limits: TierLimits = tierLimits(this.rt.config, user.tier)): CheckedSettings {
     if (present(raw) && !isPlainObject(raw)) throw invalid("settings: must be an object");
     const s = (raw ?? {}) as Record<string, unknown>;
-    const limits = tierLimits(this.rt.config, user.tier);
 
     let requestsToTrack = 0;
     if (present(s.requestsToTrack)) {
@@ -635,4 +637,133 @@ export class RespondersService {
       contentDisposition: harContentDisposition(row.name),
     };
   }
+
+  // ---- user data: export, import, clone (features/user-data). Writes take the import transaction's handle. ----
+
+  /** Every responder of the user in the export shape (§19.2: no url, no tags), name ascending. */
+  async exportAll(userId: string): Promise<ResponderExport[]> {
+    return (await respondersStore.allOfUser(this.rt.db, userId)).map((row) => {
+      const { url: _url, tags: _tags, tagIds: _tagIds, ...rest } = this.toWire(row, "", []);
+      return rest;
+    });
+  }
+
+  /** Up to `limit` tracked records of a responder, newest first, older than `beforeId` (keyset paging). Pending
+   *  captures are not included: call flushCaptures() first. */
+  async historyPage(responderId: string, beforeId: string | undefined, limit: number, db: Db = this.rt.db): Promise<TrackedRecord[]> {
+    return (await respondersStore.historyPage(db, responderId, beforeId, limit)).map(toTrackedRecord);
+  }
+
+  /** Every record of a responder as rows to restore elsewhere (clone), newest first. */
+  async historyRows(db: Db, responderId: string): Promise<TrackedInput[]> {
+    return (await respondersStore.history(db, responderId)).map(({ id: _id, responder_id: _r, ...rest }) => rest);
+  }
+
+  /** The create rules for an imported responder under `limits` (the importing user's tier, or wider for a clone);
+   *  the secrets selector's entries are left unresolved (they name secrets of the file). */
+  checkImport(raw: Record<string, unknown>, tier: Tier, limits: TierLimits): ResponderDraft {
+    if (!present(raw.name)) throw invalid("name: is required");
+    if (!present(raw.location)) throw invalid("location: is required");
+    return {
+      name: normalizeName(raw.name, NAME_MAX),
+      location: this.location(raw.location),
+      method: this.method(raw.method),
+      enabled: this.enabled(raw.enabled),
+      settings: this.settings({ tier }, raw.settings, limits),
+    };
+  }
+
+  /** Names and locations of the user's responders. */
+  importRefs(db: Db, userId: string) {
+    return respondersStore.refs(db, userId);
+  }
+
+  importCount = (db: Db, userId: string) => respondersStore.count(db, userId);
+
+  /** Inserts a checked responder with `selector` (already in stored form). 409 on a name or location clash. */
+  async importInsert(tx: Db, userId: string, id: string, d: ResponderDraft, selector: SecretsSelector, createdAt: number, updatedAt: number): Promise<void> {
+    const now = this.now();
+    const row: ResponderRow = {
+      id,
+      user_id: userId,
+      name: d.name,
+      path_type: d.location.pathType,
+      path: d.location.path,
+      path_lower: d.location.path.toLowerCase(),
+      subdomain_prefix: d.location.prefix,
+      method: d.method,
+      enabled: d.enabled ? 1 : 0,
+      requests_to_track: 0,
+      status_code: 200,
+      headers: null,
+      body: null,
+      script: null,
+      secrets: '"none"',
+      notify_enabled: null,
+      notify_throttle: null,
+      notify_count: 0,
+      notify_from: null,
+      notified_at: null,
+      created_at: createdAt,
+      updated_at: updatedAt,
+    };
+    this.applySettings(row, { ...d.settings, secrets: selector }, now, undefined);
+    await this.checkConflicts(tx, row, null);
+    await respondersStore.insert(tx, row);
+  }
+
+  /** Replaces the responder `id` in place (its id, creation time, KV data and, unless the caller restores other
+   *  records, its history are kept; history beyond `keep` is trimmed). 409 on a name or location clash. */
+  async importReplace(tx: Db, userId: string, id: string, d: ResponderDraft, selector: SecretsSelector, keep: number): Promise<void> {
+    const current = await respondersStore.get(tx, userId, id);
+    if (!current) throw notFound("Responder");
+    const now = this.now();
+    const next: ResponderRow = {
+      ...current,
+      name: d.name,
+      path_type: d.location.pathType,
+      path: d.location.path,
+      path_lower: d.location.path.toLowerCase(),
+      subdomain_prefix: d.location.prefix,
+      method: d.method,
+      enabled: d.enabled ? 1 : 0,
+      updated_at: now,
+    };
+    const resetNotify = this.applySettings(next, { ...d.settings, secrets: selector }, now, current);
+    await this.checkConflicts(tx, next, id);
+    await respondersStore.update(tx, next, resetNotify);
+    await respondersStore.trim(tx, id, keep);
+  }
+
+  /** Replaces the responder's history with `records` (oldest first; new ids in that order). */
+  async importHistory(tx: Db, responderId: string, records: TrackedInput[]): Promise<void> {
+    await respondersStore.clear(tx, responderId);
+    for (const r of records) await respondersStore.insertTracked(tx, { ...r, id: newId(), responder_id: responderId });
+  }
+
+  /** Deletes the responder with its history, tag links and KV data. */
+  async importDelete(tx: Db, userId: string, id: string): Promise<void> {
+    if ((await respondersStore.delete(tx, userId, id)).changes === 0) return;
+    await this.deps.tags.removeEntity(tx, "responder", id);
+    if (this.deps.deleteKv) await this.deps.deleteKv(tx, id);
+  }
+
+  /** After an import or clone committed (or failed): cached responders of the user are dropped, pending records of
+   *  deleted responders discarded. */
+  importDone(userId: string, deletedIds: string[]): void {
+    for (const id of deletedIds) this.capture.discard(id);
+    this.engine.invalidateUser(userId);
+  }
+}
+
+/** A responder in an export file (§19.2): the API shape without url and tags. */
+export type ResponderExport = Omit<Responder, "url" | "tags" | "tagIds">;
+
+/** An imported responder after the create rules; `settings.secrets` still names the file's secrets. */
+export interface ResponderDraft {
+  name: string;
+  location: NormalizedLocation;
+  method: string;
+  enabled: boolean;
+  settings: CheckedSettings;
 }

@@ -188,4 +188,21 @@ export const respondersStore = {
   markNotified: (db: Db, id: string, sent: number, now: number) =>
     db.run("UPDATE responders SET notify_count = notify_count - ?, notify_from = ?, notified_at = ? WHERE id = ?", [sent, now, now, id]),
 
+  // ---- user data (export, import, clone) ----
+
+  allOfUser: (db: Db, userId: string) => db.all<ResponderRow>("SELECT * FROM responders WHERE user_id = ? ORDER BY name, id", [userId]),
+
+  /** Names and locations of the user's responders (import conflicts, §19.3). */
+  refs: (db: Db, userId: string) =>
+    db.all<{ id: string; name: string; subdomain_prefix: string; path_type: string; path_lower: string; method: string }>(
+      "SELECT id, name, subdomain_prefix, path_type, path_lower, method FROM responders WHERE user_id = ?",
+      [userId],
+    ),
+
+  /** Up to `limit` records, newest first, older than `beforeId` when given (keyset paging of an export). */
+  historyPage: (db: Db, responderId: string, beforeId: string | undefined, limit: number) =>
+    beforeId === undefined
+      ? db.all<TrackedRow>("SELECT * FROM responder_requests WHERE responder_id = ? ORDER BY id DESC LIMIT ?", [responderId, limit])
+      : db.all<TrackedRow>("SELECT * FROM responder_requests WHERE responder_id = ? AND id < ? ORDER BY id DESC LIMIT ?", [responderId, beforeId, limit]),
+
 };

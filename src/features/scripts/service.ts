@@ -1,6 +1,7 @@
 // User scripts (supplement §8): a per-user library of script sources. Responders and trackers keep their own
 // copy, so nothing else changes when a script is edited or deleted.
 import type { AuthUser } from "../../platform/auth/principal";
+import type { Db } from "../../platform/db/db";
 import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
 import { newId } from "../../platform/http/ids";
 import { parseListQuery } from "../../platform/http/list-query";
@@ -158,6 +159,40 @@ export class ScriptsService {
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     };
+  }
+
+  // ---- user data: export, import, clone (features/user-data). Writes take the import transaction's handle. ----
+
+  /** Every script of the user with its content, name ascending (tags not included). */
+  async exportAll(userId: string): Promise<Omit<UserScript, "tags" | "tagIds">[]> {
+    return (await scriptsStore.allOfUser(this.rt.db, userId)).map((r) => ({
+      id: r.id,
+      name: r.name,
+      scriptType: r.script_type as ScriptType,
+      content: r.content,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+    }));
+  }
+
+  /** The create rules for an imported script: name, scriptType, content (400 naming the field). */
+  checkImport(raw: { name?: unknown; scriptType?: unknown; content?: unknown }): { name: string; scriptType: ScriptType; content: string } {
+    return { name: normalizeName(raw.name, MAX_SCRIPT_NAME), scriptType: scriptType(raw.scriptType), content: scriptContent(raw.content) };
+  }
+
+  importRefs = (db: Db, userId: string) => scriptsStore.refs(db, userId);
+  importCount = (db: Db, userId: string) => scriptsStore.count(db, userId);
+
+  async importInsert(tx: Db, row: ScriptRow): Promise<void> {
+    await scriptsStore.insert(tx, row);
+  }
+
+  async importReplace(tx: Db, row: ScriptRow): Promise<void> {
+    await scriptsStore.replace(tx, row);
+  }
+
+  async importDelete(tx: Db, userId: string, id: string): Promise<void> {
+    if ((await scriptsStore.delete(tx, userId, id)).changes > 0) await this.tags.removeEntity(tx, "script", id);
   }
 }
 

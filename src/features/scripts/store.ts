@@ -48,4 +48,21 @@ export const scriptsStore = {
       filter: types ? { sql: `e.script_type IN (${placeholders(types.length)})`, params: [...types] } : undefined,
     });
   },
+
+  // ---- user data (export, import, clone) ----
+
+  allOfUser: (db: Db, userId: string) => db.all<ScriptRow>("SELECT * FROM scripts WHERE user_id = ? ORDER BY name, id", [userId]),
+  refs: (db: Db, userId: string) => db.all<{ id: string; name: string }>("SELECT id, name FROM scripts WHERE user_id = ?", [userId]),
+
+  /** Overwrite by an import: every member replaced, the type included. */
+  replace: (db: Db, r: ScriptRow) =>
+    db.run("UPDATE scripts SET name = ?, script_type = ?, content = ?, updated_at = ? WHERE id = ? AND user_id = ?", [
+      r.name,
+      r.script_type,
+      r.content,
+      r.updated_at,
+      r.id,
+      r.user_id,
+    ]),
+
 };

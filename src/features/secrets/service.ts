@@ -252,4 +252,39 @@ export class SecretsService {
     }
     return out;
   }
+
+  // ---- user data: export, import, clone (features/user-data). Writes take the import transaction's handle. ----
+
+  /** Every secret of the user with its decrypted value, name ascending. A value that cannot be decrypted (wrong
+   *  master key, tampered row) is left out (`value` undefined) and logged without the value. */
+  async exportAll(userId: string): Promise<(SecretMeta & { value?: string })[]> {
+    return (await secretsStore.allWithValues(this.rt.db, userId)).map((row) => {
+      let value: string | undefined;
+      try {
+        value = this.rt.secretBox.openString(row.value_enc, row.id);
+      } catch {
+        this.rt.log.error("secrets: cannot decrypt a stored value", { secretId: row.id });
+      }
+      return { ...toSecretMeta(row), ...(value !== undefined ? { value } : {}) };
+    });
+  }
+
+  importRefs = (db: Db, userId: string) => secretsStore.refs(db, userId);
+  importCount = (db: Db, userId: string) => secretsStore.count(db, userId);
+
+  /** Inserts a secret (name from normalizeSecretName, value from checkSecretValue), sealed under the master key. */
+  async importInsert(tx: Db, userId: string, s: { id: string; name: string; value: string; createdAt: number; updatedAt: number }): Promise<void> {
+    await secretsStore.insert(tx, { id: s.id, user_id: userId, name: s.name, created_at: s.createdAt, updated_at: s.updatedAt, value_enc: this.rt.secretBox.seal(s.value, s.id) });
+  }
+
+  async importSetValue(tx: Db, userId: string, id: string, value: string, now: number): Promise<void> {
+    await secretsStore.setValue(tx, userId, id, this.rt.secretBox.seal(value, id), now);
+  }
+
+  /** Deletes the secret, its tag links and (through the onDelete listeners) its id from every selector. */
+  async importDelete(tx: Db, userId: string, id: string): Promise<void> {
+    if ((await secretsStore.delete(tx, userId, id)).changes === 0) return;
+    await this.tags.removeEntity(tx, "secret", id);
+    for (const listener of this.deleteListeners) await listener(tx, { userId, secretId: id });
+  }
 }

@@ -67,4 +67,11 @@ export const secretsStore = {
 
   /** Sealed values of all the user's secrets, name ascending. */
   values: (db: Db, userId: string) => db.all<SecretValueRow>("SELECT id, name, value_enc FROM secrets WHERE user_id = ? ORDER BY name, id", [userId]),
+
+  // ---- user data (export, import, clone) ----
+
+  /** Every secret of the user with its sealed value, name ascending. */
+  allWithValues: (db: Db, userId: string) =>
+    db.all<SecretMetaRow & { value_enc: Uint8Array }>(`SELECT ${META}, e.value_enc FROM secrets e WHERE e.user_id = ? ORDER BY e.name, e.id`, [userId]),
+
 };

@@ -1,5 +1,6 @@
 // Per-user settings (supplement §9): a flat object of known keys. The setter maps key → new value, or null
 // to remove; every key is validated before anything is applied, and the stored object stays ≤ 64 KiB.
+import type { Db } from "../../platform/db/db";
 import { invalid } from "../../platform/http/errors";
 import { utf8Length } from "../../platform/http/validate";
 import { nowSec, type Runtime } from "../../platform/runtime";
@@ -57,6 +58,8 @@ const SETTINGS: Record<SettingKey, Validator> = {
   "notifications.unsubscribed": bool,
 };
 const KEYS = Object.keys(SETTINGS) as SettingKey[];
+/** The known keys, in response order. */
+export const SETTING_KEYS: readonly SettingKey[] = KEYS;
 
 /** A validated change: a new value, or `undefined` to remove the key. */
 type Change = [SettingKey, unknown];
@@ -111,6 +114,23 @@ export class SettingsService {
       else await settingsStore.put(tx, userId, data, nowSec(this.rt.clock));
       return merged as UserSettings;
     });
+  }
+
+  /** Import (features/user-data), inside its transaction: `changes` (from validateSetter) merged into the stored
+   *  settings, or replacing them all (`replace`). The 64 KiB limit applies. */
+  async importApply(tx: Db, userId: string, changes: [SettingKey, unknown][], replace: boolean): Promise<void> {
+    const current: Record<string, unknown> = replace ? {} : { ...(this.parse(await settingsStore.get(tx, userId), userId)) };
+    for (const [key, value] of changes) {
+      if (value === undefined) delete current[key];
+      else current[key] = value;
+    }
+    const merged: Record<string, unknown> = {};
+    for (const key of KEYS) if (current[key] !== undefined) merged[key] = current[key];
+    const data = JSON.stringify(merged);
+    const size = utf8Length(data);
+    if (size > MAX_SETTINGS_BYTES) throw invalid(`settings: total size must be at most ${MAX_SETTINGS_BYTES} bytes (would be ${size})`);
+    if (Object.keys(merged).length === 0) await settingsStore.remove(tx, userId);
+    else await settingsStore.put(tx, userId, data, nowSec(this.rt.clock));
   }
 
   /** Stored JSON → object of known keys (anything else is dropped, a corrupt row reads as `{}`). */

@@ -163,4 +163,36 @@ export class TagsService {
       return { ...item, tags, tagIds: tags.map((t) => t.id) };
     });
   }
+
+  // ---- user data: export, import, clone (features/user-data). Writes take the import transaction's handle. ----
+
+  /** Every tag of the user, name ascending. */
+  async exportAll(userId: string): Promise<UserTag[]> {
+    return (await tagsStore.allOfUser(this.rt.db, userId)).map(toUserTag);
+  }
+
+  /** Entity id → its tag ids (tag name ascending) for every entity of `type` the user owns. */
+  tagIdsOfUser(userId: string, type: TaggableType, db: Db = this.rt.db): Promise<Map<string, string[]>> {
+    return tagsStore.linksOfUser(db, userId, type);
+  }
+
+  async importRefs(db: Db, userId: string): Promise<{ id: string; name: string }[]> {
+    return (await tagsStore.allOfUser(db, userId)).map((r) => ({ id: r.id, name: r.name }));
+  }
+
+  importCount = (db: Db, userId: string) => tagsStore.count(db, userId);
+
+  /** Inserts a tag whose name and colour went through normalizeTagName / normalizeTagColor. */
+  async importInsert(tx: Db, userId: string, t: { id: string; name: string; color: string; createdAt: number; updatedAt: number }): Promise<void> {
+    await tagsStore.insert(tx, { id: t.id, user_id: userId, name: t.name, color: t.color, created_at: t.createdAt, updated_at: t.updatedAt });
+  }
+
+  async importUpdate(tx: Db, userId: string, id: string, t: { name: string; color: string }, now: number): Promise<void> {
+    await tagsStore.update(tx, userId, id, { name: t.name, color: t.color, updatedAt: now });
+  }
+
+  /** Deletes the tag; it disappears from every entity (links cascade). */
+  async importDelete(tx: Db, userId: string, id: string): Promise<void> {
+    await tagsStore.delete(tx, userId, id);
+  }
 }

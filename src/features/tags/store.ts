@@ -95,4 +95,26 @@ export const tagsStore = {
     for (const r of rows) out.get(r.entity_id)?.push({ id: r.id, name: r.name, color: r.color });
     return out;
   },
+
+  // ---- user data (export, import, clone) ----
+
+  /** Every tag of the user, name ascending. */
+  allOfUser: (db: Db, userId: string) => db.all<TagRow>("SELECT * FROM tags WHERE user_id = ? ORDER BY name, id", [userId]),
+
+  /** Tag ids of every entity of a type the user owns: entity id → tag ids (tag name ascending). */
+  async linksOfUser(db: Db, userId: string, entityType: string): Promise<Map<string, string[]>> {
+    const rows = await db.all<{ entity_id: string; tag_id: string }>(
+      `SELECT et.entity_id, et.tag_id FROM entity_tags et JOIN tags t ON t.id = et.tag_id
+       WHERE et.user_id = ? AND et.entity_type = ? ORDER BY t.name, t.id`,
+      [userId, entityType],
+    );
+    const out = new Map<string, string[]>();
+    for (const r of rows) {
+      const list = out.get(r.entity_id);
+      if (list) list.push(r.tag_id);
+      else out.set(r.entity_id, [r.tag_id]);
+    }
+    return out;
+  },
+
 };

@@ -7,6 +7,7 @@ import type { AuthUser } from "../../platform/auth/principal";
 import { invalid } from "../../platform/http/errors";
 import { tierLimits, type Runtime } from "../../platform/runtime";
 import type { SecretsService } from "../secrets/service";
+import type { TrackerDraft } from "./transfer";
 import type { TaggableType } from "../tags/service";
 import type { ExecuteInput, ExecuteOutput, KindHandler, Revision, TrackerCore, TrackerKind, TrackerLog, TrackerWire } from "./core";
 import { asBody, isPlainObject, parseConfig, parseTimeout, present, type TargetOptions, type TimeoutRange } from "./params";
@@ -111,6 +112,16 @@ export abstract class TrackerKindService<Target> {
 
   delete(userId: string, rawId: string | undefined): Promise<void> {
     return this.core.delete(userId, this.spec.kind, rawId);
+  }
+
+  /** The create rules for an imported tracker (features/user-data) under `limits` (the importing user's tier, or
+   *  wider for a clone); the secrets selector's entries are left unresolved (they name secrets of the file). */
+  checkImport(raw: Record<string, unknown>, limits: TierLimits): TrackerDraft<Target> {
+    const common = this.core.parseCommon(raw, true);
+    const target = this.parseTarget(raw.target);
+    const config = this.parseConfig(raw.config, limits);
+    const secrets = this.secretsService.parseSelector(raw.secrets, "secrets");
+    return { name: common.name!, enabled: common.enabled ?? true, config, target, notifications: common.notifications ?? false, secrets };
   }
 
   // ---- revisions and logs (supplement §17) ----

@@ -1,6 +1,6 @@
 // Trackers: the shared core (core.ts: scheduling glue, runs, revisions, logs, diffs, notifications) and its kinds
 // (api/: HTTP API trackers; page/: page trackers rendered in Chromium), plus `POST /api/scheduler/parse_schedule`
-// (supplement §14).
+// (supplement §14), and transfer.ts for user data export, import and clone.
 import type { AuthUser } from "../../platform/auth/principal";
 import { invalid } from "../../platform/http/errors";
 import { analyzeSchedule } from "../../platform/jobs/cron";
@@ -15,6 +15,7 @@ import type { ScriptRunner } from "./api/scripts";
 import { TrackerCore } from "./core";
 import { PageTrackersService } from "./page/service";
 import { isPlainObject } from "./params";
+import { TrackerTransfer } from "./transfer";
 
 export type { ScriptRunner } from "./api/scripts";
 
@@ -36,6 +37,8 @@ export class TrackersService {
   readonly core: TrackerCore;
   readonly api: ApiTrackersService;
   readonly page: PageTrackersService;
+  /** Export, import and clone of trackers (features/user-data). */
+  readonly transfer: TrackerTransfer;
 
   constructor(
     private readonly rt: Runtime,
@@ -44,6 +47,7 @@ export class TrackersService {
     this.core = new TrackerCore(rt, deps);
     this.api = new ApiTrackersService(rt, this.core, { secrets: deps.secrets, scripts: deps.scripts });
     this.page = new PageTrackersService(rt, this.core, { secrets: deps.secrets });
+    this.transfer = new TrackerTransfer(rt, this.core, deps.tags);
   }
 
   /** The scheduler (tests drive it with tick(now) and idle()). */

@@ -194,4 +194,29 @@ export const trackersStore = {
        ) ranked WHERE rn <= ? ORDER BY tracker_id, started_at DESC, id DESC`,
       [userId, kind, perTracker],
     ),
+
+  // ---- user data (export, import, clone) ----
+
+  allOfUser: (db: Db, userId: string, kind: TrackerKind) =>
+    db.all<TrackerRow>(`SELECT ${COLUMNS} FROM trackers e WHERE e.user_id = ? AND e.kind = ? ORDER BY e.name, e.id`, [userId, kind]),
+
+  refs: (db: Db, userId: string, kind: TrackerKind) =>
+    db.all<{ id: string; name: string }>("SELECT id, name FROM trackers WHERE user_id = ? AND kind = ?", [userId, kind]),
+
+  /** Up to `limit` revisions, newest first, older than `before` when given (keyset paging of an export). */
+  revisionsPage: (db: Db, trackerId: string, before: { createdAt: number; id: string } | undefined, limit: number) =>
+    before === undefined
+      ? db.all<RevisionRow>("SELECT id, tracker_id, created_at, size, data FROM tracker_revisions WHERE tracker_id = ? ORDER BY created_at DESC, id DESC LIMIT ?", [
+          trackerId,
+          limit,
+        ])
+      : db.all<RevisionRow>(
+          `SELECT id, tracker_id, created_at, size, data FROM tracker_revisions
+           WHERE tracker_id = ? AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY created_at DESC, id DESC LIMIT ?`,
+          [trackerId, before.createdAt, before.createdAt, before.id, limit],
+        ),
+
+  /** An imported tracker keeps the creation and update times of its file. */
+  setTimes: (db: Db, id: string, createdAt: number, updatedAt: number) =>
+    db.run("UPDATE trackers SET created_at = ?, updated_at = ? WHERE id = ?", [createdAt, updatedAt, id]),
 };

@@ -475,4 +475,11 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
     const startedAt = row.tier === tier ? row.tier_started_at : now;
     await usersStore.setSubscription(this.rt.db, row.id, tier as Tier, startedAt, endsAt, now);
   }
+
+  /** Clone (features/user-data): the destination takes the source's stored subscription as it is. */
+  async copySubscription(fromId: string, toId: string): Promise<void> {
+    const from = await usersStore.byId(this.rt.db, fromId);
+    if (!from) throw notFound("User");
+    await usersStore.setSubscription(this.rt.db, toId, from.tier, from.tier_started_at, from.tier_ends_at, this.now());
+  }
 }
