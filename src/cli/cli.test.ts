@@ -162,16 +162,18 @@ describe("usage, help and exit codes", () => {
     expect(await Bun.file(join(dataDir, "secbox.db")).exists()).toBe(false);
   });
 
-  test("users clone and data export/import are not yet available (exit 1)", async () => {
+  test("users clone and data export/import: an unknown user is exit 1, a missing input exit 2", async () => {
     const dataDir = freshDir();
-    const [clone, exp, imp] = await Promise.all([
+    const [clone, exp, imp, noInput] = await Promise.all([
       cli(["users", "clone", "--from", "a@example.com", "--to", "b@example.com", "--data-dir", dataDir]),
       cli(["data", "export", "--email", "a@example.com", "--data-dir", dataDir]),
-      cli(["data", "import", "--email", "a@example.com", "--input", "x.json", "--data-dir", dataDir]),
+      cli(["data", "import", "--email", "a@example.com", "--input", join(root, "empty.toml"), "--data-dir", dataDir]),
+      cli(["data", "import", "--email", "a@example.com", "--data-dir", dataDir]),
     ]);
-    expect(clone).toEqual({ code: 1, stdout: "", stderr: "error: users clone is not yet available\n" });
-    expect(exp).toEqual({ code: 1, stdout: "", stderr: "error: data export is not yet available\n" });
-    expect(imp).toEqual({ code: 1, stdout: "", stderr: "error: data import is not yet available\n" });
+    expect(clone).toEqual({ code: 1, stdout: "", stderr: "error: no user with email a@example.com\n" });
+    expect(exp).toEqual({ code: 1, stdout: "", stderr: "error: no user with email a@example.com\n" });
+    expect(imp).toEqual({ code: 1, stdout: "", stderr: "error: no user with email a@example.com\n" });
+    expect(noInput).toEqual({ code: 2, stdout: "", stderr: "error: --input FILE is required\n" });
   });
 });
 

@@ -135,20 +135,6 @@ export function commandGroup(name: string, summary: string, subcommands: Command
   };
 }
 
-/** A subcommand that exists in the CLI surface but whose feature is not built yet (exit 1). */
-export function notYetAvailable(group: string, name: string, summary: string, usage: string, options: Options): Command {
-  return {
-    name,
-    summary,
-    usage,
-    async run(argv) {
-      const { values } = parseFlags(argv, options);
-      if (helpRequested(values, usage)) return EXIT_OK;
-      throw new RuntimeError(`${group} ${name} is not yet available`);
-    },
-  };
-}
-
 /** Service errors for bad input are usage errors (exit 2); everything else is a runtime error (exit 1). */
 const USAGE_CODES = new Set(["INVALID_INPUT", "WEAK_PASSWORD"]);
 

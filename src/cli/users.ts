@@ -6,7 +6,6 @@ import {
   EXIT_OK,
   helpRequested,
   intFlag,
-  notYetAvailable,
   parseFlags,
   positiveIntFlag,
   printJson,
@@ -110,9 +109,22 @@ const recover: Command = {
   },
 };
 
-const clone = notYetAvailable("users", "clone", "copy a user's data into a new user (§19.5)", "secbox users clone --from E --to E2", {
-  from: { type: "string" },
-  to: { type: "string" },
-});
+const clone: Command = {
+  name: "clone",
+  summary: "copy a user's data into a new activated user without a password (§19.5: history and subscription included); prints the CloneResponse with a 1-hour recovery link",
+  usage: "secbox users clone --from E --to E2",
+  async run(argv) {
+    const { values } = parseFlags(argv, { from: { type: "string" }, to: { type: "string" } });
+    if (helpRequested(values, this.usage)) return EXIT_OK;
+    const from = emailFlag(values, "from");
+    const to = emailFlag(values, "to");
+    return withServices(values, async (services) => {
+      await userByEmail(services, from);
+      const { cloneUser } = await import("../features/user-data/clone");
+      printJson(await cloneUser(services.userData, { source: { email: from }, destination: { email: to } }));
+      return EXIT_OK;
+    });
+  },
+};
 
 export const usersCommand = commandGroup("users", "manage users: add, list, remove, set-tier, recover, clone", [add, list, remove, setTier, recover, clone]);

@@ -2,10 +2,11 @@
 // runs (kind-specific execute → compare → persist → notify, one log per run with phase timings), revisions and
 // their diffs, execution logs, logs summary, and the change / failing / recovered emails. A kind (api/, page/)
 // extends TrackerKindService (kind-service.ts), which registers its KindHandler with the fetching phases and calls
-// the generic CRUD helpers here; its routes come from trackerRoutes (kind-routes.ts).
+// the generic CRUD helpers here; its routes come from trackerRoutes (kind-routes.ts). Jobs follow trackers that another
+// process (the CLI's data import, users clone) writes: resync() after each of its commits.
 import type { TierLimits } from "../../config/schema";
 import type { AuthUser } from "../../platform/auth/principal";
-import type { Db } from "../../platform/db/db";
+import { watchExternalCommits, type Db } from "../../platform/db/db";
 import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
 import { newId } from "../../platform/http/ids";
 import { parseListQuery } from "../../platform/http/list-query";
@@ -162,6 +163,7 @@ export class TrackerCore {
   readonly lanes: JobLanes;
   readonly scheduler: Scheduler;
   private readonly kinds = new Map<TrackerKind, KindHandler<any>>();
+  private stopWatching: (() => void) | undefined;
 
   constructor(
     private readonly rt: Runtime,
@@ -213,10 +215,40 @@ export class TrackerCore {
       if (limits) this.schedule(row, limits, true);
     }
     this.scheduler.start();
+    // Operator commands (`secbox data import`, `users clone`) write next to a running server (supplement §23.3).
+    this.stopWatching = watchExternalCommits(
+      this.rt.db,
+      () => void this.resync().catch((err) => this.rt.log.error("trackers: resyncing schedules failed", { error: errorText(err) })),
+      (err) => this.rt.log.error("trackers: reading the database version failed", { error: errorText(err) }),
+    );
+  }
+
+  /**
+   * After another process committed: trackers added there (or whose job changed) get their job, trackers removed or
+   * disabled there lose it. Jobs this process keeps in step itself are left as they are.
+   */
+  async resync(): Promise<void> {
+    const wanted = new Set<string>();
+    const limitsByUser = new Map<string, TierLimits | undefined>();
+    for (const row of await store.enabled(this.rt.db)) {
+      const job = (JSON.parse(row.config) as TrackerConfig).job;
+      if (!this.kinds.has(row.kind) || !job) continue;
+      wanted.add(row.id);
+      const spec = this.scheduler.specOf(row.id);
+      const rs = job.retryStrategy;
+      const retry = JSON.stringify(rs ? { intervalMs: rs.interval, maxAttempts: rs.maxAttempts } : null);
+      if (spec && spec.schedule === job.schedule && JSON.stringify(spec.retry ?? null) === retry) continue;
+      if (!limitsByUser.has(row.user_id)) limitsByUser.set(row.user_id, await this.limitsFor(row.user_id));
+      const limits = limitsByUser.get(row.user_id);
+      if (limits) this.schedule(row, limits);
+    }
+    for (const id of this.scheduler.ids()) if (!wanted.has(id)) this.scheduler.remove(id);
   }
 
   /** Stops firing, drops queued work and waits (bounded) for running jobs. */
   async stop(): Promise<void> {
+    this.stopWatching?.();
+    this.stopWatching = undefined;
     this.scheduler.stop();
     this.lanes.close();
     let timer: ReturnType<typeof setTimeout> | undefined;

@@ -171,6 +171,16 @@ export class Scheduler {
     return this.jobs.has(id);
   }
 
+  /** The spec a job was added with (undefined when there is no such job). */
+  specOf(id: string): JobSpec | undefined {
+    return this.jobs.get(id)?.spec;
+  }
+
+  /** Ids of every job. */
+  ids(): string[] {
+    return [...this.jobs.keys()];
+  }
+
   /** Next planned start (ms) of a job, or undefined. */
   dueAt(id: string): number | undefined {
     const s = this.jobs.get(id);
