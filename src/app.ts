@@ -35,6 +35,8 @@ import { tagsRoutes } from "./features/tags/routes";
 import { TagsService } from "./features/tags/service";
 import { usersRoutes } from "./features/users/routes";
 import { UsersService } from "./features/users/service";
+import { searchRoutes } from "./features/search/routes";
+import { SearchService } from "./features/search/service";
 import { userDataRoutes } from "./features/user-data/routes";
 import { UserDataService } from "./features/user-data/service";
 
@@ -71,6 +73,7 @@ export function createServices(rt: Runtime) {
   });
   const trackers = new TrackersService(rt, { tags, secrets, users, notificationEmail, scripts: sandbox });
   const userData = new UserDataService(rt, { tags, secrets, scripts, settings, responders, certificates, csp, trackers, users });
+  const search = new SearchService(rt, { tags, secrets, scripts, responders, certificates, csp, trackers });
   const auth = authPlugin({
     config: rt.config,
     clock: rt.clock,
@@ -80,7 +83,7 @@ export function createServices(rt: Runtime) {
       byEmail: (e) => users.byEmail(e),
     },
   });
-  return { rt, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages, shares, certificates, csp, responders, trackers, sandbox, userData };
+  return { rt, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages, shares, certificates, csp, responders, trackers, sandbox, userData, search };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -103,7 +106,8 @@ export function createApp(services: Services) {
     .use(cspRoutes(services))
     .use(respondersRoutes(services))
     .use(trackersRoutes(services))
-    .use(userDataRoutes(services));
+    .use(userDataRoutes(services))
+    .use(searchRoutes(services));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -2,6 +2,7 @@
 import type { Db } from "../../platform/db/db";
 import { listPage } from "../../platform/db/list";
 import type { ListQuery } from "../../platform/http/list-query";
+import { searchTable, type SearchText } from "../../platform/db/search";
 
 export interface KeyMetaRow {
   id: string;
@@ -87,6 +88,9 @@ export const keysStore = {
       r.id,
     ]),
 
+  /** Search (supplement §20): name or id, never key material. */
+  search: (db: Db, userId: string, q: SearchText, limit: number) => searchTable(db, userId, { table: "private_keys" }, q, limit),
+
 };
 
 export const templatesStore = {
@@ -129,5 +133,8 @@ export const templatesStore = {
   refs: (db: Db, userId: string) => db.all<{ id: string; name: string }>("SELECT id, name FROM certificate_templates WHERE user_id = ?", [userId]),
   count: async (db: Db, userId: string): Promise<number> =>
     (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM certificate_templates WHERE user_id = ?", [userId]))?.n ?? 0,
+
+  /** Search (supplement §20): name or id. */
+  search: (db: Db, userId: string, q: SearchText, limit: number) => searchTable(db, userId, { table: "certificate_templates" }, q, limit),
 
 };

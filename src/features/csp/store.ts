@@ -2,6 +2,7 @@
 import type { Db } from "../../platform/db/db";
 import { listPage } from "../../platform/db/list";
 import type { ListQuery } from "../../platform/http/list-query";
+import { searchTable, type SearchText } from "../../platform/db/search";
 
 export interface PolicyRow {
   id: string;
@@ -49,5 +50,8 @@ export const cspStore = {
   refs: (db: Db, userId: string) => db.all<{ id: string; name: string }>("SELECT id, name FROM content_security_policies WHERE user_id = ?", [userId]),
   count: async (db: Db, userId: string): Promise<number> =>
     (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM content_security_policies WHERE user_id = ?", [userId]))?.n ?? 0,
+
+  /** Search (supplement §20): name or id. */
+  search: (db: Db, userId: string, q: SearchText, limit: number) => searchTable(db, userId, { table: "content_security_policies" }, q, limit),
 
 };

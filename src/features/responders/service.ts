@@ -21,6 +21,7 @@ import { methodsOverlap, RESPONDER_METHODS, type PathType } from "./match";
 import type { HeaderList, ScriptRunner } from "./script-result";
 import { RESPONDER_SORT_KEYS, respondersStore, type ResponderRow } from "./store";
 import type { TrackedInput } from "./transfer";
+import type { SearchHit, SearchText } from "../../platform/db/search";
 
 export type { ScriptRunner } from "./script-result";
 
@@ -753,6 +754,11 @@ export class RespondersService {
   importDone(userId: string, deletedIds: string[]): void {
     for (const id of deletedIds) this.capture.discard(id);
     this.engine.invalidateUser(userId);
+  }
+
+  /** Search (features/search, supplement §20): the user's matches, their count and the first `limit` in rank order. */
+  search(userId: string, q: SearchText, limit: number): Promise<{ total: number; hits: SearchHit[] }> {
+    return respondersStore.search(this.rt.db, userId, q, limit);
   }
 }
 

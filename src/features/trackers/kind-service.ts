@@ -8,6 +8,8 @@ import { invalid } from "../../platform/http/errors";
 import { tierLimits, type Runtime } from "../../platform/runtime";
 import type { SecretsService } from "../secrets/service";
 import type { TrackerDraft } from "./transfer";
+import type { SearchHit, SearchText } from "../../platform/db/search";
+import { trackersStore } from "./store";
 import type { TaggableType } from "../tags/service";
 import type { ExecuteInput, ExecuteOutput, KindHandler, Revision, TrackerCore, TrackerKind, TrackerLog, TrackerWire } from "./core";
 import { asBody, isPlainObject, parseConfig, parseTimeout, present, type TargetOptions, type TimeoutRange } from "./params";
@@ -122,6 +124,11 @@ export abstract class TrackerKindService<Target> {
     const config = this.parseConfig(raw.config, limits);
     const secrets = this.secretsService.parseSelector(raw.secrets, "secrets");
     return { name: common.name!, enabled: common.enabled ?? true, config, target, notifications: common.notifications ?? false, secrets };
+  }
+
+  /** Search (features/search, supplement §20): name, id or target URL(s); count and the first `limit` in rank order. */
+  search(userId: string, q: SearchText, limit: number): Promise<{ total: number; hits: SearchHit[] }> {
+    return trackersStore.search(this.rt.db, userId, this.spec.kind, q, limit);
   }
 
   // ---- revisions and logs (supplement §17) ----

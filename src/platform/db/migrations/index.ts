@@ -10,6 +10,7 @@ import m0008 from "./0008_trackers.sql" with { type: "text" };
 import m0009 from "./0009_tracker_schedule_floor.sql" with { type: "text" };
 import m0010 from "./0010_email_proof.sql" with { type: "text" };
 import m0011 from "./0011_durability.sql" with { type: "text" };
+import m0012 from "./0012_search.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -29,4 +30,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 9, name: "0009_tracker_schedule_floor", sql: m0009 },
   { version: 10, name: "0010_email_proof", sql: m0010 },
   { version: 11, name: "0011_durability", sql: m0011 },
+  { version: 12, name: "0012_search", sql: m0012 },
 ];
