@@ -1,8 +1,8 @@
 // Webhook responders (supplement §11, §18.2): management rules and validation, the hit engine (engine.ts),
-// capture batching (capture.ts), history / stats / HAR, and the hit-summary job. At the end: what user data export,
-// import and clone (features/user-data; record parsing in transfer.ts) and search (§20) call.
+// capture batching (capture.ts), history / stats / HAR, and the hit-summary job. At the end: `transfer` (transfer.ts:
+// user data export, import and clone on these rules) and `search` (§20).
 import type { Server } from "bun";
-import type { Tier, TierLimits } from "../../config/schema";
+import type { TierLimits } from "../../config/schema";
 import type { AuthUser } from "../../platform/auth/principal";
 import { watchExternalCommits, type Db } from "../../platform/db/db";
 import { conflict, duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
@@ -20,7 +20,7 @@ import { buildHar, harContentDisposition, toTrackedRecord, type TrackedRecord } 
 import { methodsOverlap, RESPONDER_METHODS, type PathType } from "./match";
 import type { HeaderList, ScriptRunner } from "./script-result";
 import { RESPONDER_SORT_KEYS, respondersStore, type ResponderRow } from "./store";
-import type { TrackedInput } from "./transfer";
+import { ResponderTransfer } from "./transfer";
 import type { SearchHit, SearchText } from "../../platform/db/search";
 
 export type { ScriptRunner } from "./script-result";
@@ -101,7 +101,7 @@ const present = (v: unknown) => v !== undefined && v !== null;
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const isInt = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v);
 
-interface NormalizedSettings {
+export interface NormalizedSettings {
   requestsToTrack: number;
   statusCode: number;
   headers: HeaderList;
@@ -111,9 +111,9 @@ interface NormalizedSettings {
   notifications: { enabled: boolean; throttleSeconds: number } | null;
 }
 
-type CheckedSettings = Omit<NormalizedSettings, "secrets"> & { secrets: ParsedSelector };
+export type CheckedSettings = Omit<NormalizedSettings, "secrets"> & { secrets: ParsedSelector };
 
-interface NormalizedLocation {
+export interface NormalizedLocation {
   pathType: PathType;
   path: string;
   prefix: string;
@@ -639,137 +639,32 @@ export class RespondersService {
     };
   }
 
-  // ---- user data: export, import, clone (features/user-data). Writes take the import transaction's handle. ----
+  // ---- user data: export, import, clone (features/user-data), in transfer.ts ----
 
-  /** Every responder of the user in the export shape (§19.2: no url, no tags), name ascending. */
-  async exportAll(userId: string): Promise<ResponderExport[]> {
-    return (await respondersStore.allOfUser(this.rt.db, userId)).map((row) => {
-      const { url: _url, tags: _tags, tagIds: _tagIds, ...rest } = this.toWire(row, "", []);
-      return rest;
+  private transferPart: ResponderTransfer | undefined;
+
+  /** Export, import and clone of responders (transfer.ts), on this service's rules and caches. */
+  get transfer(): ResponderTransfer {
+    this.transferPart ??= new ResponderTransfer(this.rt, {
+      tags: this.deps.tags,
+      deleteKv: this.deps.deleteKv,
+      location: (raw) => this.location(raw),
+      method: (raw) => this.method(raw),
+      enabled: (raw) => this.enabled(raw),
+      settings: (tier, raw, limits) => this.settings({ tier }, raw, limits),
+      applySettings: (row, settings, now, previous) => this.applySettings(row, settings, now, previous),
+      checkConflicts: (tx, row, exceptId) => this.checkConflicts(tx, row, exceptId),
+      toWire: (row) => this.toWire(row, "", []),
+      done: (userId, deletedIds) => {
+        for (const id of deletedIds) this.capture.discard(id);
+        this.engine.invalidateUser(userId);
+      },
     });
-  }
-
-  /** Up to `limit` tracked records of a responder, newest first, older than `beforeId` (keyset paging). Pending
-   *  captures are not included: call flushCaptures() first. */
-  async historyPage(responderId: string, beforeId: string | undefined, limit: number, db: Db = this.rt.db): Promise<TrackedRecord[]> {
-    return (await respondersStore.historyPage(db, responderId, beforeId, limit)).map(toTrackedRecord);
-  }
-
-  /** Every record of a responder as rows to restore elsewhere (clone), newest first. */
-  async historyRows(db: Db, responderId: string): Promise<TrackedInput[]> {
-    return (await respondersStore.history(db, responderId)).map(({ id: _id, responder_id: _r, ...rest }) => rest);
-  }
-
-  /** The create rules for an imported responder under `limits` (the importing user's tier, or wider for a clone);
-   *  the secrets selector's entries are left unresolved (they name secrets of the file). */
-  checkImport(raw: Record<string, unknown>, tier: Tier, limits: TierLimits): ResponderDraft {
-    if (!present(raw.name)) throw invalid("name: is required");
-    if (!present(raw.location)) throw invalid("location: is required");
-    return {
-      name: normalizeName(raw.name, NAME_MAX),
-      location: this.location(raw.location),
-      method: this.method(raw.method),
-      enabled: this.enabled(raw.enabled),
-      settings: this.settings({ tier }, raw.settings, limits),
-    };
-  }
-
-  /** Names and locations of the user's responders. */
-  importRefs(db: Db, userId: string) {
-    return respondersStore.refs(db, userId);
-  }
-
-  importCount = (db: Db, userId: string) => respondersStore.count(db, userId);
-
-  /** Inserts a checked responder with `selector` (already in stored form). 409 on a name or location clash. */
-  async importInsert(tx: Db, userId: string, id: string, d: ResponderDraft, selector: SecretsSelector, createdAt: number, updatedAt: number): Promise<void> {
-    const now = this.now();
-    const row: ResponderRow = {
-      id,
-      user_id: userId,
-      name: d.name,
-      path_type: d.location.pathType,
-      path: d.location.path,
-      path_lower: d.location.path.toLowerCase(),
-      subdomain_prefix: d.location.prefix,
-      method: d.method,
-      enabled: d.enabled ? 1 : 0,
-      requests_to_track: 0,
-      status_code: 200,
-      headers: null,
-      body: null,
-      script: null,
-      secrets: '"none"',
-      notify_enabled: null,
-      notify_throttle: null,
-      notify_count: 0,
-      notify_from: null,
-      notified_at: null,
-      created_at: createdAt,
-      updated_at: updatedAt,
-    };
-    this.applySettings(row, { ...d.settings, secrets: selector }, now, undefined);
-    await this.checkConflicts(tx, row, null);
-    await respondersStore.insert(tx, row);
-  }
-
-  /** Replaces the responder `id` in place (its id, creation time, KV data and, unless the caller restores other
-   *  records, its history are kept; history beyond `keep` is trimmed). 409 on a name or location clash. */
-  async importReplace(tx: Db, userId: string, id: string, d: ResponderDraft, selector: SecretsSelector, keep: number): Promise<void> {
-    const current = await respondersStore.get(tx, userId, id);
-    if (!current) throw notFound("Responder");
-    const now = this.now();
-    const next: ResponderRow = {
-      ...current,
-      name: d.name,
-      path_type: d.location.pathType,
-      path: d.location.path,
-      path_lower: d.location.path.toLowerCase(),
-      subdomain_prefix: d.location.prefix,
-      method: d.method,
-      enabled: d.enabled ? 1 : 0,
-      updated_at: now,
-    };
-    const resetNotify = this.applySettings(next, { ...d.settings, secrets: selector }, now, current);
-    await this.checkConflicts(tx, next, id);
-    await respondersStore.update(tx, next, resetNotify);
-    await respondersStore.trim(tx, id, keep);
-  }
-
-  /** Replaces the responder's history with `records` (oldest first; new ids in that order). */
-  async importHistory(tx: Db, responderId: string, records: TrackedInput[]): Promise<void> {
-    await respondersStore.clear(tx, responderId);
-    for (const r of records) await respondersStore.insertTracked(tx, { ...r, id: newId(), responder_id: responderId });
-  }
-
-  /** Deletes the responder with its history, tag links and KV data. */
-  async importDelete(tx: Db, userId: string, id: string): Promise<void> {
-    if ((await respondersStore.delete(tx, userId, id)).changes === 0) return;
-    await this.deps.tags.removeEntity(tx, "responder", id);
-    if (this.deps.deleteKv) await this.deps.deleteKv(tx, id);
-  }
-
-  /** After an import or clone committed (or failed): cached responders of the user are dropped, pending records of
-   *  deleted responders discarded. */
-  importDone(userId: string, deletedIds: string[]): void {
-    for (const id of deletedIds) this.capture.discard(id);
-    this.engine.invalidateUser(userId);
+    return this.transferPart;
   }
 
   /** Search (features/search, supplement §20): the user's matches, their count and the first `limit` in rank order. */
   search(userId: string, q: SearchText, limit: number): Promise<{ total: number; hits: SearchHit[] }> {
     return respondersStore.search(this.rt.db, userId, q, limit);
   }
-}
-
-/** A responder in an export file (§19.2): the API shape without url and tags. */
-export type ResponderExport = Omit<Responder, "url" | "tags" | "tagIds">;
-
-/** An imported responder after the create rules; `settings.secrets` still names the file's secrets. */
-export interface ResponderDraft {
-  name: string;
-  location: NormalizedLocation;
-  method: string;
-  enabled: boolean;
-  settings: CheckedSettings;
 }

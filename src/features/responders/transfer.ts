@@ -1,10 +1,19 @@
-// Tracked records in export files (supplement §19.2: responders' `history` = §11.10 records, newest first): reading
-// a record from an untrusted file back into row form, and picking the records an import restores. Pure; the
-// service's import methods write them (features/user-data drives export, import and clone).
-import { invalid } from "../../platform/http/errors";
-import { MAX_TIMESTAMP } from "../../platform/http/validate";
+// Responders in user data export, import and clone (supplement §19; features/user-data drives them): the export
+// shape, history paged out newest first (§11.10 records), reading records of an untrusted file back into row form,
+// and the writes of an import inside its transaction. The responder rules (validation, settings, conflicts) and
+// caches stay RespondersService's: it hands them in (RespondersService.transfer).
+import type { Tier, TierLimits } from "../../config/schema";
+import type { Db } from "../../platform/db/db";
+import { invalid, notFound } from "../../platform/http/errors";
+import { newId } from "../../platform/http/ids";
+import { MAX_TIMESTAMP, normalizeName } from "../../platform/http/validate";
 import { strictBase64 } from "../../platform/crypto/base64";
-import type { TrackedRow } from "./store";
+import { nowSec, type Runtime } from "../../platform/runtime";
+import type { SecretsSelector } from "../secrets/service";
+import type { TagsService } from "../tags/service";
+import { toTrackedRecord, type TrackedRecord } from "./har";
+import type { CheckedSettings, NormalizedLocation, NormalizedSettings, Responder } from "./service";
+import { respondersStore, type ResponderRow, type TrackedRow } from "./store";
 
 /** A record to restore: a row without its ids (new ids are given when it is written). */
 export type TrackedInput = Omit<TrackedRow, "id" | "responder_id">;
@@ -97,4 +106,153 @@ export function recordsToRestore(records: TrackedInput[], keep: number): Tracked
     .slice(0, keep)
     .reverse()
     .map((x) => x.r);
+}
+
+/** A responder in an export file (§19.2): the API shape without url and tags. */
+export type ResponderExport = Omit<Responder, "url" | "tags" | "tagIds">;
+
+/** An imported responder after the create rules; `settings.secrets` still names the file's secrets. */
+export interface ResponderDraft {
+  name: string;
+  location: NormalizedLocation;
+  method: string;
+  enabled: boolean;
+  settings: CheckedSettings;
+}
+
+/** The rules and caches of RespondersService that an import uses. */
+export interface ResponderRules {
+  tags: TagsService;
+  deleteKv?: (tx: Db, ownerId: string) => Promise<void>;
+  location(raw: unknown): NormalizedLocation;
+  method(raw: unknown): string;
+  enabled(raw: unknown): boolean;
+  settings(tier: Tier, raw: unknown, limits: TierLimits): CheckedSettings;
+  applySettings(row: ResponderRow, settings: NormalizedSettings, now: number, previous: ResponderRow | undefined): boolean;
+  checkConflicts(tx: Db, row: ResponderRow, exceptId: string | null): Promise<void>;
+  toWire(row: ResponderRow): Responder;
+  /** After an import committed or failed: pending records of deleted responders dropped, the user's cache too. */
+  done(userId: string, deletedIds: string[]): void;
+}
+
+const NAME_MAX = 100;
+
+export class ResponderTransfer {
+  constructor(
+    private readonly rt: Runtime,
+    private readonly rules: ResponderRules,
+  ) {}
+
+  /** Every responder of the user in the export shape, name ascending. */
+  async exportAll(userId: string): Promise<ResponderExport[]> {
+    return (await respondersStore.allOfUser(this.rt.db, userId)).map((row) => {
+      const { url: _url, tags: _tags, tagIds: _tagIds, ...rest } = this.rules.toWire(row);
+      return rest;
+    });
+  }
+
+  /** Up to `limit` tracked records of a responder, newest first, older than `beforeId` (keyset paging). Pending
+   *  captures are not included: RespondersService.flushCaptures() first. */
+  async historyPage(responderId: string, beforeId: string | undefined, limit: number): Promise<TrackedRecord[]> {
+    return (await respondersStore.historyPage(this.rt.db, responderId, beforeId, limit)).map(toTrackedRecord);
+  }
+
+  /** Every record of a responder as rows to restore elsewhere (clone), newest first. */
+  async historyRows(db: Db, responderId: string): Promise<TrackedInput[]> {
+    return (await respondersStore.history(db, responderId)).map(({ id: _id, responder_id: _r, ...rest }) => rest);
+  }
+
+  /** The create rules for an imported responder under `limits` (the importing user's tier, or wider for a clone);
+   *  the secrets selector's entries are left unresolved (they name secrets of the file). */
+  checkImport(raw: Record<string, unknown>, tier: Tier, limits: TierLimits): ResponderDraft {
+    if (raw.name === undefined || raw.name === null) throw invalid("name: is required");
+    if (raw.location === undefined || raw.location === null) throw invalid("location: is required");
+    return {
+      name: normalizeName(raw.name, NAME_MAX),
+      location: this.rules.location(raw.location),
+      method: this.rules.method(raw.method),
+      enabled: this.rules.enabled(raw.enabled),
+      settings: this.rules.settings(tier, raw.settings, limits),
+    };
+  }
+
+  /** Names and locations of the user's responders. */
+  refs(db: Db, userId: string) {
+    return respondersStore.refs(db, userId);
+  }
+
+  count = (db: Db, userId: string) => respondersStore.count(db, userId);
+
+  /** Inserts a checked responder with `selector` (already in stored form). 409 on a name or location clash. */
+  async insert(tx: Db, userId: string, id: string, d: ResponderDraft, selector: SecretsSelector, createdAt: number, updatedAt: number): Promise<void> {
+    const row: ResponderRow = {
+      id,
+      user_id: userId,
+      name: d.name,
+      path_type: d.location.pathType,
+      path: d.location.path,
+      path_lower: d.location.path.toLowerCase(),
+      subdomain_prefix: d.location.prefix,
+      method: d.method,
+      enabled: d.enabled ? 1 : 0,
+      requests_to_track: 0,
+      status_code: 200,
+      headers: null,
+      body: null,
+      script: null,
+      secrets: '"none"',
+      notify_enabled: null,
+      notify_throttle: null,
+      notify_count: 0,
+      notify_from: null,
+      notified_at: null,
+      created_at: createdAt,
+      updated_at: updatedAt,
+    };
+    this.rules.applySettings(row, { ...d.settings, secrets: selector }, nowSec(this.rt.clock), undefined);
+    await this.rules.checkConflicts(tx, row, null);
+    await respondersStore.insert(tx, row);
+  }
+
+  /** Replaces the responder `id` in place (its id, creation time, KV data and, unless the caller restores other
+   *  records, its history are kept; history beyond `keep` is trimmed). 409 on a name or location clash. */
+  async replace(tx: Db, userId: string, id: string, d: ResponderDraft, selector: SecretsSelector, keep: number): Promise<void> {
+    const current = await respondersStore.get(tx, userId, id);
+    if (!current) throw notFound("Responder");
+    const now = nowSec(this.rt.clock);
+    const next: ResponderRow = {
+      ...current,
+      name: d.name,
+      path_type: d.location.pathType,
+      path: d.location.path,
+      path_lower: d.location.path.toLowerCase(),
+      subdomain_prefix: d.location.prefix,
+      method: d.method,
+      enabled: d.enabled ? 1 : 0,
+      updated_at: now,
+    };
+    const resetNotify = this.rules.applySettings(next, { ...d.settings, secrets: selector }, now, current);
+    await this.rules.checkConflicts(tx, next, id);
+    await respondersStore.update(tx, next, resetNotify);
+    await respondersStore.trim(tx, id, keep);
+  }
+
+  /** Replaces the responder's history with `records` (oldest first; new ids in that order). */
+  async restoreHistory(tx: Db, responderId: string, records: TrackedInput[]): Promise<void> {
+    await respondersStore.clear(tx, responderId);
+    for (const r of records) await respondersStore.insertTracked(tx, { ...r, id: newId(), responder_id: responderId });
+  }
+
+  /** Deletes the responder with its history, tag links and KV data. */
+  async delete(tx: Db, userId: string, id: string): Promise<void> {
+    if ((await respondersStore.delete(tx, userId, id)).changes === 0) return;
+    await this.rules.tags.removeEntity(tx, "responder", id);
+    if (this.rules.deleteKv) await this.rules.deleteKv(tx, id);
+  }
+
+  /** After an import committed (or failed): cached responders of the user dropped, pending records of deleted
+   *  responders discarded. */
+  done(userId: string, deletedIds: string[]): void {
+    this.rules.done(userId, deletedIds);
+  }
 }

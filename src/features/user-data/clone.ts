@@ -89,7 +89,7 @@ export async function cloneUser(svc: UserDataService, body: unknown): Promise<Cl
         ? {
             loadRecords: async (tx: Db, type: EntityType, sourceId: string) =>
               type === "responders"
-                ? responders.historyRows(tx, sourceId)
+                ? responders.transfer.historyRows(tx, sourceId)
                 : type === "pageTrackers" || type === "apiTrackers"
                   ? trackers.transfer.revisionRows(tx, sourceId)
                   : undefined,

@@ -9,8 +9,8 @@ import { invalid } from "../../platform/http/errors";
 import type { CertificatesService } from "../certificates/service";
 import type { CspService } from "../csp/service";
 import { methodsOverlap } from "../responders/match";
-import type { ResponderDraft, RespondersService } from "../responders/service";
-import { parseTrackedRecord, recordsToRestore, type TrackedInput } from "../responders/transfer";
+import type { RespondersService } from "../responders/service";
+import { parseTrackedRecord, recordsToRestore, type ResponderDraft, type TrackedInput } from "../responders/transfer";
 import type { ScriptsService } from "../scripts/service";
 import { normalizeSecretName, type ParsedSelector, type SecretsSelector, type SecretsService } from "../secrets/service";
 import type { SettingsService } from "../settings/service";
@@ -248,7 +248,7 @@ export function createHandlers(deps: UserDataDeps): Record<EntityType, TypeHandl
     tagType: "responder",
     renamed: parenRename(100),
     check: (e, ctx) => {
-      const responder = responders.checkImport(e.raw, ctx.tier, ctx.limits);
+      const responder = responders.transfer.checkImport(e.raw, ctx.tier, ctx.limits);
       const d: ResponderFileDraft = { ...base(e, responder.name), responder };
       const h = e.raw.history;
       if (h !== undefined && h !== null) {
@@ -258,7 +258,7 @@ export function createHandlers(deps: UserDataDeps): Record<EntityType, TypeHandl
       return d;
     },
     async existing(db, userId) {
-      return (await responders.importRefs(db, userId)).map((r) => ({
+      return (await responders.transfer.refs(db, userId)).map((r) => ({
         id: r.id,
         name: r.name,
         location: { prefix: r.subdomain_prefix, pathType: r.path_type, pathLower: r.path_lower, method: r.method },
@@ -282,18 +282,18 @@ export function createHandlers(deps: UserDataDeps): Record<EntityType, TypeHandl
     },
     async insert(tx, userId, id, d, w) {
       const t = timesOf(d, w.now);
-      await responders.importInsert(tx, userId, id, { ...d.responder, name: d.name }, w.selector(d.responder.settings.secrets, "settings.secrets"), t.createdAt, t.updatedAt);
+      await responders.transfer.insert(tx, userId, id, { ...d.responder, name: d.name }, w.selector(d.responder.settings.secrets, "settings.secrets"), t.createdAt, t.updatedAt);
       const recs = await records(tx, d.history, w, "responders", d.sourceId);
-      if (recs) await responders.importHistory(tx, id, recordsToRestore(recs as TrackedInput[], responderKeep(d, w)));
+      if (recs) await responders.transfer.restoreHistory(tx, id, recordsToRestore(recs as TrackedInput[], responderKeep(d, w)));
     },
     async replace(tx, userId, id, d, w) {
-      await responders.importReplace(tx, userId, id, { ...d.responder, name: d.name }, w.selector(d.responder.settings.secrets, "settings.secrets"), responderKeep(d, w));
+      await responders.transfer.replace(tx, userId, id, { ...d.responder, name: d.name }, w.selector(d.responder.settings.secrets, "settings.secrets"), responderKeep(d, w));
       const recs = await records(tx, d.history, w, "responders", d.sourceId);
       // Existing history is replaced only when the file has some (§19.4).
-      if (recs) await responders.importHistory(tx, id, recordsToRestore(recs as TrackedInput[], responderKeep(d, w)));
+      if (recs) await responders.transfer.restoreHistory(tx, id, recordsToRestore(recs as TrackedInput[], responderKeep(d, w)));
     },
-    remove: (tx, userId, id) => responders.importDelete(tx, userId, id),
-    count: (db, userId) => responders.importCount(db, userId),
+    remove: (tx, userId, id) => responders.transfer.delete(tx, userId, id),
+    count: (db, userId) => responders.transfer.count(db, userId),
     maxCount: (l) => l.max_responders,
   };
 

@@ -96,7 +96,7 @@ async function allOf(deps: UserDataDeps, type: EntityType, userId: string): Prom
     case "secrets":
       return deps.secrets.exportAll(userId) as unknown as Promise<Record<string, unknown>[]>;
     case "responders":
-      return deps.responders.exportAll(userId) as unknown as Promise<Record<string, unknown>[]>;
+      return deps.responders.transfer.exportAll(userId) as unknown as Promise<Record<string, unknown>[]>;
     case "certificateTemplates":
       return deps.certificates.templates.exportAll(userId) as unknown as Promise<Record<string, unknown>[]>;
     case "privateKeys":
@@ -240,7 +240,7 @@ function fileEntity(type: EntityType, item: Record<string, unknown>, c: Collecte
 async function* historyPages(deps: UserDataDeps, responderId: string) {
   let before: string | undefined;
   for (;;) {
-    const page = await deps.responders.historyPage(responderId, before, PAGE);
+    const page = await deps.responders.transfer.historyPage(responderId, before, PAGE);
     if (page.length === 0) return;
     yield page;
     if (page.length < PAGE) return;

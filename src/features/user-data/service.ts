@@ -205,7 +205,7 @@ export class UserDataService {
       return result;
     } finally {
       // Also after a rollback: a hit served while the transaction ran may have cached what it saw.
-      this.deps.responders.importDone(r.userId, deletedResponders);
+      this.deps.responders.transfer.done(r.userId, deletedResponders);
     }
   }
 
