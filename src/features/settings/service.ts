@@ -99,27 +99,18 @@ export class SettingsService {
   }
 
   private apply(userId: string, changes: Change[], enforceSize: boolean): Promise<UserSettings> {
-    return this.rt.db.tx(async (tx) => {
-      const current: Record<string, unknown> = { ...(await this.parse(await settingsStore.get(tx, userId), userId)) };
-      for (const [key, value] of changes) {
-        if (value === undefined) delete current[key];
-        else current[key] = value;
-      }
-      const merged: Record<string, unknown> = {};
-      for (const key of KEYS) if (current[key] !== undefined) merged[key] = current[key];
-      const data = JSON.stringify(merged);
-      const size = utf8Length(data);
-      if (enforceSize && size > MAX_SETTINGS_BYTES) throw invalid(`settings: total size must be at most ${MAX_SETTINGS_BYTES} bytes (would be ${size})`);
-      if (Object.keys(merged).length === 0) await settingsStore.remove(tx, userId);
-      else await settingsStore.put(tx, userId, data, nowSec(this.rt.clock));
-      return merged as UserSettings;
-    });
+    return this.rt.db.tx((tx) => this.write(tx, userId, changes, { enforceSize, replace: false }));
   }
 
   /** Import (features/user-data), inside its transaction: `changes` (from validateSetter) merged into the stored
    *  settings, or replacing them all (`replace`). The 64 KiB limit applies. */
-  async importApply(tx: Db, userId: string, changes: [SettingKey, unknown][], replace: boolean): Promise<void> {
-    const current: Record<string, unknown> = replace ? {} : { ...(this.parse(await settingsStore.get(tx, userId), userId)) };
+  async importApply(tx: Db, userId: string, changes: Change[], replace: boolean): Promise<void> {
+    await this.write(tx, userId, changes, { enforceSize: true, replace });
+  }
+
+  /** Applies `changes` to the stored settings (or to none, `replace`) and stores the result in key order. */
+  private async write(tx: Db, userId: string, changes: Change[], o: { enforceSize: boolean; replace: boolean }): Promise<UserSettings> {
+    const current: Record<string, unknown> = o.replace ? {} : { ...this.parse(await settingsStore.get(tx, userId), userId) };
     for (const [key, value] of changes) {
       if (value === undefined) delete current[key];
       else current[key] = value;
@@ -128,9 +119,10 @@ export class SettingsService {
     for (const key of KEYS) if (current[key] !== undefined) merged[key] = current[key];
     const data = JSON.stringify(merged);
     const size = utf8Length(data);
-    if (size > MAX_SETTINGS_BYTES) throw invalid(`settings: total size must be at most ${MAX_SETTINGS_BYTES} bytes (would be ${size})`);
+    if (o.enforceSize && size > MAX_SETTINGS_BYTES) throw invalid(`settings: total size must be at most ${MAX_SETTINGS_BYTES} bytes (would be ${size})`);
     if (Object.keys(merged).length === 0) await settingsStore.remove(tx, userId);
     else await settingsStore.put(tx, userId, data, nowSec(this.rt.clock));
+    return merged as UserSettings;
   }
 
   /** Stored JSON → object of known keys (anything else is dropped, a corrupt row reads as `{}`). */
