@@ -66,6 +66,8 @@ export function parseTrackedRecord(raw: unknown, field: string, maxBodyBytes: nu
   const req = body(raw.body, raw.bodySize, field, maxBodyBytes);
   const row: TrackedInput = {
     created_at: raw.createdAt,
+    // The file carries seconds (§11.10); HAR falls back to them for imported records.
+    created_at_ms: null,
     duration_ms: raw.durationMs,
     client_address: text(raw.clientAddress, `${field}.clientAddress`, true) || null,
     method: raw.method,

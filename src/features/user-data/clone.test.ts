@@ -86,6 +86,8 @@ describe("clone", () => {
     expect(body.summary.results).toMatchObject({ secrets: { imported: 1 }, responders: { imported: 1 }, certificateTemplates: { imported: 1 }, apiTrackers: { imported: 1 }, settings: { imported: true } });
     expect(body.summary.warnings).toEqual([]);
 
+    // An operator made it, so the address counts as proven (supplement §3.5).
+    expect(await srv.rt.db.get("SELECT email_proof FROM users WHERE id = ?", [body.id])).toEqual({ email_proof: "clone" });
     // No password: sign-in fails until the recovery link is used.
     expect((await srv.anon.post("/api/auth/signin", { email: "ana+clone@clone.example", password: "whatever-password" })).status).toBe(401);
     const token = new URL(body.recoveryLink.url).searchParams.get("token");

@@ -59,9 +59,8 @@ export async function cloneUser(svc: UserDataService, body: unknown): Promise<Cl
   const sourceRow = sourceEmail !== undefined ? await users.getRowByEmail(sourceEmail) : await users.getRow((source.id as string).toLowerCase());
   if (!sourceRow) throw notFound("Source user");
 
-  // TODO(operator-proof): an account created by clone counts as having proven control of its email (supplement
-  // §3.5); mark it so here once the users feature records that proof.
-  const row = await users.create({ email, handle: dest.handle, activated: true });
+  // An account an operator creates counts as having proven control of its email (supplement §3.5).
+  const row = await users.create({ email, handle: dest.handle, activated: true, emailProof: "clone" });
   let summary: ImportResult;
   try {
     if (copySubscription) await users.copySubscription(sourceRow.id, row.id);

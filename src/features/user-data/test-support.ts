@@ -12,7 +12,7 @@ let n = 0;
 /** An activated user without a password (no argon2 cost), signed in with a real session. */
 export async function quickUser(srv: TestServer, opts: { tier?: Tier; email?: string } = {}): Promise<TestUser> {
   const email = opts.email ?? `data-${++n}-${Date.now()}@example.com`;
-  const row = await srv.services.users.create({ email, tier: opts.tier });
+  const row = await srv.services.users.create({ email, tier: opts.tier, emailProof: "operator" });
   const session = await srv.services.users.createSession(row.id);
   return { id: row.id, email: row.email, handle: row.handle, session, client: new ApiClient(srv.url, { session }) };
 }
