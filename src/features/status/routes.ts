@@ -6,7 +6,7 @@ const StatusSchema = t.Object({
   version: t.String(),
   level: t.Union([t.Literal("available"), t.Literal("unavailable")]),
   db: t.Object({ operational: t.Boolean() }),
-  features: t.Object({ mail: t.Boolean(), chromium: t.Boolean(), dsa: t.Boolean() }),
+  features: t.Object({ mail: t.Boolean(), chromium: t.Boolean(), dsa: t.Boolean(), signup: t.Boolean() }),
 });
 
 export const statusRoutes = ({ status, auth }: Services) =>

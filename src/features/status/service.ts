@@ -11,19 +11,21 @@ export interface Status {
   version: string;
   level: StatusLevel;
   db: { operational: boolean };
-  features: { mail: boolean; chromium: boolean; dsa: boolean };
+  features: { mail: boolean; chromium: boolean; dsa: boolean; signup: boolean };
 }
 
 export class StatusService {
   private readonly features: Status["features"];
 
   constructor(private readonly rt: Runtime) {
-    const { smtp, chromium, certificates } = rt.config;
+    const { smtp, chromium, certificates, security } = rt.config;
     // Probed once: these depend on configuration and installed programs, not on requests.
     this.features = {
       mail: smtp.host !== "",
       chromium: chromium.executable !== "" && existsSync(chromium.executable),
       dsa: certificates.openssl !== "" && Bun.which(certificates.openssl) !== null,
+      // Whether public sign-up is open (`security.signup`): the web UI offers the sign-up page only then.
+      signup: security.signup === "open",
     };
   }
 

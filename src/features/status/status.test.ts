@@ -18,6 +18,16 @@ describe("status", () => {
     expect(res.json.db.operational).toBe(true);
     expect(res.json.version).toBe(srv.rt.version);
     expect(res.json.features.mail).toBe(false);
+    expect(res.json.features.signup).toBe(true);
+  });
+
+  test("features.signup is false when security.signup is closed (the UI then offers no sign-up page)", async () => {
+    const closed = await startTestServer({ env: { SECBOX_SECURITY_SIGNUP: "closed" } });
+    try {
+      expect((await closed.anon.get("/api/status")).json.features.signup).toBe(false);
+    } finally {
+      await closed.stop();
+    }
   });
 
   test("POST /api/status: 401 anonymous, 403 non-operator, 204 operator, 400 bad level", async () => {

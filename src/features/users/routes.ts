@@ -124,6 +124,21 @@ export const usersRoutes = ({ auth, users, rt }: Services) => {
           detail: { tags: ["auth"], summary: "Email a recovery link when the address is registered (always 204)" },
         },
       )
+      // (addition) The browser UI's session probe: the signed-in user or null, never a 401, so a signed-out visitor's
+      // page load logs no failed request. Public: an invalid or cross-site cookie counts as none.
+      .get(
+        "/api/auth/session",
+        async ({ principal }) => {
+          const self = principal?.user ? await users.self(principal.user.id) : null;
+          // A JSON `null` body (Elysia would send an empty body for a null return value).
+          return new Response(JSON.stringify(self), { headers: { "content-type": "application/json; charset=utf-8" } });
+        },
+        {
+          auth: "public",
+          response: { 200: t.Union([UserSchema, t.Null()]) },
+          detail: { tags: ["auth"], summary: "The signed-in user, or null when not signed in (never 401)" },
+        },
+      )
       // Current user and operator administration (supplement §4.2)
       .get("/api/users/self", ({ user }) => users.self(user.id), {
         auth: "user",
