@@ -5,6 +5,7 @@ import { authPlugin } from "./platform/auth/plugin";
 import { docsPlugin } from "./platform/http/docs";
 import { httpPlugin } from "./platform/http/plugin";
 import { Outbox } from "./platform/mail/outbox";
+import { uiPlugin } from "./platform/ui/serve";
 import { smtpTransport } from "./platform/mail/transport";
 import { HTTP_IDLE_TIMEOUT_SEC, type Runtime } from "./platform/runtime";
 import { ScriptPool } from "./sandbox/pool";
@@ -91,6 +92,8 @@ export type Services = ReturnType<typeof createServices>;
 export function createApp(services: Services) {
   const { rt } = services;
   return new Elysia({ name: "secbox" })
+    // The web UI: GET/HEAD of paths outside /api and /api-docs (platform/ui/serve.ts).
+    .use(uiPlugin(rt.log))
     .use(httpPlugin({ maxBodyBytes: rt.config.server.max_body_bytes, maxImportBytes: rt.config.server.max_import_bytes }, rt.log))
     .use(docsPlugin())
     .use(statusRoutes(services))

@@ -1,6 +1,7 @@
 // `secbox serve`: migrate, then serve the API, responders, scheduler and mail sender.
 import { createApp, createServices, listen, startBackground, stopBackground } from "../app";
 import { openRuntime } from "../platform/boot";
+import { warmUi } from "../platform/ui/serve";
 import { configFrom, parseFlags, type Command } from "./common";
 
 const SHUTDOWN_SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
@@ -27,6 +28,8 @@ export const serveCommand: Command = {
       throw new Error(`cannot listen on ${config.server.host}:${config.server.port}: ${(err as Error).message} (is the port already in use?)`);
     }
     await startBackground(services);
+    // From a checkout this builds the web UI in memory (in the background); the binary's embedded UI needs nothing.
+    warmUi(rt.log);
     rt.log.info(`secbox ${rt.version} listening on ${server.url} (public URL ${config.server.public_url}, data ${config.server.data_dir})`);
     // SIGINT, SIGTERM and SIGHUP (a closed terminal, `systemctl kill -s HUP`) all stop cleanly: hits in progress
     // finish, pending captures and runs are written, the mail sender ends its send (supplement §11.10). Repeated

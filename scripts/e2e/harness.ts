@@ -1,0 +1,172 @@
+// Browser-test harness for the web UI: a real server on loopback (src/tests/harness.ts, UI built in memory as in
+// `bun run start`), the system Chromium through puppeteer-core, one browser per test file, a fresh incognito
+// context per page. Every page records the requests it makes and what it logs, so a test can assert that nothing
+// left loopback and that the page logged no error (`expectClean`), and can run axe-core (WCAG 2 A/AA) on it.
+//
+// Selector rules under Bun (shared/notes/ui.md §5): puppeteer's ::-p-text()/::-p-aria() are broken under Bun; use
+// CSS or the legacy `aria/Name[role="button"]` and `text/…` prefixes (helpers below).
+import { expect } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import puppeteer, { type Browser, type BrowserContext, type HTTPRequest, type Page } from "puppeteer-core";
+import { startTestServer, type TestServer, type TestServerOptions, type TestUser } from "../../src/tests/harness";
+import { uiAssets } from "../../src/platform/ui/assets";
+
+export const CHROMIUM = process.env.SECBOX_TEST_CHROMIUM ?? "/usr/bin/chromium";
+/** Per-test timeout: generous, a loaded 2-core machine is slow and a timeout kills the file's browser. */
+export const TEST_TIMEOUT = 60_000;
+const AXE_SOURCE = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+
+export interface UiPage {
+  page: Page;
+  context: BrowserContext;
+  /** Every URL requested. */
+  requests: string[];
+  /** console.error/warn messages, uncaught exceptions and failed requests. */
+  problems: string[];
+}
+
+export interface UiHarness {
+  srv: TestServer;
+  browser: Browser;
+  url: string;
+  /** A fresh incognito page; `user` signs it in (session cookie) before the first navigation. */
+  open(opts?: { user?: TestUser; width?: number; height?: number; colorScheme?: "light" | "dark" }): Promise<UiPage>;
+  stop(): Promise<void>;
+}
+
+const isLoopback = (u: string) => {
+  try {
+    const { protocol, hostname } = new URL(u);
+    if (protocol === "data:" || protocol === "blob:" || protocol === "about:") return true;
+    return hostname === "127.0.0.1" || hostname === "localhost" || hostname === "[::1]";
+  } catch {
+    return false;
+  }
+};
+
+export async function startUiHarness(opts: TestServerOptions = {}): Promise<UiHarness> {
+  const srv = await startTestServer(opts);
+  await uiAssets(); // build once per process before the first page waits on it
+  const userDataDir = mkdtempSync(join(tmpdir(), "secbox-e2e-chromium-"));
+  const asRoot = typeof process.getuid === "function" && process.getuid() === 0;
+  const browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    pipe: true,
+    userDataDir,
+    args: [
+      ...(asRoot ? ["--no-sandbox"] : []),
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--no-default-browser-check",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-dev-shm-usage",
+      "--disable-domain-reliability",
+      "--disable-client-side-phishing-detection",
+      "--disable-breakpad",
+      "--deny-permission-prompts",
+      // Nothing but loopback resolves: a request to anywhere else fails here instead of leaving the machine.
+      "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+      "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,MediaRouter,Translate,OptimizationHints,AutofillServerCommunication",
+    ],
+    defaultViewport: { width: 1366, height: 768 },
+    handleSIGINT: false,
+    handleSIGTERM: false,
+    handleSIGHUP: false,
+    protocolTimeout: 60_000,
+  });
+  const contexts: BrowserContext[] = [];
+  return {
+    srv,
+    browser,
+    url: srv.url,
+    async open(o = {}) {
+      const context = await browser.createBrowserContext();
+      contexts.push(context);
+      const page = await context.newPage();
+      await page.setViewport({ width: o.width ?? 1366, height: o.height ?? 768 });
+      await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: o.colorScheme ?? "light" }]);
+      const ui: UiPage = { page, context, requests: [], problems: [] };
+      page.on("request", (r: HTTPRequest) => ui.requests.push(r.url()));
+      page.on("console", (m) => {
+        if (m.type() === "error" || m.type() === "warn") ui.problems.push(`console.${m.type()}: ${m.text()}`);
+      });
+      page.on("pageerror", (e) => ui.problems.push(`page error: ${(e as Error).message ?? e}`));
+      page.on("requestfailed", (r) => {
+        // A navigation away aborts pending fetches; that is not a failure of the page.
+        if (r.failure()?.errorText !== "net::ERR_ABORTED") ui.problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`);
+      });
+      if (o.user) await context.setCookie({ name: srv.config.security.session_cookie, value: o.user.session, domain: "127.0.0.1", path: "/", httpOnly: true, sameSite: "Lax" });
+      return ui;
+    },
+    async stop() {
+      for (const c of contexts) await c.close().catch(() => {});
+      await browser.close().catch(() => {});
+      rmSync(userDataDir, { recursive: true, force: true });
+      await srv.stop();
+    },
+  };
+}
+
+/** Nothing left loopback, and the page logged no error or warning. */
+export function expectClean(ui: UiPage) {
+  expect(ui.requests.filter((u) => !isLoopback(u))).toEqual([]);
+  expect(ui.problems).toEqual([]);
+}
+
+/** axe-core, WCAG 2 A/AA: the serious and critical violations (expected to be none). */
+export async function axeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE_SOURCE);
+  const result = (await page.evaluate(`axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } })
+    .then(r => r.violations.filter(v => v.impact === "serious" || v.impact === "critical")
+      .map(v => v.id + " (" + v.impact + "): " + v.nodes.slice(0, 3).map(n => n.target.join(" ") + " — " + n.failureSummary.replace(/\\s+/g, " ")).join(" | ")))`)) as string[];
+  return result;
+}
+
+// ---- interaction helpers (CSS / legacy aria/ selectors only) ------------------------------------------------------
+
+export const goto = (ui: UiPage, url: string) => ui.page.goto(url, { waitUntil: "networkidle0" });
+
+/** Waits for visible text anywhere in the page. */
+export async function waitForText(page: Page, text: string, timeout = 15_000) {
+  await page.waitForFunction(`document.body.innerText.includes(${JSON.stringify(text)})`, { timeout });
+}
+
+export async function waitForNoText(page: Page, text: string, timeout = 15_000) {
+  await page.waitForFunction(`!document.body.innerText.includes(${JSON.stringify(text)})`, { timeout });
+}
+
+/** An element by accessible name and role, e.g. byRole(page, "button", "Sign in"). */
+export async function byRole(page: Page, role: string, name: string, timeout = 15_000) {
+  const el = await page.waitForSelector(`aria/${name}[role="${role}"]`, { visible: true, timeout });
+  if (!el) throw new Error(`no ${role} named ${name}`);
+  return el;
+}
+
+export async function click(page: Page, role: string, name: string) {
+  await (await byRole(page, role, name)).click();
+}
+
+/** Types into the textbox labelled `label` (replacing what is there). */
+export async function fill(page: Page, label: string, value: string, role = "textbox") {
+  const el = await byRole(page, role, label);
+  await el.click({ count: 3 });
+  await page.keyboard.press("Backspace");
+  if (value !== "") await el.type(value);
+}
+
+/** Mantine's modal overlay goes on catching clicks ~200 ms after closing: wait until no dialog is left. */
+export async function waitForDialogsClosed(page: Page, timeout = 15_000) {
+  await page.waitForFunction(`document.querySelectorAll(".mantine-Modal-overlay, [role=dialog]").length === 0`, { timeout });
+}
+
+export const path = (page: Page) => new URL(page.url()).pathname + new URL(page.url()).search;
+
+export function sleep(ms: number) {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env bun
+// Dev helper (not a test): screenshots of every page in light and dark, at 1366×768 and 390×844, into
+// /tmp/ui-shots (or the folder given), with each page's problems and axe findings printed. Look at them before
+// changing how the UI looks. `bun scripts/e2e/screenshots.ts [outdir] [--only name]`
+import { mkdirSync } from "node:fs";
+import { axeViolations, goto, startUiHarness, waitForText } from "./harness";
+
+const out = Bun.argv[2] && !Bun.argv[2].startsWith("--") ? Bun.argv[2] : "/tmp/ui-shots";
+const only = Bun.argv.includes("--only") ? Bun.argv[Bun.argv.indexOf("--only") + 1] : undefined;
+mkdirSync(out, { recursive: true });
+
+const h = await startUiHarness();
+try {
+  const user = await h.srv.createUser("ana@example.com");
+  const c = user.client;
+  const tags = [];
+  for (const [name, color] of [["prod", "danger"], ["staging", "warning"], ["ci", "primary"], ["team-blue", "#1864ab"]] as const)
+    tags.push((await c.post("/api/user/tags", { name, color })).json);
+  await c.post("/api/user/secrets", { name: "GITHUB_TOKEN", value: "ghp_example", tagIds: [tags[0].id, tags[2].id] });
+  await c.post("/api/user/secrets", { name: "SLACK_WEBHOOK", value: "https://hooks.example/x", tagIds: [tags[1].id] });
+  await c.post("/api/user/scripts", { name: "hmac-sign", scriptType: "api_configurator", content: "return null;\n", tagIds: [tags[0].id] });
+  await c.post("/api/user/scripts", { name: "echo", scriptType: "responder", content: "return { body: context.query };\n", tagIds: [] });
+  await c.post("/api/user/api_keys", { name: "ci" });
+
+  const pages: [string, string, string?][] = [
+    ["signin", "/signin", "Sign in"],
+    ["signup", "/signup", "Create an account"],
+    ["forgot", "/forgot", "Reset your password"],
+    ["recover", "/recover?token=x", "Set a new password"],
+    ["home", "/", "Pick a tool"],
+    ["tags", "/tags", "prod"],
+    ["tag-edit", "/tags?create=1", "New tag"],
+    ["secrets", "/secrets", "GITHUB_TOKEN"],
+    ["secret-edit", "/secrets?create=1", "New secret"],
+    ["scripts", "/scripts", "hmac-sign"],
+    ["script-new", "/scripts/new", "New script"],
+    ["settings", "/settings", "API keys"],
+    ["responders", "/responders", "Responders"],
+    ["not-found", "/nope", "Page not found"],
+  ];
+  for (const [name, url, text] of pages) {
+    if (only && name !== only) continue;
+    for (const scheme of ["light", "dark"] as const) {
+      for (const [w, hgt, label] of [[1366, 768, "desktop"], [390, 844, "phone"]] as const) {
+        const publicPage = ["signin", "signup", "forgot", "recover"].includes(name);
+        const ui = await h.open({ user: publicPage ? undefined : user, width: w, height: hgt, colorScheme: scheme });
+        await goto(ui, h.url + url);
+        if (text) await waitForText(ui.page, text);
+        await Bun.sleep(400);
+        await ui.page.screenshot({ path: `${out}/${name}-${scheme}-${label}.png`, fullPage: label === "desktop" });
+        const axe = label === "desktop" ? await axeViolations(ui.page) : [];
+        if (ui.problems.length || axe.length) console.log(`${name} ${scheme} ${label}:`, [...ui.problems, ...axe].join("\n  "));
+        await ui.context.close();
+      }
+    }
+  }
+  console.log(`screenshots in ${out}`);
+} finally {
+  await h.stop();
+}

@@ -1,0 +1,64 @@
+// Bundles the web UI (web/index.html and everything it imports) with Bun.build, in memory, and precompresses the
+// output. Used by build.ts (the compiled binary embeds the result, see embedded.ts) and, from a checkout, by
+// assets.ts at the first UI request or at `serve` start, so `bun run start` shows the UI with no separate step.
+//
+// Output: index.html at "/", everything else under /assets/ with a content hash in its name (immutable). React's
+// production build is selected through the NODE_ENV define (without it the development build ships, +71 KiB gz).
+// Lazy routes (the code editor) become separate chunks through `splitting`.
+import { brotliCompressSync, constants, gzipSync } from "node:zlib";
+import { resolve } from "node:path";
+
+export interface BuiltUiFile {
+  /** URL path: "/index.html" or "/assets/<name>-<hash>.<ext>". */
+  path: string;
+  type: string;
+  raw: Uint8Array;
+  gzip?: Uint8Array;
+  br?: Uint8Array;
+}
+
+export interface UiBuildOptions {
+  /** Brotli quality 0..11 (build.ts: 11; from a checkout a faster 5). */
+  brotliQuality: number;
+  /** gzip level 1..9. */
+  gzipLevel: number;
+}
+
+export const WEB_ENTRY = resolve(import.meta.dir, "../../../web/index.html");
+
+const COMPRESSIBLE = /^(text\/|application\/(javascript|json|xml)|image\/svg\+xml)/;
+
+export async function buildUi(opts: UiBuildOptions): Promise<BuiltUiFile[]> {
+  const result = await Bun.build({
+    entrypoints: [WEB_ENTRY],
+    target: "browser",
+    minify: true,
+    splitting: true,
+    publicPath: "/",
+    naming: { entry: "[name].[ext]", chunk: "assets/[name]-[hash].[ext]", asset: "assets/[name]-[hash].[ext]" },
+    define: { "process.env.NODE_ENV": JSON.stringify("production") },
+  });
+  if (!result.success) throw new Error(`web UI build failed:\n${result.logs.map(String).join("\n")}`);
+  const files: BuiltUiFile[] = [];
+  for (const out of result.outputs) {
+    const raw = new Uint8Array(await out.arrayBuffer());
+    let path = out.path.replace(/^\.\//, "/");
+    // With an HTML entrypoint Bun names the entry's script chunk "[name]-[hash]" under assets/ already; only the
+    // HTML itself sits at the root.
+    if (!path.startsWith("/")) path = `/${path}`;
+    const file: BuiltUiFile = { path, type: out.type, raw };
+    if (COMPRESSIBLE.test(out.type) && raw.byteLength > 256) {
+      const gzip = new Uint8Array(gzipSync(raw, { level: opts.gzipLevel }));
+      const br = new Uint8Array(
+        brotliCompressSync(raw, {
+          params: { [constants.BROTLI_PARAM_QUALITY]: opts.brotliQuality, [constants.BROTLI_PARAM_SIZE_HINT]: raw.byteLength },
+        }),
+      );
+      if (gzip.byteLength < raw.byteLength) file.gzip = gzip;
+      if (br.byteLength < raw.byteLength) file.br = br;
+    }
+    files.push(file);
+  }
+  if (!files.some((f) => f.path === "/index.html")) throw new Error("web UI build produced no index.html");
+  return files;
+}

@@ -1,0 +1,15 @@
+// The web UI embedded in the compiled binary. In a checkout this is `null` and assets.ts builds the UI in memory;
+// build.ts replaces this module's source while compiling (a Bun.build onLoad plugin) with one generated from the
+// UI build: one `import … with { type: "file" }` per file and per precompressed sibling, so the files live inside
+// the executable and nothing is built, read from disk or fetched at run time.
+export interface EmbeddedUiFile {
+  /** URL path, "/index.html" or "/assets/…". */
+  path: string;
+  type: string;
+  /** Paths of the embedded files (/$bunfs/…): the file and its optional gzip and brotli versions. */
+  raw: string;
+  gzip?: string;
+  br?: string;
+}
+
+export const EMBEDDED_UI: EmbeddedUiFile[] | null = null;

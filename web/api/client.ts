@@ -1,0 +1,62 @@
+// The UI's one way to the API: openapi-fetch typed by schema.gen.ts (generated from our own OpenAPI document by
+// `bun run gen:api`), so a changed route, field or parameter breaks `bun run typecheck`, not the user. Calls use
+// the session cookie (same origin); no token is ever stored in the browser.
+import createClient from "openapi-fetch";
+import type { paths } from "./schema.gen";
+
+export const api = createClient<paths>({ baseUrl: "", credentials: "same-origin" });
+
+/** An API error: `message` is for people; `code` (supplement §2) is what the UI reacts to. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code?: string,
+    /** Seconds, from Retry-After (429). */
+    readonly retryAfter?: number,
+  ) {
+    super(message);
+  }
+}
+
+type Result<T> = { data?: T; error?: unknown; response: Response };
+
+/** Resolves an openapi-fetch call to its data, or throws ApiError with the API's own message and code. */
+export async function call<T>(request: Promise<Result<T>>): Promise<T> {
+  let res: Result<T>;
+  try {
+    res = await request;
+  } catch {
+    throw new ApiError(0, "The server could not be reached. Check that Secbox is running and try again.", "NETWORK");
+  }
+  if (res.response.ok) return res.data as T;
+  const body = (res.error ?? {}) as { message?: unknown; code?: unknown };
+  const retry = Number(res.response.headers.get("retry-after"));
+  const message = typeof body.message === "string" && body.message !== "" ? body.message : `Request failed (HTTP ${res.response.status})`;
+  throw new ApiError(res.response.status, message, typeof body.code === "string" ? body.code : undefined, Number.isFinite(retry) && retry > 0 ? retry : undefined);
+}
+
+/** The message to show for any thrown value. */
+export function errorMessage(err: unknown): string {
+  if (err instanceof ApiError) {
+    if (err.status === 429 && err.retryAfter) return `${err.message}. Try again in ${formatWait(err.retryAfter)}.`;
+    return err.message;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+export function formatWait(seconds: number): string {
+  if (seconds < 60) return `${Math.ceil(seconds)} s`;
+  const min = Math.ceil(seconds / 60);
+  return `${min} minute${min === 1 ? "" : "s"}`;
+}
+
+/**
+ * The field an INVALID_INPUT message names ("name: must be …" or "settings.statusCode: …"), for showing it under
+ * that form field; undefined when it names none.
+ */
+export function errorField(err: unknown): { field: string; message: string } | undefined {
+  if (!(err instanceof ApiError) || err.status !== 400) return undefined;
+  const m = /^([A-Za-z][\w.]*): (.+)$/.exec(err.message);
+  return m ? { field: m[1]!, message: m[2]! } : undefined;
+}

@@ -1,0 +1,31 @@
+// Wire types, taken from the generated schema (never written by hand) so they follow the contract.
+import type { paths } from "./schema.gen";
+
+type Json<R> = R extends { content: { "application/json": infer T } } ? T : never;
+type Ok<Op> = Op extends { responses: infer R } ? Json<R[200 & keyof R]> | Json<R[201 & keyof R]> : never;
+
+export type User = Ok<paths["/api/users/self"]["get"]>;
+export type Status = Ok<paths["/api/status"]["get"]>;
+export type Tag = Ok<paths["/api/user/tags/{tag_id}"]["get"]>;
+export type Secret = Ok<paths["/api/user/secrets/{secret_id}"]["get"]>;
+export type Script = Ok<paths["/api/user/scripts/{script_id}"]["get"]>;
+export type ScriptListItem = Ok<paths["/api/user/scripts"]["get"]>["items"][number];
+export type ScriptType = Script["scriptType"];
+export type ApiKey = Ok<paths["/api/user/api_keys"]["get"]>[number];
+export type ApiKeyCreated = Ok<paths["/api/user/api_keys"]["post"]>;
+export type NotificationDestination = Ok<paths["/api/user/notification_email"]["put"]>;
+export type Settings = Ok<paths["/api/user/settings"]["get"]>;
+
+/** Timestamps are unix seconds; the document types them loosely (string | number). */
+export type Timestamp = string | number;
+
+/** The common list query (supplement §1), as the list endpoints accept it. */
+export interface ListQuery {
+  page?: string;
+  pageSize?: string;
+  sort?: string;
+  order?: string;
+  q?: string;
+  tags?: string;
+  globalTags?: string;
+}

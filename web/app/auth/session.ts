@@ -1,0 +1,38 @@
+// The signed-in user (GET /api/auth/session): `null` when signed out, so routes can tell the two apart. The probe
+// answers 200 either way, so a signed-out page load logs no failed request.
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { api, call } from "../../api/client";
+import type { Status, User } from "../../api/types";
+
+export const SELF_KEY = ["self"] as const;
+
+export function useSelf() {
+  return useQuery<User | null>({
+    queryKey: SELF_KEY,
+    queryFn: async () => (await call(api.GET("/api/auth/session"))) ?? null,
+    staleTime: 60_000,
+  });
+}
+
+/** Server status: version, level (banner when unavailable) and optional features (mail, sign-up). */
+export function useStatus() {
+  return useQuery<Status>({ queryKey: ["status"], queryFn: () => call(api.GET("/api/status")), staleTime: 60_000 });
+}
+
+/** After sign-in, sign-up or recovery: the user is known, and every cached answer of a previous user is dropped. */
+export function useSignedIn() {
+  const qc = useQueryClient();
+  return (user: User) => {
+    qc.clear();
+    qc.setQueryData(SELF_KEY, user);
+  };
+}
+
+export function useSignOut() {
+  const qc = useQueryClient();
+  return async () => {
+    await call(api.POST("/api/auth/signout")).catch(() => undefined);
+    qc.clear();
+    qc.setQueryData(SELF_KEY, null);
+  };
+}

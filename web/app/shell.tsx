@@ -1,0 +1,99 @@
+// The app shell: header (menu button on narrow screens, name, theme switch, account menu), navigation by area, and
+// the page. The navigation collapses into a drawer below the `sm` breakpoint and closes after a choice.
+import { Alert, AppShell, Burger, Group, Menu, NavLink, ScrollArea, Stack, Text, UnstyledButton } from "@mantine/core";
+import { useDisclosure } from "@mantine/hooks";
+import type { ReactNode } from "react";
+import { Link, useLocation } from "wouter";
+import { useSelf, useSignOut, useStatus } from "./auth/session";
+import { NAV, SETTINGS } from "./nav";
+import { ThemeToggle } from "./theme-toggle";
+import { useThemeSync } from "./use-theme-setting";
+
+const isActive = (location: string, path: string) => location === path || location.startsWith(`${path}/`);
+
+export function Shell({ children }: { children: ReactNode }) {
+  const [opened, { toggle, close }] = useDisclosure(false);
+  const [location, navigate] = useLocation();
+  const self = useSelf();
+  const status = useStatus();
+  const signOut = useSignOut();
+  useThemeSync();
+
+  const link = (label: string, path: string) => (
+    <NavLink
+      key={path}
+      component={Link}
+      href={path}
+      label={label}
+      active={isActive(location, path)}
+      aria-current={isActive(location, path) ? "page" : undefined}
+      onClick={close}
+    />
+  );
+
+  return (
+    <AppShell header={{ height: 52 }} navbar={{ width: 240, breakpoint: "sm", collapsed: { mobile: !opened } }} padding="md">
+      <AppShell.Header>
+        <Group h="100%" px="md" justify="space-between" wrap="nowrap">
+          <Group gap="sm" wrap="nowrap">
+            <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label={opened ? "Close navigation" : "Open navigation"} />
+            <UnstyledButton component={Link} href="/" fw={700} fz="lg" aria-label="Secbox home">
+              Secbox
+            </UnstyledButton>
+          </Group>
+          <Group gap="xs" wrap="nowrap">
+            <ThemeToggle />
+            <Menu position="bottom-end" withinPortal>
+              <Menu.Target>
+                <UnstyledButton aria-label={`Account menu: ${self.data?.email ?? ""}`} px="xs" py={4} style={{ borderRadius: 4 }}>
+                  <Text size="sm" truncate maw={{ base: 120, sm: 260 }}>
+                    {self.data?.email}
+                  </Text>
+                </UnstyledButton>
+              </Menu.Target>
+              <Menu.Dropdown>
+                <Menu.Label>{self.data?.email}</Menu.Label>
+                <Menu.Item onClick={() => navigate("/settings")}>Settings</Menu.Item>
+                <Menu.Item
+                  onClick={async () => {
+                    await signOut();
+                    navigate("/signin");
+                  }}
+                >
+                  Sign out
+                </Menu.Item>
+              </Menu.Dropdown>
+            </Menu>
+          </Group>
+        </Group>
+      </AppShell.Header>
+
+      <AppShell.Navbar aria-label="Main navigation">
+        <AppShell.Section grow component={ScrollArea} p="xs">
+          <Stack gap="sm">
+            {NAV.map((area) => (
+              <div key={area.label}>
+                <Text size="xs" fw={700} tt="uppercase" c="dimmed" px="sm" pb={4} component="h2">
+                  {area.label}
+                </Text>
+                {area.items.map((item) => link(item.label, item.path))}
+              </div>
+            ))}
+          </Stack>
+        </AppShell.Section>
+        <AppShell.Section p="xs" style={{ borderTop: "1px solid var(--app-shell-border-color)" }}>
+          {link(SETTINGS.label, SETTINGS.path)}
+        </AppShell.Section>
+      </AppShell.Navbar>
+
+      <AppShell.Main>
+        {status.data?.level === "unavailable" && (
+          <Alert color="orange" mb="md" title="Service marked unavailable">
+            The operator has marked this server as unavailable; some things may not work as expected.
+          </Alert>
+        )}
+        {children}
+      </AppShell.Main>
+    </AppShell>
+  );
+}

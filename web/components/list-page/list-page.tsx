@@ -1,0 +1,188 @@
+// The one list-page pattern every resource uses: header with the create action, `q` search, tag filter (any/all),
+// a server-side paged and sorted table, row actions (edit, duplicate, copy id, delete with confirmation), and
+// loading, error and empty states. All of its state is in the URL (use-list-state.ts).
+import { ActionIcon, Button, Group, Menu, MultiSelect, SegmentedControl, Stack, TextInput, VisuallyHidden } from "@mantine/core";
+import { useDebouncedCallback } from "@mantine/hooks";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { DataTable, type DataTableColumn } from "mantine-datatable";
+import { useEffect, useState, type ReactNode } from "react";
+import type { ListQuery } from "../../api/types";
+import { copyWithToast } from "../copy-button";
+import { PageHeader } from "../page-header";
+import { EmptyState, ErrorState } from "../states";
+import { useAllTags } from "../tags/use-all-tags";
+import { PAGE_SIZES, toListQuery, type ListState } from "./use-list-state";
+
+export interface ListRow {
+  id: string;
+  name: string;
+}
+
+export interface ListPageProps<T extends ListRow> {
+  title: string;
+  description: ReactNode;
+  /** Query key root of the resource ("tags"); mutations invalidate it. */
+  resource: string;
+  /** "tag", "secret": used in labels and confirmations. */
+  noun: string;
+  fetchPage: (q: ListQuery) => Promise<{ items: T[]; total: number | string }>;
+  columns: DataTableColumn<T>[];
+  taggable?: boolean;
+  state: ListState;
+  update: (patch: Partial<ListState>, opts?: { replace?: boolean }) => void;
+  empty: { title: string; body: ReactNode };
+  onDelete: (row: T) => void;
+  /** Extra header actions next to the create button. */
+  actions?: ReactNode;
+  /** Where create/edit/duplicate go when not to this page's dialog (e.g. a full-page editor). */
+  onCreate?: () => void;
+  onEdit?: (row: T) => void;
+  onDuplicate?: (row: T) => void;
+}
+
+function RowActions<T extends ListRow>({ row, noun, onEdit, onDuplicate, onDelete }: { row: T; noun: string; onEdit: (row: T) => void; onDuplicate: (row: T) => void; onDelete: (row: T) => void }) {
+  return (
+    <Menu position="bottom-end" withinPortal>
+      <Menu.Target>
+        <ActionIcon variant="subtle" color="gray" aria-label={`Actions for ${row.name}`}>
+          <span aria-hidden="true" style={{ fontSize: 18, lineHeight: 1 }}>
+            ⋯
+          </span>
+        </ActionIcon>
+      </Menu.Target>
+      <Menu.Dropdown>
+        <Menu.Item onClick={() => onEdit(row)}>Edit</Menu.Item>
+        <Menu.Item onClick={() => onDuplicate(row)}>Duplicate</Menu.Item>
+        <Menu.Item onClick={() => copyWithToast(row.id, "ID")}>Copy ID</Menu.Item>
+        <Menu.Divider />
+        <Menu.Item color="red" onClick={() => onDelete(row)}>
+          Delete {noun}
+        </Menu.Item>
+      </Menu.Dropdown>
+    </Menu>
+  );
+}
+
+export function ListPage<T extends ListRow>(props: ListPageProps<T>) {
+  const { state, update, noun } = props;
+  const query = toListQuery(state);
+  const list = useQuery({
+    queryKey: [props.resource, "list", query],
+    queryFn: () => props.fetchPage(query),
+    placeholderData: keepPreviousData,
+  });
+  const tags = useAllTags();
+  const [search, setSearch] = useState(state.q);
+  const pushSearch = useDebouncedCallback((q: string) => update({ q }, { replace: true }), 300);
+  useEffect(() => setSearch(state.q), [state.q]);
+
+  const total = Number(list.data?.total ?? 0);
+  const items = list.data?.items ?? [];
+  // A page past the end (after deletes, or an old link): go to the last page that has items.
+  useEffect(() => {
+    if (list.data && items.length === 0 && total > 0 && state.page > 1) update({ page: Math.ceil(total / state.pageSize) }, { replace: true });
+  });
+
+  const filtered = state.q.trim() !== "" || state.tags.length > 0;
+  const onCreate = props.onCreate ?? (() => update({ dialog: { mode: "create" } }));
+  const onEdit = props.onEdit ?? ((row: T) => update({ dialog: { mode: "edit", id: row.id } }));
+  const onDuplicate = props.onDuplicate ?? ((row: T) => update({ dialog: { mode: "duplicate", id: row.id } }));
+  const createButton = <Button onClick={onCreate}>New {noun}</Button>;
+  const columns: DataTableColumn<T>[] = [
+    ...props.columns,
+    {
+      accessor: "actions",
+      title: <VisuallyHidden>Actions</VisuallyHidden>,
+      textAlign: "right",
+      width: 60,
+      render: (row) => <RowActions row={row} noun={noun} onEdit={onEdit} onDuplicate={onDuplicate} onDelete={props.onDelete} />,
+    },
+  ];
+
+  let body: ReactNode;
+  if (list.isError && !list.data) body = <ErrorState error={list.error} onRetry={() => list.refetch()} title={`Could not load the ${noun} list`} />;
+  else if (list.data && total === 0 && !filtered) body = <EmptyState title={props.empty.title} action={createButton}>{props.empty.body}</EmptyState>;
+  else
+    body = (
+      <DataTable<T>
+        withTableBorder
+        borderRadius="sm"
+        highlightOnHover
+        minHeight={items.length === 0 ? 180 : undefined}
+        records={items}
+        columns={columns}
+        fetching={list.isFetching}
+        loadingText="Loading"
+        noRecordsText={filtered ? `No ${noun} matches these filters` : `No ${noun}s yet`}
+        totalRecords={total}
+        recordsPerPage={state.pageSize}
+        page={state.page}
+        onPageChange={(page) => update({ page })}
+        recordsPerPageOptions={PAGE_SIZES}
+        onRecordsPerPageChange={(pageSize) => update({ pageSize })}
+        recordsPerPageLabel="Per page"
+        paginationText={({ from, to, totalRecords }) => `${from}–${to} of ${totalRecords}`}
+        getPaginationControlProps={(control) => ({ "aria-label": `${control[0]!.toUpperCase()}${control.slice(1)} page` })}
+        sortStatus={{ columnAccessor: state.sort as keyof T & string, direction: state.order }}
+        onSortStatusChange={(s) => update({ sort: String(s.columnAccessor), order: s.direction })}
+      />
+    );
+
+  return (
+    <Stack gap="sm">
+      <PageHeader
+        title={props.title}
+        description={props.description}
+        actions={
+          <>
+            {props.actions}
+            {createButton}
+          </>
+        }
+      />
+      {(total > 0 || filtered) && (
+        <Group gap="sm" align="flex-end" wrap="wrap">
+          <TextInput
+            label="Search"
+            placeholder="Name or exact ID"
+            value={search}
+            onChange={(e) => {
+              setSearch(e.currentTarget.value);
+              pushSearch(e.currentTarget.value);
+            }}
+            style={{ flex: "1 1 220px" }}
+            maw={360}
+          />
+          {props.taggable && (
+            <>
+              <MultiSelect
+                label="Tags"
+                placeholder={state.tags.length ? undefined : "Any tag"}
+                data={(tags.data ?? []).map((t) => ({ value: t.id, label: t.name }))}
+                value={state.tags}
+                onChange={(ids) => update({ tags: ids })}
+                searchable
+                clearable
+                style={{ flex: "1 1 220px" }}
+                maw={360}
+                comboboxProps={{ withinPortal: true }}
+              />
+              {state.tags.length > 1 && (
+                <SegmentedControl
+                  aria-label="Tag match"
+                  value={state.match}
+                  onChange={(v) => update({ match: v as "any" | "all" })}
+                  data={[
+                    { value: "any", label: "Any tag" },
+                    { value: "all", label: "All tags" },
+                  ]}
+                />
+              )}
+            </>
+          )}
+        </Group>
+      )}
+      {body}
+    </Stack>
+  );
+}
