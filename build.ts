@@ -12,13 +12,17 @@
 // Everything the server needs at run time is inside the binary:
 // - the SQL migrations (imported as text by src/platform/db/migrations/index.ts);
 // - the Swagger UI script and stylesheet of the offline API docs (file imports in src/platform/http/docs.ts);
-// - the web UI, once web/ exists (it will be bundled here and embedded the same way).
+// - the web UI: web/ is bundled first (src/platform/ui/build.ts: minified, code-split, hashed names, production
+//   React), each file precompressed with gzip -9 and brotli 11 into dist/ui/, and src/platform/ui/embedded.ts is
+//   replaced while compiling by a manifest with one `with { type: "file" }` import per file, so the binary serves
+//   the UI from inside itself and builds or reads nothing at run time.
 // The binary does not read .env or bunfig.toml from the directory it is started in: its configuration is only
 // the TOML file, SECBOX_* variables and flags (supplement §23).
 //
 // Options: --outfile PATH (default dist/secbox), --target bun-linux-x64|bun-linux-x64-baseline|bun-linux-arm64|...
-import { mkdirSync, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { buildUi } from "./src/platform/ui/build";
 import { parseArgs } from "node:util";
 
 const { values } = parseArgs({
@@ -32,6 +36,37 @@ const outfile = resolve(root, values.outfile!);
 mkdirSync(dirname(outfile), { recursive: true });
 
 const started = performance.now();
+
+// ---- the web UI -------------------------------------------------------------------------------------------------
+const uiDir = resolve(root, "dist/ui");
+rmSync(uiDir, { recursive: true, force: true });
+const uiFiles = await buildUi({ brotliQuality: 11, gzipLevel: 9 });
+const imports: string[] = [];
+const entries: string[] = [];
+uiFiles.forEach((f, i) => {
+  const base = join(uiDir, f.path);
+  mkdirSync(dirname(base), { recursive: true });
+  writeFileSync(base, f.raw);
+  imports.push(`import f${i} from ${JSON.stringify(base)} with { type: "file" };`);
+  const parts = [`path: ${JSON.stringify(f.path)}`, `type: ${JSON.stringify(f.type)}`, `raw: f${i}`];
+  for (const enc of ["gzip", "br"] as const) {
+    const bytes = f[enc];
+    if (!bytes) continue;
+    writeFileSync(`${base}.${enc === "gzip" ? "gz" : "br"}`, bytes);
+    imports.push(`import f${i}${enc} from ${JSON.stringify(`${base}.${enc === "gzip" ? "gz" : "br"}`)} with { type: "file" };`);
+    parts.push(`${enc}: f${i}${enc}`);
+  }
+  entries.push(`  { ${parts.join(", ")} },`);
+});
+const manifest = `${imports.join("\n")}\nexport const EMBEDDED_UI = [\n${entries.join("\n")}\n];\n`;
+const embeddedModule = resolve(root, "src/platform/ui/embedded.ts");
+const firstLoad = uiFiles.filter((f) => f.path === "/index.html" || /^\/assets\/index-.*\.(js|css)$/.test(f.path));
+const kib = (n: number) => (n / 1024).toFixed(1);
+console.log(
+  `web UI: ${uiFiles.length} files; first load (HTML + entry JS + CSS) ${kib(firstLoad.reduce((n, f) => n + (f.gzip ?? f.raw).byteLength, 0))} KiB gzip, ` +
+    `${kib(firstLoad.reduce((n, f) => n + (f.br ?? f.raw).byteLength, 0))} KiB brotli`,
+);
+
 const result = await Bun.build({
   // The sandbox worker is a separate entrypoint: Bun embeds it and the pool finds it at /$bunfs/root/sandbox/worker.js.
   entrypoints: [resolve(root, "src/main.ts"), resolve(root, "src/sandbox/worker.ts")],
@@ -46,6 +81,17 @@ const result = await Bun.build({
   bytecode: true,
   format: "esm",
   target: "bun",
+  plugins: [
+    {
+      name: "embed-web-ui",
+      setup(build) {
+        build.onLoad({ filter: /[\\/]src[\\/]platform[\\/]ui[\\/]embedded\.ts$/ }, (args) => {
+          if (resolve(args.path) !== embeddedModule) return undefined;
+          return { contents: manifest, loader: "ts" };
+        });
+      },
+    },
+  ],
 });
 
 if (!result.success) {

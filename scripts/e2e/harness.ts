@@ -25,6 +25,8 @@ export interface UiPage {
   requests: string[];
   /** console.error/warn messages, uncaught exceptions and failed requests. */
   problems: string[];
+  /** Responses with status >= 400, as "<status> <METHOD> <path>" (Chromium also logs each as a console error). */
+  httpErrors: string[];
 }
 
 export interface UiHarness {
@@ -91,9 +93,14 @@ export async function startUiHarness(opts: TestServerOptions = {}): Promise<UiHa
       const page = await context.newPage();
       await page.setViewport({ width: o.width ?? 1366, height: o.height ?? 768 });
       await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: o.colorScheme ?? "light" }]);
-      const ui: UiPage = { page, context, requests: [], problems: [] };
+      const ui: UiPage = { page, context, requests: [], problems: [], httpErrors: [] };
       page.on("request", (r: HTTPRequest) => ui.requests.push(r.url()));
+      page.on("response", (r) => {
+        if (r.status() >= 400) ui.httpErrors.push(`${r.status()} ${r.request().method()} ${new URL(r.url()).pathname}`);
+      });
       page.on("console", (m) => {
+        // Chromium's own line for an HTTP error status duplicates `httpErrors`, which tests check exactly.
+        if (/^Failed to load resource: the server responded with a status of \d+/.test(m.text())) return;
         if (m.type() === "error" || m.type() === "warn") ui.problems.push(`console.${m.type()}: ${m.text()}`);
       });
       page.on("pageerror", (e) => ui.problems.push(`page error: ${(e as Error).message ?? e}`));
@@ -113,10 +120,14 @@ export async function startUiHarness(opts: TestServerOptions = {}): Promise<UiHa
   };
 }
 
-/** Nothing left loopback, and the page logged no error or warning. */
-export function expectClean(ui: UiPage) {
+/**
+ * Nothing left loopback, the page logged no error or warning, and the only HTTP errors were the ones the test
+ * provoked on purpose (e.g. "401 POST /api/auth/signin").
+ */
+export function expectClean(ui: UiPage, expectedHttpErrors: string[] = []) {
   expect(ui.requests.filter((u) => !isLoopback(u))).toEqual([]);
   expect(ui.problems).toEqual([]);
+  expect(ui.httpErrors).toEqual(expectedHttpErrors);
 }
 
 /** axe-core, WCAG 2 A/AA: the serious and critical violations (expected to be none). */
@@ -148,8 +159,41 @@ export async function byRole(page: Page, role: string, name: string, timeout = 1
   return el;
 }
 
-export async function click(page: Page, role: string, name: string) {
-  await (await byRole(page, role, name)).click();
+/**
+ * Clicks `el` once nothing covers its centre: a closing Mantine modal's overlay keeps catching clicks for ~200 ms
+ * (ui.md), and a click there would land on the overlay instead.
+ */
+async function clickWhenOnTop(el: import("puppeteer-core").ElementHandle, timeout: number) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const onTop = await el.evaluate((e: any) => {
+      e.scrollIntoView({ block: "nearest", inline: "nearest" });
+      const r = e.getBoundingClientRect();
+      const hit = (globalThis as any).document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+      return hit !== null && (hit === e || e.contains(hit));
+    });
+    if (onTop) return el.click();
+    if (Date.now() > deadline) {
+      const what = await el.evaluate((e: any) => {
+        const r = e.getBoundingClientRect();
+        const hit = (globalThis as any).document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+        return `${e.tagName}.${e.className} "${String(e.textContent).slice(0, 40)}" covered by ${hit ? `${hit.tagName}.${hit.className}` : "nothing (off screen)"}`;
+      });
+      throw new Error(`element stays covered: ${what}`);
+    }
+    await sleep(50);
+  }
+}
+
+/** Clicks the element; a visually hidden input (SegmentedControl's radios) is clicked through its label. */
+export async function click(page: Page, role: string, name: string, timeout = 15_000) {
+  const el = await page.waitForSelector(`aria/${name}[role="${role}"]`, { timeout });
+  if (!el) throw new Error(`no ${role} named ${name}`);
+  if (await el.isVisible()) return clickWhenOnTop(el, timeout);
+  const id = (await el.evaluate((e: any) => String(e.id))) as string;
+  const label = id ? await page.$(`label[for="${id}"]`) : null;
+  if (!label) throw new Error(`${role} ${name} is hidden and has no label to click`);
+  await label.click();
 }
 
 /** Types into the textbox labelled `label` (replacing what is there). */
@@ -162,11 +206,23 @@ export async function fill(page: Page, label: string, value: string, role = "tex
 
 /** Mantine's modal overlay goes on catching clicks ~200 ms after closing: wait until no dialog is left. */
 export async function waitForDialogsClosed(page: Page, timeout = 15_000) {
-  await page.waitForFunction(`document.querySelectorAll(".mantine-Modal-overlay, [role=dialog]").length === 0`, { timeout });
+  try {
+    await page.waitForFunction(`document.querySelectorAll(".mantine-Modal-overlay, [role=dialog]").length === 0`, { timeout });
+  } catch (err) {
+    const left = await page.evaluate(`[...document.querySelectorAll(".mantine-Modal-overlay, [role=dialog]")].map(e => e.className + ": " + e.textContent.slice(0, 120))`);
+    throw new Error(`dialogs still open: ${JSON.stringify(left)}`, { cause: err });
+  }
 }
 
 export const path = (page: Page) => new URL(page.url()).pathname + new URL(page.url()).search;
 
 export function sleep(ms: number) {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Clicks a button inside the open dialog (confirmations reuse names like "Delete" that the page has too). */
+export async function clickInDialog(page: Page, name: string, timeout = 15_000) {
+  const dialog = await page.waitForSelector("[role=dialog]", { visible: true, timeout });
+  const button = await dialog!.waitForSelector(`aria/${name}[role="button"]`, { visible: true, timeout });
+  await clickWhenOnTop(button!, timeout);
 }

@@ -21,7 +21,7 @@ export function HomePage() {
                     {item.label}
                   </Anchor>
                   {!item.ready && (
-                    <Badge variant="light" color="gray" size="sm">
+                    <Badge variant="light" color="gray" size="sm" tt="none">
                       API only for now
                     </Badge>
                   )}

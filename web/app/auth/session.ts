@@ -1,6 +1,6 @@
 // The signed-in user (GET /api/auth/session): `null` when signed out, so routes can tell the two apart. The probe
 // answers 200 either way, so a signed-out page load logs no failed request.
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { api, call } from "../../api/client";
 import type { Status, User } from "../../api/types";
 
@@ -19,11 +19,20 @@ export function useStatus() {
   return useQuery<Status>({ queryKey: ["status"], queryFn: () => call(api.GET("/api/status")), staleTime: 60_000 });
 }
 
+/**
+ * Every cached answer except the session probe and the server status is dropped (it may be another user's).
+ * Not `clear()`: that would also drop the probe's query under its mounted observers, which then never see the
+ * new user.
+ */
+function forgetUserData(qc: QueryClient) {
+  qc.removeQueries({ predicate: (q) => q.queryKey[0] !== SELF_KEY[0] && q.queryKey[0] !== "status" });
+}
+
 /** After sign-in, sign-up or recovery: the user is known, and every cached answer of a previous user is dropped. */
 export function useSignedIn() {
   const qc = useQueryClient();
   return (user: User) => {
-    qc.clear();
+    forgetUserData(qc);
     qc.setQueryData(SELF_KEY, user);
   };
 }
@@ -32,7 +41,7 @@ export function useSignOut() {
   const qc = useQueryClient();
   return async () => {
     await call(api.POST("/api/auth/signout")).catch(() => undefined);
-    qc.clear();
     qc.setQueryData(SELF_KEY, null);
+    forgetUserData(qc);
   };
 }

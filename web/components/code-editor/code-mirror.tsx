@@ -55,6 +55,9 @@ export default function CodeMirrorEditor({ value, onChange, labelledBy, minHeigh
           // Tab indents; Escape then Tab leaves the editor (CodeMirror's keyboard escape hatch).
           keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...searchKeymap, ...historyKeymap, ...completionKeymap, indentWithTab]),
           javascript(),
+          // No horizontal scrolling region (a long line would need one, unreachable by keyboard: axe
+          // scrollable-region-focusable); lines wrap instead.
+          EditorView.lineWrapping,
           EditorState.readOnly.of(readOnly),
           EditorView.contentAttributes.of({ "aria-labelledby": labelledBy, "aria-multiline": "true", role: "textbox" }),
           EditorView.theme({ "&": { minHeight: `${minHeight}px`, fontSize: "13px" }, ".cm-scroller": { fontFamily: "var(--mantine-font-family-monospace)" } }),

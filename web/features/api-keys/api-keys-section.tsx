@@ -85,7 +85,7 @@ export function ApiKeysSection() {
                 </Table.Td>
                 <Table.Td>
                   {expired(k) ? (
-                    <Badge color="red" variant="light">
+                    <Badge color="red" variant="light" tt="none">
                       Expired
                     </Badge>
                   ) : (

@@ -105,7 +105,7 @@ function PendingPanel({ dest, onChange }: { dest: NotificationDestination; onCha
     <Stack gap="sm">
       <Group gap="xs">
         <Text size="sm">{dest.address}</Text>
-        <Badge color="yellow" variant="light">
+        <Badge color="yellow" variant="light" tt="none">
           Pending verification
         </Badge>
       </Group>
@@ -184,7 +184,7 @@ export function NotificationEmailSection() {
     body = (
       <Group gap="xs">
         <Text size="sm">{dest.data.address}</Text>
-        <Badge color="green" variant="light">
+        <Badge color="green" variant="light" tt="none">
           Verified
         </Badge>
       </Group>

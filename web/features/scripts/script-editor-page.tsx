@@ -143,8 +143,10 @@ function ScriptEditor({ existing, copyOf }: { existing?: Script; copyOf?: Script
                       await scriptsApi.remove(existing.id);
                       form.resetDirty();
                       notifySuccess(`Script “${existing.name}” deleted`);
-                      await qc.invalidateQueries({ queryKey: [SCRIPTS_KEY] });
+                      // Leave first and forget the deleted script (refetching it would be a 404), then refresh lists.
                       navigateSaved("/scripts", { replace: true });
+                      qc.removeQueries({ queryKey: [SCRIPTS_KEY, "one", existing.id] });
+                      await qc.invalidateQueries({ queryKey: [SCRIPTS_KEY, "list"] });
                     } catch (err) {
                       notifyError(err, "Could not delete the script");
                     }
