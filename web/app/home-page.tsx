@@ -16,12 +16,12 @@ export function HomePage() {
           <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }} spacing="sm">
             {area.items.map((item) => (
               <Card key={item.path} withBorder padding="md" radius="md">
-                <Group justify="space-between" wrap="nowrap" gap="xs">
+                <Group justify="space-between" wrap="nowrap" gap="xs" align="flex-start">
                   <Anchor component={Link} href={item.path} fw={600}>
                     {item.label}
                   </Anchor>
                   {!item.ready && (
-                    <Badge variant="light" color="gray" size="sm" tt="none">
+                    <Badge variant="light" color="gray" size="sm" tt="none" style={{ flexShrink: 0 }}>
                       API only for now
                     </Badge>
                   )}

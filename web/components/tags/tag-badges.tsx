@@ -5,7 +5,8 @@ import { HEX_COLOR, mantineColor } from "./colors";
 function backgroundHex(color: string, theme: MantineTheme): string {
   const c = mantineColor(color);
   if (HEX_COLOR.test(c)) return c.length === 4 ? `#${c[1]}${c[1]}${c[2]}${c[2]}${c[3]}${c[3]}` : c;
-  return theme.colors[c]?.[8] ?? "#495057";
+  // Shade 9: dark enough for white text on every palette colour but orange (which gets black).
+  return theme.colors[c]?.[9] ?? "#495057";
 }
 
 const luminance = (hex: string) => {

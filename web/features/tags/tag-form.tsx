@@ -61,7 +61,7 @@ export function TagForm({ opened, mode, initial, onSubmit, onClose }: { opened: 
           <Radio.Group label="Colour" {...form.getInputProps("color")}>
             <Stack gap={6} mt={4}>
               {TAG_COLORS.map((c) => (
-                <Radio key={c} value={c} label={<Group gap={8} wrap="nowrap"><ColorSwatch color={`var(--mantine-color-${mantineColor(c)}-filled)`} size={16} aria-hidden="true" /><Text size="sm">{TAG_COLOR_LABELS[c]}</Text></Group>} />
+                <Radio key={c} value={c} label={<Group gap={8} wrap="nowrap"><ColorSwatch color={`var(--mantine-color-${mantineColor(c)}-9)`} size={16} aria-hidden="true" style={{ border: "1px solid var(--mantine-color-default-border)" }} /><Text size="sm">{TAG_COLOR_LABELS[c]}</Text></Group>} />
               ))}
               <Radio value="custom" label="Custom colour" />
             </Stack>
