@@ -19,13 +19,5 @@ export type Settings = Ok<paths["/api/user/settings"]["get"]>;
 /** Timestamps are unix seconds; the document types them loosely (string | number). */
 export type Timestamp = string | number;
 
-/** The common list query (supplement §1), as the list endpoints accept it. */
-export interface ListQuery {
-  page?: string;
-  pageSize?: string;
-  sort?: string;
-  order?: string;
-  q?: string;
-  tags?: string;
-  globalTags?: string;
-}
+/** The common list query (supplement §1), as the list endpoints accept it (the tags list's, the plainest). */
+export type ListQuery = NonNullable<paths["/api/user/tags"]["get"]["parameters"]["query"]>;
