@@ -67,7 +67,7 @@ export function SecretForm({ mode, initial, onSubmit, onClose }: { mode: "create
               required={!editing}
               readOnly={editing}
               data-autofocus={!editing || undefined}
-              className="mono"
+              styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }}
               {...form.getInputProps("name")}
             />
             <Textarea
