@@ -5,8 +5,14 @@
 // Output: index.html at "/", everything else under /assets/ with a content hash in its name (immutable). React's
 // production build is selected through the NODE_ENV define (without it the development build ships, +71 KiB gz).
 // Lazy routes (the code editor) become separate chunks through `splitting`.
-import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import { resolve } from "node:path";
+import { promisify } from "node:util";
+import { brotliCompress, constants, gzip } from "node:zlib";
+
+// The asynchronous forms compress on libuv's thread pool: a server building its UI at start keeps answering
+// API requests meanwhile (the synchronous ones held the event loop for the whole ~1.7 MB).
+const gzipAsync = promisify(gzip);
+const brotliAsync = promisify(brotliCompress);
 
 export interface BuiltUiFile {
   /** URL path: "/index.html" or "/assets/<name>-<hash>.<ext>". */
@@ -39,26 +45,23 @@ export async function buildUi(opts: UiBuildOptions): Promise<BuiltUiFile[]> {
     define: { "process.env.NODE_ENV": JSON.stringify("production") },
   });
   if (!result.success) throw new Error(`web UI build failed:\n${result.logs.map(String).join("\n")}`);
-  const files: BuiltUiFile[] = [];
-  for (const out of result.outputs) {
-    const raw = new Uint8Array(await out.arrayBuffer());
-    let path = out.path.replace(/^\.\//, "/");
-    // With an HTML entrypoint Bun names the entry's script chunk "[name]-[hash]" under assets/ already; only the
-    // HTML itself sits at the root.
-    if (!path.startsWith("/")) path = `/${path}`;
-    const file: BuiltUiFile = { path, type: out.type, raw };
-    if (COMPRESSIBLE.test(out.type) && raw.byteLength > 256) {
-      const gzip = new Uint8Array(gzipSync(raw, { level: opts.gzipLevel }));
-      const br = new Uint8Array(
-        brotliCompressSync(raw, {
-          params: { [constants.BROTLI_PARAM_QUALITY]: opts.brotliQuality, [constants.BROTLI_PARAM_SIZE_HINT]: raw.byteLength },
-        }),
-      );
-      if (gzip.byteLength < raw.byteLength) file.gzip = gzip;
-      if (br.byteLength < raw.byteLength) file.br = br;
-    }
-    files.push(file);
-  }
+  const files = await Promise.all(
+    result.outputs.map(async (out): Promise<BuiltUiFile> => {
+      const raw = new Uint8Array(await out.arrayBuffer());
+      // "./index.html", "./assets/<name>-<hash>.<ext>" → URL paths.
+      const path = `/${out.path.replace(/^\.?\//, "")}`;
+      const file: BuiltUiFile = { path, type: out.type, raw };
+      if (COMPRESSIBLE.test(out.type) && raw.byteLength > 256) {
+        const [gz, br] = await Promise.all([
+          gzipAsync(raw, { level: opts.gzipLevel }),
+          brotliAsync(raw, { params: { [constants.BROTLI_PARAM_QUALITY]: opts.brotliQuality, [constants.BROTLI_PARAM_SIZE_HINT]: raw.byteLength } }),
+        ]);
+        if (gz.byteLength < raw.byteLength) file.gzip = new Uint8Array(gz);
+        if (br.byteLength < raw.byteLength) file.br = new Uint8Array(br);
+      }
+      return file;
+    }),
+  );
   if (!files.some((f) => f.path === "/index.html")) throw new Error("web UI build produced no index.html");
   return files;
 }

@@ -119,13 +119,20 @@ export async function handleUi(request: Request, log: Logger): Promise<Response>
   return indexResponse(request, assets, csp);
 }
 
-/** Starts loading (from a checkout: building) the UI in the background; `serve` calls it after it listens. */
-export function warmUi(log: Logger): void {
-  const started = performance.now();
-  uiAssets().then(
-    (a) => log.info(`web UI ready (${a.source}, ${a.files.size + 1} files) in ${Math.round(performance.now() - started)} ms`),
-    (err) => log.error("web UI build failed; the API still works", { error: String((err as Error)?.message ?? err) }),
-  );
+/**
+ * Starts loading (from a checkout: building) the UI in the background; `serve` calls it after it listens. The
+ * build waits `delayMs` so the API's first answers do not share the CPU with it (a UI request before then starts
+ * it at once); the binary's embedded UI only reads index.html.
+ */
+export function warmUi(log: Logger, delayMs = 250): void {
+  const timer = setTimeout(() => {
+    const started = performance.now();
+    uiAssets().then(
+      (a) => log.info(`web UI ready (${a.source}, ${a.files.size + 1} files) in ${Math.round(performance.now() - started)} ms`),
+      (err) => log.error("web UI build failed; the API still works", { error: String((err as Error)?.message ?? err) }),
+    );
+  }, delayMs);
+  timer.unref?.();
 }
 
 /** Answers UI paths before Elysia routes the request (GET and HEAD only; everything else stays the API's). */
