@@ -95,7 +95,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign out: ends the cookie's session and clears the cookie */
+        /** Sign out: ends the cookie's session and clears the cookie (a cross-site request does neither; still 204) */
         post: operations["postApiAuthSignout"];
         delete?: never;
         options?: never;
@@ -112,7 +112,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create an account and sign in (sets the session cookie) */
+        /**
+         * Create an account and sign in (sets the session cookie)
+         * @description Public sign-up does not prove the email. An email listed in security.operators gets an ordinary account (isOperator false) and a verification link by email; operator rights apply once that link is used. Without mail configured such an email is 403 SIGNUP_RESERVED.
+         */
         post: operations["postApiAuthSignup"];
         delete?: never;
         options?: never;
@@ -323,6 +326,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Search the caller's resources by name, id and content (names first, then ids, then content) */
+        post: operations["postApiSearch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/send_message": {
         parameters: {
             query?: never;
@@ -405,6 +425,57 @@ export interface paths {
         put?: never;
         /** Issue a new token for the key (the old one stops working at once) */
         post: operations["postApiUserApi_keysByApi_key_id_regenerate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user/data/_export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Export the caller's data as a downloadable file (§19.2), streamed */
+        post: operations["postApiUserData_export"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user/data/_import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Import a file: all or nothing (400 naming the type and sourceId, nothing changed) */
+        post: operations["postApiUserData_import"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user/data/_import_preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What an import of the file would do; an invalid file is 200 {valid: false, warnings} */
+        post: operations["postApiUserData_import_preview"];
         delete?: never;
         options?: never;
         head?: never;
@@ -621,6 +692,23 @@ export interface paths {
         get: operations["getApiUsers"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/_clone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Copy a user's data into a new user and return a recovery link (operator) */
+        post: operations["postApiUsers_clone"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1035,7 +1123,10 @@ export interface paths {
         /** List content security policies */
         get: operations["getApiWeb_securityCsp"];
         put?: never;
-        /** Create a policy from directives, a serialized policy, or a live URL (header or <meta>) */
+        /**
+         * Create a policy from directives, a serialized policy, or a live URL (header or <meta>)
+         * @description An import (serialized, remote) keeps what browsers keep and lists everything it dropped or changed in `warnings`.
+         */
         post: operations["postApiWeb_securityCsp"];
         delete?: never;
         options?: never;
@@ -1075,7 +1166,10 @@ export interface paths {
          * @description Shared access: X-User-Share-ID (alias X-Secbox-Share-ID) naming a share of this policy serves it anonymously.
          */
         get: operations["getApiWeb_securityCspByPolicy_id"];
-        /** Update a policy's name, directives (or content) and tags */
+        /**
+         * Update a policy's name, directives (or content) and tags
+         * @description 204 without a body; 200 {warnings} when imported content (serialized, remote) had something dropped or changed.
+         */
         put: operations["putApiWeb_securityCspByPolicy_id"];
         post?: never;
         /** Delete a policy (and its share) */
@@ -2236,6 +2330,53 @@ export interface operations {
             };
         };
     };
+    postApiSearch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description default 20; values above 100 become 100 */
+                    limit?: unknown;
+                    /** @description trimmed, at most 200 characters; case-insensitive substring of names and content, or an exact id */
+                    query?: unknown;
+                    /** @description subset of tag, secret, script, responder, certificateTemplate, privateKey, contentSecurityPolicy, pageTracker, apiTracker; default all */
+                    types?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {string} */
+                            matched: "name" | "id" | "content";
+                            name: string;
+                            /**
+                             * @default tag
+                             * @enum {string}
+                             */
+                            type: "tag" | "secret" | "script" | "responder" | "certificateTemplate" | "privateKey" | "contentSecurityPolicy" | "pageTracker" | "apiTracker";
+                            updatedAt: string | number;
+                        }[];
+                        /** @description all matches before limit */
+                        total: string | number;
+                    };
+                };
+            };
+        };
+    };
     postApiSend_message: {
         parameters: {
             query?: never;
@@ -2455,6 +2596,317 @@ export interface operations {
                         /** @description sbx_ak_ + 64 hex; shown only in this response */
                         token: string;
                         updatedAt: string | number;
+                    };
+                };
+            };
+        };
+    };
+    postApiUserData_export: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description type → {type: all | selected, ids?} (responders, pageTrackers, apiTrackers also includeHistory), settings: bool; absent = everything without history, settings included */
+                    include?: unknown;
+                    /** @description ≥ 8 characters; adds secret values (argon2id + AES-256-GCM, §19.2) */
+                    secretsPassphrase?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description the export file (§19.2) as an attachment secbox-export-<YYYYMMDD-HHMMSS>.json */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    postApiUserData_import: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description apply mode: type → [ids of the preview's toDelete] */
+                    applyDeletions?: unknown;
+                    /** @description the export file (§19.2), as a JSON object or its text */
+                    data?: unknown;
+                    /** @description default true */
+                    importSettings?: unknown;
+                    /** @description merge (default) | apply */
+                    mode?: unknown;
+                    /** @description needed when imported secrets carry values */
+                    secretsPassphrase?: unknown;
+                    /** @description type → [{sourceId, action: import | skip, conflictResolution?: rename | overwrite | skip}] */
+                    selections?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: {
+                            apiTrackers?: {
+                                deleted: string | number;
+                                imported: string | number;
+                                skipped: string | number;
+                                updated: string | number;
+                            };
+                            certificateTemplates?: {
+                                deleted: string | number;
+                                imported: string | number;
+                                skipped: string | number;
+                                updated: string | number;
+                            };
+                            contentSecurityPolicies?: {
+                                deleted: string | number;
+                                imported: string | number;
+                                skipped: string | number;
+                                updated: string | number;
+                            };
+                            pageTrackers?: {
+                                deleted: string | number;
+                                imported: string | number;
+                                skipped: string | number;
+                                updated: string | number;
+                            };
+                            privateKeys?: {
+                                deleted: string | number;
+                                imported: string | number;
+                                skipped: string | number;
+                                updated: string | number;
+                            };
+                            responders?: {
+                                deleted: string | number;
+                                imported: string | number;
+                                skipped: string | number;
+                                updated: string | number;
+                            };
+                            scripts?: {
+                                deleted: string | number;
+                                imported: string | number;
+                                skipped: string | number;
+                                updated: string | number;
+                            };
+                            secrets?: {
+                                deleted: string | number;
+                                imported: string | number;
+                                skipped: string | number;
+                                updated: string | number;
+                            };
+                            settings: {
+                                imported: boolean;
+                            };
+                            tags?: {
+                                deleted: string | number;
+                                imported: string | number;
+                                skipped: string | number;
+                                updated: string | number;
+                            };
+                        };
+                        warnings: string[];
+                    };
+                };
+            };
+        };
+    };
+    postApiUserData_import_preview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the export file (§19.2), as a JSON object or its text */
+                    data?: unknown;
+                    /** @description merge (default) | apply */
+                    mode?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        summary: {
+                            apiTrackers?: {
+                                conflicts: {
+                                    /** Format: uuid */
+                                    existingId: string;
+                                    name: string;
+                                    renameAllowed: boolean;
+                                    /** Format: uuid */
+                                    sourceId: string;
+                                }[];
+                                total: string | number;
+                            };
+                            certificateTemplates?: {
+                                conflicts: {
+                                    /** Format: uuid */
+                                    existingId: string;
+                                    name: string;
+                                    renameAllowed: boolean;
+                                    /** Format: uuid */
+                                    sourceId: string;
+                                }[];
+                                total: string | number;
+                            };
+                            contentSecurityPolicies?: {
+                                conflicts: {
+                                    /** Format: uuid */
+                                    existingId: string;
+                                    name: string;
+                                    renameAllowed: boolean;
+                                    /** Format: uuid */
+                                    sourceId: string;
+                                }[];
+                                total: string | number;
+                            };
+                            pageTrackers?: {
+                                conflicts: {
+                                    /** Format: uuid */
+                                    existingId: string;
+                                    name: string;
+                                    renameAllowed: boolean;
+                                    /** Format: uuid */
+                                    sourceId: string;
+                                }[];
+                                total: string | number;
+                            };
+                            privateKeys?: {
+                                conflicts: {
+                                    /** Format: uuid */
+                                    existingId: string;
+                                    name: string;
+                                    renameAllowed: boolean;
+                                    /** Format: uuid */
+                                    sourceId: string;
+                                }[];
+                                total: string | number;
+                            };
+                            responders?: {
+                                conflicts: {
+                                    /** Format: uuid */
+                                    existingId: string;
+                                    name: string;
+                                    renameAllowed: boolean;
+                                    /** Format: uuid */
+                                    sourceId: string;
+                                }[];
+                                total: string | number;
+                            };
+                            scripts?: {
+                                conflicts: {
+                                    /** Format: uuid */
+                                    existingId: string;
+                                    name: string;
+                                    renameAllowed: boolean;
+                                    /** Format: uuid */
+                                    sourceId: string;
+                                }[];
+                                total: string | number;
+                            };
+                            secrets?: {
+                                conflicts: {
+                                    /** Format: uuid */
+                                    existingId: string;
+                                    name: string;
+                                    renameAllowed: boolean;
+                                    /** Format: uuid */
+                                    sourceId: string;
+                                }[];
+                                total: string | number;
+                            };
+                            settings?: {
+                                hasExisting: boolean;
+                                included: boolean;
+                            };
+                            tags?: {
+                                conflicts: {
+                                    /** Format: uuid */
+                                    existingId: string;
+                                    name: string;
+                                    renameAllowed: boolean;
+                                    /** Format: uuid */
+                                    sourceId: string;
+                                }[];
+                                total: string | number;
+                            };
+                        };
+                        /** @description apply mode only */
+                        toDelete?: {
+                            apiTrackers?: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            }[];
+                            certificateTemplates?: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            }[];
+                            contentSecurityPolicies?: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            }[];
+                            pageTrackers?: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            }[];
+                            privateKeys?: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            }[];
+                            responders?: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            }[];
+                            scripts?: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            }[];
+                            secrets?: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            }[];
+                            tags?: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            }[];
+                        };
+                        valid: boolean;
+                        version?: string | number;
+                        warnings: string[];
                     };
                 };
             };
@@ -3231,6 +3683,126 @@ export interface operations {
                             startedAt: string | number;
                             /** @description basic | standard | professional | ultimate */
                             tier: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postApiUsers_clone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description default true */
+                    copySubscription?: unknown;
+                    /** @description {email, handle?} */
+                    destination?: unknown;
+                    /** @description default true */
+                    includeHistory?: unknown;
+                    /** @description seconds, 60..604800, default 3600 */
+                    recoveryLinkExpiresIn?: unknown;
+                    /** @description {email} or {id} */
+                    source?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        recoveryLink: {
+                            expiresAt: string | number;
+                            url: string;
+                        };
+                        summary: {
+                            results: {
+                                apiTrackers?: {
+                                    deleted: string | number;
+                                    imported: string | number;
+                                    skipped: string | number;
+                                    updated: string | number;
+                                };
+                                certificateTemplates?: {
+                                    deleted: string | number;
+                                    imported: string | number;
+                                    skipped: string | number;
+                                    updated: string | number;
+                                };
+                                contentSecurityPolicies?: {
+                                    deleted: string | number;
+                                    imported: string | number;
+                                    skipped: string | number;
+                                    updated: string | number;
+                                };
+                                pageTrackers?: {
+                                    deleted: string | number;
+                                    imported: string | number;
+                                    skipped: string | number;
+                                    updated: string | number;
+                                };
+                                privateKeys?: {
+                                    deleted: string | number;
+                                    imported: string | number;
+                                    skipped: string | number;
+                                    updated: string | number;
+                                };
+                                responders?: {
+                                    deleted: string | number;
+                                    imported: string | number;
+                                    skipped: string | number;
+                                    updated: string | number;
+                                };
+                                scripts?: {
+                                    deleted: string | number;
+                                    imported: string | number;
+                                    skipped: string | number;
+                                    updated: string | number;
+                                };
+                                secrets?: {
+                                    deleted: string | number;
+                                    imported: string | number;
+                                    skipped: string | number;
+                                    updated: string | number;
+                                };
+                                settings: {
+                                    imported: boolean;
+                                };
+                                tags?: {
+                                    deleted: string | number;
+                                    imported: string | number;
+                                    skipped: string | number;
+                                    updated: string | number;
+                                };
+                            };
+                            warnings: string[];
+                        };
+                        /** @description User */
+                        user: {
+                            createdAt: string | number;
+                            email: string;
+                            handle: string;
+                            /** Format: uuid */
+                            id: string;
+                            isActivated: boolean;
+                            isOperator: boolean;
+                            subscription: {
+                                endsAt?: string | number;
+                                startedAt: string | number;
+                                /** @description basic | standard | professional | ultimate */
+                                tier: string;
+                            };
                         };
                     };
                 };
@@ -4549,7 +5121,7 @@ export interface operations {
                         items: {
                             createdAt: string | number;
                             directives: {
-                                /** @description one of default-src, child-src, connect-src, font-src, frame-src, img-src, manifest-src, media-src, object-src, script-src, script-src-elem, script-src-attr, style-src, style-src-elem, style-src-attr, worker-src, base-uri, form-action, frame-ancestors, report-uri, sandbox, upgrade-insecure-requests, webrtc, require-trusted-types-for, trusted-types, report-to */
+                                /** @description one of default-src, child-src, connect-src, font-src, frame-src, fenced-frame-src, img-src, manifest-src, media-src, object-src, script-src, script-src-elem, script-src-attr, style-src, style-src-elem, style-src-attr, worker-src, base-uri, form-action, frame-ancestors, report-uri, sandbox, upgrade-insecure-requests, webrtc, require-trusted-types-for, trusted-types, report-to */
                                 name: string;
                                 /** @description values; absent for upgrade-insecure-requests */
                                 value?: string[];
@@ -4599,7 +5171,7 @@ export interface operations {
                     "application/json": {
                         createdAt: string | number;
                         directives: {
-                            /** @description one of default-src, child-src, connect-src, font-src, frame-src, img-src, manifest-src, media-src, object-src, script-src, script-src-elem, script-src-attr, style-src, style-src-elem, style-src-attr, worker-src, base-uri, form-action, frame-ancestors, report-uri, sandbox, upgrade-insecure-requests, webrtc, require-trusted-types-for, trusted-types, report-to */
+                            /** @description one of default-src, child-src, connect-src, font-src, frame-src, fenced-frame-src, img-src, manifest-src, media-src, object-src, script-src, script-src-elem, script-src-attr, style-src, style-src-elem, style-src-attr, worker-src, base-uri, form-action, frame-ancestors, report-uri, sandbox, upgrade-insecure-requests, webrtc, require-trusted-types-for, trusted-types, report-to */
                             name: string;
                             /** @description values; absent for upgrade-insecure-requests */
                             value?: string[];
@@ -4613,6 +5185,8 @@ export interface operations {
                             name: string;
                         }[];
                         updatedAt: string | number;
+                        /** @description what the import (serialized text or remote URL) dropped or changed, e.g. "script-src: dropped 'unsafe_inline' (unknown keyword)"; omitted when none */
+                        warnings?: string[];
                     };
                 };
             };
@@ -4644,7 +5218,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         findings: {
-                            /** @description stable token: missing-script-src, missing-object-src, missing-base-uri, unsafe-inline, unsafe-eval, wildcard-source, insecure-scheme, data-scheme, broad-scheme, plain-url-allowlist, known-bypass-host, permissive-base-uri, strict-dynamic-without-nonce, nonce-too-short, invalid-hash, unsafe-hashes, wasm-unsafe-eval, inline-speculation-rules, missing-frame-ancestors, deprecated-directive, no-reporting, unknown-keyword, unquoted-keyword, missing-semicolon, unknown-directive, ip-source */
+                            /** @description stable token: missing-script-src, missing-object-src, missing-base-uri, unsafe-inline, unsafe-eval, wildcard-source, insecure-scheme, data-scheme, broad-scheme, plain-url-allowlist, script-bypass-host, permissive-base-uri, strict-dynamic-without-nonce, nonce-too-short, invalid-hash, unsafe-hashes, wasm-unsafe-eval, inline-speculation-rules, missing-frame-ancestors, deprecated-directive, no-reporting, unknown-keyword, unquoted-keyword, missing-semicolon, unknown-directive, ip-source, unreadable-directive */
                             code: string;
                             /** @description the effective directive the finding is about (after default-src fallback) */
                             directive: string;
@@ -4680,7 +5254,7 @@ export interface operations {
                         policy: {
                             createdAt: string | number;
                             directives: {
-                                /** @description one of default-src, child-src, connect-src, font-src, frame-src, img-src, manifest-src, media-src, object-src, script-src, script-src-elem, script-src-attr, style-src, style-src-elem, style-src-attr, worker-src, base-uri, form-action, frame-ancestors, report-uri, sandbox, upgrade-insecure-requests, webrtc, require-trusted-types-for, trusted-types, report-to */
+                                /** @description one of default-src, child-src, connect-src, font-src, frame-src, fenced-frame-src, img-src, manifest-src, media-src, object-src, script-src, script-src-elem, script-src-attr, style-src, style-src-elem, style-src-attr, worker-src, base-uri, form-action, frame-ancestors, report-uri, sandbox, upgrade-insecure-requests, webrtc, require-trusted-types-for, trusted-types, report-to */
                                 name: string;
                                 /** @description values; absent for upgrade-insecure-requests */
                                 value?: string[];
@@ -4733,7 +5307,30 @@ export interface operations {
                 };
             };
         };
-        responses: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description what the import (serialized text or remote URL) dropped or changed, e.g. "script-src: dropped 'unsafe_inline' (unknown keyword)"; omitted when none */
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    description: unknown;
+                    type: unknown;
+                };
+            };
+        };
     };
     deleteApiWeb_securityCspByPolicy_id: {
         parameters: {
