@@ -1,5 +1,6 @@
 // Builds the application: services from the runtime, then the Elysia app (platform plugins + every
-// feature's routes), then the HTTP server.
+// feature's routes), then the HTTP server. Route plugins receive only the services they use (each feature's
+// `*RoutesDeps`); no feature imports this file, so this is the one place that knows every service.
 import { Elysia } from "elysia";
 import { authPlugin } from "./platform/auth/plugin";
 import { docsPlugin } from "./platform/http/docs";
@@ -90,27 +91,29 @@ export function createServices(rt: Runtime) {
 export type Services = ReturnType<typeof createServices>;
 
 export function createApp(services: Services) {
-  const { rt } = services;
+  const { rt, auth } = services;
+  const trustProxy = rt.config.server.trust_proxy;
+  // Each feature's routes get exactly the services they use: this is the one place that knows them all.
   return new Elysia({ name: "secbox" })
     // The web UI: GET/HEAD of paths outside /api and /api-docs (platform/ui/serve.ts).
     .use(uiPlugin(rt.log))
     .use(httpPlugin({ maxBodyBytes: rt.config.server.max_body_bytes, maxImportBytes: rt.config.server.max_import_bytes }, rt.log))
     .use(docsPlugin())
-    .use(statusRoutes(services))
-    .use(usersRoutes(services))
-    .use(apiKeysRoutes(services))
-    .use(tagsRoutes(services))
-    .use(secretsRoutes(services))
-    .use(scriptsRoutes(services))
-    .use(settingsRoutes(services))
-    .use(notificationEmailRoutes(services))
-    .use(messagesRoutes(services))
-    .use(certificatesRoutes(services))
-    .use(cspRoutes(services))
-    .use(respondersRoutes(services))
-    .use(trackersRoutes(services))
-    .use(userDataRoutes(services))
-    .use(searchRoutes(services));
+    .use(statusRoutes({ auth, status: services.status }))
+    .use(usersRoutes({ auth, users: services.users, trustProxy }))
+    .use(apiKeysRoutes({ auth, apiKeys: services.apiKeys }))
+    .use(tagsRoutes({ auth, tags: services.tags }))
+    .use(secretsRoutes({ auth, secrets: services.secrets }))
+    .use(scriptsRoutes({ auth, scripts: services.scripts }))
+    .use(settingsRoutes({ auth, settings: services.settings }))
+    .use(notificationEmailRoutes({ auth, notificationEmail: services.notificationEmail }))
+    .use(messagesRoutes({ auth, messages: services.messages, trustProxy }))
+    .use(certificatesRoutes({ auth, certificates: services.certificates }))
+    .use(cspRoutes({ auth, csp: services.csp }))
+    .use(respondersRoutes({ auth, responders: services.responders }))
+    .use(trackersRoutes({ auth, trackers: services.trackers }))
+    .use(userDataRoutes({ auth, userData: services.userData }))
+    .use(searchRoutes({ auth, search: services.search }));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -1,7 +1,8 @@
 // Routes of the api-keys feature: the caller's own keys (/api/user/api_keys, never with an API key) and the
 // operator route that mints a key for any user (supplement §5, §4.2).
 import { Elysia, t } from "elysia";
-import type { Services } from "../../app";
+import type { AuthPlugin } from "../../platform/auth/plugin";
+import type { ApiKeysService } from "./service";
 
 const NullableInt = t.Union([t.Integer(), t.Null()]);
 
@@ -35,7 +36,13 @@ const Name = t.String({ description: "1 to 128 characters after trimming, unique
 const ExpiresAt = t.Optional(t.Unknown({ description: "unix seconds in the future; absent or null = never" }));
 const ApiKeyCreateParams = t.Object({ name: Name, expiresAt: ExpiresAt });
 
-export const apiKeysRoutes = ({ auth, apiKeys }: Services) =>
+/** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
+export interface ApiKeysRoutesDeps {
+  auth: AuthPlugin;
+  apiKeys: ApiKeysService;
+}
+
+export const apiKeysRoutes = ({ auth, apiKeys }: ApiKeysRoutesDeps) =>
   new Elysia({ name: "feature/api-keys" })
     .use(auth)
     .get("/api/user/api_keys", ({ user }) => apiKeys.list(user.id), {

@@ -2,7 +2,8 @@
 // (supplement §12, interface "Certificates"). Shared operations (template GET and _generate) are declared
 // `auth: "shared"`: the share header or the owner's own credentials, never 401.
 import { Elysia, t } from "elysia";
-import type { Services } from "../../app";
+import type { AuthPlugin } from "../../platform/auth/plugin";
+import type { CertificatesService } from "./service";
 import { ListQuerySchema } from "../../platform/http/list-query";
 
 const TagRefSchema = t.Object({ id: t.String({ format: "uuid" }), name: t.String(), color: t.String() });
@@ -104,7 +105,13 @@ const FetchBody = t.Object({ url: u("https URL") });
 const detail = (summary: string, description?: string) => ({ tags: ["certificates"], summary, ...(description ? { description } : {}) });
 const SHARED = "Shared operation: works anonymously with the X-User-Share-ID header (alias X-Secbox-Share-ID) of a live share; 404 otherwise, never 401.";
 
-export const certificatesRoutes = ({ auth, certificates }: Services) =>
+/** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
+export interface CertificatesRoutesDeps {
+  auth: AuthPlugin;
+  certificates: CertificatesService;
+}
+
+export const certificatesRoutes = ({ auth, certificates }: CertificatesRoutesDeps) =>
   new Elysia({ name: "feature/certificates" })
     .use(auth)
     .post("/api/certificates/_fetch", ({ body }) => certificates.fetchChain(body), {

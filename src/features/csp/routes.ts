@@ -1,6 +1,7 @@
 // /api/web_security/csp: content security policies (supplement §13), sharing (§12.6) and the evaluator.
 import { Elysia, t } from "elysia";
-import type { Services } from "../../app";
+import type { AuthPlugin } from "../../platform/auth/plugin";
+import type { CspService } from "./service";
 import { ListQuerySchema } from "../../platform/http/list-query";
 import { DIRECTIVE_NAMES } from "./directives";
 import { CHECKS, SEVERITIES } from "./evaluate";
@@ -82,7 +83,13 @@ const EvaluateResponse = t.Object({ findings: t.Array(FindingSchema) });
 const IdParams = t.Object({ policy_id: t.String() });
 const SHARED = "Shared access: X-User-Share-ID (alias X-Secbox-Share-ID) naming a share of this policy serves it anonymously.";
 
-export const cspRoutes = ({ auth, csp }: Services) =>
+/** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
+export interface CspRoutesDeps {
+  auth: AuthPlugin;
+  csp: CspService;
+}
+
+export const cspRoutes = ({ auth, csp }: CspRoutesDeps) =>
   new Elysia({ name: "feature/csp" })
     .use(auth)
     .get("/api/web_security/csp", ({ user, query }) => csp.list(user.id, query), {

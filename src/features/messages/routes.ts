@@ -1,15 +1,24 @@
 // POST /api/send_message (authentication optional) and POST /api/users/email (operator).
 import { Elysia, t } from "elysia";
-import type { Services } from "../../app";
+import type { AuthPlugin } from "../../platform/auth/plugin";
+import type { MessagesService } from "./service";
 import { clientRateKey } from "../../platform/http/client-ip";
 
-export const messagesRoutes = ({ auth, messages, rt }: Services) =>
+/** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
+export interface MessagesRoutesDeps {
+  auth: AuthPlugin;
+  messages: MessagesService;
+  /** `server.trust_proxy`: the client IP of the send_message throttle comes from proxy headers. */
+  trustProxy: boolean;
+}
+
+export const messagesRoutes = ({ auth, messages, trustProxy }: MessagesRoutesDeps) =>
   new Elysia({ name: "feature/messages" })
     .use(auth)
     .post(
       "/api/send_message",
       async ({ body, request, server, principal, set }) => {
-        const ip = clientRateKey(request, server?.requestIP(request)?.address, rt.config.server.trust_proxy);
+        const ip = clientRateKey(request, server?.requestIP(request)?.address, trustProxy);
         await messages.sendContactMessage(body, ip, principal?.user?.email);
         set.status = 204;
       },

@@ -1,6 +1,7 @@
 // /api/user/notification_email* (user) and /api/notifications/unsubscribe (public, RFC 8058).
 import { Elysia, t } from "elysia";
-import type { Services } from "../../app";
+import type { AuthPlugin } from "../../platform/auth/plugin";
+import type { NotificationEmailService } from "./service";
 import { invalid } from "../../platform/http/errors";
 import { UNSUBSCRIBE_PAGE, UNSUBSCRIBE_PAGE_CSP } from "./unsubscribe-page";
 
@@ -18,7 +19,13 @@ const Destination = t.Object({
 
 const settingsDoc = (summary: string) => ({ tags: ["settings"], summary });
 
-export const notificationEmailRoutes = ({ auth, notificationEmail }: Services) =>
+/** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
+export interface NotificationEmailRoutesDeps {
+  auth: AuthPlugin;
+  notificationEmail: NotificationEmailService;
+}
+
+export const notificationEmailRoutes = ({ auth, notificationEmail }: NotificationEmailRoutesDeps) =>
   new Elysia({ name: "feature/notification-email" })
     .use(auth)
     .get(

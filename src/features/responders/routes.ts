@@ -1,7 +1,8 @@
 // /api/webhooks/responders: responder management, history, stats and HAR export (supplement §11.1–§11.2,
 // §11.10–§11.12). Hits on responder hosts never reach these routes (RespondersService.dispatch runs first).
 import { Elysia, t } from "elysia";
-import type { Services } from "../../app";
+import type { AuthPlugin } from "../../platform/auth/plugin";
+import type { RespondersService } from "./service";
 import { ListQuerySchema } from "../../platform/http/list-query";
 
 const TagRefSchema = t.Object({ id: t.String({ format: "uuid" }), name: t.String(), color: t.String() });
@@ -85,7 +86,13 @@ const ListQuery = t.Object({
 
 const detail = (summary: string) => ({ tags: ["webhooks"], summary });
 
-export const respondersRoutes = ({ auth, responders }: Services) =>
+/** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
+export interface RespondersRoutesDeps {
+  auth: AuthPlugin;
+  responders: RespondersService;
+}
+
+export const respondersRoutes = ({ auth, responders }: RespondersRoutesDeps) =>
   new Elysia({ name: "feature/responders" })
     .use(auth)
     .get("/api/webhooks/responders", ({ user, query }) => responders.list(user, query), {

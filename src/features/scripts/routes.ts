@@ -1,6 +1,7 @@
 // /api/user/scripts: the user's script library (supplement §8).
 import { Elysia, t } from "elysia";
-import type { Services } from "../../app";
+import type { AuthPlugin } from "../../platform/auth/plugin";
+import type { ScriptsService } from "./service";
 import { ListQuerySchema } from "../../platform/http/list-query";
 import { MAX_SCRIPT_BYTES, SCRIPT_TYPES } from "./service";
 
@@ -41,7 +42,13 @@ const UpdateBody = t.Object({
 
 const IdParams = t.Object({ script_id: t.String() });
 
-export const scriptsRoutes = ({ auth, scripts }: Services) =>
+/** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
+export interface ScriptsRoutesDeps {
+  auth: AuthPlugin;
+  scripts: ScriptsService;
+}
+
+export const scriptsRoutes = ({ auth, scripts }: ScriptsRoutesDeps) =>
   new Elysia({ name: "feature/scripts" })
     .use(auth)
     .get("/api/user/scripts", ({ user, query }) => scripts.list(user.id, query), {

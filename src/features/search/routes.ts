@@ -1,6 +1,7 @@
 // POST /api/search (supplement §20).
 import { Elysia, t } from "elysia";
-import type { Services } from "../../app";
+import type { AuthPlugin } from "../../platform/auth/plugin";
+import type { SearchService } from "./service";
 import { SEARCH_TYPES } from "./service";
 
 const TypeSchema = t.UnionEnum(SEARCH_TYPES);
@@ -25,7 +26,13 @@ const SearchResult = t.Object({
   total: t.Integer({ description: "all matches before limit" }),
 });
 
-export const searchRoutes = ({ auth, search }: Services) =>
+/** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
+export interface SearchRoutesDeps {
+  auth: AuthPlugin;
+  search: SearchService;
+}
+
+export const searchRoutes = ({ auth, search }: SearchRoutesDeps) =>
   new Elysia({ name: "feature/search" }).use(auth).post("/api/search", ({ user, body }) => search.search(user.id, body), {
     auth: "user",
     body: SearchBody,

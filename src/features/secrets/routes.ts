@@ -1,7 +1,8 @@
 // /api/user/secrets: secret CRUD (supplement §7, interface "User-owned resources"). Responses carry
 // metadata only, never a value; the response schemas strip anything else.
 import { Elysia, t } from "elysia";
-import type { Services } from "../../app";
+import type { AuthPlugin } from "../../platform/auth/plugin";
+import type { SecretsService } from "./service";
 import { ListQuerySchema } from "../../platform/http/list-query";
 
 const TagRefSchema = t.Object({ id: t.String({ format: "uuid" }), name: t.String(), color: t.String() });
@@ -29,7 +30,13 @@ const UpdateBody = t.Object({
 
 const detail = (summary: string) => ({ tags: ["secrets"], summary });
 
-export const secretsRoutes = ({ auth, secrets }: Services) =>
+/** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
+export interface SecretsRoutesDeps {
+  auth: AuthPlugin;
+  secrets: SecretsService;
+}
+
+export const secretsRoutes = ({ auth, secrets }: SecretsRoutesDeps) =>
   new Elysia({ name: "feature/secrets" })
     .use(auth)
     .get("/api/user/secrets", ({ user, query }) => secrets.list(user.id, query), {

@@ -1,6 +1,7 @@
 // /api/user/settings: per-user UI and notification preferences (supplement §9).
 import { Elysia, t } from "elysia";
-import type { Services } from "../../app";
+import type { AuthPlugin } from "../../platform/auth/plugin";
+import type { SettingsService } from "./service";
 
 const UserSettingsSchema = t.Object({
   "common.uiTheme": t.Optional(t.Union([t.Literal("light"), t.Literal("dark"), t.Literal("system")])),
@@ -17,7 +18,13 @@ const SetterSchema = t.Unknown({
   description: "setting key → new value, or null to remove it; unknown keys or invalid values → 400 and nothing is applied",
 });
 
-export const settingsRoutes = ({ auth, settings }: Services) =>
+/** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
+export interface SettingsRoutesDeps {
+  auth: AuthPlugin;
+  settings: SettingsService;
+}
+
+export const settingsRoutes = ({ auth, settings }: SettingsRoutesDeps) =>
   new Elysia({ name: "feature/settings" })
     .use(auth)
     .get("/api/user/settings", ({ user }) => settings.get(user.id), {

@@ -1,6 +1,7 @@
 // GET /api/status (public) and POST /api/status (operator).
 import { Elysia, t } from "elysia";
-import type { Services } from "../../app";
+import type { AuthPlugin } from "../../platform/auth/plugin";
+import type { StatusService } from "./service";
 
 const StatusSchema = t.Object({
   version: t.String(),
@@ -9,7 +10,13 @@ const StatusSchema = t.Object({
   features: t.Object({ mail: t.Boolean(), chromium: t.Boolean(), dsa: t.Boolean(), signup: t.Boolean() }),
 });
 
-export const statusRoutes = ({ status, auth }: Services) =>
+/** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
+export interface StatusRoutesDeps {
+  auth: AuthPlugin;
+  status: StatusService;
+}
+
+export const statusRoutes = ({ auth, status }: StatusRoutesDeps) =>
   new Elysia({ name: "feature/status" })
     .use(auth)
     .get("/api/status", () => status.get(), {

@@ -1,6 +1,7 @@
 // /api/user/tags: tag CRUD (supplement §6, interface "User-owned resources").
 import { Elysia, t } from "elysia";
-import type { Services } from "../../app";
+import type { AuthPlugin } from "../../platform/auth/plugin";
+import type { TagsService } from "./service";
 import { ListQuerySchema } from "../../platform/http/list-query";
 
 const TagSchema = t.Object({
@@ -20,7 +21,13 @@ const TagBody = t.Object({
 
 const detail = (summary: string) => ({ tags: ["tags"], summary });
 
-export const tagsRoutes = ({ auth, tags }: Services) =>
+/** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
+export interface TagsRoutesDeps {
+  auth: AuthPlugin;
+  tags: TagsService;
+}
+
+export const tagsRoutes = ({ auth, tags }: TagsRoutesDeps) =>
   new Elysia({ name: "feature/tags" })
     .use(auth)
     .get("/api/user/tags", ({ user, query }) => tags.list(user.id, query), {

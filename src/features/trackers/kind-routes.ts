@@ -3,7 +3,7 @@
 // routes.ts supplies what is its own (target schema, descriptions, and a plugin with its extra endpoints such as
 // `_test` and `_debug`, registered after `_logs_summary` so they come before `/:tracker_id`).
 import { Elysia, t, type AnyElysia, type TSchema } from "elysia";
-import type { Services } from "../../app";
+import type { AuthPlugin } from "../../platform/auth/plugin";
 import { ListQuerySchema } from "../../platform/http/list-query";
 import type { TrackerKindService } from "./kind-service";
 
@@ -52,7 +52,7 @@ export interface TrackerRoutesSpec<Target> {
   own: AnyElysia;
 }
 
-export function trackerRoutes<Target>({ auth }: Pick<Services, "auth">, spec: TrackerRoutesSpec<Target>) {
+export function trackerRoutes<Target>({ auth }: { auth: AuthPlugin }, spec: TrackerRoutesSpec<Target>) {
   const { base: BASE, service } = spec;
   const ConfigSchema = t.Object({
     revisions: t.Integer({ description: "revisions kept, 1..tier max_revisions" }),

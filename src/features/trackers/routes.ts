@@ -1,7 +1,8 @@
 // Routes of the trackers feature: `POST /api/scheduler/parse_schedule` (tag "scheduler"), the API trackers and the
 // page trackers (tag "web_scraping", api/routes.ts and page/routes.ts).
 import { Elysia, t } from "elysia";
-import type { Services } from "../../app";
+import type { AuthPlugin } from "../../platform/auth/plugin";
+import type { TrackersService } from "./service";
 import { apiTrackersRoutes } from "./api/routes";
 import { pageTrackersRoutes } from "./page/routes";
 
@@ -19,10 +20,16 @@ const ParseScheduleResult = t.Object({
   nextOccurrences: t.Array(t.Integer(), { description: "the next 5 occurrences, unix seconds" }),
 });
 
-export const trackersRoutes = (services: Services) =>
+/** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
+export interface TrackersRoutesDeps {
+  auth: AuthPlugin;
+  trackers: TrackersService;
+}
+
+export const trackersRoutes = ({ auth, trackers }: TrackersRoutesDeps) =>
   new Elysia({ name: "feature/trackers" })
-    .use(services.auth)
-    .post("/api/scheduler/parse_schedule", ({ user, body }) => services.trackers.parseSchedule(user, body), {
+    .use(auth)
+    .post("/api/scheduler/parse_schedule", ({ user, body }) => trackers.parseSchedule(user, body), {
       auth: "user",
       body: ParseScheduleBody,
       response: ParseScheduleResult,
@@ -31,5 +38,5 @@ export const trackersRoutes = (services: Services) =>
         summary: "Parse a cron schedule: minimum interval and next occurrences (400 INVALID_SCHEDULE / SCHEDULE_TOO_FREQUENT)",
       },
     })
-    .use(apiTrackersRoutes(services))
-    .use(pageTrackersRoutes(services));
+    .use(apiTrackersRoutes({ auth, trackers }))
+    .use(pageTrackersRoutes({ auth, trackers }));

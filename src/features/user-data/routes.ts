@@ -2,7 +2,8 @@
 // (§19.5). Bodies up to server.max_import_bytes (the http plugin's limit for /api/user/data/*).
 import { Elysia, t } from "elysia";
 import type { TOptional, TSchema } from "@sinclair/typebox";
-import type { Services } from "../../app";
+import type { AuthPlugin } from "../../platform/auth/plugin";
+import type { UserDataService } from "./service";
 import { UserSchema } from "../users/routes";
 import { cloneUser } from "./clone";
 
@@ -84,7 +85,13 @@ function streamOf(chunks: AsyncGenerator<string>): ReadableStream<Uint8Array> {
   });
 }
 
-export const userDataRoutes = ({ auth, userData }: Services) =>
+/** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
+export interface UserDataRoutesDeps {
+  auth: AuthPlugin;
+  userData: UserDataService;
+}
+
+export const userDataRoutes = ({ auth, userData }: UserDataRoutesDeps) =>
   new Elysia({ name: "feature/user-data" })
     .use(auth)
     .post(

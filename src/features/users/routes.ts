@@ -1,7 +1,8 @@
 // Routes of the users feature: browser auth (/api/auth/*), the current user, operator user administration
 // and subscriptions (supplement §3.3, §4).
 import { Elysia, t } from "elysia";
-import type { Services } from "../../app";
+import type { AuthPlugin } from "../../platform/auth/plugin";
+import type { UsersService } from "./service";
 import { isCrossSiteWrite } from "../../platform/auth/plugin";
 import { clientRateKey } from "../../platform/http/client-ip";
 
@@ -27,8 +28,15 @@ export const UserSchema = t.Object(
 
 const ErrorSchema = t.Object({ message: t.String(), code: t.Optional(t.String()) });
 
-export const usersRoutes = ({ auth, users, rt }: Services) => {
-  const trustProxy = rt.config.server.trust_proxy;
+/** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
+export interface UsersRoutesDeps {
+  auth: AuthPlugin;
+  users: UsersService;
+  /** `server.trust_proxy`: the client IP of the sign-in throttle comes from proxy headers. */
+  trustProxy: boolean;
+}
+
+export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
   return (
     new Elysia({ name: "feature/users" })
       .use(auth)

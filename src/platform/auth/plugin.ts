@@ -147,3 +147,6 @@ export function authPlugin(deps: AuthDeps) {
     },
   });
 }
+
+/** The auth plugin as route plugins receive it (its `auth` macro): `app.ts` builds it, features only `.use()` it. */
+export type AuthPlugin = ReturnType<typeof authPlugin>;

@@ -1,7 +1,7 @@
 // /api/web_scraping/api_trackers (interface "Web scraping: API trackers", supplement §15, §17): the endpoints every
 // kind has (kind-routes.ts) with the API target, plus `_test` and the pipeline's `_debug`.
 import { Elysia, t } from "elysia";
-import type { Services } from "../../../app";
+import type { TrackersRoutesDeps } from "../routes";
 import { DebugBody, detail, field, trackerRoutes } from "../kind-routes";
 
 const BASE = "/api/web_scraping/api_trackers";
@@ -34,7 +34,7 @@ const DebugSchema = t.Object({
   elapsedMs: t.Integer(),
 });
 
-export const apiTrackersRoutes = ({ auth, trackers }: Services) => {
+export const apiTrackersRoutes = ({ auth, trackers }: TrackersRoutesDeps) => {
   const api = trackers.api;
   const own = new Elysia({ name: "feature/trackers/api/own" })
     .use(auth)

@@ -1,7 +1,7 @@
 // /api/web_scraping/page_trackers (interface "Web scraping: page trackers", supplement §16, §17): the endpoints
 // every kind has (kind-routes.ts) with the page target, plus the Chromium `_debug`.
 import { Elysia, t } from "elysia";
-import type { Services } from "../../../app";
+import type { TrackersRoutesDeps } from "../routes";
 import { DebugBody, detail, trackerRoutes } from "../kind-routes";
 
 const BASE = "/api/web_scraping/page_trackers";
@@ -37,7 +37,7 @@ const DebugSchema = t.Object({
   elapsedMs: t.Integer(),
 });
 
-export const pageTrackersRoutes = ({ auth, trackers }: Services) => {
+export const pageTrackersRoutes = ({ auth, trackers }: TrackersRoutesDeps) => {
   const page = trackers.page;
   const own = new Elysia({ name: "feature/trackers/page/own" }).use(auth).post(`${BASE}/_debug`, ({ user, body }) => page.debug(user, body), {
     auth: "user",
