@@ -98,7 +98,7 @@ export function createApp(services: Services) {
     // The web UI: GET/HEAD of paths outside /api and /api-docs (platform/ui/serve.ts).
     .use(uiPlugin(rt.log))
     .use(httpPlugin({ maxBodyBytes: rt.config.server.max_body_bytes, maxImportBytes: rt.config.server.max_import_bytes }, rt.log))
-    .use(docsPlugin())
+    .use(docsPlugin({ publicUrl: rt.config.server.public_url, sessionCookie: rt.config.security.session_cookie }))
     .use(statusRoutes({ auth, status: services.status }))
     .use(usersRoutes({ auth, users: services.users, trustProxy }))
     .use(apiKeysRoutes({ auth, apiKeys: services.apiKeys }))

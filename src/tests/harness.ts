@@ -1,5 +1,6 @@
 // Test harness: a real server on loopback with a real SQLite file in a fresh temporary data directory.
-// Nothing of our own is mocked; tests talk HTTP to it.
+// Nothing of our own is mocked; tests talk HTTP to it. Every API response a test receives through ApiClient is
+// checked against the server's OpenAPI document (conformance.ts): a mismatch fails the test that caused it.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +10,7 @@ import type { Config } from "../config/schema";
 import { openRuntime } from "../platform/boot";
 import { createLogger } from "../platform/log";
 import type { Clock, Runtime } from "../platform/runtime";
+import { conformanceFor } from "./conformance";
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -48,6 +50,9 @@ export class ApiClient {
     }
     const res = await fetch(this.baseUrl + path, { method, headers, body, redirect: "manual" });
     const text = await res.text();
+    // Responder hits (a Host header of their own) answer by the responder's rules, not the API document.
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === "host"))
+      (await conformanceFor(this.baseUrl)).check(method, this.baseUrl + path, res.status, res.headers.get("content-type") ?? "", text);
     let json: any;
     try {
       json = text === "" ? undefined : JSON.parse(text);

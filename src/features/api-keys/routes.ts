@@ -2,39 +2,37 @@
 // operator route that mints a key for any user (supplement §5, §4.2).
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
+import { looseBody, Named, Nullable, op, T, UnixTime, Uuid } from "../../platform/http/contract";
 import type { ApiKeysService } from "./service";
 
-const NullableInt = t.Union([t.Integer(), t.Null()]);
-
-const UserApiKeySchema = t.Object(
-  {
-    id: t.String({ format: "uuid" }),
-    name: t.String(),
-    createdAt: t.Integer(),
-    updatedAt: t.Integer(),
-    expiresAt: NullableInt,
-    lastUsedAt: NullableInt,
-  },
-  { description: "UserApiKey" },
+const Members = {
+  id: Uuid(),
+  name: T.String(),
+  createdAt: UnixTime(),
+  updatedAt: UnixTime(),
+  expiresAt: Nullable(UnixTime(), { description: "unix seconds; null = never expires" }),
+  lastUsedAt: Nullable(UnixTime(), { description: "refreshed at most once per 60 s; null = never used" }),
+};
+export const UserApiKey = Named("UserApiKey", T.Object(Members));
+export const ApiKeyCreateResponse = Named(
+  "ApiKeyCreateResponse",
+  T.Object({ ...Members, token: T.String({ pattern: "^sbx_ak_[0-9a-f]{64}$", description: "the plaintext token: shown only in this response" }) }),
 );
 
-const ApiKeyCreateResponseSchema = t.Object(
-  {
-    id: t.String({ format: "uuid" }),
-    name: t.String(),
-    createdAt: t.Integer(),
-    updatedAt: t.Integer(),
-    expiresAt: NullableInt,
-    lastUsedAt: NullableInt,
-    token: t.String({ description: "sbx_ak_ + 64 hex; shown only in this response" }),
-  },
-  { description: "ApiKeyCreateResponse" },
+const Name = T.String({ minLength: 1, description: "1 to 128 characters after trimming, unique per user" });
+const ExpiresAt = T.Optional(Nullable(T.Integer({ description: "unix seconds in the future" })));
+export const ApiKeyCreateParams = Named("ApiKeyCreateParams", T.Object({ name: Name, expiresAt: ExpiresAt }));
+export const ApiKeyUpdateParams = Named("ApiKeyUpdateParams", T.Object({ name: Name }));
+export const ApiKeyRegenerateParams = Named(
+  "ApiKeyRegenerateParams",
+  T.Object({
+    expiresAt: T.Optional(Nullable(T.Integer(), { description: "absent keeps the current expiry, null removes it, unix seconds (in the future) replace it" })),
+  }),
 );
 
-const Name = t.String({ description: "1 to 128 characters after trimming, unique per user" });
-/** Validated by the service (integer unix seconds in the future) so a wrong type gets the field's message. */
-const ExpiresAt = t.Optional(t.Unknown({ description: "unix seconds in the future; absent or null = never" }));
-const ApiKeyCreateParams = t.Object({ name: Name, expiresAt: ExpiresAt });
+// Runtime schemas: Elysia checks that `name` is a string; the service checks the rest with the spec's messages.
+const CreateBody = t.Object({ name: t.String(), expiresAt: t.Optional(t.Unknown()) });
+const RenameBody = t.Object({ name: t.String() });
 
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface ApiKeysRoutesDeps {
@@ -42,13 +40,14 @@ export interface ApiKeysRoutesDeps {
   apiKeys: ApiKeysService;
 }
 
+const tags = ["api_keys"];
+
 export const apiKeysRoutes = ({ auth, apiKeys }: ApiKeysRoutesDeps) =>
   new Elysia({ name: "feature/api-keys" })
     .use(auth)
     .get("/api/user/api_keys", ({ user }) => apiKeys.list(user.id), {
       auth: "userNoApiKey",
-      response: { 200: t.Array(UserApiKeySchema) },
-      detail: { tags: ["api_keys"], summary: "List the caller's API keys (bare array, name ascending)" },
+      detail: op({ tags, summary: "List the caller's API keys (bare array, name ascending)", responses: { 200: T.Array(UserApiKey) } }),
     })
     .post(
       "/api/user/api_keys",
@@ -59,16 +58,21 @@ export const apiKeysRoutes = ({ auth, apiKeys }: ApiKeysRoutesDeps) =>
       },
       {
         auth: "userNoApiKey",
-        body: ApiKeyCreateParams,
-        response: { 201: ApiKeyCreateResponseSchema },
-        detail: { tags: ["api_keys"], summary: "Create an API key (the token is shown once)" },
+        body: CreateBody,
+        detail: op({
+          tags,
+          summary: "Create an API key (the token is shown once)",
+          body: ApiKeyCreateParams,
+          responses: { 201: ApiKeyCreateResponse },
+          errors: { 400: ["LIMIT_REACHED"], 409: ["DUPLICATE_NAME"] },
+          example: { name: "ci" },
+        }),
       },
     )
     .put("/api/user/api_keys/:api_key_id", ({ user, params, body }) => apiKeys.rename(user.id, params.api_key_id, body.name), {
       auth: "userNoApiKey",
-      body: t.Object({ name: Name }),
-      response: { 200: UserApiKeySchema },
-      detail: { tags: ["api_keys"], summary: "Rename an API key" },
+      body: RenameBody,
+      detail: op({ tags, summary: "Rename an API key", body: ApiKeyUpdateParams, responses: { 200: UserApiKey }, errors: { 409: ["DUPLICATE_NAME"] }, example: { name: "ci-2" } }),
     })
     .delete(
       "/api/user/api_keys/:api_key_id",
@@ -76,15 +80,17 @@ export const apiKeysRoutes = ({ auth, apiKeys }: ApiKeysRoutesDeps) =>
         await apiKeys.remove(user.id, params.api_key_id);
         set.status = 204;
       },
-      { auth: "userNoApiKey", detail: { tags: ["api_keys"], summary: "Delete an API key" } },
+      { auth: "userNoApiKey", detail: op({ tags, summary: "Delete an API key", responses: { 204: null } }) },
     )
     .post("/api/user/api_keys/:api_key_id/_regenerate", ({ user, params, body }) => apiKeys.regenerate(user.id, params.api_key_id, body), {
       auth: "userNoApiKey",
-      body: t.Object({
-        expiresAt: t.Optional(t.Unknown({ description: "absent keeps the current expiry, null removes it, unix seconds replace it" })),
+      body: looseBody(ApiKeyRegenerateParams),
+      detail: op({
+        tags,
+        summary: "Issue a new token for the key (the old one stops working at once)",
+        body: ApiKeyRegenerateParams,
+        responses: { 200: ApiKeyCreateResponse },
       }),
-      response: { 200: ApiKeyCreateResponseSchema },
-      detail: { tags: ["api_keys"], summary: "Issue a new token for the key (the old one stops working at once)" },
     })
     .post(
       "/api/users/:user_id/api_keys",
@@ -95,8 +101,14 @@ export const apiKeysRoutes = ({ auth, apiKeys }: ApiKeysRoutesDeps) =>
       },
       {
         auth: "operator",
-        body: ApiKeyCreateParams,
-        response: { 201: ApiKeyCreateResponseSchema },
-        detail: { tags: ["users"], summary: "Create an API key for a user (operator)" },
+        body: CreateBody,
+        detail: op({
+          tags: ["users"],
+          summary: "Create an API key for a user (operator)",
+          body: ApiKeyCreateParams,
+          responses: { 201: ApiKeyCreateResponse },
+          errors: { 400: ["LIMIT_REACHED"], 409: ["DUPLICATE_NAME"] },
+          example: { name: "provisioned" },
+        }),
       },
     );

@@ -1,109 +1,156 @@
 // /api/certificates: private keys, certificate templates (generation, sharing) and the remote chain fetch
 // (supplement §12, interface "Certificates"). Shared operations (template GET and _generate) are declared
 // `auth: "shared"`: the share header or the owner's own credentials, never 401.
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { CertificatesService } from "./service";
-import { ListQuerySchema } from "../../platform/http/list-query";
+import { looseBody, Named, Nullable, op, Opt, Page, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
+import { ListQueryParams, ListQuerySchema } from "../../platform/http/list-query";
+import { TaggedMembers, TagIdsParam } from "../tags/routes";
+import { CURVES, DSA_SIZES, RSA_SIZES, SIGNATURE_ALGORITHMS } from "./algorithms";
+import { EXTENDED_KEY_USAGES, KEY_USAGES } from "./attributes";
+import { KEY_EXPORT_FORMATS } from "./keys";
+import { GENERATE_FORMATS } from "./templates";
 
-const TagRefSchema = t.Object({ id: t.String({ format: "uuid" }), name: t.String(), color: t.String() });
-const AlgSchema = t.Object(
-  {
-    keyType: t.String({ description: "rsa, dsa, ecdsa or ed25519" }),
-    keySize: t.Optional(t.String({ description: 'rsa: "1024" | "2048" | "4096" | "8192"; dsa: "1024" | "2048"' })),
-    curve: t.Optional(t.String({ description: "ecdsa: secp256r1, secp384r1 or secp521r1" })),
-  },
-  { description: "Key algorithm (supplement §12.1)" },
+// ---- contract schemas (supplement §12) ----
+
+export const KeyAlgorithm = Named(
+  "KeyAlgorithm",
+  T.Union(
+    [
+      T.Object({ keyType: StringEnum(["rsa"]), keySize: StringEnum(RSA_SIZES) }),
+      T.Object({ keyType: StringEnum(["dsa"]), keySize: StringEnum(DSA_SIZES, { description: "needs an openssl program (else 400 ALGORITHM_UNAVAILABLE)" }) }),
+      T.Object({ keyType: StringEnum(["ecdsa"]), curve: StringEnum(CURVES) }),
+      T.Object({ keyType: StringEnum(["ed25519"]) }),
+    ],
+    { description: "key algorithm (supplement §12.1)" },
+  ),
 );
-const PrivateKeySchema = t.Object({
-  id: t.String({ format: "uuid" }),
-  name: t.String(),
-  alg: AlgSchema,
-  encrypted: t.Boolean({ description: "true when the key is protected by a passphrase" }),
-  tags: t.Array(TagRefSchema),
-  tagIds: t.Array(t.String({ format: "uuid" })),
-  createdAt: t.Integer(),
-  updatedAt: t.Integer(),
-});
-const AttributesSchema = t.Object(
-  {
-    // Limits in characters (code points), checked by the service: TypeBox's maxLength would count UTF-16 units.
-    commonName: t.Optional(t.String({ description: "at most 64 characters" })),
-    country: t.Optional(t.String({ description: "2 letters, upper-case" })),
-    stateOrProvince: t.Optional(t.String({ description: "at most 128 characters" })),
-    locality: t.Optional(t.String({ description: "at most 128 characters" })),
-    organization: t.Optional(t.String({ description: "at most 64 characters" })),
-    organizationalUnit: t.Optional(t.String({ description: "at most 64 characters" })),
-    keyAlgorithm: AlgSchema,
-    signatureAlgorithm: t.String({ description: "md5 (RSA), sha1/sha256 (RSA, DSA, ECDSA), sha384/sha512 (RSA, ECDSA), ed25519 (Ed25519)" }),
-    notValidBefore: t.Integer({ description: "unix seconds" }),
-    notValidAfter: t.Integer({ description: "unix seconds, after notValidBefore" }),
-    version: t.Integer({ description: "1, 2 or 3" }),
-    isCa: t.Boolean(),
-    keyUsage: t.Optional(t.Array(t.String())),
-    extendedKeyUsage: t.Optional(t.Array(t.String())),
-    subjectAltNames: t.Optional(t.Array(t.String(), { description: "IP, URI (contains ://), email (contains @) or DNS name; at most 100" })),
-  },
-  { description: "Certificate template attributes (supplement §12.3)" },
+export const PrivateKey = Named(
+  "PrivateKey",
+  T.Object({
+    id: Uuid(),
+    name: T.String(),
+    alg: KeyAlgorithm,
+    encrypted: T.Boolean({ description: "true when the key is protected by a passphrase" }),
+    ...TaggedMembers,
+    createdAt: UnixTime(),
+    updatedAt: UnixTime(),
+  }),
 );
-const TemplateSchema = t.Object({
-  id: t.String({ format: "uuid" }),
-  name: t.String(),
-  attributes: AttributesSchema,
-  tags: t.Array(TagRefSchema),
-  tagIds: t.Array(t.String({ format: "uuid" })),
-  createdAt: t.Integer(),
-  updatedAt: t.Integer(),
-});
-const UserShareSchema = t.Object({
-  id: t.String({ format: "uuid", description: "share id (UUID v4): send it as X-User-Share-ID" }),
-  resource: t.Object({ type: t.Literal("certificateTemplate"), templateId: t.String({ format: "uuid" }) }),
-  createdAt: t.Integer(),
-});
-const ExportedFileSchema = t.Object({
-  format: t.String(),
-  fileName: t.String(),
-  mimeType: t.String(),
-  data: t.String({ description: "file content, base64" }),
-});
+const Subject = (max: number) => T.Optional(T.String({ description: `at most ${max} characters; empty = absent` }));
+export const CertificateAttributes = Named(
+  "CertificateAttributes",
+  T.Object(
+    {
+      commonName: Subject(64),
+      country: T.Optional(T.String({ pattern: "^([A-Za-z]{2})?$", description: "2 ASCII letters, stored upper-case" })),
+      stateOrProvince: Subject(128),
+      locality: Subject(128),
+      organization: Subject(64),
+      organizationalUnit: Subject(64),
+      keyAlgorithm: KeyAlgorithm,
+      signatureAlgorithm: StringEnum(SIGNATURE_ALGORITHMS, {
+        description: "md5 (RSA), sha1/sha256 (RSA, DSA, ECDSA), sha384/sha512 (RSA, ECDSA), ed25519 (Ed25519 only, and Ed25519 keys need it)",
+      }),
+      notValidBefore: T.Integer({ description: "unix seconds, within the years 1950..9999" }),
+      notValidAfter: T.Integer({ description: "unix seconds, after notValidBefore, within the years 1950..9999" }),
+      version: T.Optional(T.Integer({ minimum: 1, maximum: 3, description: "1, 2 or 3 (default 3); below 3 allows no isCa, keyUsage, extendedKeyUsage or subjectAltNames" })),
+      isCa: T.Optional(T.Boolean({ description: "default false" })),
+      keyUsage: T.Optional(T.Array(StringEnum(KEY_USAGES))),
+      extendedKeyUsage: T.Optional(T.Array(StringEnum(EXTENDED_KEY_USAGES))),
+      subjectAltNames: T.Optional(
+        T.Array(T.String(), { maxItems: 100, description: "IP literal, URI (contains ://), email (contains @) or DNS name (optional leading *.)" }),
+      ),
+    },
+    { description: "certificate attributes (supplement §12.3): at least one subject field or subject alternative name" },
+  ),
+);
+export const CertificateTemplate = Named(
+  "CertificateTemplate",
+  T.Object({ id: Uuid(), name: T.String(), attributes: CertificateAttributes, ...TaggedMembers, createdAt: UnixTime(), updatedAt: UnixTime() }),
+);
+const ShareId = Uuid({ description: "share id (UUID v4): send it as X-User-Share-ID" });
+export const TemplateShare = Named(
+  "CertificateTemplateShare",
+  T.Object({ id: ShareId, resource: T.Object({ type: StringEnum(["certificateTemplate"]), templateId: Uuid() }), createdAt: UnixTime() }),
+);
+export const CertificateTemplateGetResponse = Named(
+  "CertificateTemplateGetResponse",
+  T.Object({
+    template: CertificateTemplate,
+    userShare: T.Optional(TemplateShare),
+  }, { description: "to anyone but the owner: tags and tagIds are [] and userShare is included" }),
+);
+export const ExportedFile = Named(
+  "ExportedFile",
+  T.Object({
+    format: T.String({ description: "the requested format" }),
+    fileName: T.String({ description: "the entity name with characters outside [A-Za-z0-9._-] replaced by _, plus the format's extension" }),
+    mimeType: T.String(),
+    data: T.String({ contentEncoding: "base64", description: "file content, base64" }),
+  }),
+);
+const Passphrase = (description: string) => Opt(T.String({ minLength: 1, maxLength: 1024, description }));
+const KeyName = T.String({ minLength: 1, description: "1..100 characters after trimming, unique per user" });
+export const PrivateKeysCreateParams = Named(
+  "PrivateKeysCreateParams",
+  T.Object({ keyName: KeyName, alg: KeyAlgorithm, passphrase: Passphrase("the key is stored as encrypted PKCS#8"), tagIds: TagIdsParam }),
+);
+export const PrivateKeysUpdateParams = Named(
+  "PrivateKeysUpdateParams",
+  T.Object(
+    {
+      keyName: Opt(KeyName),
+      passphrase: Passphrase("the current passphrase: needed to change the protection of an encrypted key"),
+      newPassphrase: T.Optional(Nullable(T.String({ minLength: 1, maxLength: 1024 }), { description: "a string sets or changes the passphrase, null removes it" })),
+      tagIds: TagIdsParam,
+    },
+    { description: "something to change", minProperties: 1 },
+  ),
+);
+export const PrivateKeysExportParams = Named(
+  "PrivateKeysExportParams",
+  T.Object({
+    format: StringEnum(KEY_EXPORT_FORMATS, { description: "pem (PKCS#8 PEM), pkcs8 (DER) or pkcs12 (PFX)" }),
+    passphrase: Passphrase("unlocks an encrypted key (ignored for an unencrypted one)"),
+    exportPassphrase: Passphrase("protects the exported file"),
+  }),
+);
+const TemplateName = T.String({ minLength: 1, description: "1..100 characters after trimming, unique per user" });
+export const TemplatesCreateParams = Named("TemplatesCreateParams", T.Object({ templateName: TemplateName, attributes: CertificateAttributes, tagIds: TagIdsParam }));
+export const TemplatesUpdateParams = Named(
+  "TemplatesUpdateParams",
+  T.Object({ templateName: Opt(TemplateName), attributes: Opt(CertificateAttributes), tagIds: TagIdsParam }, { description: "at least one member; attributes replace all", minProperties: 1 }),
+);
+export const TemplatesGenerateParams = Named(
+  "TemplatesGenerateParams",
+  T.Object({
+    format: StringEnum(GENERATE_FORMATS, { description: "pem (ZIP with certificate.crt and private_key.key), pkcs8, pkcs12 or der" }),
+    passphrase: Passphrase("protects the key (pem, pkcs8) or the PFX (pkcs12); ignored for der"),
+  }),
+);
+export const TemplatesFetchCertificatesParams = Named(
+  "TemplatesFetchCertificatesParams",
+  T.Object({ url: T.String({ format: "uri", description: "an https URL; port 443 unless given" }) }),
+);
 
-// Loose request types: the service produces the spec's messages and codes.
-const u = (description: string) => t.Optional(t.Unknown({ description }));
-const KeyCreateBody = t.Object({
-  keyName: u("1..100 characters, unique"),
-  alg: u('{"keyType":"rsa","keySize":"2048"} | {"keyType":"ecdsa","curve":"secp256r1"} | {"keyType":"dsa","keySize":"2048"} | {"keyType":"ed25519"}'),
-  passphrase: u("optional, 1..1024 characters: the key is stored as encrypted PKCS#8"),
-  tagIds: u("ids of the caller's tags"),
-});
-const KeyUpdateBody = t.Object({
-  keyName: u("new name"),
-  passphrase: u("the current passphrase (needed to change the protection of an encrypted key)"),
-  newPassphrase: u("string = set or change the passphrase, null = remove it"),
-  tagIds: u("replaces the tags when present"),
-});
-const KeyExportBody = t.Object({
-  format: u("pem | pkcs8 | pkcs12"),
-  passphrase: u("unlocks an encrypted key"),
-  exportPassphrase: u("protects the exported file"),
-});
-const TemplateCreateBody = t.Object({
-  templateName: u("1..100 characters, unique"),
-  attributes: u("supplement §12.3"),
-  tagIds: u("ids of the caller's tags"),
-});
-const TemplateUpdateBody = t.Object({
-  templateName: u("new name"),
-  attributes: u("replaces all attributes"),
-  tagIds: u("replaces the tags when present"),
-});
-const GenerateBody = t.Object({
-  format: u("pem (ZIP with certificate.crt and private_key.key) | pkcs8 | pkcs12 | der"),
-  passphrase: u("protects the key (pem, pkcs8) or the PFX (pkcs12); ignored for der"),
-});
-const FetchBody = t.Object({ url: u("https URL") });
+const now = 1767225600;
+const TEMPLATE_EXAMPLE = {
+  templateName: "localhost",
+  attributes: {
+    commonName: "localhost",
+    keyAlgorithm: { keyType: "ecdsa", curve: "secp256r1" },
+    signatureAlgorithm: "sha256",
+    notValidBefore: now,
+    notValidAfter: now + 365 * 86400,
+    subjectAltNames: ["localhost", "127.0.0.1"],
+  },
+};
 
-const detail = (summary: string, description?: string) => ({ tags: ["certificates"], summary, ...(description ? { description } : {}) });
-const SHARED = "Shared operation: works anonymously with the X-User-Share-ID header (alias X-Secbox-Share-ID) of a live share; 404 otherwise, never 401.";
+const tags = ["certificates"];
+const SHARED =
+  "Shared operation: works anonymously with the X-User-Share-ID header (alias X-Secbox-Share-ID) of a live share of this template; otherwise the owner's own credentials; 404 otherwise, never 401.";
 
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface CertificatesRoutesDeps {
@@ -116,16 +163,21 @@ export const certificatesRoutes = ({ auth, certificates }: CertificatesRoutesDep
     .use(auth)
     .post("/api/certificates/_fetch", ({ body }) => certificates.fetchChain(body), {
       auth: "user",
-      body: FetchBody,
-      response: t.Array(t.String()),
-      detail: detail("Fetch the TLS certificate chain of a remote HTTPS endpoint", "PEM strings, leaf first, in the order the server sent them."),
+      body: looseBody(TemplatesFetchCertificatesParams),
+      detail: op({
+        tags,
+        summary: "Fetch the TLS certificate chain of a remote HTTPS endpoint (PEM strings, leaf first, as the server sent them)",
+        body: TemplatesFetchCertificatesParams,
+        responses: { 200: T.Array(T.String({ description: "a PEM certificate" })) },
+        errors: { 400: ["TARGET_NOT_ALLOWED", "UPSTREAM_FAILED"] },
+        example: { url: "https://example.com" },
+      }),
     })
     // ---- private keys ----
     .get("/api/certificates/private_keys", ({ user, query }) => certificates.keys.list(user.id, query), {
       auth: "user",
       query: ListQuerySchema,
-      response: t.Object({ items: t.Array(PrivateKeySchema), total: t.Integer() }),
-      detail: detail("List private keys (common list query)"),
+      detail: op({ tags, summary: "List private keys (common list query)", query: ListQueryParams, responses: { 200: Page("PrivateKey", PrivateKey) } }),
     })
     .post(
       "/api/certificates/private_keys",
@@ -134,12 +186,22 @@ export const certificatesRoutes = ({ auth, certificates }: CertificatesRoutesDep
         set.status = 201;
         return key;
       },
-      { auth: "user", body: KeyCreateBody, response: { 201: PrivateKeySchema }, detail: detail("Generate a private key") },
+      {
+        auth: "user",
+        body: looseBody(PrivateKeysCreateParams),
+        detail: op({
+          tags,
+          summary: "Generate a private key",
+          body: PrivateKeysCreateParams,
+          responses: { 201: PrivateKey },
+          errors: { 400: ["ALGORITHM_UNAVAILABLE"], 409: ["DUPLICATE_NAME"] },
+          example: { keyName: "web", alg: { keyType: "ecdsa", curve: "secp256r1" } },
+        }),
+      },
     )
     .get("/api/certificates/private_keys/:key_id", ({ user, params }) => certificates.keys.get(user.id, params.key_id), {
       auth: "user",
-      response: PrivateKeySchema,
-      detail: detail("Get a private key's metadata"),
+      detail: op({ tags, summary: "Get a private key's metadata (never key material)", responses: { 200: PrivateKey } }),
     })
     .put(
       "/api/certificates/private_keys/:key_id",
@@ -147,7 +209,17 @@ export const certificatesRoutes = ({ auth, certificates }: CertificatesRoutesDep
         await certificates.keys.update(user.id, params.key_id, body);
         set.status = 204;
       },
-      { auth: "user", body: KeyUpdateBody, detail: detail("Rename, retag, or set/change/remove the passphrase of a private key") },
+      {
+        auth: "user",
+        body: looseBody(PrivateKeysUpdateParams),
+        detail: op({
+          tags,
+          summary: "Rename, retag, or set/change/remove the passphrase of a private key",
+          body: PrivateKeysUpdateParams,
+          responses: { 204: null },
+          errors: { 400: ["BAD_PASSPHRASE"], 409: ["DUPLICATE_NAME"] },
+        }),
+      },
     )
     .delete(
       "/api/certificates/private_keys/:key_id",
@@ -155,20 +227,30 @@ export const certificatesRoutes = ({ auth, certificates }: CertificatesRoutesDep
         await certificates.keys.delete(user.id, params.key_id);
         set.status = 204;
       },
-      { auth: "user", detail: detail("Delete a private key") },
+      { auth: "user", detail: op({ tags, summary: "Delete a private key", responses: { 204: null } }) },
     )
     .post("/api/certificates/private_keys/:key_id/_export", ({ user, params, body }) => certificates.keys.export(user.id, params.key_id, body), {
       auth: "user",
-      body: KeyExportBody,
-      response: ExportedFileSchema,
-      detail: detail("Export a private key as PEM, PKCS#8 DER or PKCS#12"),
+      body: looseBody(PrivateKeysExportParams),
+      detail: op({
+        tags,
+        summary: "Export a private key as PEM, PKCS#8 DER or PKCS#12",
+        body: PrivateKeysExportParams,
+        responses: { 200: ExportedFile },
+        errors: { 400: ["BAD_PASSPHRASE"] },
+        example: { format: "pem" },
+      }),
     })
     // ---- certificate templates ----
     .get("/api/certificates/templates", ({ user, query }) => certificates.templates.list(user.id, query), {
       auth: "user",
       query: ListQuerySchema,
-      response: t.Object({ items: t.Array(TemplateSchema), total: t.Integer() }),
-      detail: detail("List certificate templates (common list query)"),
+      detail: op({
+        tags,
+        summary: "List certificate templates (common list query)",
+        query: ListQueryParams,
+        responses: { 200: Page("CertificateTemplate", CertificateTemplate) },
+      }),
     })
     .post(
       "/api/certificates/templates",
@@ -177,15 +259,25 @@ export const certificatesRoutes = ({ auth, certificates }: CertificatesRoutesDep
         set.status = 201;
         return template;
       },
-      { auth: "user", body: TemplateCreateBody, response: { 201: TemplateSchema }, detail: detail("Create a certificate template") },
+      {
+        auth: "user",
+        body: looseBody(TemplatesCreateParams),
+        detail: op({
+          tags,
+          summary: "Create a certificate template",
+          body: TemplatesCreateParams,
+          responses: { 201: CertificateTemplate },
+          errors: { 400: ["ALGORITHM_UNAVAILABLE"], 409: ["DUPLICATE_NAME"] },
+          example: TEMPLATE_EXAMPLE,
+        }),
+      },
     )
     .get(
       "/api/certificates/templates/:template_id",
       ({ request, principal, params }) => certificates.templates.get(request, principal, params.template_id),
       {
         auth: "shared",
-        response: t.Object({ template: TemplateSchema, userShare: t.Optional(UserShareSchema) }),
-        detail: detail("Get a certificate template and its share", SHARED),
+        detail: op({ tags, summary: "Get a certificate template and its share", description: SHARED, responses: { 200: CertificateTemplateGetResponse } }),
       },
     )
     .put(
@@ -194,7 +286,17 @@ export const certificatesRoutes = ({ auth, certificates }: CertificatesRoutesDep
         await certificates.templates.update(user.id, params.template_id, body);
         set.status = 204;
       },
-      { auth: "user", body: TemplateUpdateBody, detail: detail("Update a certificate template (attributes replace all)") },
+      {
+        auth: "user",
+        body: looseBody(TemplatesUpdateParams),
+        detail: op({
+          tags,
+          summary: "Update a certificate template (attributes replace all)",
+          body: TemplatesUpdateParams,
+          responses: { 204: null },
+          errors: { 400: ["ALGORITHM_UNAVAILABLE"], 409: ["DUPLICATE_NAME"] },
+        }),
+      },
     )
     .delete(
       "/api/certificates/templates/:template_id",
@@ -202,22 +304,28 @@ export const certificatesRoutes = ({ auth, certificates }: CertificatesRoutesDep
         await certificates.templates.delete(user.id, params.template_id);
         set.status = 204;
       },
-      { auth: "user", detail: detail("Delete a certificate template (and its share)") },
+      { auth: "user", detail: op({ tags, summary: "Delete a certificate template (and its share)", responses: { 204: null } }) },
     )
     .post(
       "/api/certificates/templates/:template_id/_generate",
       ({ request, principal, params, body }) => certificates.templates.generate(request, principal, params.template_id, body),
       {
         auth: "shared",
-        body: GenerateBody,
-        response: ExportedFileSchema,
-        detail: detail("Generate a self-signed certificate and a fresh key pair", SHARED),
+        body: looseBody(TemplatesGenerateParams),
+        detail: op({
+          tags,
+          summary: "Generate a self-signed certificate and a fresh key pair",
+          description: SHARED,
+          body: TemplatesGenerateParams,
+          responses: { 200: ExportedFile },
+          errors: { 400: ["ALGORITHM_UNAVAILABLE"] },
+          example: { format: "pem" },
+        }),
       },
     )
     .post("/api/certificates/templates/:template_id/_share", ({ user, params }) => certificates.templates.share(user.id, params.template_id), {
       auth: "user",
-      response: UserShareSchema,
-      detail: detail("Share a template (idempotent)"),
+      detail: op({ tags, summary: "Share a template (idempotent: returns the existing share)", responses: { 200: TemplateShare } }),
     })
     .post(
       "/api/certificates/templates/:template_id/_unshare",
@@ -225,5 +333,8 @@ export const certificatesRoutes = ({ auth, certificates }: CertificatesRoutesDep
         await certificates.templates.unshare(user.id, params.template_id);
         set.status = 204;
       },
-      { auth: "user", detail: detail("Stop sharing a template (204 also when not shared)") },
+      {
+        auth: "user",
+        detail: op({ tags, summary: "Stop sharing a template (204 also when not shared, and for an unknown, foreign or malformed id)", responses: { 204: null } }),
+      },
     );

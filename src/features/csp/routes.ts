@@ -2,86 +2,147 @@
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { CspService } from "./service";
-import { ListQuerySchema } from "../../platform/http/list-query";
+import { media, Named, op, Opt, Page, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
+import { ListQueryParams, ListQuerySchema } from "../../platform/http/list-query";
+import { TaggedMembers, TagIdsParam } from "../tags/routes";
 import { DIRECTIVE_NAMES } from "./directives";
 import { CHECKS, SEVERITIES } from "./evaluate";
 import { REMOTE_SOURCES } from "./remote";
 import { SERIALIZE_SOURCES } from "./serialize";
 import { CONTENT_TYPES } from "./service";
 
-const TAGS = ["web_security"];
+// ---- contract schemas (supplement §13) ----
 
-const DirectiveSchema = t.Object(
-  {
-    name: t.String({ description: `one of ${DIRECTIVE_NAMES.join(", ")}` }),
-    value: t.Optional(t.Array(t.String(), { description: "values; absent for upgrade-insecure-requests" })),
-  },
-  { description: "a directive; see supplement §13.1 for the value rules of each name" },
+const DirectiveName = StringEnum(DIRECTIVE_NAMES, { description: "see supplement §13.1 for the value rules of each name" });
+export const CspDirective = Named(
+  "CspDirective",
+  T.Object({
+    name: DirectiveName,
+    value: T.Optional(T.Array(T.String({ minLength: 1 }), { description: "values (no whitespace, ; or ,); absent for upgrade-insecure-requests" })),
+  }),
 );
-const TagRefSchema = t.Object({ id: t.String(), name: t.String(), color: t.String() });
-const PolicySchema = t.Object({
-  id: t.String(),
-  name: t.String(),
-  directives: t.Array(DirectiveSchema),
-  tags: t.Array(TagRefSchema),
-  tagIds: t.Array(t.String()),
-  createdAt: t.Integer(),
-  updatedAt: t.Integer(),
-});
-const UserShareSchema = t.Object({
-  id: t.String({ description: "share id (UUID v4), sent as X-User-Share-ID" }),
-  resource: t.Object({ type: t.Literal("contentSecurityPolicy"), policyId: t.String() }),
-  createdAt: t.Integer(),
-});
-const GetResponseSchema = t.Object({ policy: PolicySchema, userShare: t.Optional(UserShareSchema) });
-const WarningsSchema = t.Array(t.String(), {
-  description: "what the import (serialized text or remote URL) dropped or changed, e.g. \"script-src: dropped 'unsafe_inline' (unknown keyword)\"; omitted when none",
-});
-const CreatedSchema = t.Composite([PolicySchema, t.Object({ warnings: t.Optional(WarningsSchema) })]);
-
-const TagIdsSchema = t.Union([t.Array(t.String()), t.Null()], { description: "tag ids (at most 10); null = not set" });
-/** Loose on purpose: the service validates each variant and names the failing field (`content.value[2].name: …`). */
-const ContentSchema = t.Object(
-  {
-    type: t.String({ description: CONTENT_TYPES.join(" | ") }),
-    value: t.Unknown({
-      description:
-        `directives: [{name, value?}] (1..50, distinct names); serialized: the policy text (the first policy; unknown directives and invalid values dropped, with warnings); ` +
-        `remote: {url, source: ${REMOTE_SOURCES.join(" | ")}, followRedirects?: boolean (default true)}`,
-    }),
-  },
-  { description: "the policy content" },
+export const ContentSecurityPolicy = Named(
+  "ContentSecurityPolicy",
+  T.Object({
+    id: Uuid(),
+    name: T.String(),
+    directives: T.Array(CspDirective, { minItems: 1, maxItems: 50, description: "distinct names, in stored order" }),
+    ...TaggedMembers,
+    createdAt: UnixTime(),
+    updatedAt: UnixTime(),
+  }),
 );
+const Warnings = T.Array(T.String(), {
+  description: "what the import (serialized text or remote URL) dropped or changed, e.g. \"script-src: dropped 'unsafe_inline' (unknown keyword)\"",
+});
+export const ContentSecurityPolicyCreated = Named(
+  "ContentSecurityPolicyCreated",
+  T.Composite([ContentSecurityPolicy, T.Object({ warnings: T.Optional(Warnings) })], { description: "the policy, plus warnings when an import dropped or changed something" }),
+);
+export const PolicyShare = Named(
+  "ContentSecurityPolicyShare",
+  T.Object({
+    id: Uuid({ description: "share id (UUID v4): send it as X-User-Share-ID" }),
+    resource: T.Object({ type: StringEnum(["contentSecurityPolicy"]), policyId: Uuid() }),
+    createdAt: UnixTime(),
+  }),
+);
+export const ContentSecurityPolicyGetResponse = Named(
+  "ContentSecurityPolicyGetResponse",
+  T.Object({ policy: ContentSecurityPolicy, userShare: T.Optional(PolicyShare) }, { description: "to anyone but the owner: tags and tagIds are [] and userShare is included" }),
+);
+export const CspContent = Named(
+  "CspContent",
+  T.Union(
+    [
+      T.Object({ type: StringEnum(["directives"]), value: T.Array(CspDirective, { minItems: 1, maxItems: 50 }) }),
+      T.Object({ type: StringEnum(["serialized"]), value: T.String({ description: "policy text: the first policy; invalid parts dropped with warnings" }) }),
+      T.Object({
+        type: StringEnum(["remote"]),
+        value: T.Object({
+          url: T.String({ format: "uri", description: "http(s) URL fetched once (10 s)" }),
+          source: StringEnum(REMOTE_SOURCES, { description: "enforcingHeader, reportOnlyHeader or meta (<meta http-equiv>)" }),
+          followRedirects: Opt(T.Boolean({ description: "default true (up to 10)" })),
+        }),
+      }),
+    ],
+    { description: `the policy content: ${CONTENT_TYPES.join(", ")}` },
+  ),
+);
+const PolicyName = T.String({ minLength: 1, description: "1..100 characters after trimming, unique per user" });
+export const ContentSecurityPoliciesCreateParams = Named(
+  "ContentSecurityPoliciesCreateParams",
+  T.Object({ name: PolicyName, content: CspContent, tagIds: TagIdsParam }),
+);
+export const ContentSecurityPoliciesUpdateParams = Named(
+  "ContentSecurityPoliciesUpdateParams",
+  T.Object(
+    {
+      name: Opt(PolicyName),
+      directives: Opt(T.Array(CspDirective, { minItems: 1, maxItems: 50, description: "replaces all directives; exclusive with content" })),
+      content: Opt(CspContent),
+      tagIds: TagIdsParam,
+    },
+    { description: "at least one member; directives and content are exclusive", minProperties: 1 },
+  ),
+);
+export const ContentSecurityPoliciesSerializeParams = Named(
+  "ContentSecurityPoliciesSerializeParams",
+  T.Object({
+    source: StringEnum(SERIALIZE_SOURCES, { description: "the delivery: meta drops sandbox, frame-ancestors, report-uri and report-to; reportOnlyHeader drops sandbox" }),
+  }),
+);
+export const CspEvaluateParams = Named(
+  "CspEvaluateParams",
+  T.Object(
+    {
+      policyId: Opt(Uuid({ description: "a stored policy of yours" })),
+      serialized: Opt(T.String({ description: "a policy text; nothing is dropped, so unknown directives reach the checks" })),
+    },
+    { description: "exactly one of policyId and serialized" },
+  ),
+);
+export const CspEvaluation = Named(
+  "CspEvaluation",
+  T.Object({
+    findings: T.Array(
+      T.Object({
+        directive: T.String({ description: "the effective directive the finding is about (after default-src fallback)" }),
+        value: T.Optional(T.String({ description: "the offending value" })),
+        severity: StringEnum(SEVERITIES),
+        code: T.String({ description: `stable kebab-case token: ${Object.keys(CHECKS).join(", ")}` }),
+        message: T.String(),
+      }),
+      { description: "sorted by severity (high, medium, low, info)" },
+    ),
+  }),
+);
+const tags = ["web_security"];
 
+// ---- runtime schemas: Elysia checks these JSON types, the service everything else with the spec's messages ----
+
+const TagIdsSchema = t.Union([t.Array(t.String()), t.Null()]);
 const CreateBody = t.Object({
-  name: t.String({ description: "1..100 characters after trimming, unique per user" }),
-  content: t.Unknown({ description: ContentSchema.description }),
+  name: t.String(),
+  content: t.Unknown(),
   tagIds: t.Optional(TagIdsSchema),
 });
 const UpdateBody = t.Object({
-  name: t.Optional(t.Unknown({ description: "1..100 characters after trimming" })),
-  directives: t.Optional(t.Unknown({ description: "replaces all directives; exclusive with content" })),
-  content: t.Optional(t.Unknown({ description: "replaces all directives from a content variant; exclusive with directives" })),
+  name: t.Optional(t.Unknown()),
+  directives: t.Optional(t.Unknown()),
+  content: t.Optional(t.Unknown()),
   tagIds: t.Optional(TagIdsSchema),
 });
 const SerializeBody = t.Object({
-  source: t.Unknown({ description: `${SERIALIZE_SOURCES.join(" | ")}: the delivery; meta drops sandbox, frame-ancestors, report-uri and report-to, reportOnlyHeader drops sandbox` }),
+  source: t.Unknown(),
 });
 const EvaluateBody = t.Object({
-  policyId: t.Optional(t.Union([t.String(), t.Null()], { description: "a stored policy of the caller" })),
-  serialized: t.Optional(t.Union([t.String(), t.Null()], { description: "a policy text; nothing dropped, so unknown directives reach the checks" })),
+  policyId: t.Optional(t.Union([t.String(), t.Null()])),
+  serialized: t.Optional(t.Union([t.String(), t.Null()])),
 });
-const FindingSchema = t.Object({
-  directive: t.String({ description: "the effective directive the finding is about (after default-src fallback)" }),
-  value: t.Optional(t.String({ description: "the offending value" })),
-  severity: t.Union([t.Literal("high"), t.Literal("medium"), t.Literal("low"), t.Literal("info")], { description: SEVERITIES.join(" | ") }),
-  code: t.String({ description: `stable token: ${Object.keys(CHECKS).join(", ")}` }),
-  message: t.String(),
-});
-const EvaluateResponse = t.Object({ findings: t.Array(FindingSchema) });
-
 const IdParams = t.Object({ policy_id: t.String() });
-const SHARED = "Shared access: X-User-Share-ID (alias X-Secbox-Share-ID) naming a share of this policy serves it anonymously.";
+const SHARED =
+  "Shared operation: works anonymously with the X-User-Share-ID header (alias X-Secbox-Share-ID) of a live share of this policy; otherwise the owner's own credentials; 404 otherwise, never 401.";
 
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface CspRoutesDeps {
@@ -95,8 +156,7 @@ export const cspRoutes = ({ auth, csp }: CspRoutesDeps) =>
     .get("/api/web_security/csp", ({ user, query }) => csp.list(user.id, query), {
       auth: "user",
       query: ListQuerySchema,
-      response: t.Object({ items: t.Array(PolicySchema), total: t.Integer() }),
-      detail: { tags: TAGS, summary: "List content security policies" },
+      detail: op({ tags, summary: "List content security policies (common list query)", query: ListQueryParams, responses: { 200: Page("ContentSecurityPolicy", ContentSecurityPolicy) } }),
     })
     .post(
       "/api/web_security/csp",
@@ -108,29 +168,34 @@ export const cspRoutes = ({ auth, csp }: CspRoutesDeps) =>
       {
         auth: "user",
         body: CreateBody,
-        response: { 201: CreatedSchema },
-        detail: {
-          tags: TAGS,
+        detail: op({
+          tags,
           summary: "Create a policy from directives, a serialized policy, or a live URL (header or <meta>)",
           description: "An import (serialized, remote) keeps what browsers keep and lists everything it dropped or changed in `warnings`.",
-        },
+          body: ContentSecurityPoliciesCreateParams,
+          responses: { 201: ContentSecurityPolicyCreated },
+          errors: { 400: ["TARGET_NOT_ALLOWED", "UPSTREAM_FAILED"], 409: ["DUPLICATE_NAME"] },
+          example: { name: "site", content: { type: "serialized", value: "default-src 'self'; script-src 'self' https://cdn.example.com; object-src 'none'" } },
+        }),
       },
     )
     .post("/api/web_security/csp/_evaluate", ({ user, body }) => csp.evaluate(user.id, body), {
       auth: "user",
       body: EvaluateBody,
-      response: EvaluateResponse,
-      detail: {
-        tags: TAGS,
+      detail: op({
+        tags,
         summary: "Evaluate a policy (stored or serialized) for weaknesses",
         description: "Findings are sorted by severity (high, medium, low, info). A strict nonce + 'strict-dynamic' policy with object-src and base-uri 'none' has no high or medium finding.",
-      },
+        body: CspEvaluateParams,
+        responses: { 200: CspEvaluation },
+        errors: { 404: ["NOT_FOUND"] },
+        example: { serialized: "script-src 'self' 'unsafe-inline'; object-src 'none'" },
+      }),
     })
     .get("/api/web_security/csp/:policy_id", ({ request, principal, params }) => csp.get(request, principal, params.policy_id), {
       auth: "shared",
       params: IdParams,
-      response: GetResponseSchema,
-      detail: { tags: TAGS, summary: "Get a policy with its share status", description: SHARED },
+      detail: op({ tags, summary: "Get a policy with its share status", description: SHARED, responses: { 200: ContentSecurityPolicyGetResponse } }),
     })
     .put(
       "/api/web_security/csp/:policy_id",
@@ -144,12 +209,15 @@ export const cspRoutes = ({ auth, csp }: CspRoutesDeps) =>
         auth: "user",
         params: IdParams,
         body: UpdateBody,
-        response: { 200: t.Object({ warnings: WarningsSchema }), 204: t.Void({ description: "no body" }) },
-        detail: {
-          tags: TAGS,
+        detail: op({
+          tags,
           summary: "Update a policy's name, directives (or content) and tags",
           description: "204 without a body; 200 {warnings} when imported content (serialized, remote) had something dropped or changed.",
-        },
+          body: ContentSecurityPoliciesUpdateParams,
+          responses: { 200: T.Object({ warnings: Warnings }), 204: null },
+          errors: { 400: ["TARGET_NOT_ALLOWED", "UPSTREAM_FAILED"], 409: ["DUPLICATE_NAME"] },
+          example: { directives: [{ name: "default-src", value: ["'self'"] }, { name: "object-src", value: ["'none'"] }] },
+        }),
       },
     )
     .delete(
@@ -161,7 +229,7 @@ export const cspRoutes = ({ auth, csp }: CspRoutesDeps) =>
       {
         auth: "user",
         params: IdParams,
-        detail: { tags: TAGS, summary: "Delete a policy (and its share)" },
+        detail: op({ tags, summary: "Delete a policy (and its share)", responses: { 204: null } }),
       },
     )
     .post(
@@ -175,15 +243,20 @@ export const cspRoutes = ({ auth, csp }: CspRoutesDeps) =>
         auth: "shared",
         params: IdParams,
         body: SerializeBody,
-        response: t.String({ description: "text/plain: the policy value, directives joined by \"; \"" }),
-        detail: { tags: TAGS, summary: "Serialize a policy for a header or a <meta> tag", description: SHARED },
+        detail: op({
+          tags,
+          summary: "Serialize a policy for a header or a <meta> tag (the value only: directives joined by \"; \")",
+          description: SHARED,
+          body: ContentSecurityPoliciesSerializeParams,
+          responses: { 200: media("text/plain", T.String({ examples: ["default-src 'self'; upgrade-insecure-requests"] })) },
+          example: { source: "enforcingHeader" },
+        }),
       },
     )
     .post("/api/web_security/csp/:policy_id/_share", ({ user, params }) => csp.share(user.id, params.policy_id), {
       auth: "user",
       params: IdParams,
-      response: UserShareSchema,
-      detail: { tags: TAGS, summary: "Share a policy (idempotent)" },
+      detail: op({ tags, summary: "Share a policy (idempotent: returns the existing share)", responses: { 200: PolicyShare } }),
     })
     .post(
       "/api/web_security/csp/:policy_id/_unshare",
@@ -194,6 +267,6 @@ export const cspRoutes = ({ auth, csp }: CspRoutesDeps) =>
       {
         // No params schema: even an id that does not decode answers 204 (supplement §12.3).
         auth: "user",
-        detail: { tags: TAGS, summary: "Stop sharing a policy (204 for any id)" },
+        detail: op({ tags, summary: "Stop sharing a policy (204 also when not shared, and for an unknown, foreign or malformed id)", responses: { 204: null } }),
       },
     );

@@ -1,8 +1,26 @@
-// POST /api/send_message (authentication optional) and POST /api/users/email (operator).
+// POST /api/send_message (authentication optional) and POST /api/users/email (operator) (supplement §21, §4.2).
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
-import type { MessagesService } from "./service";
 import { clientRateKey } from "../../platform/http/client-ip";
+import { looseBody, Named, Nullable, op, Opt, T } from "../../platform/http/contract";
+import type { MessagesService } from "./service";
+
+export const SendMessageParams = Named(
+  "SendMessageParams",
+  T.Object({
+    message: T.String({ minLength: 1, maxLength: 10_000, description: "1..10,000 characters" }),
+    email: Opt(T.String({ format: "email", description: "optional reply address" })),
+  }),
+);
+export const EmailParams = Named(
+  "EmailParams",
+  T.Object({
+    recipient: T.String({ format: "email" }),
+    subject: T.String({ minLength: 1, maxLength: 200, description: "1..200 characters" }),
+    text: T.String({ minLength: 1, maxLength: 100_000, description: "1..100,000 characters" }),
+    html: T.Optional(Nullable(T.String({ maxLength: 500_000, description: "at most 500,000 characters" }))),
+  }),
+);
 
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface MessagesRoutesDeps {
@@ -26,11 +44,17 @@ export const messagesRoutes = ({ auth, messages, trustProxy }: MessagesRoutesDep
         auth: "public",
         // 403 MAIL_NOT_CONFIGURED comes before any body check (supplement §21), JSON decoding included.
         transform: () => messages.assertMailConfigured(),
-        body: t.Object({
-          message: t.Optional(t.Unknown({ description: "1..10,000 characters" })),
-          email: t.Optional(t.Unknown({ description: "optional reply address" })),
+        body: looseBody(SendMessageParams),
+        detail: op({
+          tags: ["messages"],
+          summary: "Send a contact message to the operator mailbox (5 per hour per client IP)",
+          description: "Authentication is optional: when present, the caller's email is added to the message.",
+          optionalAuth: true,
+          body: SendMessageParams,
+          responses: { 204: null },
+          errors: { 403: ["MAIL_NOT_CONFIGURED"], 429: ["RATE_LIMITED"] },
+          example: { message: "Hello from the docs page", email: "me@example.com" },
         }),
-        detail: { tags: ["messages"], summary: "Send a contact message to the operator mailbox" },
       },
     )
     .post(
@@ -42,6 +66,12 @@ export const messagesRoutes = ({ auth, messages, trustProxy }: MessagesRoutesDep
       {
         auth: "operator",
         body: t.Object({ recipient: t.String(), subject: t.String(), text: t.String(), html: t.Optional(t.Union([t.String(), t.Null()])) }),
-        detail: { tags: ["users"], summary: "Queue an email to a recipient (operator)" },
+        detail: op({
+          tags: ["users"],
+          summary: "Queue an email to a recipient (operator); queued in the outbox whether or not SMTP is configured",
+          body: EmailParams,
+          responses: { 204: null },
+          example: { recipient: "ana@example.com", subject: "Welcome", text: "Your account is ready." },
+        }),
       },
     );

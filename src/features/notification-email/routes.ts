@@ -2,22 +2,37 @@
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { NotificationEmailService } from "./service";
+import { media, Named, Nullable, op, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
 import { invalid } from "../../platform/http/errors";
 import { UNSUBSCRIBE_PAGE, UNSUBSCRIBE_PAGE_CSP } from "./unsubscribe-page";
 
-const Destination = t.Object({
-  id: t.String({ format: "uuid" }),
-  kind: t.Literal("email"),
-  address: t.String(),
-  status: t.Union([t.Literal("pending"), t.Literal("verified")]),
-  verificationSentAt: t.Optional(t.Integer()),
-  verificationExpiresAt: t.Optional(t.Integer()),
-  verifiedAt: t.Optional(t.Integer()),
-  createdAt: t.Integer(),
-  updatedAt: t.Integer(),
-});
-
-const settingsDoc = (summary: string) => ({ tags: ["settings"], summary });
+export const UserNotificationDestination = Named(
+  "UserNotificationDestination",
+  T.Object({
+    id: Uuid(),
+    kind: StringEnum(["email"]),
+    address: T.String({ description: "the address being verified or verified" }),
+    status: StringEnum(["pending", "verified"]),
+    verificationSentAt: T.Optional(UnixTime("present while pending")),
+    verificationExpiresAt: T.Optional(UnixTime("present while pending: the code is valid 900 s")),
+    verifiedAt: T.Optional(UnixTime("present when verified")),
+    createdAt: UnixTime(),
+    updatedAt: UnixTime(),
+  }),
+);
+export const NotificationEmailSetParams = Named(
+  "NotificationEmailSetParams",
+  T.Object({ email: T.String({ format: "email", maxLength: 254, description: "differs from the login email (ignoring case)" }) }),
+);
+export const NotificationEmailVerifyParams = Named(
+  "NotificationEmailVerifyParams",
+  T.Object({ code: T.String({ description: "the 6-digit code (surrounding whitespace ignored)", examples: ["042917"] }) }),
+);
+export const NotificationsUnsubscribeParams = Named(
+  "NotificationsUnsubscribeParams",
+  T.Object({ token: T.Optional(T.String({ description: "the token of the List-Unsubscribe link (or in ?token=)" })) }),
+);
+const TokenQuery = T.Object({ token: T.String({ description: "the token of the List-Unsubscribe link" }) });
 
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface NotificationEmailRoutesDeps {
@@ -37,14 +52,24 @@ export const notificationEmailRoutes = ({ auth, notificationEmail }: Notificatio
       },
       {
         auth: "user",
-        detail: settingsDoc("The notification email destination (UserNotificationDestination), or null"),
+        detail: op({
+          tags: ["settings"],
+          summary: "The notification email destination, or null when none is configured",
+          responses: { 200: Nullable(UserNotificationDestination) },
+        }),
       },
     )
     .put("/api/user/notification_email", ({ user, body }) => notificationEmail.set(user.id, body.email), {
       auth: "user",
       body: t.Object({ email: t.String() }),
-      response: Destination,
-      detail: settingsDoc("Set the notification email; a 6-digit code is emailed to it"),
+      detail: op({
+        tags: ["settings"],
+        summary: "Set the notification email; a 6-digit code is emailed to it",
+        body: NotificationEmailSetParams,
+        responses: { 200: UserNotificationDestination },
+        errors: { 400: ["COOLDOWN"] },
+        example: { email: "alerts@example.com" },
+      }),
     })
     .delete(
       "/api/user/notification_email",
@@ -52,7 +77,10 @@ export const notificationEmailRoutes = ({ auth, notificationEmail }: Notificatio
         await notificationEmail.remove(user.id);
         set.status = 204;
       },
-      { auth: "user", detail: settingsDoc("Remove the notification email; notifications go to the login email") },
+      {
+        auth: "user",
+        detail: op({ tags: ["settings"], summary: "Remove the notification email; notifications go to the login email (204 also when none)", responses: { 204: null } }),
+      },
     )
     .post(
       "/api/user/notification_email/_resend",
@@ -60,13 +88,26 @@ export const notificationEmailRoutes = ({ auth, notificationEmail }: Notificatio
         await notificationEmail.resend(user.id);
         set.status = 204;
       },
-      { auth: "user", detail: settingsDoc("Send a new verification code") },
+      {
+        auth: "user",
+        detail: op({
+          tags: ["settings"],
+          summary: "Send a new verification code (the old one stops working)",
+          responses: { 204: null },
+          errors: { 400: ["VERIFICATION_FAILED", "COOLDOWN"], 404: ["NOT_FOUND"] },
+        }),
+      },
     )
     .post("/api/user/notification_email/_verify", ({ user, body }) => notificationEmail.verify(user.id, body.code), {
       auth: "user",
       body: t.Object({ code: t.String() }),
-      response: Destination,
-      detail: settingsDoc("Verify the notification email with the 6-digit code"),
+      detail: op({
+        tags: ["settings"],
+        summary: "Verify the notification email with the 6-digit code",
+        body: NotificationEmailVerifyParams,
+        responses: { 200: UserNotificationDestination },
+        errors: { 400: ["VERIFICATION_FAILED"], 404: ["NOT_FOUND"] },
+      }),
     })
     .get(
       "/api/notifications/unsubscribe",
@@ -82,7 +123,13 @@ export const notificationEmailRoutes = ({ auth, notificationEmail }: Notificatio
       {
         auth: "public",
         query: t.Object({ token: t.Optional(t.String()) }),
-        detail: { tags: ["notifications"], summary: "Unsubscribe confirmation page (for mail clients following List-Unsubscribe)" },
+        detail: op({
+          tags: ["notifications"],
+          summary: "Unsubscribe confirmation page (for mail clients following List-Unsubscribe); the same page for any token",
+          query: TokenQuery,
+          responses: { 200: media("text/html", T.String(), { description: "a self-contained page (no scripts) saying notification emails are off" }) },
+          errors: { 400: ["INVALID_INPUT"] },
+        }),
       },
     )
     .post(
@@ -97,6 +144,13 @@ export const notificationEmailRoutes = ({ auth, notificationEmail }: Notificatio
         auth: { level: "public", acceptForm: true },
         query: t.Object({ token: t.Optional(t.String()) }),
         body: t.Object({ token: t.Optional(t.String()) }),
-        detail: { tags: ["notifications"], summary: "RFC 8058 one-click unsubscribe; 204 for any token" },
+        detail: op({
+          tags: ["notifications"],
+          summary: "RFC 8058 one-click unsubscribe; 204 for any token, known or not (400 only when no token came at all)",
+          query: T.Object({ token: T.Optional(TokenQuery.properties.token) }),
+          body: NotificationsUnsubscribeParams,
+          form: true,
+          responses: { 204: null },
+        }),
       },
     );

@@ -3,88 +3,122 @@
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { RespondersService } from "./service";
-import { ListQuerySchema } from "../../platform/http/list-query";
+import { HeaderPair, looseBody, media, Named, op, Opt, Page, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
+import { listQueryParams, ListQuerySchema } from "../../platform/http/list-query";
+import { SecretsSelector, SecretsSelectorParam } from "../secrets/routes";
+import { TaggedMembers, TagIdsParam } from "../tags/routes";
+import { RESPONDER_METHODS } from "./match";
 
-const TagRefSchema = t.Object({ id: t.String({ format: "uuid" }), name: t.String(), color: t.String() });
-const HeaderPairSchema = t.Tuple([t.String(), t.String()]);
-const SelectorSchema = t.Union([t.Literal("none"), t.Literal("all"), t.Object({ selected: t.Array(t.String({ format: "uuid" })) })], {
-  description: 'secrets access: "none", "all" or {"selected": [secret ids]}',
-});
+// ---- contract schemas (supplement §11) ----
 
-const ResponderSchema = t.Object({
-  id: t.String({ format: "uuid" }),
-  name: t.String(),
-  url: t.String({ description: "absolute live URL of the responder" }),
-  location: t.Object({
-    pathType: t.Union([t.Literal("="), t.Literal("^"), t.Literal("*")]),
-    path: t.String(),
-    subdomainPrefix: t.Optional(t.String()),
-  }),
-  method: t.String(),
-  enabled: t.Boolean(),
-  settings: t.Object({
-    requestsToTrack: t.Integer(),
-    statusCode: t.Integer(),
-    headers: t.Optional(t.Array(HeaderPairSchema)),
-    body: t.Optional(t.String()),
-    script: t.Optional(t.String()),
-    secrets: SelectorSchema,
-    notifications: t.Optional(t.Object({ enabled: t.Boolean(), throttleSeconds: t.Integer() })),
-  }),
-  tags: t.Array(TagRefSchema),
-  tagIds: t.Array(t.String({ format: "uuid" })),
-  createdAt: t.Integer(),
-  updatedAt: t.Integer(),
-});
+const PathType = StringEnum(["=", "^", "*"], { description: "= exact, ^ prefix (as a plain string), * the path and any sub-path" });
+const Method = StringEnum(RESPONDER_METHODS, { description: "ANY matches every method" });
+const PrefixPattern = "^[a-z0-9]([a-z0-9-]{0,34}[a-z0-9])?$";
+const Notifications = T.Object(
+  { enabled: T.Boolean(), throttleSeconds: T.Integer({ description: "one of the tier's notification_throttles (default list 300, 900, 3600, 21600, 86400); default 3600" }) },
+  { description: "hit summary emails; enabled needs requestsToTrack > 0" },
+);
 
-const TrackedResponseSchema = t.Object({
-  statusCode: t.Integer(),
-  headers: t.Array(HeaderPairSchema),
-  body: t.Optional(t.String({ description: "base64 of the stored bytes" })),
-  bodySize: t.Integer(),
-  truncated: t.Boolean(),
-});
-
-const TrackedRecordSchema = t.Object({
-  id: t.String({ format: "uuid" }),
-  createdAt: t.Integer(),
-  durationMs: t.Integer(),
-  clientAddress: t.Optional(t.String()),
-  method: t.String(),
-  path: t.String(),
-  rawQuery: t.Optional(t.String()),
-  headers: t.Array(HeaderPairSchema, { description: "sorted by name; repeats joined" }),
-  body: t.Optional(t.String({ description: "base64 of the stored bytes (cut at max_tracked_body_bytes)" })),
-  bodySize: t.Integer({ description: "original size" }),
-  response: t.Optional(TrackedResponseSchema),
-});
-
-const StatsSchema = t.Object({ responderId: t.String({ format: "uuid" }), requestCount: t.Integer(), lastRequestedAt: t.Optional(t.Integer()) });
-
-// Loose types: the service produces the spec's messages and codes (supplement §11.2).
-const ParamsBody = t.Object({
-  name: t.Optional(t.Unknown({ description: "1..100 characters after trimming, unique per user" })),
-  location: t.Optional(
-    t.Unknown({ description: '{pathType: "=" | "^" | "*", path: "/…" (RFC 3986 path, ≤ 255), subdomainPrefix?: ^[a-z0-9]([a-z0-9-]{0,34}[a-z0-9])?$}' }),
-  ),
-  method: t.Optional(t.Unknown({ description: "GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS, CONNECT, TRACE or ANY (default)" })),
-  enabled: t.Optional(t.Unknown({ description: "default true" })),
-  settings: t.Optional(
-    t.Unknown({
-      description:
-        "{requestsToTrack (0..tier max), statusCode (200..599), headers: [[name, value]], body (≤ 1 MiB), script (≤ 51,200 bytes) | null, secrets selector, notifications {enabled, throttleSeconds?}}",
+export const Responder = Named(
+  "Responder",
+  T.Object({
+    id: Uuid(),
+    name: T.String(),
+    url: T.String({ format: "uri", description: "absolute live URL of the responder" }),
+    location: T.Object({ pathType: PathType, path: T.String({ pattern: "^/" }), subdomainPrefix: T.Optional(T.String({ pattern: PrefixPattern })) }),
+    method: Method,
+    enabled: T.Boolean(),
+    settings: T.Object({
+      requestsToTrack: T.Integer({ minimum: 0 }),
+      statusCode: T.Integer({ minimum: 200, maximum: 599 }),
+      headers: T.Optional(T.Array(HeaderPair, { description: "[name, value] pairs; order and repeats kept; omitted when empty" })),
+      body: T.Optional(T.String({ description: "omitted when empty" })),
+      script: T.Optional(T.String({ description: "omitted when none" })),
+      secrets: SecretsSelector,
+      notifications: T.Optional(T.Object({ enabled: T.Boolean(), throttleSeconds: T.Integer() }, { description: "omitted when never set" })),
     }),
-  ),
-  tagIds: t.Optional(t.Unknown({ description: "ids of the caller's tags (at most 10)" })),
-});
+    ...TaggedMembers,
+    createdAt: UnixTime(),
+    updatedAt: UnixTime(),
+  }),
+);
 
+const SettingsParam = T.Object(
+  {
+    requestsToTrack: Opt(T.Integer({ minimum: 0, description: "0..tier max_requests_to_track (default 0: no capture)" })),
+    statusCode: Opt(T.Integer({ minimum: 200, maximum: 599, description: "default 200" })),
+    headers: Opt(
+      T.Array(HeaderPair, { maxItems: 100, description: "[name, value] pairs (RFC 9110 token names; values without CR, LF, NUL, ≤ 8 KiB); values may use ${secrets.NAME}" }),
+    ),
+    body: Opt(T.String({ description: "≤ 1 MiB UTF-8; may use ${secrets.NAME}" })),
+    script: Opt(T.String({ minLength: 1, description: "1..51,200 UTF-8 bytes; null = none" })),
+    secrets: Opt(SecretsSelectorParam),
+    notifications: Opt(T.Object({ enabled: T.Boolean(), throttleSeconds: Opt(Notifications.properties.throttleSeconds) }, { description: Notifications.description })),
+  },
+  { description: "a complete settings object: omitted members take their defaults" },
+);
+const ResponderMembers = {
+  name: T.String({ minLength: 1, description: "1..100 characters after trimming, unique per user" }),
+  location: T.Object({
+    pathType: PathType,
+    path: T.String({ pattern: "^/", minLength: 1, maxLength: 255, description: "RFC 3986 path characters; a trailing / is removed (except for /)" }),
+    subdomainPrefix: Opt(T.String({ pattern: PrefixPattern, description: "lets one user own several hosts: <prefix>-<handle>.<responders domain>" })),
+  }),
+  method: Opt(Method),
+  enabled: Opt(T.Boolean({ description: "default true" })),
+  settings: Opt(SettingsParam),
+  tagIds: TagIdsParam,
+};
+export const RespondersCreateParams = Named(
+  "RespondersCreateParams",
+  T.Object({ ...ResponderMembers, method: T.Optional(Method), settings: T.Optional(SettingsParam) }, { description: "method default ANY; settings default {}" }),
+);
+export const RespondersUpdateParams = Named(
+  "RespondersUpdateParams",
+  T.Partial(T.Object(ResponderMembers), { description: "present members replace (settings as a whole); absent ones are kept; {} → 400", minProperties: 1 }),
+);
+
+const TrackedResponse = T.Object({
+  statusCode: T.Integer(),
+  headers: T.Array(HeaderPair, { description: "as produced, in order, repeats as separate pairs" }),
+  body: T.Optional(T.String({ contentEncoding: "base64", description: "base64 of the stored bytes; omitted when empty" })),
+  bodySize: T.Integer({ minimum: 0 }),
+  truncated: T.Boolean(),
+});
+export const TrackedRequest = Named(
+  "TrackedRequest",
+  T.Object({
+    id: Uuid(),
+    createdAt: UnixTime(),
+    durationMs: T.Integer({ minimum: 0 }),
+    clientAddress: T.Optional(T.String()),
+    method: T.String(),
+    path: T.String(),
+    rawQuery: T.Optional(T.String()),
+    headers: T.Array(HeaderPair, { description: "lower-case names, sorted by name; repeats joined with \", \" (cookie with \"; \")" }),
+    body: T.Optional(T.String({ contentEncoding: "base64", description: "base64 of the stored bytes (cut at max_tracked_body_bytes); omitted when empty" })),
+    bodySize: T.Integer({ minimum: 0, description: "original size" }),
+    response: T.Optional(TrackedResponse),
+  }),
+);
+export const ResponderStats = Named(
+  "ResponderStats",
+  T.Object({ responderId: Uuid(), requestCount: T.Integer({ minimum: 0 }), lastRequestedAt: T.Optional(UnixTime("newest record's createdAt")) }),
+);
+const Har = T.Object(
+  { log: T.Object({ version: T.String(), creator: T.Object({ name: T.String(), version: T.String() }), entries: T.Array(T.Object({}, { additionalProperties: true })) }) },
+  { description: "HAR 1.2 (entries oldest first)" },
+);
+
+const ListQuery = ListQuerySchema;
 const IdParams = t.Object({ responder_id: t.String() });
-const ListQuery = t.Object({
-  ...ListQuerySchema.properties,
-  sort: t.Optional(t.String({ description: "name (default), createdAt, updatedAt or lastRequestedAt" })),
-});
-
-const detail = (summary: string) => ({ tags: ["webhooks"], summary });
+const RESPONDER_EXAMPLE = {
+  name: "orders-mock",
+  location: { pathType: "*", path: "/orders" },
+  method: "GET",
+  settings: { requestsToTrack: 5, statusCode: 200, headers: [["content-type", "application/json"]], body: '{"ok":true}' },
+};
+const tags = ["webhooks"];
 
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface RespondersRoutesDeps {
@@ -98,8 +132,12 @@ export const respondersRoutes = ({ auth, responders }: RespondersRoutesDeps) =>
     .get("/api/webhooks/responders", ({ user, query }) => responders.list(user, query), {
       auth: "user",
       query: ListQuery,
-      response: t.Object({ items: t.Array(ResponderSchema), total: t.Integer() }),
-      detail: detail("List responders (common list query; sort also by lastRequestedAt)"),
+      detail: op({
+        tags,
+        summary: "List responders (common list query; sort also by lastRequestedAt)",
+        query: listQueryParams(["name", "createdAt", "updatedAt", "lastRequestedAt"]),
+        responses: { 200: Page("Responder", Responder) },
+      }),
     })
     .post(
       "/api/webhooks/responders",
@@ -108,25 +146,40 @@ export const respondersRoutes = ({ auth, responders }: RespondersRoutesDeps) =>
         set.status = 201;
         return created;
       },
-      { auth: "user", body: ParamsBody, response: { 201: ResponderSchema }, detail: detail("Create a responder") },
+      {
+        auth: "user",
+        body: looseBody(RespondersCreateParams),
+        detail: op({
+          tags,
+          summary: "Create a responder",
+          body: RespondersCreateParams,
+          responses: { 201: Responder },
+          errors: { 400: ["LIMIT_REACHED"], 409: ["DUPLICATE_NAME", "CONFLICT"] },
+          example: RESPONDER_EXAMPLE,
+        }),
+      },
     )
     .get("/api/webhooks/responders/_stats", ({ user }) => responders.stats(user), {
       auth: "user",
-      response: t.Array(StatsSchema),
-      detail: detail("Stored request count and last request time per responder"),
+      detail: op({ tags, summary: "Stored request count and last request time per responder (name ascending)", responses: { 200: T.Array(ResponderStats) } }),
     })
     .get("/api/webhooks/responders/:responder_id", ({ user, params }) => responders.get(user, params.responder_id), {
       auth: "user",
       params: IdParams,
-      response: ResponderSchema,
-      detail: detail("Get a responder"),
+      detail: op({ tags, summary: "Get a responder", responses: { 200: Responder } }),
     })
     .put("/api/webhooks/responders/:responder_id", ({ user, params, body }) => responders.update(user, params.responder_id, body), {
       auth: "user",
       params: IdParams,
-      body: ParamsBody,
-      response: ResponderSchema,
-      detail: detail("Update a responder (present members replace; settings is replaced as a whole)"),
+      body: looseBody(RespondersUpdateParams),
+      detail: op({
+        tags,
+        summary: "Update a responder (present members replace; settings is replaced as a whole)",
+        body: RespondersUpdateParams,
+        responses: { 200: Responder },
+        errors: { 409: ["DUPLICATE_NAME", "CONFLICT"] },
+        example: { enabled: false },
+      }),
     })
     .delete(
       "/api/webhooks/responders/:responder_id",
@@ -134,13 +187,12 @@ export const respondersRoutes = ({ auth, responders }: RespondersRoutesDeps) =>
         await responders.delete(user, params.responder_id);
         set.status = 204;
       },
-      { auth: "user", params: IdParams, detail: detail("Delete a responder with its history and KV data") },
+      { auth: "user", params: IdParams, detail: op({ tags, summary: "Delete a responder with its history and KV data", responses: { 204: null } }) },
     )
     .get("/api/webhooks/responders/:responder_id/_history", ({ user, params }) => responders.history(user, params.responder_id), {
       auth: "user",
       params: IdParams,
-      response: t.Array(TrackedRecordSchema),
-      detail: detail("Tracked requests, newest first"),
+      detail: op({ tags, summary: "Tracked requests, newest first", responses: { 200: T.Array(TrackedRequest) } }),
     })
     .post(
       "/api/webhooks/responders/:responder_id/_clear",
@@ -148,7 +200,7 @@ export const respondersRoutes = ({ auth, responders }: RespondersRoutesDeps) =>
         await responders.clear(user, params.responder_id);
         set.status = 204;
       },
-      { auth: "user", params: IdParams, detail: detail("Clear the tracked request history (KV data is kept)") },
+      { auth: "user", params: IdParams, detail: op({ tags, summary: "Clear the tracked request history (KV data is kept)", responses: { 204: null } }) },
     )
     .get(
       "/api/webhooks/responders/:responder_id/_har",
@@ -158,5 +210,13 @@ export const respondersRoutes = ({ auth, responders }: RespondersRoutesDeps) =>
           headers: { "content-type": "application/json; charset=utf-8", "content-disposition": contentDisposition },
         });
       },
-      { auth: "user", params: IdParams, detail: detail("Export the tracked history as HAR 1.2") },
+      {
+        auth: "user",
+        params: IdParams,
+        detail: op({
+          tags,
+          summary: "Export the tracked history as HAR 1.2 (an attachment <name>-history.har)",
+          responses: { 200: media("application/json", Har, { headers: { "Content-Disposition": { description: 'attachment; filename="<name>-history.har"' } } }) },
+        }),
+      },
     );

@@ -1,46 +1,54 @@
 // /api/user/scripts: the user's script library (supplement §8).
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
-import type { ScriptsService } from "./service";
-import { ListQuerySchema } from "../../platform/http/list-query";
-import { MAX_SCRIPT_BYTES, SCRIPT_TYPES } from "./service";
+import { Named, op, Opt, Page, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
+import { listQueryParams, ListQuerySchema } from "../../platform/http/list-query";
+import { TaggedMembers, TagIdsParam } from "../tags/routes";
+import { MAX_SCRIPT_BYTES, MAX_SCRIPT_NAME, SCRIPT_CONTEXTS, SCRIPT_SORT_KEYS, SCRIPT_TYPES, type ScriptsService } from "./service";
 
+const ScriptTypeEnum = StringEnum(SCRIPT_TYPES, { description: "script kind; immutable after creation" });
+const Content = T.String({ minLength: 1, description: `1..${MAX_SCRIPT_BYTES} UTF-8 bytes; syntax is not checked` });
+const ScriptName = T.String({ minLength: 1, description: `1..${MAX_SCRIPT_NAME} characters after trimming, unique per user` });
+const Head = { id: Uuid(), name: T.String(), scriptType: ScriptTypeEnum };
+const Tail = { ...TaggedMembers, createdAt: UnixTime(), updatedAt: UnixTime() };
+export const UserScript = Named("UserScript", T.Object({ ...Head, content: T.String(), ...Tail }));
+export const UserScriptSummary = Named(
+  "UserScriptSummary",
+  T.Object({ ...Head, size: T.Integer({ minimum: 0, description: "content size in UTF-8 bytes" }), ...Tail }, { description: "a list item: UserScript without content" }),
+);
+export const ScriptContext = Named(
+  "ScriptContext",
+  StringEnum(Object.keys(SCRIPT_CONTEXTS), {
+    description: "responder (responder + universal), api_tracker (api_configurator + api_extractor + universal), page_tracker (page_extractor + universal)",
+  }),
+);
+const ScriptListQuery = T.Object({ ...listQueryParams(SCRIPT_SORT_KEYS).properties, context: T.Optional(ScriptContext) });
+export const ScriptCreateParams = Named("ScriptCreateParams", T.Object({ name: ScriptName, scriptType: ScriptTypeEnum, content: Content, tagIds: TagIdsParam }));
+export const ScriptUpdateParams = Named(
+  "ScriptUpdateParams",
+  T.Object(
+    { name: Opt(ScriptName), scriptType: Opt(T.String({ description: "accepted only when equal to the stored type" })), content: Opt(Content), tagIds: TagIdsParam },
+    { description: "name, content and/or tagIds", minProperties: 1 },
+  ),
+);
+
+// Runtime schemas (Elysia checks the JSON types; the service the values, with the spec's messages).
 const TYPE_ERROR = `must be one of ${SCRIPT_TYPES.join(", ")}`;
 const ScriptTypeSchema = t.Union(
   [t.Literal("responder"), t.Literal("api_configurator"), t.Literal("api_extractor"), t.Literal("page_extractor"), t.Literal("universal")],
-  { error: TYPE_ERROR, description: "script kind; immutable after creation" },
+  { error: TYPE_ERROR },
 );
-const TagRefSchema = t.Object({ id: t.String(), name: t.String(), color: t.String() });
-const TagIdsSchema = t.Union([t.Array(t.String()), t.Null()], { description: "tag ids (at most 10); null = not set" });
-
-const Head = { id: t.String(), name: t.String(), scriptType: ScriptTypeSchema };
-const Tail = { tags: t.Array(TagRefSchema), tagIds: t.Array(t.String()), createdAt: t.Integer(), updatedAt: t.Integer() };
-const UserScriptSchema = t.Object({ ...Head, content: t.String(), ...Tail });
-const UserScriptSummarySchema = t.Object({ ...Head, size: t.Integer({ description: "content size in UTF-8 bytes" }), ...Tail });
-
-const ListQuery = t.Object({
-  ...ListQuerySchema.properties,
-  sort: t.Optional(t.String({ description: "name (default), createdAt, updatedAt or scriptType" })),
-  context: t.Optional(
-    t.String({ description: "responder (responder+universal), api_tracker (api_configurator+api_extractor+universal), page_tracker (page_extractor+universal)" }),
-  ),
-});
-
-const CreateBody = t.Object({
-  name: t.String({ description: "1..128 characters after trimming, unique per user" }),
-  scriptType: ScriptTypeSchema,
-  content: t.String({ description: `1..${MAX_SCRIPT_BYTES} UTF-8 bytes; syntax is not checked` }),
-  tagIds: t.Optional(TagIdsSchema),
-});
-
+const TagIdsSchema = t.Union([t.Array(t.String()), t.Null()]);
+const ListQuery = t.Object({ ...ListQuerySchema.properties, context: t.Optional(t.String()) });
+const CreateBody = t.Object({ name: t.String(), scriptType: ScriptTypeSchema, content: t.String(), tagIds: t.Optional(TagIdsSchema) });
 const UpdateBody = t.Object({
   name: t.Optional(t.Union([t.String(), t.Null()])),
-  scriptType: t.Optional(t.Union([ScriptTypeSchema, t.Null()], { error: TYPE_ERROR, description: "accepted only when equal to the stored type" })),
+  scriptType: t.Optional(t.Union([ScriptTypeSchema, t.Null()], { error: TYPE_ERROR })),
   content: t.Optional(t.Union([t.String(), t.Null()])),
   tagIds: t.Optional(TagIdsSchema),
 });
-
 const IdParams = t.Object({ script_id: t.String() });
+const tags = ["scripts"];
 
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface ScriptsRoutesDeps {
@@ -54,8 +62,12 @@ export const scriptsRoutes = ({ auth, scripts }: ScriptsRoutesDeps) =>
     .get("/api/user/scripts", ({ user, query }) => scripts.list(user.id, query), {
       auth: "user",
       query: ListQuery,
-      response: t.Object({ items: t.Array(UserScriptSummarySchema), total: t.Integer() }),
-      detail: { tags: ["scripts"], summary: "List scripts (items carry size instead of content)" },
+      detail: op({
+        tags,
+        summary: "List scripts (items carry size instead of content; `context` filters by compatibility)",
+        query: ScriptListQuery,
+        responses: { 200: Page("UserScriptSummary", UserScriptSummary) },
+      }),
     })
     .post(
       "/api/user/scripts",
@@ -67,22 +79,33 @@ export const scriptsRoutes = ({ auth, scripts }: ScriptsRoutesDeps) =>
       {
         auth: "user",
         body: CreateBody,
-        response: { 201: UserScriptSchema },
-        detail: { tags: ["scripts"], summary: "Create a script" },
+        detail: op({
+          tags,
+          summary: "Create a script",
+          body: ScriptCreateParams,
+          responses: { 201: UserScript },
+          errors: { 400: ["LIMIT_REACHED"], 409: ["DUPLICATE_NAME"] },
+          example: { name: "hmac-sign", scriptType: "universal", content: "return { body: context.body }" },
+        }),
       },
     )
     .get("/api/user/scripts/:script_id", ({ user, params }) => scripts.get(user.id, params.script_id), {
       auth: "user",
       params: IdParams,
-      response: UserScriptSchema,
-      detail: { tags: ["scripts"], summary: "Get a script with its content" },
+      detail: op({ tags, summary: "Get a script with its content", responses: { 200: UserScript } }),
     })
     .put("/api/user/scripts/:script_id", ({ user, params, body }) => scripts.update(user.id, params.script_id, body), {
       auth: "user",
       params: IdParams,
       body: UpdateBody,
-      response: UserScriptSchema,
-      detail: { tags: ["scripts"], summary: "Update a script's name, content or tags" },
+      detail: op({
+        tags,
+        summary: "Update a script's name, content or tags",
+        body: ScriptUpdateParams,
+        responses: { 200: UserScript },
+        errors: { 409: ["DUPLICATE_NAME"] },
+        example: { content: "return { body: 'updated' }" },
+      }),
     })
     .delete(
       "/api/user/scripts/:script_id",
@@ -93,6 +116,6 @@ export const scriptsRoutes = ({ auth, scripts }: ScriptsRoutesDeps) =>
       {
         auth: "user",
         params: IdParams,
-        detail: { tags: ["scripts"], summary: "Delete a script" },
+        detail: op({ tags, summary: "Delete a script", responses: { 204: null } }),
       },
     );

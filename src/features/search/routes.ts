@@ -1,30 +1,34 @@
 // POST /api/search (supplement §20).
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
-import type { SearchService } from "./service";
-import { SEARCH_TYPES } from "./service";
+import { looseBody, Named, op, Opt, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
+import { SEARCH_TYPES, type SearchService } from "./service";
 
-const TypeSchema = t.UnionEnum(SEARCH_TYPES);
+const SearchType = StringEnum(SEARCH_TYPES);
 
-// Loose types: the service checks the members and answers the spec's messages and codes.
-const SearchBody = t.Object({
-  query: t.Optional(t.Unknown({ description: "trimmed, at most 200 characters; case-insensitive substring of names and content, or an exact id" })),
-  types: t.Optional(t.Unknown({ description: `subset of ${SEARCH_TYPES.join(", ")}; default all` })),
-  limit: t.Optional(t.Unknown({ description: "default 20; values above 100 become 100" })),
-});
-
-const SearchResult = t.Object({
-  items: t.Array(
-    t.Object({
-      type: TypeSchema,
-      id: t.String({ format: "uuid" }),
-      name: t.String(),
-      matched: t.Union([t.Literal("name"), t.Literal("id"), t.Literal("content")], { description: "content = script source, responder path or tracker URL" }),
-      updatedAt: t.Integer(),
-    }),
-  ),
-  total: t.Integer({ description: "all matches before limit" }),
-});
+export const SearchParams = Named(
+  "SearchParams",
+  T.Object({
+    query: T.String({ description: "trimmed, at most 200 characters; case-insensitive substring of names and content, or an exact id; empty → no items" }),
+    types: Opt(T.Array(SearchType, { description: "default all types" })),
+    limit: Opt(T.Integer({ minimum: 1, description: "default 20; values above 100 become 100" })),
+  }),
+);
+export const SearchResults = Named(
+  "SearchResults",
+  T.Object({
+    items: T.Array(
+      T.Object({
+        type: SearchType,
+        id: Uuid(),
+        name: T.String(),
+        matched: StringEnum(["name", "id", "content"], { description: "content = script source, responder path or tracker URL" }),
+        updatedAt: UnixTime(),
+      }),
+    ),
+    total: T.Integer({ minimum: 0, description: "all matches before limit" }),
+  }),
+);
 
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface SearchRoutesDeps {
@@ -35,7 +39,12 @@ export interface SearchRoutesDeps {
 export const searchRoutes = ({ auth, search }: SearchRoutesDeps) =>
   new Elysia({ name: "feature/search" }).use(auth).post("/api/search", ({ user, body }) => search.search(user.id, body), {
     auth: "user",
-    body: SearchBody,
-    response: { 200: SearchResult },
-    detail: { tags: ["search"], summary: "Search the caller's resources by name, id and content (names first, then ids, then content)" },
+    body: looseBody(SearchParams),
+    detail: op({
+      tags: ["search"],
+      summary: "Search the caller's resources by name, id and content (names first, then ids, then content)",
+      body: SearchParams,
+      responses: { 200: SearchResults },
+      example: { query: "orders", types: ["responder", "apiTracker"], limit: 20 },
+    }),
   });

@@ -1,34 +1,58 @@
-// /api/user/secrets: secret CRUD (supplement §7, interface "User-owned resources"). Responses carry
-// metadata only, never a value; the response schemas strip anything else.
-import { Elysia, t } from "elysia";
+// /api/user/secrets: secret CRUD (supplement §7, interface "User-owned resources"). Responses carry metadata only,
+// never a value. Also the secrets access selector (§7.1) that responders and trackers share.
+import { Elysia } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
+import { looseBody, Named, op, Opt, Page, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
+import { ListQueryParams, ListQuerySchema } from "../../platform/http/list-query";
+import { TaggedMembers, TagIdsParam } from "../tags/routes";
 import type { SecretsService } from "./service";
-import { ListQuerySchema } from "../../platform/http/list-query";
 
-const TagRefSchema = t.Object({ id: t.String({ format: "uuid" }), name: t.String(), color: t.String() });
-const SecretSchema = t.Object({
-  id: t.String({ format: "uuid" }),
-  name: t.String({ description: "^[A-Za-z][A-Za-z0-9_-]{0,127}$, case-sensitive, immutable" }),
-  tags: t.Array(TagRefSchema),
-  tagIds: t.Array(t.String({ format: "uuid" })),
-  createdAt: t.Integer(),
-  updatedAt: t.Integer(),
-});
-const SecretPageSchema = t.Object({ items: t.Array(SecretSchema), total: t.Integer() });
+const NAME_PATTERN = "^[A-Za-z][A-Za-z0-9_-]{0,127}$";
 
-// Loose types: the service produces the spec's messages and codes.
-const CreateBody = t.Object({
-  name: t.Optional(t.Unknown({ description: "^[A-Za-z][A-Za-z0-9_-]{0,127}$, case-sensitive" })),
-  value: t.Optional(t.Unknown({ description: "1..10,240 UTF-8 bytes; never returned" })),
-  tagIds: t.Optional(t.Unknown({ description: "ids of the caller's tags (at most 10)" })),
-});
-const UpdateBody = t.Object({
-  value: t.Optional(t.Unknown({ description: "new value, 1..10,240 UTF-8 bytes" })),
-  tagIds: t.Optional(t.Unknown({ description: "replaces the tags when present" })),
-  name: t.Optional(t.Unknown({ description: "immutable: must equal the stored name when sent" })),
-});
+export const UserSecret = Named(
+  "UserSecret",
+  T.Object({
+    id: Uuid(),
+    name: T.String({ pattern: NAME_PATTERN, description: "case-sensitive, immutable" }),
+    ...TaggedMembers,
+    createdAt: UnixTime(),
+    updatedAt: UnixTime(),
+  }),
+);
 
-const detail = (summary: string) => ({ tags: ["secrets"], summary });
+/** The selector as stored and echoed (always present in responses). */
+export const SecretsSelector = Named(
+  "SecretsSelector",
+  T.Union([StringEnum(["none", "all"]), T.Object({ selected: T.Array(Uuid(), { minItems: 1 }) }, { required: ["selected"] })], {
+    description: 'which secrets scripts see: "none", "all" (also secrets created later) or {"selected": [secret ids]}',
+  }),
+);
+/** The selector in requests: the stored forms, secret names in `selected`, and the `{type}` forms (supplement §7.1). */
+export const SecretsSelectorParam = Named(
+  "SecretsSelectorParam",
+  T.Union(
+    [
+      StringEnum(["none", "all"]),
+      T.Object({ selected: T.Array(T.String({ description: "a secret id or name" })) }),
+      T.Object({ type: StringEnum(["none", "all"]) }),
+      T.Object({ type: StringEnum(["selected"]), secrets: T.Array(T.String({ description: "a secret id or name" })) }),
+    ],
+    { description: 'default "none"; every listed secret must be one of yours (400 otherwise); an empty list means "none"' },
+  ),
+);
+
+const Value = T.String({ minLength: 1, description: "1..10,240 UTF-8 bytes; never returned" });
+export const SecretCreateParams = Named(
+  "SecretCreateParams",
+  T.Object({ name: T.String({ pattern: NAME_PATTERN, description: "case-sensitive, unique per user" }), value: Value, tagIds: TagIdsParam }),
+);
+export const SecretUpdateParams = Named(
+  "SecretUpdateParams",
+  T.Object(
+    { value: Opt(Value), tagIds: TagIdsParam, name: Opt(T.String({ description: "immutable: when sent it must equal the stored name" })) },
+    { description: "value and/or tagIds", minProperties: 1 },
+  ),
+);
 
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface SecretsRoutesDeps {
@@ -36,14 +60,15 @@ export interface SecretsRoutesDeps {
   secrets: SecretsService;
 }
 
+const tags = ["secrets"];
+
 export const secretsRoutes = ({ auth, secrets }: SecretsRoutesDeps) =>
   new Elysia({ name: "feature/secrets" })
     .use(auth)
     .get("/api/user/secrets", ({ user, query }) => secrets.list(user.id, query), {
       auth: "user",
       query: ListQuerySchema,
-      response: SecretPageSchema,
-      detail: detail("List secrets (metadata only; common list query)"),
+      detail: op({ tags, summary: "List secrets (metadata only; common list query)", query: ListQueryParams, responses: { 200: Page("UserSecret", UserSecret) } }),
     })
     .post(
       "/api/user/secrets",
@@ -52,18 +77,27 @@ export const secretsRoutes = ({ auth, secrets }: SecretsRoutesDeps) =>
         set.status = 201;
         return secret;
       },
-      { auth: "user", body: CreateBody, response: { 201: SecretSchema }, detail: detail("Create a secret") },
+      {
+        auth: "user",
+        body: looseBody(SecretCreateParams),
+        detail: op({
+          tags,
+          summary: "Create a secret",
+          body: SecretCreateParams,
+          responses: { 201: UserSecret },
+          errors: { 400: ["LIMIT_REACHED"], 409: ["DUPLICATE_NAME"] },
+          example: { name: "GITHUB_TOKEN", value: "ghp_example" },
+        }),
+      },
     )
     .get("/api/user/secrets/:secret_id", ({ user, params }) => secrets.get(user.id, params.secret_id), {
       auth: "user",
-      response: SecretSchema,
-      detail: detail("Get a secret's metadata"),
+      detail: op({ tags, summary: "Get a secret's metadata", responses: { 200: UserSecret } }),
     })
     .put("/api/user/secrets/:secret_id", ({ user, params, body }) => secrets.update(user.id, params.secret_id, body), {
       auth: "user",
-      body: UpdateBody,
-      response: SecretSchema,
-      detail: detail("Replace a secret's value and/or tags"),
+      body: looseBody(SecretUpdateParams),
+      detail: op({ tags, summary: "Replace a secret's value and/or tags", body: SecretUpdateParams, responses: { 200: UserSecret }, example: { value: "ghp_rotated" } }),
     })
     .delete(
       "/api/user/secrets/:secret_id",
@@ -71,5 +105,5 @@ export const secretsRoutes = ({ auth, secrets }: SecretsRoutesDeps) =>
         await secrets.delete(user.id, params.secret_id);
         set.status = 204;
       },
-      { auth: "user", detail: detail("Delete a secret (also removes it from every secrets selector)") },
+      { auth: "user", detail: op({ tags, summary: "Delete a secret (also removes it from every secrets selector)", responses: { 204: null } }) },
     );

@@ -1,14 +1,29 @@
-// GET /api/status (public) and POST /api/status (operator).
+// GET /api/status (public) and POST /api/status (operator) (supplement §21).
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
+import { Named, op, StringEnum, T } from "../../platform/http/contract";
 import type { StatusService } from "./service";
 
-const StatusSchema = t.Object({
-  version: t.String(),
-  level: t.Union([t.Literal("available"), t.Literal("unavailable")]),
-  db: t.Object({ operational: t.Boolean() }),
-  features: t.Object({ mail: t.Boolean(), chromium: t.Boolean(), dsa: t.Boolean(), signup: t.Boolean() }),
-});
+const Level = StringEnum(["available", "unavailable"], { description: "informational: the UI shows a banner; the API behaves the same" });
+
+export const Status = Named(
+  "Status",
+  T.Object({
+    version: T.String({ description: "the server build version" }),
+    level: Level,
+    db: T.Object({ operational: T.Boolean() }),
+    features: T.Object(
+      {
+        mail: T.Boolean({ description: "SMTP configured" }),
+        chromium: T.Boolean({ description: "the Chromium executable was found" }),
+        dsa: T.Boolean({ description: "an openssl program for DSA" }),
+        signup: T.Boolean({ description: "public sign-up is open (security.signup)" }),
+      },
+      { description: "optional parts this server can use" },
+    ),
+  }),
+);
+export const SetStatusAPIParams = Named("SetStatusAPIParams", T.Object({ level: Level }));
 
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface StatusRoutesDeps {
@@ -21,8 +36,7 @@ export const statusRoutes = ({ auth, status }: StatusRoutesDeps) =>
     .use(auth)
     .get("/api/status", () => status.get(), {
       auth: "public",
-      response: StatusSchema,
-      detail: { tags: ["status"], summary: "Server status (no authentication)" },
+      detail: op({ tags: ["status"], summary: "Server status (no authentication)", responses: { 200: Status } }),
     })
     .post(
       "/api/status",
@@ -32,7 +46,15 @@ export const statusRoutes = ({ auth, status }: StatusRoutesDeps) =>
       },
       {
         auth: "operator",
+        // Validated by Elysia: an unknown level is a 400 (the http plugin's error mapper).
         body: t.Object({ level: t.Union([t.Literal("available"), t.Literal("unavailable")]) }),
-        detail: { tags: ["status"], summary: "Set the server status level (operator)" },
+        detail: op({
+          tags: ["status"],
+          summary: "Set the server status level (operator)",
+          body: SetStatusAPIParams,
+          responses: { 204: null },
+          errors: { 500: ["INTERNAL"] },
+          example: { level: "available" },
+        }),
       },
     );

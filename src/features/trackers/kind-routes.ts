@@ -3,33 +3,41 @@
 // routes.ts supplies what is its own (target schema, descriptions, and a plugin with its extra endpoints such as
 // `_test` and `_debug`, registered after `_logs_summary` so they come before `/:tracker_id`).
 import { Elysia, t, type AnyElysia, type TSchema } from "elysia";
+import { Dict, looseBody, Named, op, Opt, Page, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
 import type { AuthPlugin } from "../../platform/auth/plugin";
-import { ListQuerySchema } from "../../platform/http/list-query";
+import { ListQueryParams, ListQuerySchema } from "../../platform/http/list-query";
+import { SecretsSelector, SecretsSelectorParam } from "../secrets/routes";
+import { TaggedMembers, TagIdsParam } from "../tags/routes";
 import type { TrackerKindService } from "./kind-service";
 
-export const field = (description: string) => t.Optional(t.Unknown({ description }));
-export const detail = (summary: string) => ({ tags: ["web_scraping"], summary });
+/** `_debug` body of every kind at runtime (the service checks the members with the spec's messages). */
+export const DebugBody = t.Object({ target: t.Optional(t.Unknown()), config: t.Optional(t.Unknown()), secrets: t.Optional(t.Unknown()) });
 
-/** `_debug` body of every kind (loose types: the service produces the spec's messages and codes). */
-export const DebugBody = t.Object({
-  target: field("as on create"),
-  config: field("as on create; only timeout is used"),
-  secrets: field("secrets access selector, default none"),
+export const Revision = Named(
+  "TrackerRevision",
+  T.Object({
+    id: Uuid(),
+    trackerId: Uuid(),
+    createdAt: UnixTime(),
+    size: T.Integer({ minimum: 0, description: "stored bytes" }),
+    data: T.Unknown({ description: "the parsed value when the stored bytes are one JSON text, else their UTF-8 text" }),
+    diff: T.Optional(T.String({ description: "with {diff: true}: unified diff from the next older revision (cut at 256 KiB)" })),
+  }),
+);
+const HistoryParams = T.Object({
+  refresh: Opt(T.Boolean({ description: "run the tracker once first (waits for a slot; a failed run shows in _logs, not here)" })),
+  diff: Opt(T.Boolean({ description: "add unified diffs" })),
 });
-
-const TagRefSchema = t.Object({ id: t.String({ format: "uuid" }), name: t.String(), color: t.String() });
-const SelectorSchema = t.Union([t.Literal("none"), t.Literal("all"), t.Object({ selected: t.Array(t.String({ format: "uuid" })) })], {
-  description: 'secrets access selector: "none", "all" or {"selected": [secret ids]}',
+const RetryStrategy = T.Object({
+  type: StringEnum(["constant"]),
+  interval: T.Integer({ minimum: 60_000, maximum: 43_200_000, description: "ms between retries, 60,000..min(43,200,000, the schedule's minimum interval)" }),
+  maxAttempts: T.Integer({ minimum: 1, maximum: 10 }),
 });
-const RevisionSchema = t.Object({
-  id: t.String({ format: "uuid" }),
-  trackerId: t.String({ format: "uuid" }),
-  createdAt: t.Integer(),
-  size: t.Integer({ description: "stored bytes" }),
-  data: t.Unknown({ description: "parsed JSON when the stored bytes are JSON, else their UTF-8 text" }),
-  diff: t.Optional(t.String({ description: "unified diff from the next older revision (with {diff: true})" })),
+const Job = T.Object({
+  schedule: T.String({ description: "cron: 6 fields (second minute hour day month weekday, UTC), 5 (seconds 0) or 7 (with year); or @hourly, @daily, @weekly, @monthly (expanded at save)" }),
+  retryStrategy: T.Optional(RetryStrategy),
 });
-const HistoryBody = t.Object({ refresh: field("run the tracker once first"), diff: field("add unified diffs") });
+const JobParam = T.Object({ schedule: Job.properties.schedule, retryStrategy: Opt(RetryStrategy) });
 
 export interface TrackerRoutesSpec<Target> {
   /** Plugin name. */
@@ -37,87 +45,108 @@ export interface TrackerRoutesSpec<Target> {
   /** Base path, e.g. `/api/web_scraping/api_trackers`. */
   base: string;
   service: TrackerKindService<Target>;
+  /** Schema name prefix: `ApiTracker` or `PageTracker` (→ ApiTracker, Page_ApiTracker, ApiTrackerCreateParams, …). */
+  schemaName: string;
   /** The kind in summaries: singular with its article ("an API tracker") and plural ("API trackers"). */
   one: string;
   many: string;
-  /** Schema of the stored (echoed) target. */
+  /** Schemas of the stored (echoed) target and of the target in requests. */
   target: TSchema;
-  /** Descriptions of `config.timeout` (wire object) and of the log phases. */
-  timeout: string;
-  phases: string;
-  /** Descriptions of the create/update body members `config` and `target`. */
-  configBody: string;
-  targetBody: string;
+  targetParam: TSchema;
+  /** `config.timeout` in ms: range and default. */
+  timeout: { minimum: number; maximum: number; default: number; description: string };
+  /** The log phases, in order. */
+  phases: readonly string[];
+  /** A create body that works (the docs page's "Try it out"). */
+  example: Record<string, unknown>;
   /** The kind's own endpoints (a plugin with `.use(auth)`), registered after `_logs_summary`. */
   own: AnyElysia;
 }
 
+/** The debug body of a kind: `target` as on create, `config` (only timeout is used), `secrets`. */
+export const debugParams = (name: string, targetParam: TSchema) =>
+  Named(
+    `${name}DebugParams`,
+    T.Object({ target: targetParam, config: Opt(T.Object({ timeout: Opt(T.Integer()) }, { description: "as on create; only timeout is used" })), secrets: Opt(SecretsSelectorParam) }),
+  );
+
 export function trackerRoutes<Target>({ auth }: { auth: AuthPlugin }, spec: TrackerRoutesSpec<Target>) {
   const { base: BASE, service } = spec;
-  const ConfigSchema = t.Object({
-    revisions: t.Integer({ description: "revisions kept, 1..tier max_revisions" }),
-    timeout: t.Integer({ description: spec.timeout }),
-    job: t.Optional(
-      t.Object({
-        schedule: t.String({ description: "stored cron (presets expanded)" }),
-        retryStrategy: t.Optional(t.Object({ type: t.Literal("constant"), interval: t.Integer(), maxAttempts: t.Integer() })),
-      }),
-    ),
+  const N = spec.schemaName;
+  const tags = ["web_scraping"];
+  const Config = T.Object({
+    revisions: T.Integer({ minimum: 1, description: "revisions kept, 1..tier max_revisions" }),
+    timeout: T.Integer({ minimum: spec.timeout.minimum, maximum: spec.timeout.maximum, description: spec.timeout.description }),
+    job: T.Optional(Job),
   });
-  const TrackerSchema = t.Object({
-    id: t.String({ format: "uuid" }),
-    name: t.String(),
-    enabled: t.Boolean(),
-    config: ConfigSchema,
-    target: spec.target,
-    notifications: t.Boolean(),
-    secrets: SelectorSchema,
-    tags: t.Array(TagRefSchema),
-    tagIds: t.Array(t.String({ format: "uuid" })),
-    createdAt: t.Integer(),
-    updatedAt: t.Integer(),
-    scheduledAt: t.Optional(t.Integer({ description: "next planned run (unix s) while scheduled" })),
-    lastRanAt: t.Optional(t.Integer({ description: "start of the latest run of any kind (unix s)" })),
+  const ConfigParam = T.Object({
+    revisions: Opt(T.Integer({ minimum: 1, description: "1..tier max_revisions, default 3" })),
+    timeout: Opt(T.Integer({ ...spec.timeout, description: `${spec.timeout.description}, default ${spec.timeout.default}` })),
+    job: Opt(T.Object(JobParam.properties, { description: "absent = manual runs only" })),
   });
-  const PageSchema = t.Object({ items: t.Array(TrackerSchema), total: t.Integer() });
-  const PhaseSchema = t.Object({
-    phase: t.String({ description: spec.phases }),
-    durationMs: t.Integer(),
-    status: t.String({ description: "success, failure or skipped" }),
-    error: t.Optional(t.String()),
+  const Tracker = Named(
+    N,
+    T.Object({
+      id: Uuid(),
+      name: T.String(),
+      enabled: T.Boolean(),
+      config: Config,
+      target: spec.target,
+      notifications: T.Boolean(),
+      secrets: SecretsSelector,
+      ...TaggedMembers,
+      createdAt: UnixTime(),
+      updatedAt: UnixTime(),
+      scheduledAt: T.Optional(UnixTime("next planned run while scheduled")),
+      lastRanAt: T.Optional(UnixTime("start of the latest run of any kind")),
+    }),
+  );
+  const Phase = T.Object({
+    phase: StringEnum(spec.phases),
+    durationMs: T.Integer({ minimum: 0 }),
+    status: StringEnum(["success", "failure", "skipped"]),
+    error: T.Optional(T.String()),
   });
-  const LogSchema = t.Object({
-    id: t.String({ format: "uuid" }),
-    trackerId: t.String({ format: "uuid" }),
-    startedAt: t.Integer(),
-    finishedAt: t.Integer(),
-    durationMs: t.Integer(),
-    status: t.String({ description: "success or failure" }),
-    isManual: t.Boolean(),
-    retryAttempt: t.Optional(t.Integer()),
-    hasChanges: t.Optional(t.Boolean()),
-    revisionSize: t.Optional(t.Integer()),
-    error: t.Optional(t.String()),
-    phases: t.Array(PhaseSchema),
-  });
-  // Loose types: the service produces the spec's messages and codes.
-  const TrackerBody = t.Object({
-    name: field(`1..100 characters, unique among your ${spec.many}`),
-    enabled: field("boolean, default true"),
-    config: field(spec.configBody),
-    target: field(spec.targetBody),
-    notifications: field("boolean, default false: email on change"),
-    secrets: field('"none" (default), "all" or {"selected": [ids or names]}'),
-    tagIds: field("tag ids (at most 10)"),
-  });
+  const Log = Named(
+    `${N}Log`,
+    T.Object({
+      id: Uuid(),
+      trackerId: Uuid(),
+      startedAt: UnixTime(),
+      finishedAt: UnixTime(),
+      durationMs: T.Integer({ minimum: 0 }),
+      status: StringEnum(["success", "failure"]),
+      isManual: T.Boolean(),
+      retryAttempt: T.Optional(T.Integer({ minimum: 1 })),
+      hasChanges: T.Optional(T.Boolean()),
+      revisionSize: T.Optional(T.Integer({ minimum: 0 })),
+      error: T.Optional(T.String({ maxLength: 2000 })),
+      phases: T.Array(Phase, { description: `every phase, in order: ${spec.phases.join(", ")}` }),
+    }),
+  );
+  const Members = {
+    name: T.String({ minLength: 1, description: `1..100 characters after trimming, unique among your ${spec.many}` }),
+    enabled: Opt(T.Boolean({ description: "default true; disabling unschedules (manual refresh still works)" })),
+    config: Opt(ConfigParam),
+    target: spec.targetParam,
+    notifications: Opt(T.Boolean({ description: "default false: email on change" })),
+    secrets: Opt(SecretsSelectorParam),
+    tagIds: TagIdsParam,
+  };
+  const CreateParams = Named(`${N}CreateParams`, T.Object(Members));
+  const UpdateParams = Named(
+    `${N}UpdateParams`,
+    T.Partial(T.Object(Members), { description: "present members replace; absent ones are kept; {} → 400", minProperties: 1 }),
+  );
+  const HistoryBody = Named(`${N}GetHistoryParams`, HistoryParams);
+  const SAVE_ERRORS = { 400: ["LIMIT_REACHED" as const, "INVALID_SCHEDULE" as const, "SCHEDULE_TOO_FREQUENT" as const, "TARGET_NOT_ALLOWED" as const] };
 
   return new Elysia({ name: spec.name })
     .use(auth)
     .get(BASE, ({ user, query }) => service.list(user.id, query), {
       auth: "user",
       query: ListQuerySchema,
-      response: PageSchema,
-      detail: detail(`List ${spec.many} (common list query)`),
+      detail: op({ tags, summary: `List ${spec.many} (common list query)`, query: ListQueryParams, responses: { 200: Page(N, Tracker) } }),
     })
     .post(
       BASE,
@@ -126,18 +155,31 @@ export function trackerRoutes<Target>({ auth }: { auth: AuthPlugin }, spec: Trac
         set.status = 201;
         return tracker;
       },
-      { auth: "user", body: TrackerBody, response: { 201: TrackerSchema }, detail: detail(`Create ${spec.one}`) },
+      {
+        auth: "user",
+        body: looseBody(CreateParams),
+        detail: op({
+          tags,
+          summary: `Create ${spec.one}`,
+          body: CreateParams,
+          responses: { 201: Tracker },
+          errors: { ...SAVE_ERRORS, 409: ["DUPLICATE_NAME"] },
+          example: spec.example,
+        }),
+      },
     )
     .get(`${BASE}/_logs_summary`, ({ user }) => service.logsSummary(user.id), {
       auth: "user",
-      response: t.Record(t.String(), t.Array(LogSchema)),
-      detail: detail(`The 10 newest logs of each of your ${spec.many}, keyed by tracker id`),
+      detail: op({
+        tags,
+        summary: `The 10 newest logs of each of your ${spec.many}, keyed by tracker id ({} when none)`,
+        responses: { 200: Named(`${N}LogsSummary`, Dict(T.Array(Log), { description: "tracker id → its 10 newest logs, newest first" })) },
+      }),
     })
     .use(spec.own)
     .get(`${BASE}/:tracker_id`, ({ user, params }) => service.get(user.id, params.tracker_id), {
       auth: "user",
-      response: TrackerSchema,
-      detail: detail(`Get ${spec.one}`),
+      detail: op({ tags, summary: `Get ${spec.one}`, responses: { 200: Tracker } }),
     })
     .put(
       `${BASE}/:tracker_id`,
@@ -145,7 +187,18 @@ export function trackerRoutes<Target>({ auth }: { auth: AuthPlugin }, spec: Trac
         await service.update(user, params.tracker_id, body);
         set.status = 204;
       },
-      { auth: "user", body: TrackerBody, detail: detail(`Update ${spec.one} (present members replace; {} → 400)`) },
+      {
+        auth: "user",
+        body: looseBody(UpdateParams),
+        detail: op({
+          tags,
+          summary: `Update ${spec.one} (present members replace; {} → 400)`,
+          body: UpdateParams,
+          responses: { 204: null },
+          errors: { ...SAVE_ERRORS, 409: ["DUPLICATE_NAME"] },
+          example: { enabled: false },
+        }),
+      },
     )
     .delete(
       `${BASE}/:tracker_id`,
@@ -153,13 +206,18 @@ export function trackerRoutes<Target>({ auth }: { auth: AuthPlugin }, spec: Trac
         await service.delete(user.id, params.tracker_id);
         set.status = 204;
       },
-      { auth: "user", detail: detail(`Delete ${spec.one} with its revisions and logs`) },
+      { auth: "user", detail: op({ tags, summary: `Delete ${spec.one} with its revisions and logs`, responses: { 204: null } }) },
     )
     .post(`${BASE}/:tracker_id/_history`, ({ user, params, body }) => service.history(user.id, params.tracker_id, body), {
       auth: "user",
-      body: HistoryBody,
-      response: t.Array(RevisionSchema),
-      detail: detail("Revisions, newest first ({refresh: true} runs the tracker first; {diff: true} adds unified diffs)"),
+      body: looseBody(HistoryBody),
+      detail: op({
+        tags,
+        summary: "Revisions, newest first ({refresh: true} runs the tracker first; {diff: true} adds unified diffs)",
+        body: HistoryBody,
+        responses: { 200: T.Array(Revision) },
+        example: { refresh: false, diff: true },
+      }),
     })
     .post(
       `${BASE}/:tracker_id/_clear`,
@@ -167,12 +225,11 @@ export function trackerRoutes<Target>({ auth }: { auth: AuthPlugin }, spec: Trac
         await service.clear(user.id, params.tracker_id);
         set.status = 204;
       },
-      { auth: "user", detail: detail("Delete every revision") },
+      { auth: "user", detail: op({ tags, summary: "Delete every revision", responses: { 204: null } }) },
     )
     .get(`${BASE}/:tracker_id/_logs`, ({ user, params }) => service.logs(user.id, params.tracker_id), {
       auth: "user",
-      response: t.Array(LogSchema),
-      detail: detail("Execution logs with phase timings, newest first (at most 50)"),
+      detail: op({ tags, summary: "Execution logs with phase timings, newest first (at most 50)", responses: { 200: T.Array(Log) } }),
     })
     .post(
       `${BASE}/:tracker_id/_clear_logs`,
@@ -180,6 +237,6 @@ export function trackerRoutes<Target>({ auth }: { auth: AuthPlugin }, spec: Trac
         await service.clearLogs(user.id, params.tracker_id);
         set.status = 204;
       },
-      { auth: "user", detail: detail("Delete every execution log") },
+      { auth: "user", detail: op({ tags, summary: "Delete every execution log", responses: { 204: null } }) },
     );
 }

@@ -1,24 +1,28 @@
 // Routes of the trackers feature: `POST /api/scheduler/parse_schedule` (tag "scheduler"), the API trackers and the
 // page trackers (tag "web_scraping", api/routes.ts and page/routes.ts).
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
+import { looseBody, Named, op, T } from "../../platform/http/contract";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { TrackersService } from "./service";
 import { apiTrackersRoutes } from "./api/routes";
 import { pageTrackersRoutes } from "./page/routes";
 
-const ParseScheduleBody = t.Object({
-  schedule: t.Optional(
-    t.Unknown({
-      description:
-        "cron: 6 fields `second minute hour day-of-month month day-of-week` (UTC); 5 fields = seconds 0; 7 fields add a year; or @hourly, @daily, @weekly, @monthly",
+export const SchedulerParseScheduleParams = Named(
+  "SchedulerParseScheduleParams",
+  T.Object({
+    schedule: T.String({
+      description: "cron: 6 fields `second minute hour day-of-month month day-of-week` (UTC); 5 fields = seconds 0; 7 fields add a year; or @hourly, @daily, @weekly, @monthly",
+      examples: ["0 0 * * * *"],
     }),
-  ),
-});
-
-const ParseScheduleResult = t.Object({
-  minInterval: t.Integer({ description: "smallest gap in ms between consecutive occurrences among the next 1,000" }),
-  nextOccurrences: t.Array(t.Integer(), { description: "the next 5 occurrences, unix seconds" }),
-});
+  }),
+);
+export const SchedulerParseScheduleResult = Named(
+  "SchedulerParseScheduleResult",
+  T.Object({
+    minInterval: T.Integer({ minimum: 0, description: "smallest gap in ms between consecutive occurrences among the next 1,000" }),
+    nextOccurrences: T.Array(T.Integer(), { description: "the next 5 occurrences, unix seconds" }),
+  }),
+);
 
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface TrackersRoutesDeps {
@@ -31,12 +35,16 @@ export const trackersRoutes = ({ auth, trackers }: TrackersRoutesDeps) =>
     .use(auth)
     .post("/api/scheduler/parse_schedule", ({ user, body }) => trackers.parseSchedule(user, body), {
       auth: "user",
-      body: ParseScheduleBody,
-      response: ParseScheduleResult,
-      detail: {
+      body: looseBody(SchedulerParseScheduleParams),
+      detail: op({
         tags: ["scheduler"],
-        summary: "Parse a cron schedule: minimum interval and next occurrences (400 INVALID_SCHEDULE / SCHEDULE_TOO_FREQUENT)",
-      },
+        summary: "Parse a cron schedule: minimum interval and next occurrences",
+        description: "A schedule whose minimum interval is below the caller's tier minimum is 400 SCHEDULE_TOO_FREQUENT.",
+        body: SchedulerParseScheduleParams,
+        responses: { 200: SchedulerParseScheduleResult },
+        errors: { 400: ["INVALID_SCHEDULE", "SCHEDULE_TOO_FREQUENT"] },
+        example: { schedule: "0 0 * * * *" },
+      }),
     })
     .use(apiTrackersRoutes({ auth, trackers }))
     .use(pageTrackersRoutes({ auth, trackers }));

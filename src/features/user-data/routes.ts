@@ -1,74 +1,105 @@
 // /api/user/data/_export, _import_preview, _import (supplement §19.1–§19.4) and the operator's /api/users/_clone
 // (§19.5). Bodies up to server.max_import_bytes (the http plugin's limit for /api/user/data/*).
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { TOptional, TSchema } from "@sinclair/typebox";
+import { Dict, looseBody, media, Named, op, Opt, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { UserDataService } from "./service";
-import { UserSchema } from "../users/routes";
+import { User } from "../users/routes";
 import { cloneUser } from "./clone";
 
-const detail = (summary: string, tag = "user-data") => ({ tags: [tag], summary });
-const Id = t.String({ format: "uuid" });
-
+const Id = Uuid();
 const TypeNames = ["tags", "scripts", "secrets", "responders", "certificateTemplates", "privateKeys", "contentSecurityPolicies", "pageTrackers", "apiTrackers"] as const;
+const WithHistory = new Set<string>(["responders", "pageTrackers", "apiTrackers"]);
 /** One optional member per entity type of the file. */
-const perType = (schema: TSchema) => Object.fromEntries(TypeNames.map((n) => [n, t.Optional(schema)])) as Record<string, TOptional<TSchema>>;
+const perType = (schema: (type: string) => TSchema) => Object.fromEntries(TypeNames.map((n) => [n, T.Optional(schema(n))])) as Record<string, TOptional<TSchema>>;
 
-// Loose types: the service checks every member and answers the spec's messages and codes.
-const ExportBody = t.Object({
-  include: t.Optional(
-    t.Unknown({
-      description:
-        "type → {type: all | selected, ids?} (responders, pageTrackers, apiTrackers also includeHistory), settings: bool; absent = everything without history, settings included",
-    }),
-  ),
-  secretsPassphrase: t.Optional(t.Unknown({ description: "≥ 8 characters; adds secret values (argon2id + AES-256-GCM, §19.2)" })),
+const Selection = (type: string): TSchema =>
+  T.Object({
+    type: StringEnum(["all", "selected"]),
+    ids: Opt(T.Array(Uuid(), { description: "with type selected: the ids to export (unknown → 400)" })),
+    ...(WithHistory.has(type) ? { includeHistory: Opt(T.Boolean({ description: "default false" })) } : {}),
+  });
+export const UserDataExportParams = Named(
+  "UserDataExportParams",
+  T.Object({
+    include: Opt(
+      T.Object({ ...perType(Selection), settings: Opt(T.Boolean()) }, { description: "an absent type is not exported; an absent include exports everything without history, settings included" }),
+    ),
+    secretsPassphrase: Opt(T.String({ minLength: 8, description: "adds secret values, encrypted with it (argon2id + AES-256-GCM)" })),
+  }),
+);
+const ExportFile = T.Object(
+  {
+    format: StringEnum(["secbox-export"]),
+    version: T.Integer(),
+    exportedAt: UnixTime(),
+    secretsEncryption: T.Optional(T.Object({}, { additionalProperties: true, description: "present when secret values are included" })),
+    data: T.Object({}, { additionalProperties: true, description: "entities by type, in their API shape (supplement §19.2)" }),
+  },
+  { description: "the export file (supplement §19.2)" },
+);
+const FileParam = T.Union([T.Object({}, { additionalProperties: true }), T.String()], { description: "the export file (§19.2), as a JSON object or its text" });
+const Mode = StringEnum(["merge", "apply"], { description: "default merge" });
+export const UserDataImportPreviewParams = Named("UserDataImportPreviewParams", T.Object({ data: FileParam, mode: Opt(Mode) }));
+const ImportSelection: TSchema = T.Object({
+  sourceId: Uuid(),
+  action: StringEnum(["import", "skip"]),
+  conflictResolution: Opt(StringEnum(["rename", "overwrite", "skip"], { description: "default: merge → rename (skip where renaming is not allowed), apply → overwrite" })),
 });
+export const UserDataImportParams = Named(
+  "UserDataImportParams",
+  T.Object({
+    data: FileParam,
+    mode: Opt(Mode),
+    selections: Opt(Dict(T.Array(ImportSelection), { description: "type → entries; a type without selections imports all its entities" })),
+    importSettings: Opt(T.Boolean({ description: "default true" })),
+    secretsPassphrase: Opt(T.String({ description: "needed when imported secrets carry values" })),
+    applyDeletions: Opt(Dict(T.Array(Uuid()), { description: "apply mode: type → ids of the preview's toDelete" })),
+  }),
+);
 
-const PreviewBody = t.Object({
-  data: t.Optional(t.Unknown({ description: "the export file (§19.2), as a JSON object or its text" })),
-  mode: t.Optional(t.Unknown({ description: "merge (default) | apply" })),
-});
-
-const ImportBody = t.Object({
-  data: t.Optional(t.Unknown({ description: "the export file (§19.2), as a JSON object or its text" })),
-  mode: t.Optional(t.Unknown({ description: "merge (default) | apply" })),
-  selections: t.Optional(t.Unknown({ description: "type → [{sourceId, action: import | skip, conflictResolution?: rename | overwrite | skip}]" })),
-  importSettings: t.Optional(t.Unknown({ description: "default true" })),
-  secretsPassphrase: t.Optional(t.Unknown({ description: "needed when imported secrets carry values" })),
-  applyDeletions: t.Optional(t.Unknown({ description: "apply mode: type → [ids of the preview's toDelete]" })),
-});
-
-const Conflict = t.Object({ sourceId: Id, name: t.String(), existingId: Id, renameAllowed: t.Boolean() });
-const TypeSummary = t.Object({ total: t.Integer(), conflicts: t.Array(Conflict) });
-const PreviewSchema = t.Object({
-  valid: t.Boolean(),
-  version: t.Optional(t.Integer()),
-  summary: t.Object({ ...perType(TypeSummary), settings: t.Optional(t.Object({ included: t.Boolean(), hasExisting: t.Boolean() })) }),
-  warnings: t.Array(t.String()),
-  toDelete: t.Optional(t.Object(perType(t.Array(t.Object({ id: Id, name: t.String() }))), { description: "apply mode only" })),
-});
-
-const TypeResult = t.Object({ imported: t.Integer(), updated: t.Integer(), skipped: t.Integer(), deleted: t.Integer() });
-const ImportResultSchema = t.Object({
-  results: t.Object({ ...perType(TypeResult), settings: t.Object({ imported: t.Boolean() }) }),
-  warnings: t.Array(t.String()),
-});
-
-const CloneBody = t.Object({
-  source: t.Optional(t.Unknown({ description: "{email} or {id}" })),
-  destination: t.Optional(t.Unknown({ description: "{email, handle?}" })),
-  includeHistory: t.Optional(t.Unknown({ description: "default true" })),
-  copySubscription: t.Optional(t.Unknown({ description: "default true" })),
-  recoveryLinkExpiresIn: t.Optional(t.Unknown({ description: "seconds, 60..604800, default 3600" })),
-});
-
-const CloneResponseSchema = t.Object({
-  id: Id,
-  user: UserSchema,
-  recoveryLink: t.Object({ url: t.String(), expiresAt: t.Integer() }),
-  summary: ImportResultSchema,
-});
+const Conflict: TSchema = T.Object({ sourceId: Id, name: T.String(), existingId: Id, renameAllowed: T.Boolean() });
+const TypeSummary: TSchema = T.Object({ total: T.Integer({ minimum: 0 }), conflicts: T.Array(Conflict) });
+const Deletion: TSchema = T.Array(T.Object({ id: Id, name: T.String() }));
+export const UserDataImportPreview = Named(
+  "UserDataImportPreview",
+  T.Object({
+    valid: T.Boolean({ description: "false: the file failed validation (reasons in warnings)" }),
+    version: T.Optional(T.Integer()),
+    summary: T.Object({ ...perType(() => TypeSummary), settings: T.Optional(T.Object({ included: T.Boolean(), hasExisting: T.Boolean() })) }),
+    warnings: T.Array(T.String()),
+    toDelete: T.Optional(T.Object(perType(() => Deletion), { description: "apply mode only" })),
+  }),
+);
+const TypeResult: TSchema = T.Object({ imported: T.Integer(), updated: T.Integer(), skipped: T.Integer(), deleted: T.Integer() });
+export const UserDataImportResult = Named(
+  "UserDataImportResult",
+  T.Object({
+    results: T.Object({ ...perType(() => TypeResult), settings: T.Optional(T.Object({ imported: T.Boolean() })) }),
+    warnings: T.Array(T.String()),
+  }),
+);
+export const CloneParams = Named(
+  "CloneParams",
+  T.Object({
+    source: T.Union([T.Object({ email: T.String({ format: "email" }) }), T.Object({ id: Uuid() })], { description: "the user to copy (unknown → 404)" }),
+    destination: T.Object({ email: T.String({ format: "email" }), handle: Opt(T.String({ pattern: "^[a-z0-9]{3,26}$" })) }),
+    includeHistory: Opt(T.Boolean({ description: "default true: responder history and tracker revisions" })),
+    copySubscription: Opt(T.Boolean({ description: "default true" })),
+    recoveryLinkExpiresIn: Opt(T.Integer({ minimum: 60, maximum: 604_800, description: "seconds, default 3,600" })),
+  }),
+);
+export const CloneResponse = Named(
+  "CloneResponse",
+  T.Object({
+    id: Id,
+    user: User,
+    recoveryLink: T.Object({ url: T.String({ format: "uri" }), expiresAt: UnixTime() }),
+    summary: UserDataImportResult,
+  }),
+);
+const tags = ["user-data"];
 
 /** Pulls the next chunk only when the client reads (backpressure), so a large export is never buffered whole. */
 function streamOf(chunks: AsyncGenerator<string>): ReadableStream<Uint8Array> {
@@ -104,28 +135,50 @@ export const userDataRoutes = ({ auth, userData }: UserDataRoutesDeps) =>
       },
       {
         auth: "user",
-        body: ExportBody,
-        detail: {
-          ...detail("Export the caller's data as a downloadable file (§19.2), streamed"),
-          responses: { 200: { description: "the export file (§19.2) as an attachment secbox-export-<YYYYMMDD-HHMMSS>.json" } },
-        },
+        body: looseBody(UserDataExportParams),
+        detail: op({
+          tags,
+          summary: "Export the caller's data as a downloadable file (§19.2), streamed",
+          body: UserDataExportParams,
+          responses: {
+            200: media("application/json", ExportFile, {
+              headers: { "Content-Disposition": { description: 'attachment; filename="secbox-export-<YYYYMMDD-HHMMSS>.json" (UTC)' } },
+            }),
+          },
+          example: { include: { tags: { type: "all" }, responders: { type: "all", includeHistory: true }, settings: true } },
+        }),
       },
     )
     .post("/api/user/data/_import_preview", ({ user, body }) => userData.preview(user, body), {
       auth: "user",
-      body: PreviewBody,
-      response: { 200: PreviewSchema },
-      detail: detail("What an import of the file would do; an invalid file is 200 {valid: false, warnings}"),
+      body: looseBody(UserDataImportPreviewParams),
+      detail: op({
+        tags,
+        summary: "What an import of the file would do; an invalid file is 200 {valid: false, warnings}",
+        body: UserDataImportPreviewParams,
+        responses: { 200: UserDataImportPreview },
+      }),
     })
     .post("/api/user/data/_import", ({ user, body }) => userData.import(user, body), {
       auth: "user",
-      body: ImportBody,
-      response: { 200: ImportResultSchema },
-      detail: detail("Import a file: all or nothing (400 naming the type and sourceId, nothing changed)"),
+      body: looseBody(UserDataImportParams),
+      detail: op({
+        tags,
+        summary: "Import a file: all or nothing (400 naming the type and sourceId, nothing changed)",
+        body: UserDataImportParams,
+        responses: { 200: UserDataImportResult },
+        errors: { 400: ["BAD_PASSPHRASE", "LIMIT_REACHED"] },
+      }),
     })
     .post("/api/users/_clone", ({ body }) => cloneUser(userData, body), {
       auth: "operator",
-      body: CloneBody,
-      response: { 200: CloneResponseSchema },
-      detail: detail("Copy a user's data into a new user and return a recovery link (operator)", "users"),
+      body: looseBody(CloneParams),
+      detail: op({
+        tags: ["users"],
+        summary: "Copy a user's data into a new user and return a recovery link (operator)",
+        body: CloneParams,
+        responses: { 200: CloneResponse },
+        errors: { 400: ["EMAIL_TAKEN", "HANDLE_TAKEN"], 404: ["NOT_FOUND"] },
+        example: { source: { email: "ana@example.com" }, destination: { email: "ana+clone@example.com" } },
+      }),
     });

@@ -4,29 +4,59 @@ import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { UsersService } from "./service";
 import { isCrossSiteWrite } from "../../platform/auth/plugin";
+import { TIERS } from "../../config/schema";
 import { clientRateKey } from "../../platform/http/client-ip";
+import { media, Named, Nullable, op, Opt, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
 
-const Email = t.String({ description: "email address (trimmed, lower-cased)", examples: ["ana@example.com"] });
-const Password = t.String({ description: "8 to 1024 characters" });
+const Email = t.String();
+const Password = t.String();
 
-export const UserSchema = t.Object(
-  {
-    id: t.String({ format: "uuid" }),
-    email: t.String(),
-    handle: t.String(),
-    createdAt: t.Integer(),
-    isActivated: t.Boolean(),
-    isOperator: t.Boolean(),
-    subscription: t.Object({
-      tier: t.String({ description: "basic | standard | professional | ultimate" }),
-      startedAt: t.Integer(),
-      endsAt: t.Optional(t.Integer()),
+// Contract schemas (supplement §3.3, §4).
+const EmailParam = T.String({ format: "email", maxLength: 254, description: "trimmed and lower-cased; at most 254 characters", examples: ["ana@example.com"] });
+const PasswordParam = T.String({ minLength: 8, maxLength: 1024, description: "8..1024 characters" });
+const Tier = StringEnum(TIERS);
+
+export const User = Named(
+  "User",
+  T.Object({
+    id: Uuid(),
+    email: T.String(),
+    handle: T.String({ pattern: "^[a-z0-9]{3,26}$", description: "the user's responder subdomain label; fixed for life" }),
+    createdAt: UnixTime(),
+    isActivated: T.Boolean({ description: "false blocks sign-in and the user's API keys and JWTs" }),
+    isOperator: T.Boolean({ description: "the email is listed in security.operators and proven" }),
+    subscription: T.Object({
+      tier: Tier,
+      startedAt: UnixTime(),
+      endsAt: T.Optional(UnixTime("after it the effective tier is subscriptions.default_tier")),
     }),
-  },
-  { description: "User" },
+  }),
 );
-
-const ErrorSchema = t.Object({ message: t.String(), code: t.Optional(t.String()) });
+export const Credentials = Named("Credentials", T.Object({ email: EmailParam, password: PasswordParam }));
+export const SignInParams = Named("SignInParams", T.Object({ email: EmailParam, password: T.String() }));
+export const PasswordChangeParams = Named("PasswordChangeParams", T.Object({ currentPassword: T.String(), newPassword: PasswordParam }));
+export const RecoverParams = Named("RecoverParams", T.Object({ token: T.String({ description: "the recovery token of the link" }), newPassword: PasswordParam }));
+export const ForgotParams = Named("ForgotParams", T.Object({ email: EmailParam }));
+export const RemoveParams = Named("RemoveParams", T.Object({ email: EmailParam }));
+export const SignupParams = Named(
+  "SignupParams",
+  T.Object({
+    email: EmailParam,
+    password: Opt(PasswordParam),
+    handle: Opt(T.String({ pattern: "^[a-z0-9]{3,26}$", description: "not api, www, responders; default random 16 hex" })),
+    activated: Opt(T.Boolean({ description: "default true" })),
+  }),
+);
+export const UpdateSubscriptionParams = Named(
+  "UpdateSubscriptionParams",
+  T.Object({
+    userEmail: EmailParam,
+    subscription: T.Object({ tier: Tier, endsAt: Opt(T.Integer({ description: "unix seconds in the future; absent or null = no end" })) }),
+  }),
+);
+const SESSION_COOKIE = media("application/json", User, {
+  headers: { "Set-Cookie": { description: "the session cookie (HttpOnly, SameSite=Lax; Secure when public_url is https)" } },
+});
 
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface UsersRoutesDeps {
@@ -52,13 +82,16 @@ export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
           auth: "public",
           transform: () => users.assertSignupOpen(),
           body: t.Object({ email: Email, password: Password }),
-          response: { 200: UserSchema, 400: ErrorSchema, 403: ErrorSchema },
-          detail: {
+          detail: op({
             tags: ["auth"],
             summary: "Create an account and sign in (sets the session cookie)",
             description:
               "Public sign-up does not prove the email. An email listed in security.operators gets an ordinary account (isOperator false) and a verification link by email; operator rights apply once that link is used. Without mail configured such an email is 403 SIGNUP_RESERVED.",
-          },
+            body: Credentials,
+            responses: { 200: SESSION_COOKIE },
+            errors: { 400: ["WEAK_PASSWORD", "EMAIL_TAKEN"], 403: ["SIGNUP_CLOSED", "SIGNUP_RESERVED"] },
+            example: { email: "ana@example.com", password: "correct horse battery" },
+          }),
         },
       )
       .post(
@@ -72,8 +105,15 @@ export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
         {
           auth: "public",
           body: t.Object({ email: Email, password: t.String() }),
-          response: { 200: UserSchema, 401: ErrorSchema, 403: ErrorSchema, 429: ErrorSchema },
-          detail: { tags: ["auth"], summary: "Sign in with email and password (sets the session cookie; throttled)" },
+          detail: op({
+            tags: ["auth"],
+            summary: "Sign in with email and password (sets the session cookie; throttled)",
+            description: "401 for an unknown email, a wrong password or a user without a password (always the same message); 429 after 10 failures per email and client IP in 15 minutes.",
+            body: SignInParams,
+            responses: { 200: SESSION_COOKIE },
+            errors: { 401: ["UNAUTHENTICATED"], 403: ["NOT_ACTIVATED"], 429: ["RATE_LIMITED"] },
+            example: { email: "ana@example.com", password: "correct horse battery" },
+          }),
         },
       )
       .post(
@@ -88,10 +128,12 @@ export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
         },
         {
           auth: "public",
-          detail: {
+          detail: op({
             tags: ["auth"],
             summary: "Sign out: ends the cookie's session and clears the cookie (a cross-site request does neither; still 204)",
-          },
+            optionalAuth: true,
+            responses: { 204: null },
+          }),
         },
       )
       .post(
@@ -103,7 +145,13 @@ export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
         {
           auth: "user",
           body: t.Object({ currentPassword: t.String(), newPassword: Password }),
-          detail: { tags: ["auth"], summary: "Change the password (revokes the user's other sessions)" },
+          detail: op({
+            tags: ["auth"],
+            summary: "Change the password (revokes the user's other sessions)",
+            body: PasswordChangeParams,
+            responses: { 204: null },
+            errors: { 400: ["BAD_PASSWORD", "WEAK_PASSWORD"] },
+          }),
         },
       )
       .post(
@@ -115,9 +163,14 @@ export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
         },
         {
           auth: "public",
-          body: t.Object({ token: t.String({ description: "recovery token from the link" }), newPassword: Password }),
-          response: { 200: UserSchema, 400: ErrorSchema },
-          detail: { tags: ["auth"], summary: "Set a new password with a recovery token (activates the user, signs in)" },
+          body: t.Object({ token: t.String(), newPassword: Password }),
+          detail: op({
+            tags: ["auth"],
+            summary: "Set a new password with a recovery token (activates the user, signs in)",
+            body: RecoverParams,
+            responses: { 200: SESSION_COOKIE },
+            errors: { 400: ["INVALID_TOKEN", "WEAK_PASSWORD"] },
+          }),
         },
       )
       .post(
@@ -129,7 +182,13 @@ export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
         {
           auth: "public",
           body: t.Object({ email: Email }),
-          detail: { tags: ["auth"], summary: "Email a recovery link when the address is registered (always 204)" },
+          detail: op({
+            tags: ["auth"],
+            summary: "Email a recovery link when the address is registered (always 204)",
+            body: ForgotParams,
+            responses: { 204: null },
+            example: { email: "ana@example.com" },
+          }),
         },
       )
       // (addition) The browser UI's session probe: the signed-in user or null, never a 401, so a signed-out visitor's
@@ -143,26 +202,33 @@ export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
         },
         {
           auth: "public",
-          response: { 200: t.Union([UserSchema, t.Null()]) },
-          detail: { tags: ["auth"], summary: "The signed-in user, or null when not signed in (never 401)" },
+          detail: op({
+            tags: ["auth"],
+            summary: "The signed-in user, or null when not signed in (never 401)",
+            optionalAuth: true,
+            responses: { 200: Nullable(User) },
+          }),
         },
       )
       // Current user and operator administration (supplement §4.2)
       .get("/api/users/self", ({ user }) => users.self(user.id), {
         auth: "user",
-        response: { 200: UserSchema },
-        detail: { tags: ["users"], summary: "The authenticated user" },
+        detail: op({ tags: ["users"], summary: "The authenticated user", responses: { 200: User } }),
       })
       .get("/api/users", ({ query }) => users.getByEmail(query.email), {
         auth: "operator",
-        query: t.Object({ email: t.Optional(t.String({ description: "the user's email (required)" })) }),
-        response: { 200: UserSchema },
-        detail: { tags: ["users"], summary: "Look a user up by email (operator)" },
+        query: t.Object({ email: t.Optional(t.String()) }),
+        detail: op({
+          tags: ["users"],
+          summary: "Look a user up by email (operator)",
+          query: T.Object({ email: EmailParam }),
+          responses: { 200: User },
+          errors: { 404: ["NOT_FOUND"] },
+        }),
       })
       .get("/api/users/:user_id", ({ params }) => users.getById(params.user_id), {
         auth: "operator",
-        response: { 200: UserSchema },
-        detail: { tags: ["users"], summary: "Get a user (operator)" },
+        detail: op({ tags: ["users"], summary: "Get a user (operator)", responses: { 200: User } }),
       })
       .delete(
         "/api/users/:user_id",
@@ -170,7 +236,7 @@ export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
           await users.removeById(params.user_id);
           set.status = 204;
         },
-        { auth: "operator", detail: { tags: ["users"], summary: "Remove a user and everything they own (operator)" } },
+        { auth: "operator", detail: op({ tags: ["users"], summary: "Remove a user and everything they own (operator)", responses: { 204: null } }) },
       )
       .post(
         "/api/users/remove",
@@ -181,7 +247,12 @@ export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
         {
           auth: "operator",
           body: t.Object({ email: Email }),
-          detail: { tags: ["users"], summary: "Remove a user by email; 204 also for an unknown email (operator)" },
+          detail: op({
+            tags: ["users"],
+            summary: "Remove a user by email; 204 also for an unknown email (operator)",
+            body: RemoveParams,
+            responses: { 204: null },
+          }),
         },
       )
       .post("/api/users/signup", ({ body }) => users.adminSignup(body), {
@@ -189,11 +260,17 @@ export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
         body: t.Object({
           email: Email,
           password: t.Optional(t.Union([Password, t.Null()])),
-          handle: t.Optional(t.Union([t.String({ description: "^[a-z0-9]{3,26}$, not api, www, responders" }), t.Null()])),
-          activated: t.Optional(t.Union([t.Boolean({ description: "default true" }), t.Null()])),
+          handle: t.Optional(t.Union([t.String(), t.Null()])),
+          activated: t.Optional(t.Union([t.Boolean(), t.Null()])),
         }),
-        response: { 200: UserSchema },
-        detail: { tags: ["users"], summary: "Register a user (operator)" },
+        detail: op({
+          tags: ["users"],
+          summary: "Register a user (operator); the email counts as proven",
+          body: SignupParams,
+          responses: { 200: User },
+          errors: { 400: ["EMAIL_TAKEN", "HANDLE_TAKEN", "WEAK_PASSWORD"] },
+          example: { email: "new-user@example.com" },
+        }),
       })
       .post(
         "/api/user/subscription",
@@ -206,11 +283,18 @@ export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
           body: t.Object({
             userEmail: Email,
             subscription: t.Object({
-              tier: t.String({ description: "basic | standard | professional | ultimate" }),
-              endsAt: t.Optional(t.Unknown({ description: "unix seconds in the future; absent or null = no end" })),
+              tier: t.String(),
+              endsAt: t.Optional(t.Unknown()),
             }),
           }),
-          detail: { tags: ["users"], summary: "Set a user's subscription (operator)" },
+          detail: op({
+            tags: ["users"],
+            summary: "Set a user's subscription (operator)",
+            body: UpdateSubscriptionParams,
+            responses: { 204: null },
+            errors: { 404: ["NOT_FOUND"] },
+            example: { userEmail: "ana@example.com", subscription: { tier: "professional" } },
+          }),
         },
       )
   );

@@ -1,9 +1,10 @@
 // Principal resolution in one place. Every route declares `auth: <level>`; the macro runs after the body
 // bytes are read (413 already checked) and before validation, so 401/403 come before body 400s.
-import { Elysia } from "elysia";
+import { Elysia, type DocumentDecoration } from "elysia";
 import type { Config } from "../../config/schema";
 import { sha256Hex } from "../crypto/tokens";
 import { decodeBody, decodeMultipart, isMultipart, RawBody } from "../http/body";
+import { AUTH_KEY } from "../http/contract";
 import { forbidden, unauthenticated } from "../http/errors";
 import type { Clock } from "../runtime";
 import { readCookie, sessionCookie } from "./cookies";
@@ -131,6 +132,8 @@ export function authPlugin(deps: AuthDeps) {
       const level = typeof option === "string" ? option : option.level;
       const acceptForm = typeof option === "string" ? false : option.acceptForm === true;
       return {
+        // The level goes into the route's OpenAPI `detail` (security requirements and 401/403, http/openapi.ts).
+        detail: { [AUTH_KEY]: level } as DocumentDecoration,
         // Arrow functions: Elysia's static analysis (Sucrose) reads them reliably in a minified build.
         transform: async (ctx: { request: Request; body: unknown; set: { headers: Record<string, any> } }) => {
           const { principal, refreshedToken } = await authorize(ctx.request, level);

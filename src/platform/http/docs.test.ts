@@ -51,7 +51,8 @@ describe("API docs", () => {
     const doc = (await srv.anon.get("/api-docs/openapi.json")).json;
     const body = doc.paths["/api/status"].post.requestBody;
     expect(Object.keys(body.content)).toEqual(["application/json"]);
-    expect(body.content["application/json"].schema.properties.level.enum).toEqual(["available", "unavailable"]);
+    expect(body.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/SetStatusAPIParams" });
+    expect(doc.components.schemas.SetStatusAPIParams.properties.level.enum).toEqual(["available", "unavailable"]);
     // Every documented body, whatever the feature, names a JSON media type (no empty `content: {}`).
     for (const ops of Object.values<any>(doc.paths))
       for (const op of Object.values<any>(ops)) if (op.requestBody) expect(Object.keys(op.requestBody.content)).toContain("application/json");

@@ -1,21 +1,21 @@
-// API docs (supplement §1 "API docs"): the OpenAPI 3.1 document at /api-docs/openapi.json and a browsable
-// Swagger UI at /api-docs. The Swagger UI script and stylesheet are embedded (in the compiled binary too) and
-// served from /api-docs/assets/, so the page works with no network: nothing is loaded from a CDN. No auth.
-import { openapi, toOpenAPISchema } from "@elysiajs/openapi";
+// API docs (supplement §1 "API docs"): the OpenAPI 3.1 document at /api-docs/openapi.json, built from the route
+// table by http/openapi.ts, and a browsable Swagger UI at /api-docs. The Swagger UI script and stylesheet are
+// embedded (in the compiled binary too) and served from /api-docs/assets/, so the page works with no network:
+// nothing is loaded from a CDN. No auth.
+import { SwaggerUIRender } from "@elysiajs/openapi/swagger";
 import { Elysia } from "elysia";
 // @ts-ignore: a file import (path to the embedded asset), not a JavaScript module
 import swaggerBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 // @ts-ignore: a file import (path to the embedded asset)
 import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import { VERSION } from "../runtime";
-import { requestPath } from "./body";
+import { buildOpenApi, type RouteLike } from "./openapi";
 
 export const DOCS_PATH = "/api-docs";
 export const SPEC_PATH = "/api-docs/openapi.json";
 export const ASSETS_PATH = "/api-docs/assets";
 /** The interface's version (interface.md "Versioning"), independent of the server's release version. */
 export const API_VERSION = "1.0.0-beta.2";
-export const OPENAPI_VERSION = "3.1.2";
 
 /** Served assets: URL path → embedded file and content type. */
 export const DOCS_ASSETS: Record<string, { file: string; type: string }> = {
@@ -44,82 +44,48 @@ export const API_TAGS: { name: string; description: string }[] = [
   { name: "auth", description: "Browser sign-up, sign-in, sign-out, password change and recovery" },
 ];
 
-const EXCLUDED = [DOCS_PATH, SPEC_PATH, ...Object.keys(DOCS_ASSETS)];
+const DESCRIPTION =
+  `Secbox ${VERSION}: self-hosted security toolbox. JSON API under /api. Every error is \`{message, code}\` ` +
+  "(the `Error` schema): `message` is for people, `code` is a stable token to switch on; each operation lists its codes per status.";
 
-/**
- * The platform's global parse hook (raw body capture, platform/http/plugin.ts) hides the body's media type from
- * the generator, which then emits `requestBody.content: {}`. Request bodies are JSON (supplement §1), so the
- * generator is run once more over a view of the routes without parse hooks and the JSON bodies copied over.
- */
-function fillJsonBodies(doc: any, routesOf: () => any[], definitionsOf: () => any) {
-  const paths = doc?.paths;
-  if (!paths || typeof paths !== "object") return;
-  let fixed: any;
-  for (const [path, ops] of Object.entries<any>(paths)) {
-    for (const [method, op] of Object.entries<any>(ops ?? {})) {
-      const content = op?.requestBody?.content;
-      if (!content || Object.keys(content).length > 0) continue;
-      fixed ??= toOpenAPISchema(
-        {
-          getGlobalRoutes: () => routesOf().map((r) => ({ ...r, hooks: { ...r.hooks, parse: undefined } })),
-          getGlobalDefinitions: definitionsOf,
-        } as any,
-        { paths: EXCLUDED },
-        undefined,
-        undefined,
-        OPENAPI_VERSION,
-      ).paths;
-      const json = fixed?.[path]?.[method]?.requestBody?.content?.["application/json"];
-      if (json) op.requestBody = { ...op.requestBody, content: { "application/json": json } };
-    }
-  }
+export interface DocsOptions {
+  /** `server.public_url`: the document's server. */
+  publicUrl: string;
+  /** `security.session_cookie`. */
+  sessionCookie: string;
 }
 
-export function docsPlugin(opts: { sessionCookie?: string } = {}) {
-  const assets = new Elysia({ name: "platform/docs-assets" });
+/** The document for an app's routes (also used by scripts and tests that have no server). */
+export function apiDocument(routes: readonly RouteLike[], opts: DocsOptions) {
+  return buildOpenApi(routes, { ...opts, title: "Secbox API", version: API_VERSION, description: DESCRIPTION, tags: API_TAGS });
+}
+
+export function docsPlugin(opts: DocsOptions) {
+  const page = SwaggerUIRender({ title: "Secbox API", description: "Secbox API documentation" } as any, {
+    // Local copies instead of unpkg.com; absolute spec URL so /api-docs/ (trailing slash) works too.
+    cdn: `${ASSETS_PATH}/swagger-ui-bundle.js`,
+    theme: `${ASSETS_PATH}/swagger-ui.css`,
+    url: SPEC_PATH,
+    // Swagger UI would otherwise ask validator.swagger.io to validate the document.
+    validatorUrl: null,
+  } as any);
+  const plugin = new Elysia({ name: "platform/docs" });
+  // Built on the first request, once every route is registered; the route table does not change afterwards.
+  let spec: string | undefined;
+  plugin
+    .get(DOCS_PATH, () => new Response(page, { headers: { "content-type": "text/html; charset=utf-8" } }), { detail: { hide: true } })
+    .get(
+      SPEC_PATH,
+      () => {
+        spec ??= JSON.stringify(apiDocument((plugin as any).getGlobalRoutes() as RouteLike[], opts));
+        return new Response(spec, { headers: { "content-type": "application/json; charset=utf-8" } });
+      },
+      { detail: { hide: true } },
+    );
   for (const [path, { file, type }] of Object.entries(DOCS_ASSETS)) {
-    assets.get(path, () => new Response(Bun.file(file), { headers: { "content-type": type, "cache-control": "public, max-age=86400" } }), {
+    plugin.get(path, () => new Response(Bun.file(file), { headers: { "content-type": type, "cache-control": "public, max-age=86400" } }), {
       detail: { hide: true },
     });
   }
-  const docs = new Elysia({ name: "platform/docs" });
-  return docs
-    .onAfterHandle(({ request, response }) => {
-      if (requestPath(request) === SPEC_PATH)
-        fillJsonBodies(response, () => (docs as any).getGlobalRoutes() as any[], () => (docs as any).getGlobalDefinitions?.().type);
-    })
-    .use(assets)
-    .use(
-      openapi({
-        path: DOCS_PATH,
-        specPath: SPEC_PATH,
-        openapiVersion: OPENAPI_VERSION,
-        provider: "swagger-ui",
-        swagger: {
-          // Local copies instead of unpkg.com; absolute spec URL so /api-docs/ (trailing slash) works too.
-          cdn: `${ASSETS_PATH}/swagger-ui-bundle.js`,
-          theme: `${ASSETS_PATH}/swagger-ui.css`,
-          url: SPEC_PATH,
-          // Swagger UI would otherwise ask validator.swagger.io to validate the document.
-          validatorUrl: null,
-        } as any,
-        exclude: { paths: EXCLUDED },
-        documentation: {
-          info: {
-            title: "Secbox API",
-            version: API_VERSION,
-            description: `Secbox ${VERSION}: self-hosted security toolbox. JSON API under /api; errors are {message, code}.`,
-          },
-          tags: API_TAGS,
-          components: {
-            securitySchemes: {
-              apiKey: { type: "http", scheme: "bearer", description: "API key `sbx_ak_…` or a service-account JWT" },
-              session: { type: "apiKey", in: "cookie", name: opts.sessionCookie ?? "secbox_session", description: "Browser session" },
-            },
-          },
-          // Credentials are optional at the document level ({}); each route enforces its own level.
-          security: [{ apiKey: [] }, { session: [] }, {}],
-        },
-      }),
-    );
+  return plugin;
 }

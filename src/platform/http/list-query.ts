@@ -1,6 +1,7 @@
 // The common list query (interface "Common list query parameters", supplement §1), parsed once for every
 // list endpoint. The SQL side lives in platform/db/list.ts.
 import { t } from "elysia";
+import { StringEnum, T } from "./contract";
 import { invalid } from "./errors";
 import { isUuid } from "./ids";
 
@@ -14,16 +15,36 @@ export interface ListQuery {
   globalTags: string[];
 }
 
-/** Query schema for the OpenAPI document; values are validated by parseListQuery. */
+/** Runtime query schema (values as sent); parseListQuery validates them with the spec's messages. */
 export const ListQuerySchema = t.Object({
-  page: t.Optional(t.String({ description: "zero-based page index, default 0" })),
-  pageSize: t.Optional(t.String({ description: "items per page, default 15, at most 100" })),
-  sort: t.Optional(t.String({ description: "name (default), createdAt, updatedAt, or an entity-specific key" })),
-  order: t.Optional(t.String({ description: "asc (default) or desc" })),
-  q: t.Optional(t.String({ description: "case-insensitive name substring, or an exact id" })),
-  tags: t.Optional(t.String({ description: "comma-separated tag ids: items having ANY of them" })),
-  globalTags: t.Optional(t.String({ description: "comma-separated tag ids: items having ALL of them" })),
+  page: t.Optional(t.String()),
+  pageSize: t.Optional(t.String()),
+  sort: t.Optional(t.String()),
+  order: t.Optional(t.String()),
+  q: t.Optional(t.String()),
+  tags: t.Optional(t.String()),
+  globalTags: t.Optional(t.String()),
 });
+
+const TagIdList = (description: string) =>
+  T.String({ description: `${description}; malformed entries are ignored`, examples: ["0193b2c4-7e1a-7c3d-9a61-2f0c1d2e3f40,0193b2c4-7e1a-7c3d-9a61-2f0c1d2e3f41"] });
+
+/**
+ * The common list query of the contract (OpenAPI document): `page`/`pageSize` integers, `order` enum, the
+ * entity's sort keys (any other value falls back to `name`, so the enum only guides clients).
+ */
+export function listQueryParams(sortKeys: readonly string[] = ["name", "createdAt", "updatedAt"]) {
+  return T.Object({
+    page: T.Optional(T.Integer({ minimum: 0, description: "zero-based page index, default 0" })),
+    pageSize: T.Optional(T.Integer({ minimum: 0, description: "items per page, default 15; values above 100 become 100; 0 returns only the total" })),
+    sort: T.Optional(StringEnum(sortKeys, { description: `sort key, default name (names sort case-insensitively; ties by id)` })),
+    order: T.Optional(StringEnum(["asc", "desc"], { description: "default asc" })),
+    q: T.Optional(T.String({ description: "trimmed, at most 200 characters: case-insensitive name substring, or an exact id" })),
+    tags: T.Optional(TagIdList("comma-separated tag ids: items having ANY of them (OR)")),
+    globalTags: T.Optional(TagIdList("comma-separated tag ids: items having ALL of them (AND)")),
+  });
+}
+export const ListQueryParams = listQueryParams();
 
 const first = (v: unknown): string | undefined => (Array.isArray(v) ? first(v[0]) : typeof v === "string" ? v : undefined);
 
