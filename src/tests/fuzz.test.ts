@@ -1,12 +1,19 @@
-// "No 500 for any input" (supplement §2: bad input is never a 500). Every route the app registers — read from
-// the Elysia app itself, so routes added later are covered without touching this file — gets malformed and
-// hostile requests with every kind of credential. Every answer must be < 500, and on /api routes every error
-// must be a JSON `{message, code}` body. Deterministic: all garbage comes from a PRNG seeded by the route.
+// "No 500 for any input" (supplement §2: bad input is never a 500), driven by the OpenAPI document (issue 19).
+// Every route the app registers — read from the Elysia app itself, so routes added later are covered without
+// touching this file — gets malformed and hostile requests with every kind of credential (none, session of a
+// user and of an operator, API key, service JWT, share header, garbage ones). Bodies come from the operation's
+// schema in the document: a valid sample, then every member at and past its limits and with values of the wrong
+// kind. Every answer must be < 500 and conform to the document (a documented status, an error body `{message,
+// code}` with a code the operation lists, a success body matching its schema: src/tests/conformance.ts); a
+// schema-driven request that is refused must leave the stored data exactly as it was. Deterministic: all garbage
+// comes from a PRNG seeded by the route.
 import { afterAll, describe, expect, test } from "bun:test";
-import { Value } from "@sinclair/typebox/value";
+import { createHash } from "node:crypto";
 import { createApp } from "../app";
 import { signJwt } from "../platform/auth/jwt";
+import { createConformance } from "./conformance";
 import { startTestServer } from "./harness";
+import { SchemaValues } from "./schema-values";
 
 const MAX_BODY = 64 * 1024;
 const MAX_IMPORT = 96 * 1024;
@@ -14,6 +21,8 @@ const JWT_SECRET = "fuzz-secret-".padEnd(40, "z");
 const OPERATOR_EMAIL = "op@fuzz.example";
 const SERVICE_SUB = "fuzz-bot";
 const CONCURRENCY = 8;
+/** Schema-driven member variants per route (each runs alone, between two fingerprints of the stored data). */
+const SCHEMA_CASES_PER_ROUTE = 24;
 
 const srv = await startTestServer({
   env: {
@@ -29,6 +38,38 @@ const user = await srv.createUser("user@fuzz.example");
 const operator = await srv.createUser(OPERATOR_EMAIL);
 const serviceJwt = await signJwt(JWT_SECRET, SERVICE_SUB, 3600, Math.floor(Date.now() / 1000));
 const cookieName = srv.config.security.session_cookie;
+const apiKey: string = (await user.client.post("/api/user/api_keys", { name: "fuzz" })).json.token;
+// A live share of the user's template: the share header is the credential of the shared operations.
+const now = Math.floor(Date.now() / 1000);
+const template = (
+  await user.client.post("/api/certificates/templates", {
+    templateName: "fuzz-shared",
+    attributes: { commonName: "fuzz.example", keyAlgorithm: { keyType: "ed25519" }, signatureAlgorithm: "ed25519", notValidBefore: now, notValidAfter: now + 86400 },
+  })
+).json;
+const shareId: string = (await user.client.post(`/api/certificates/templates/${template.id}/_share`)).json.id;
+
+// The document: what every answer must conform to, and where request bodies come from.
+const doc = (await srv.anon.get("/api-docs/openapi.json")).json;
+const conformance = createConformance(doc);
+const values = new SchemaValues(doc);
+const operationOf = (route: Route) => doc.paths[route.path.replace(/:(\w+)/g, "{$1}")]?.[route.method.toLowerCase()];
+const bodySchemaOf = (route: Route) => operationOf(route)?.requestBody?.content?.["application/json"]?.schema;
+
+/** What a refused request must not change: every table's rows (sessions and API-key use times aside). */
+async function fingerprint(): Promise<string> {
+  const tables = await srv.rt.db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
+  const hash = createHash("sha256");
+  for (const { name } of tables) {
+    if (name === "sessions" || name === "schema_migrations") continue;
+    const rows = await srv.rt.db.all<Record<string, unknown>>(`SELECT * FROM "${name}" ORDER BY rowid`);
+    for (const row of rows) {
+      if (name === "api_keys") delete row.last_used_at;
+      hash.update(name + JSON.stringify(row, (_, v) => (typeof v === "bigint" ? String(v) : v instanceof Uint8Array ? Buffer.from(v).toString("base64") : v)));
+    }
+  }
+  return hash.digest("hex");
+}
 
 interface Route {
   method: string;
@@ -92,6 +133,8 @@ async function credentialsForRoute(): Promise<Credential[]> {
     { name: "user session", headers: () => ({ cookie: `${cookieName}=${userSession}` }) },
     { name: "operator session", headers: () => ({ cookie: `${cookieName}=${operatorSession}` }) },
     { name: "service JWT", headers: () => ({ authorization: `Bearer ${serviceJwt}` }) },
+    { name: "API key", headers: () => ({ authorization: `Bearer ${apiKey}` }) },
+    { name: "share header", headers: () => ({ "x-user-share-id": shareId }) },
     { name: "garbage bearer", headers: (n) => ({ authorization: GARBAGE_AUTH[n % GARBAGE_AUTH.length]! }) },
     { name: "garbage cookie", headers: (n) => ({ cookie: `${cookieName}=${GARBAGE_COOKIES[n % GARBAGE_COOKIES.length]}` }) },
   ];
@@ -201,31 +244,30 @@ const GARBAGE_QUERIES = [
   "?email=%00@%00&token=" + "t".repeat(3000),
 ];
 
-/** Field names to fuzz: the route's declared body properties (one level of nesting too), else common ones. */
+/** Member paths to fuzz: the operation's body members in the document (one level of nesting too), else common ones. */
 function fieldsOf(schema: any): string[][] {
-  const props = (s: any): Record<string, any> => {
-    if (!s || typeof s !== "object") return {};
-    const own = s.properties && typeof s.properties === "object" ? s.properties : {};
-    const alts = [...(s.anyOf ?? []), ...(s.oneOf ?? []), ...(s.allOf ?? [])].map(props);
-    return Object.assign({}, ...alts, own);
-  };
-  const top = props(schema);
   const paths: string[][] = [];
-  for (const [k, v] of Object.entries(top)) {
+  for (const [k, v] of Object.entries(values.members(schema))) {
     paths.push([k]);
-    for (const sub of Object.keys(props(v))) paths.push([k, sub]);
+    for (const sub of Object.keys(values.members(v))) paths.push([k, sub]);
   }
   if (paths.length === 0) for (const k of ["name", "value", "email", "key"]) paths.push([k]);
   return paths;
 }
 
-function sampleOf(schema: any): Record<string, unknown> {
-  try {
-    const v = schema ? Value.Create(schema) : {};
-    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
+/** A body the document's schema accepts: the operation's example when it has one, else generated. */
+function sampleOf(route: Route): Record<string, unknown> {
+  const example = operationOf(route)?.requestBody?.content?.["application/json"]?.example;
+  if (example) return structuredClone(example);
+  const v = bodySchemaOf(route) ? values.valid(bodySchemaOf(route)) : {};
+  return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+/** The schema of a member path inside a body schema. */
+function memberSchema(schema: any, path: string[]): any {
+  let at = schema;
+  for (const k of path) at = values.members(at)[k];
+  return at;
 }
 
 function withField(base: Record<string, unknown>, path: string[], value: unknown): Record<string, unknown> {
@@ -258,6 +300,10 @@ interface Case {
   body?: ReqBody | ReadableStream;
   /** Extra check on the answer; returns a problem or undefined. */
   expect?: (status: number, json: any) => string | undefined;
+  /** Schema-driven: run alone, and when refused the stored data must be unchanged. */
+  unchanged?: boolean;
+  /** The answer's status, once run. */
+  status?: number;
 }
 
 const isApiPath = (p: string) => p === "/api" || p.startsWith("/api/");
@@ -271,6 +317,7 @@ async function run(c: Case): Promise<string | undefined> {
     return `${c.label}: request failed: ${(err as Error).message}`;
   }
   const text = await res.text();
+  c.status = res.status;
   const where = `${c.method} ${c.path.slice(0, 120)} [${c.label}] → ${res.status}`;
   if (res.status >= 500) return `${where}: ${text.slice(0, 200)}`;
   let json: any;
@@ -284,20 +331,43 @@ async function run(c: Case): Promise<string | undefined> {
     if (typeof json?.code !== "string" || json.code === "") return `${where}: error body without code: ${text.slice(0, 120)}`;
     if (!(res.headers.get("content-type") ?? "").includes("application/json")) return `${where}: error content-type ${res.headers.get("content-type")}`;
   }
-  const extra = c.expect?.(res.status, json);
+  if (isApiPath(c.path.split("?")[0]!)) {
+    try {
+      conformance.check(c.method, srv.url + c.path, res.status, res.headers.get("content-type") ?? "", text);
+    } catch (err) {
+      return `${where}: ${(err as Error).message.slice(0, 600)}`;
+    }
+  }
+  const extra = c.expect?.(res.status, json ?? safeParse(text));
   return extra ? `${where}: ${extra}` : undefined;
+}
+
+function safeParse(text: string): any {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 async function runAll(cases: Case[]): Promise<string[]> {
   const problems: string[] = [];
+  const parallel = cases.filter((c) => !c.unchanged);
   let next = 0;
   const worker = async () => {
-    while (next < cases.length) {
-      const p = await run(cases[next++]!);
+    while (next < parallel.length) {
+      const p = await run(parallel[next++]!);
       if (p) problems.push(p);
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  // Schema-driven cases one at a time: a refused request must leave every stored row as it was.
+  for (const c of cases.filter((c) => c.unchanged)) {
+    const before = await fingerprint();
+    const p = await run(c);
+    if (p) problems.push(p);
+    else if (c.status! >= 400 && (await fingerprint()) !== before) problems.push(`${c.method} ${c.path} [${c.label}] → ${c.status}: refused, but stored data changed`);
+  }
   return problems;
 }
 
@@ -353,16 +423,17 @@ async function casesFor(route: Route, problems: string[]): Promise<Case[]> {
   const path = fillPath(route.path, randomUuid(rng));
   const cases: Case[] = [];
   const isApi = isApiPath(route.path);
-  const bodySchema = route.hooks?.body;
-  const sample = sampleOf(bodySchema);
+  const bodySchema = bodySchemaOf(route);
+  const sample = sampleOf(route);
   const limit = route.path.startsWith("/api/user/data") ? MAX_IMPORT : MAX_BODY;
   const big = oversized(limit, rng);
   const ids = idParams(route.path);
   const queries = [
     ...GARBAGE_QUERIES,
-    ...fieldsOf(route.hooks?.query)
+    ...((operationOf(route)?.parameters ?? []) as { name: string; in: string }[])
+      .filter((p) => p.in === "query")
       .slice(0, 6)
-      .flatMap(([field]) => ["", "-1", "1e999", "%ZZ", "x".repeat(2000), "[object Object]"].map((v) => `?${encodeURIComponent(field!)}=${v}`)),
+      .flatMap(({ name: field }) => ["", "-1", "1e999", "%ZZ", "x".repeat(2000), "[object Object]"].map((v) => `?${encodeURIComponent(field!)}=${v}`)),
   ];
   const badIds = ids.length ? [...INVALID_IDS, randomUuid(rng)] : [];
   let fieldFuzzDone = false;
@@ -420,6 +491,16 @@ async function casesFor(route: Route, problems: string[]): Promise<Case[]> {
       const values = weirdValues(rng);
       for (const v of fieldFuzzDone ? pick(rng, values, 3) : values)
         add(`${field.join(".")}=${JSON.stringify(v)?.slice(0, 24)}`, { body: JSON.stringify(withField(sample, field, v)) }, "application/json");
+    }
+    // Schema-driven: each member of the document's body schema at and past its limits, with wrong types, null,
+    // values outside its enum or pattern (SchemaValues.variants), on top of the valid sample; a PRNG-picked set
+    // per route, run one at a time with the stored-data check.
+    if (!fieldFuzzDone && bodySchema) {
+      const variants = fieldsOf(bodySchema).flatMap((field) =>
+        values.variants(memberSchema(bodySchema, field), rng).map(([label, value]) => ({ field, label, value })),
+      );
+      for (const v of pick(rng, variants, SCHEMA_CASES_PER_ROUTE))
+        add(`${v.field.join(".")}: ${v.label}`, { body: JSON.stringify(withField(sample, v.field, v.value)), unchanged: true }, "application/json");
     }
     fieldFuzzDone = true;
   }

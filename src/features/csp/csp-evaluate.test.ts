@@ -253,9 +253,11 @@ describe("csp evaluator: OpenAPI", () => {
     const op = doc.paths["/api/web_security/csp/_evaluate"]?.post;
     expect(op).toBeDefined();
     expect(op.tags).toEqual(["web_security"]);
-    const req = op.requestBody.content["application/json"].schema;
+    // Named schemas, referenced from the operation (components.schemas).
+    const named = (schema: { $ref: string }) => doc.components.schemas[schema.$ref.split("/").pop()!];
+    const req = named(op.requestBody.content["application/json"].schema);
     expect(Object.keys(req.properties).sort()).toEqual(["policyId", "serialized"]);
-    const res = op.responses["200"].content["application/json"].schema;
+    const res = named(op.responses["200"].content["application/json"].schema);
     const finding = res.properties.findings.items;
     expect(Object.keys(finding.properties).sort()).toEqual(["code", "directive", "message", "severity", "value"]);
     expect(finding.required.sort()).toEqual(["code", "directive", "message", "severity"]);

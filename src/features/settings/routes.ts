@@ -1,13 +1,13 @@
 // /api/user/settings: per-user UI and notification preferences (supplement §9).
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
-import { Named, op, Opt, StringEnum, T, Uuid } from "../../platform/http/contract";
+import { Named, op, Opt, StringEnum, T } from "../../platform/http/contract";
 import type { SettingsService } from "./service";
 
 const Members = {
   "common.uiTheme": StringEnum(["light", "dark", "system"], { description: "UI theme" }),
   "common.sidebarCollapsed": T.Object({ nav: T.Optional(T.Boolean()), sections: T.Optional(T.Array(T.String())) }, { description: "UI layout" }),
-  "common.globalScopeTagIds": T.Array(Uuid(), { description: "UI global tag scope" }),
+  "common.globalScopeTagIds": T.Array(T.String(), { description: "UI global tag scope (tag ids)" }),
   "certificates.doNotShowSelfSignedWarning": T.Boolean({ description: "UI hint" }),
   "certificates.doNotShowPrivateKeysWarning": T.Boolean({ description: "UI hint" }),
   "notifications.unsubscribed": T.Boolean({ description: "true suppresses every notification email; set by unsubscribe" }),

@@ -100,6 +100,8 @@ export const CloneResponse = Named(
   }),
 );
 const tags = ["user-data"];
+/** Codes an imported entity's own checks can raise (the import answers the first one). */
+const ENTITY_CODES = ["TARGET_NOT_ALLOWED", "INVALID_SCHEDULE", "SCHEDULE_TOO_FREQUENT", "ALGORITHM_UNAVAILABLE"] as const;
 
 /** Pulls the next chunk only when the client reads (backpressure), so a large export is never buffered whole. */
 function streamOf(chunks: AsyncGenerator<string>): ReadableStream<Uint8Array> {
@@ -167,7 +169,8 @@ export const userDataRoutes = ({ auth, userData }: UserDataRoutesDeps) =>
         summary: "Import a file: all or nothing (400 naming the type and sourceId, nothing changed)",
         body: UserDataImportParams,
         responses: { 200: UserDataImportResult },
-        errors: { 400: ["BAD_PASSPHRASE", "LIMIT_REACHED"] },
+        // The first problem of an entity names its code (e.g. a tracker aimed at a private address).
+        errors: { 400: ["BAD_PASSPHRASE", "LIMIT_REACHED", ...ENTITY_CODES] },
       }),
     })
     .post("/api/users/_clone", ({ body }) => cloneUser(userData, body), {
@@ -178,7 +181,7 @@ export const userDataRoutes = ({ auth, userData }: UserDataRoutesDeps) =>
         summary: "Copy a user's data into a new user and return a recovery link (operator)",
         body: CloneParams,
         responses: { 200: CloneResponse },
-        errors: { 400: ["EMAIL_TAKEN", "HANDLE_TAKEN"], 404: ["NOT_FOUND"] },
+        errors: { 400: ["EMAIL_TAKEN", "HANDLE_TAKEN", ...ENTITY_CODES], 404: ["NOT_FOUND"] },
         example: { source: { email: "ana@example.com" }, destination: { email: "ana+clone@example.com" } },
       }),
     });

@@ -231,8 +231,10 @@ function buildOperation(route: RouteLike, contract: RouteContract, level: string
       content["multipart/form-data"] = { schema };
     }
     out.requestBody = { required: (contract.body.required ?? []).length > 0, content };
-    add(400, ["INVALID_JSON", "BAD_CONTENT_TYPE", "INVALID_INPUT"]);
   }
+  // A write decodes whatever body comes (an operation without parameters accepts none, or `{}`): bad JSON, another
+  // content type or JSON nested too deeply is a 400 there too.
+  if (contract.body || WRITE_METHODS.has(method)) add(400, ["INVALID_JSON", "BAD_CONTENT_TYPE", "INVALID_INPUT"]);
   // Any request announcing a body above the route's limit (Content-Length) is refused before routing work.
   add(413, ["PAYLOAD_TOO_LARGE"]);
 
