@@ -11,7 +11,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Email a recovery link when the address is registered (always 204) */
-        post: operations["postApiAuthForgot"];
+        post: operations["postAuthForgot"];
         delete?: never;
         options?: never;
         head?: never;
@@ -28,7 +28,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Change the password (revokes the user's other sessions) */
-        post: operations["postApiAuthPassword"];
+        post: operations["postAuthPassword"];
         delete?: never;
         options?: never;
         head?: never;
@@ -45,7 +45,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Set a new password with a recovery token (activates the user, signs in) */
-        post: operations["postApiAuthRecover"];
+        post: operations["postAuthRecover"];
         delete?: never;
         options?: never;
         head?: never;
@@ -60,7 +60,7 @@ export interface paths {
             cookie?: never;
         };
         /** The signed-in user, or null when not signed in (never 401) */
-        get: operations["getApiAuthSession"];
+        get: operations["getAuthSession"];
         put?: never;
         post?: never;
         delete?: never;
@@ -78,8 +78,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign in with email and password (sets the session cookie; throttled) */
-        post: operations["postApiAuthSignin"];
+        /**
+         * Sign in with email and password (sets the session cookie; throttled)
+         * @description 401 for an unknown email, a wrong password or a user without a password (always the same message); 429 after 10 failures per email and client IP in 15 minutes.
+         */
+        post: operations["postAuthSignin"];
         delete?: never;
         options?: never;
         head?: never;
@@ -96,7 +99,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Sign out: ends the cookie's session and clears the cookie (a cross-site request does neither; still 204) */
-        post: operations["postApiAuthSignout"];
+        post: operations["postAuthSignout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -116,7 +119,7 @@ export interface paths {
          * Create an account and sign in (sets the session cookie)
          * @description Public sign-up does not prove the email. An email listed in security.operators gets an ordinary account (isOperator false) and a verification link by email; operator rights apply once that link is used. Without mail configured such an email is 403 SIGNUP_RESERVED.
          */
-        post: operations["postApiAuthSignup"];
+        post: operations["postAuthSignup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -132,11 +135,8 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * Fetch the TLS certificate chain of a remote HTTPS endpoint
-         * @description PEM strings, leaf first, in the order the server sent them.
-         */
-        post: operations["postApiCertificates_fetch"];
+        /** Fetch the TLS certificate chain of a remote HTTPS endpoint (PEM strings, leaf first, as the server sent them) */
+        post: operations["postCertificatesFetch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -151,10 +151,10 @@ export interface paths {
             cookie?: never;
         };
         /** List private keys (common list query) */
-        get: operations["getApiCertificatesPrivate_keys"];
+        get: operations["getCertificatesPrivateKeys"];
         put?: never;
         /** Generate a private key */
-        post: operations["postApiCertificatesPrivate_keys"];
+        post: operations["postCertificatesPrivateKeys"];
         delete?: never;
         options?: never;
         head?: never;
@@ -168,13 +168,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a private key's metadata */
-        get: operations["getApiCertificatesPrivate_keysByKey_id"];
+        /** Get a private key's metadata (never key material) */
+        get: operations["getCertificatesPrivateKeysByKeyId"];
         /** Rename, retag, or set/change/remove the passphrase of a private key */
-        put: operations["putApiCertificatesPrivate_keysByKey_id"];
+        put: operations["putCertificatesPrivateKeysByKeyId"];
         post?: never;
         /** Delete a private key */
-        delete: operations["deleteApiCertificatesPrivate_keysByKey_id"];
+        delete: operations["deleteCertificatesPrivateKeysByKeyId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -190,7 +190,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Export a private key as PEM, PKCS#8 DER or PKCS#12 */
-        post: operations["postApiCertificatesPrivate_keysByKey_id_export"];
+        post: operations["postCertificatesPrivateKeysByKeyIdExport"];
         delete?: never;
         options?: never;
         head?: never;
@@ -205,10 +205,10 @@ export interface paths {
             cookie?: never;
         };
         /** List certificate templates (common list query) */
-        get: operations["getApiCertificatesTemplates"];
+        get: operations["getCertificatesTemplates"];
         put?: never;
         /** Create a certificate template */
-        post: operations["postApiCertificatesTemplates"];
+        post: operations["postCertificatesTemplates"];
         delete?: never;
         options?: never;
         head?: never;
@@ -224,14 +224,14 @@ export interface paths {
         };
         /**
          * Get a certificate template and its share
-         * @description Shared operation: works anonymously with the X-User-Share-ID header (alias X-Secbox-Share-ID) of a live share; 404 otherwise, never 401.
+         * @description Shared operation: works anonymously with the X-User-Share-ID header (alias X-Secbox-Share-ID) of a live share of this template; otherwise the owner's own credentials; 404 otherwise, never 401.
          */
-        get: operations["getApiCertificatesTemplatesByTemplate_id"];
+        get: operations["getCertificatesTemplatesByTemplateId"];
         /** Update a certificate template (attributes replace all) */
-        put: operations["putApiCertificatesTemplatesByTemplate_id"];
+        put: operations["putCertificatesTemplatesByTemplateId"];
         post?: never;
         /** Delete a certificate template (and its share) */
-        delete: operations["deleteApiCertificatesTemplatesByTemplate_id"];
+        delete: operations["deleteCertificatesTemplatesByTemplateId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -248,9 +248,9 @@ export interface paths {
         put?: never;
         /**
          * Generate a self-signed certificate and a fresh key pair
-         * @description Shared operation: works anonymously with the X-User-Share-ID header (alias X-Secbox-Share-ID) of a live share; 404 otherwise, never 401.
+         * @description Shared operation: works anonymously with the X-User-Share-ID header (alias X-Secbox-Share-ID) of a live share of this template; otherwise the owner's own credentials; 404 otherwise, never 401.
          */
-        post: operations["postApiCertificatesTemplatesByTemplate_id_generate"];
+        post: operations["postCertificatesTemplatesByTemplateIdGenerate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -266,8 +266,8 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Share a template (idempotent) */
-        post: operations["postApiCertificatesTemplatesByTemplate_id_share"];
+        /** Share a template (idempotent: returns the existing share) */
+        post: operations["postCertificatesTemplatesByTemplateIdShare"];
         delete?: never;
         options?: never;
         head?: never;
@@ -283,8 +283,8 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Stop sharing a template (204 also when not shared) */
-        post: operations["postApiCertificatesTemplatesByTemplate_id_unshare"];
+        /** Stop sharing a template (204 also when not shared, and for an unknown, foreign or malformed id) */
+        post: operations["postCertificatesTemplatesByTemplateIdUnshare"];
         delete?: never;
         options?: never;
         head?: never;
@@ -298,11 +298,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Unsubscribe confirmation page (for mail clients following List-Unsubscribe) */
-        get: operations["getApiNotificationsUnsubscribe"];
+        /** Unsubscribe confirmation page (for mail clients following List-Unsubscribe); the same page for any token */
+        get: operations["getNotificationsUnsubscribe"];
         put?: never;
-        /** RFC 8058 one-click unsubscribe; 204 for any token */
-        post: operations["postApiNotificationsUnsubscribe"];
+        /** RFC 8058 one-click unsubscribe; 204 for any token, known or not (400 only when no token came at all) */
+        post: operations["postNotificationsUnsubscribe"];
         delete?: never;
         options?: never;
         head?: never;
@@ -318,8 +318,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Parse a cron schedule: minimum interval and next occurrences (400 INVALID_SCHEDULE / SCHEDULE_TOO_FREQUENT) */
-        post: operations["postApiSchedulerParse_schedule"];
+        /**
+         * Parse a cron schedule: minimum interval and next occurrences
+         * @description A schedule whose minimum interval is below the caller's tier minimum is 400 SCHEDULE_TOO_FREQUENT.
+         */
+        post: operations["postSchedulerParseSchedule"];
         delete?: never;
         options?: never;
         head?: never;
@@ -336,7 +339,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Search the caller's resources by name, id and content (names first, then ids, then content) */
-        post: operations["postApiSearch"];
+        post: operations["postSearch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -352,8 +355,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a contact message to the operator mailbox */
-        post: operations["postApiSend_message"];
+        /**
+         * Send a contact message to the operator mailbox (5 per hour per client IP)
+         * @description Authentication is optional: when present, the caller's email is added to the message.
+         */
+        post: operations["postSendMessage"];
         delete?: never;
         options?: never;
         head?: never;
@@ -368,10 +374,10 @@ export interface paths {
             cookie?: never;
         };
         /** Server status (no authentication) */
-        get: operations["getApiStatus"];
+        get: operations["getStatus"];
         put?: never;
         /** Set the server status level (operator) */
-        post: operations["postApiStatus"];
+        post: operations["postStatus"];
         delete?: never;
         options?: never;
         head?: never;
@@ -386,10 +392,10 @@ export interface paths {
             cookie?: never;
         };
         /** List the caller's API keys (bare array, name ascending) */
-        get: operations["getApiUserApi_keys"];
+        get: operations["getUserApiKeys"];
         put?: never;
         /** Create an API key (the token is shown once) */
-        post: operations["postApiUserApi_keys"];
+        post: operations["postUserApiKeys"];
         delete?: never;
         options?: never;
         head?: never;
@@ -405,10 +411,10 @@ export interface paths {
         };
         get?: never;
         /** Rename an API key */
-        put: operations["putApiUserApi_keysByApi_key_id"];
+        put: operations["putUserApiKeysByApiKeyId"];
         post?: never;
         /** Delete an API key */
-        delete: operations["deleteApiUserApi_keysByApi_key_id"];
+        delete: operations["deleteUserApiKeysByApiKeyId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -424,7 +430,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Issue a new token for the key (the old one stops working at once) */
-        post: operations["postApiUserApi_keysByApi_key_id_regenerate"];
+        post: operations["postUserApiKeysByApiKeyIdRegenerate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -441,7 +447,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Export the caller's data as a downloadable file (§19.2), streamed */
-        post: operations["postApiUserData_export"];
+        post: operations["postUserDataExport"];
         delete?: never;
         options?: never;
         head?: never;
@@ -458,7 +464,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Import a file: all or nothing (400 naming the type and sourceId, nothing changed) */
-        post: operations["postApiUserData_import"];
+        post: operations["postUserDataImport"];
         delete?: never;
         options?: never;
         head?: never;
@@ -475,7 +481,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** What an import of the file would do; an invalid file is 200 {valid: false, warnings} */
-        post: operations["postApiUserData_import_preview"];
+        post: operations["postUserDataImportPreview"];
         delete?: never;
         options?: never;
         head?: never;
@@ -489,13 +495,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The notification email destination (UserNotificationDestination), or null */
-        get: operations["getApiUserNotification_email"];
+        /** The notification email destination, or null when none is configured */
+        get: operations["getUserNotificationEmail"];
         /** Set the notification email; a 6-digit code is emailed to it */
-        put: operations["putApiUserNotification_email"];
+        put: operations["putUserNotificationEmail"];
         post?: never;
-        /** Remove the notification email; notifications go to the login email */
-        delete: operations["deleteApiUserNotification_email"];
+        /** Remove the notification email; notifications go to the login email (204 also when none) */
+        delete: operations["deleteUserNotificationEmail"];
         options?: never;
         head?: never;
         patch?: never;
@@ -510,8 +516,8 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a new verification code */
-        post: operations["postApiUserNotification_email_resend"];
+        /** Send a new verification code (the old one stops working) */
+        post: operations["postUserNotificationEmailResend"];
         delete?: never;
         options?: never;
         head?: never;
@@ -528,7 +534,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Verify the notification email with the 6-digit code */
-        post: operations["postApiUserNotification_email_verify"];
+        post: operations["postUserNotificationEmailVerify"];
         delete?: never;
         options?: never;
         head?: never;
@@ -542,11 +548,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List scripts (items carry size instead of content) */
-        get: operations["getApiUserScripts"];
+        /** List scripts (items carry size instead of content; `context` filters by compatibility) */
+        get: operations["getUserScripts"];
         put?: never;
         /** Create a script */
-        post: operations["postApiUserScripts"];
+        post: operations["postUserScripts"];
         delete?: never;
         options?: never;
         head?: never;
@@ -561,12 +567,12 @@ export interface paths {
             cookie?: never;
         };
         /** Get a script with its content */
-        get: operations["getApiUserScriptsByScript_id"];
+        get: operations["getUserScriptsByScriptId"];
         /** Update a script's name, content or tags */
-        put: operations["putApiUserScriptsByScript_id"];
+        put: operations["putUserScriptsByScriptId"];
         post?: never;
         /** Delete a script */
-        delete: operations["deleteApiUserScriptsByScript_id"];
+        delete: operations["deleteUserScriptsByScriptId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -580,10 +586,10 @@ export interface paths {
             cookie?: never;
         };
         /** List secrets (metadata only; common list query) */
-        get: operations["getApiUserSecrets"];
+        get: operations["getUserSecrets"];
         put?: never;
         /** Create a secret */
-        post: operations["postApiUserSecrets"];
+        post: operations["postUserSecrets"];
         delete?: never;
         options?: never;
         head?: never;
@@ -598,12 +604,12 @@ export interface paths {
             cookie?: never;
         };
         /** Get a secret's metadata */
-        get: operations["getApiUserSecretsBySecret_id"];
+        get: operations["getUserSecretsBySecretId"];
         /** Replace a secret's value and/or tags */
-        put: operations["putApiUserSecretsBySecret_id"];
+        put: operations["putUserSecretsBySecretId"];
         post?: never;
         /** Delete a secret (also removes it from every secrets selector) */
-        delete: operations["deleteApiUserSecretsBySecret_id"];
+        delete: operations["deleteUserSecretsBySecretId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -617,10 +623,10 @@ export interface paths {
             cookie?: never;
         };
         /** Get the user's settings ({} when none) */
-        get: operations["getApiUserSettings"];
+        get: operations["getUserSettings"];
         put?: never;
         /** Set or remove settings; returns the full merged settings */
-        post: operations["postApiUserSettings"];
+        post: operations["postUserSettings"];
         delete?: never;
         options?: never;
         head?: never;
@@ -637,7 +643,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Set a user's subscription (operator) */
-        post: operations["postApiUserSubscription"];
+        post: operations["postUserSubscription"];
         delete?: never;
         options?: never;
         head?: never;
@@ -652,10 +658,10 @@ export interface paths {
             cookie?: never;
         };
         /** List tags (common list query) */
-        get: operations["getApiUserTags"];
+        get: operations["getUserTags"];
         put?: never;
         /** Create a tag */
-        post: operations["postApiUserTags"];
+        post: operations["postUserTags"];
         delete?: never;
         options?: never;
         head?: never;
@@ -670,12 +676,12 @@ export interface paths {
             cookie?: never;
         };
         /** Get a tag */
-        get: operations["getApiUserTagsByTag_id"];
+        get: operations["getUserTagsByTagId"];
         /** Update a tag's name and/or colour */
-        put: operations["putApiUserTagsByTag_id"];
+        put: operations["putUserTagsByTagId"];
         post?: never;
         /** Delete a tag (removes it from every entity) */
-        delete: operations["deleteApiUserTagsByTag_id"];
+        delete: operations["deleteUserTagsByTagId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -689,7 +695,7 @@ export interface paths {
             cookie?: never;
         };
         /** Look a user up by email (operator) */
-        get: operations["getApiUsers"];
+        get: operations["getUsers"];
         put?: never;
         post?: never;
         delete?: never;
@@ -708,7 +714,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Copy a user's data into a new user and return a recovery link (operator) */
-        post: operations["postApiUsers_clone"];
+        post: operations["postUsersClone"];
         delete?: never;
         options?: never;
         head?: never;
@@ -723,11 +729,11 @@ export interface paths {
             cookie?: never;
         };
         /** Get a user (operator) */
-        get: operations["getApiUsersByUser_id"];
+        get: operations["getUsersByUserId"];
         put?: never;
         post?: never;
         /** Remove a user and everything they own (operator) */
-        delete: operations["deleteApiUsersByUser_id"];
+        delete: operations["deleteUsersByUserId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -743,7 +749,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Create an API key for a user (operator) */
-        post: operations["postApiUsersByUser_idApi_keys"];
+        post: operations["postUsersByUserIdApiKeys"];
         delete?: never;
         options?: never;
         head?: never;
@@ -759,8 +765,8 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Queue an email to a recipient (operator) */
-        post: operations["postApiUsersEmail"];
+        /** Queue an email to a recipient (operator); queued in the outbox whether or not SMTP is configured */
+        post: operations["postUsersEmail"];
         delete?: never;
         options?: never;
         head?: never;
@@ -777,7 +783,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Remove a user by email; 204 also for an unknown email (operator) */
-        post: operations["postApiUsersRemove"];
+        post: operations["postUsersRemove"];
         delete?: never;
         options?: never;
         head?: never;
@@ -792,7 +798,7 @@ export interface paths {
             cookie?: never;
         };
         /** The authenticated user */
-        get: operations["getApiUsersSelf"];
+        get: operations["getUsersSelf"];
         put?: never;
         post?: never;
         delete?: never;
@@ -810,8 +816,8 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Register a user (operator) */
-        post: operations["postApiUsersSignup"];
+        /** Register a user (operator); the email counts as proven */
+        post: operations["postUsersSignup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -826,10 +832,10 @@ export interface paths {
             cookie?: never;
         };
         /** List API trackers (common list query) */
-        get: operations["getApiWeb_scrapingApi_trackers"];
+        get: operations["getWebScrapingApiTrackers"];
         put?: never;
         /** Create an API tracker */
-        post: operations["postApiWeb_scrapingApi_trackers"];
+        post: operations["postWebScrapingApiTrackers"];
         delete?: never;
         options?: never;
         head?: never;
@@ -846,7 +852,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Run configurator, requests and extractor with a trace; nothing is stored */
-        post: operations["postApiWeb_scrapingApi_trackers_debug"];
+        post: operations["postWebScrapingApiTrackersDebug"];
         delete?: never;
         options?: never;
         head?: never;
@@ -860,8 +866,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The 10 newest logs of each of your API trackers, keyed by tracker id */
-        get: operations["getApiWeb_scrapingApi_trackers_logs_summary"];
+        /** The 10 newest logs of each of your API trackers, keyed by tracker id ({} when none) */
+        get: operations["getWebScrapingApiTrackersLogsSummary"];
         put?: never;
         post?: never;
         delete?: never;
@@ -879,8 +885,8 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send the primary request without scripts; nothing is stored */
-        post: operations["postApiWeb_scrapingApi_trackers_test"];
+        /** Send the primary request without scripts and return the raw response; nothing is stored */
+        post: operations["postWebScrapingApiTrackersTest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -895,12 +901,12 @@ export interface paths {
             cookie?: never;
         };
         /** Get an API tracker */
-        get: operations["getApiWeb_scrapingApi_trackersByTracker_id"];
+        get: operations["getWebScrapingApiTrackersByTrackerId"];
         /** Update an API tracker (present members replace; {} → 400) */
-        put: operations["putApiWeb_scrapingApi_trackersByTracker_id"];
+        put: operations["putWebScrapingApiTrackersByTrackerId"];
         post?: never;
         /** Delete an API tracker with its revisions and logs */
-        delete: operations["deleteApiWeb_scrapingApi_trackersByTracker_id"];
+        delete: operations["deleteWebScrapingApiTrackersByTrackerId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -916,7 +922,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Delete every revision */
-        post: operations["postApiWeb_scrapingApi_trackersByTracker_id_clear"];
+        post: operations["postWebScrapingApiTrackersByTrackerIdClear"];
         delete?: never;
         options?: never;
         head?: never;
@@ -933,7 +939,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Delete every execution log */
-        post: operations["postApiWeb_scrapingApi_trackersByTracker_id_clear_logs"];
+        post: operations["postWebScrapingApiTrackersByTrackerIdClearLogs"];
         delete?: never;
         options?: never;
         head?: never;
@@ -950,7 +956,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Revisions, newest first ({refresh: true} runs the tracker first; {diff: true} adds unified diffs) */
-        post: operations["postApiWeb_scrapingApi_trackersByTracker_id_history"];
+        post: operations["postWebScrapingApiTrackersByTrackerIdHistory"];
         delete?: never;
         options?: never;
         head?: never;
@@ -965,7 +971,7 @@ export interface paths {
             cookie?: never;
         };
         /** Execution logs with phase timings, newest first (at most 50) */
-        get: operations["getApiWeb_scrapingApi_trackersByTracker_id_logs"];
+        get: operations["getWebScrapingApiTrackersByTrackerIdLogs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -982,10 +988,10 @@ export interface paths {
             cookie?: never;
         };
         /** List page trackers (common list query) */
-        get: operations["getApiWeb_scrapingPage_trackers"];
+        get: operations["getWebScrapingPageTrackers"];
         put?: never;
         /** Create a page tracker */
-        post: operations["postApiWeb_scrapingPage_trackers"];
+        post: operations["postWebScrapingPageTrackers"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1002,7 +1008,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Render the page once in Chromium: result or error, console logs and screenshots; nothing is stored */
-        post: operations["postApiWeb_scrapingPage_trackers_debug"];
+        post: operations["postWebScrapingPageTrackersDebug"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1016,8 +1022,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The 10 newest logs of each of your page trackers, keyed by tracker id */
-        get: operations["getApiWeb_scrapingPage_trackers_logs_summary"];
+        /** The 10 newest logs of each of your page trackers, keyed by tracker id ({} when none) */
+        get: operations["getWebScrapingPageTrackersLogsSummary"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1034,12 +1040,12 @@ export interface paths {
             cookie?: never;
         };
         /** Get a page tracker */
-        get: operations["getApiWeb_scrapingPage_trackersByTracker_id"];
+        get: operations["getWebScrapingPageTrackersByTrackerId"];
         /** Update a page tracker (present members replace; {} → 400) */
-        put: operations["putApiWeb_scrapingPage_trackersByTracker_id"];
+        put: operations["putWebScrapingPageTrackersByTrackerId"];
         post?: never;
         /** Delete a page tracker with its revisions and logs */
-        delete: operations["deleteApiWeb_scrapingPage_trackersByTracker_id"];
+        delete: operations["deleteWebScrapingPageTrackersByTrackerId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1055,7 +1061,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Delete every revision */
-        post: operations["postApiWeb_scrapingPage_trackersByTracker_id_clear"];
+        post: operations["postWebScrapingPageTrackersByTrackerIdClear"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1072,7 +1078,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Delete every execution log */
-        post: operations["postApiWeb_scrapingPage_trackersByTracker_id_clear_logs"];
+        post: operations["postWebScrapingPageTrackersByTrackerIdClearLogs"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1089,7 +1095,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Revisions, newest first ({refresh: true} runs the tracker first; {diff: true} adds unified diffs) */
-        post: operations["postApiWeb_scrapingPage_trackersByTracker_id_history"];
+        post: operations["postWebScrapingPageTrackersByTrackerIdHistory"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1104,7 +1110,7 @@ export interface paths {
             cookie?: never;
         };
         /** Execution logs with phase timings, newest first (at most 50) */
-        get: operations["getApiWeb_scrapingPage_trackersByTracker_id_logs"];
+        get: operations["getWebScrapingPageTrackersByTrackerIdLogs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1120,14 +1126,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List content security policies */
-        get: operations["getApiWeb_securityCsp"];
+        /** List content security policies (common list query) */
+        get: operations["getWebSecurityCsp"];
         put?: never;
         /**
          * Create a policy from directives, a serialized policy, or a live URL (header or <meta>)
          * @description An import (serialized, remote) keeps what browsers keep and lists everything it dropped or changed in `warnings`.
          */
-        post: operations["postApiWeb_securityCsp"];
+        post: operations["postWebSecurityCsp"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1147,7 +1153,7 @@ export interface paths {
          * Evaluate a policy (stored or serialized) for weaknesses
          * @description Findings are sorted by severity (high, medium, low, info). A strict nonce + 'strict-dynamic' policy with object-src and base-uri 'none' has no high or medium finding.
          */
-        post: operations["postApiWeb_securityCsp_evaluate"];
+        post: operations["postWebSecurityCspEvaluate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1163,17 +1169,17 @@ export interface paths {
         };
         /**
          * Get a policy with its share status
-         * @description Shared access: X-User-Share-ID (alias X-Secbox-Share-ID) naming a share of this policy serves it anonymously.
+         * @description Shared operation: works anonymously with the X-User-Share-ID header (alias X-Secbox-Share-ID) of a live share of this policy; otherwise the owner's own credentials; 404 otherwise, never 401.
          */
-        get: operations["getApiWeb_securityCspByPolicy_id"];
+        get: operations["getWebSecurityCspByPolicyId"];
         /**
          * Update a policy's name, directives (or content) and tags
          * @description 204 without a body; 200 {warnings} when imported content (serialized, remote) had something dropped or changed.
          */
-        put: operations["putApiWeb_securityCspByPolicy_id"];
+        put: operations["putWebSecurityCspByPolicyId"];
         post?: never;
         /** Delete a policy (and its share) */
-        delete: operations["deleteApiWeb_securityCspByPolicy_id"];
+        delete: operations["deleteWebSecurityCspByPolicyId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1189,10 +1195,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Serialize a policy for a header or a <meta> tag
-         * @description Shared access: X-User-Share-ID (alias X-Secbox-Share-ID) naming a share of this policy serves it anonymously.
+         * Serialize a policy for a header or a <meta> tag (the value only: directives joined by "; ")
+         * @description Shared operation: works anonymously with the X-User-Share-ID header (alias X-Secbox-Share-ID) of a live share of this policy; otherwise the owner's own credentials; 404 otherwise, never 401.
          */
-        post: operations["postApiWeb_securityCspByPolicy_id_serialize"];
+        post: operations["postWebSecurityCspByPolicyIdSerialize"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1208,8 +1214,8 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Share a policy (idempotent) */
-        post: operations["postApiWeb_securityCspByPolicy_id_share"];
+        /** Share a policy (idempotent: returns the existing share) */
+        post: operations["postWebSecurityCspByPolicyIdShare"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1225,8 +1231,8 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Stop sharing a policy (204 for any id) */
-        post: operations["postApiWeb_securityCspByPolicy_id_unshare"];
+        /** Stop sharing a policy (204 also when not shared, and for an unknown, foreign or malformed id) */
+        post: operations["postWebSecurityCspByPolicyIdUnshare"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1241,10 +1247,10 @@ export interface paths {
             cookie?: never;
         };
         /** List responders (common list query; sort also by lastRequestedAt) */
-        get: operations["getApiWebhooksResponders"];
+        get: operations["getWebhooksResponders"];
         put?: never;
         /** Create a responder */
-        post: operations["postApiWebhooksResponders"];
+        post: operations["postWebhooksResponders"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1258,8 +1264,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Stored request count and last request time per responder */
-        get: operations["getApiWebhooksResponders_stats"];
+        /** Stored request count and last request time per responder (name ascending) */
+        get: operations["getWebhooksRespondersStats"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1276,12 +1282,12 @@ export interface paths {
             cookie?: never;
         };
         /** Get a responder */
-        get: operations["getApiWebhooksRespondersByResponder_id"];
+        get: operations["getWebhooksRespondersByResponderId"];
         /** Update a responder (present members replace; settings is replaced as a whole) */
-        put: operations["putApiWebhooksRespondersByResponder_id"];
+        put: operations["putWebhooksRespondersByResponderId"];
         post?: never;
         /** Delete a responder with its history and KV data */
-        delete: operations["deleteApiWebhooksRespondersByResponder_id"];
+        delete: operations["deleteWebhooksRespondersByResponderId"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1297,7 +1303,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Clear the tracked request history (KV data is kept) */
-        post: operations["postApiWebhooksRespondersByResponder_id_clear"];
+        post: operations["postWebhooksRespondersByResponderIdClear"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1311,8 +1317,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Export the tracked history as HAR 1.2 */
-        get: operations["getApiWebhooksRespondersByResponder_id_har"];
+        /** Export the tracked history as HAR 1.2 (an attachment <name>-history.har) */
+        get: operations["getWebhooksRespondersByResponderIdHar"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1329,7 +1335,7 @@ export interface paths {
             cookie?: never;
         };
         /** Tracked requests, newest first */
-        get: operations["getApiWebhooksRespondersByResponder_id_history"];
+        get: operations["getWebhooksRespondersByResponderIdHistory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1341,7 +1347,1701 @@ export interface paths {
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: never;
+    schemas: {
+        ApiKeyCreateParams: {
+            expiresAt?: number | null;
+            /** @description 1 to 128 characters after trimming, unique per user */
+            name: string;
+        };
+        ApiKeyCreateResponse: {
+            /** @description unix seconds */
+            createdAt: number;
+            /** @description unix seconds; null = never expires */
+            expiresAt: number | null;
+            /** Format: uuid */
+            id: string;
+            /** @description refreshed at most once per 60 s; null = never used */
+            lastUsedAt: number | null;
+            name: string;
+            /** @description the plaintext token: shown only in this response */
+            token: string;
+            /** @description unix seconds */
+            updatedAt: number;
+        };
+        ApiKeyRegenerateParams: {
+            /** @description absent keeps the current expiry, null removes it, unix seconds (in the future) replace it */
+            expiresAt?: number | null;
+        };
+        ApiKeyUpdateParams: {
+            /** @description 1 to 128 characters after trimming, unique per user */
+            name: string;
+        };
+        ApiTracker: {
+            config: {
+                job?: {
+                    retryStrategy?: {
+                        /** @description ms between retries, 60,000..min(43,200,000, the schedule's minimum interval) */
+                        interval: number;
+                        maxAttempts: number;
+                        /** @enum {string} */
+                        type: "constant";
+                    };
+                    /** @description cron: 6 fields (second minute hour day month weekday, UTC), 5 (seconds 0) or 7 (with year); or @hourly, @daily, @weekly, @monthly (expanded at save) */
+                    schedule: string;
+                };
+                /** @description revisions kept, 1..tier max_revisions */
+                revisions: number;
+                /** @description ms per request, 1,000..60,000 */
+                timeout: number;
+            };
+            /** @description unix seconds */
+            createdAt: number;
+            enabled: boolean;
+            /** Format: uuid */
+            id: string;
+            /** @description start of the latest run of any kind */
+            lastRanAt?: number;
+            name: string;
+            notifications: boolean;
+            /** @description next planned run while scheduled */
+            scheduledAt?: number;
+            secrets: components["schemas"]["SecretsSelector"];
+            tagIds: string[];
+            tags: components["schemas"]["TagRef"][];
+            target: {
+                configurator?: string;
+                extractor?: string;
+                /** @description issued in order; index 0 is the primary request */
+                requests: {
+                    acceptInvalidCertificates: boolean;
+                    /** @description (addition) statuses that count as success; default any 2xx */
+                    acceptStatuses?: number[];
+                    body?: string;
+                    headers: {
+                        [key: string]: string;
+                    };
+                    /** @enum {string} */
+                    method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                    url: string;
+                }[];
+            };
+            /** @description unix seconds */
+            updatedAt: number;
+        };
+        ApiTrackerCreateParams: {
+            config?: {
+                job?: {
+                    retryStrategy?: {
+                        /** @description ms between retries, 60,000..min(43,200,000, the schedule's minimum interval) */
+                        interval: number;
+                        maxAttempts: number;
+                        /** @enum {string} */
+                        type: "constant";
+                    } | null;
+                    /** @description cron: 6 fields (second minute hour day month weekday, UTC), 5 (seconds 0) or 7 (with year); or @hourly, @daily, @weekly, @monthly (expanded at save) */
+                    schedule: string;
+                } | null;
+                revisions?: number | null;
+                timeout?: number | null;
+            } | null;
+            enabled?: boolean | null;
+            /** @description 1..100 characters after trimming, unique among your API trackers */
+            name: string;
+            notifications?: boolean | null;
+            secrets?: components["schemas"]["SecretsSelectorParam"] | null;
+            tagIds?: string[] | null;
+            target: components["schemas"]["ApiTrackerTargetParam"];
+        };
+        ApiTrackerDebugParams: {
+            config?: {
+                timeout?: number | null;
+            } | null;
+            secrets?: components["schemas"]["SecretsSelectorParam"] | null;
+            target: components["schemas"]["ApiTrackerTargetParam"];
+        };
+        ApiTrackerDebugResult: {
+            /** @description null when the script is absent */
+            configurator: {
+                error: string | null;
+                /** @description the script's console output (≤ 100 entries of ≤ 2 KiB) */
+                logs: {
+                    level: string;
+                    message: string;
+                }[];
+                /** @description the context given to the script (secret values as ********) */
+                params: unknown;
+                result: unknown;
+            } | null;
+            elapsedMs: number;
+            /** @description null when the script is absent */
+            extractor: {
+                error: string | null;
+                /** @description the script's console output (≤ 100 entries of ≤ 2 KiB) */
+                logs: {
+                    level: string;
+                    message: string;
+                }[];
+                /** @description the context given to the script (secret values as ********) */
+                params: unknown;
+                result: unknown;
+            } | null;
+            requests: {
+                request: {
+                    headers: {
+                        [key: string]: string;
+                    };
+                    method: string;
+                    url: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                response: {
+                    body: string;
+                    bodySize: number;
+                    headers: {
+                        [key: string]: string;
+                    };
+                    latencyMs: number;
+                    status: number;
+                } | {
+                    error: string;
+                };
+            }[];
+            result: {
+                /** @description the value as revision data would show it */
+                body: unknown;
+            } | null;
+        };
+        ApiTrackerGetHistoryParams: {
+            diff?: boolean | null;
+            refresh?: boolean | null;
+        };
+        ApiTrackerLog: {
+            durationMs: number;
+            error?: string;
+            /** @description unix seconds */
+            finishedAt: number;
+            hasChanges?: boolean;
+            /** Format: uuid */
+            id: string;
+            isManual: boolean;
+            /** @description every phase, in order: configurator, request, extractor, compare, persist, notify */
+            phases: {
+                durationMs: number;
+                error?: string;
+                /** @enum {string} */
+                phase: "configurator" | "request" | "extractor" | "compare" | "persist" | "notify";
+                /** @enum {string} */
+                status: "success" | "failure" | "skipped";
+            }[];
+            retryAttempt?: number;
+            revisionSize?: number;
+            /** @description unix seconds */
+            startedAt: number;
+            /** @enum {string} */
+            status: "success" | "failure";
+            /** Format: uuid */
+            trackerId: string;
+        };
+        /** @description tracker id → its 10 newest logs, newest first */
+        ApiTrackerLogsSummary: {
+            [key: string]: components["schemas"]["ApiTrackerLog"][];
+        };
+        /** @description the requests and the scripts */
+        ApiTrackerTargetParam: {
+            configurator?: string | null;
+            extractor?: string | null;
+            /** @description issued in order; index 0 is the primary request */
+            requests: {
+                acceptInvalidCertificates?: boolean | null;
+                acceptStatuses?: number[] | null;
+                body?: string | null;
+                headers?: {
+                    [key: string]: string;
+                } | null;
+                method?: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE") | null;
+                /**
+                 * Format: uri
+                 * @description http or https URL; a literal private or local target is refused (400 TARGET_NOT_ALLOWED)
+                 */
+                url: string;
+            }[];
+        } | {
+            acceptInvalidCertificates?: boolean | null;
+            acceptStatuses?: number[] | null;
+            body?: string | null;
+            configurator?: string | null;
+            extractor?: string | null;
+            headers?: {
+                [key: string]: string;
+            } | null;
+            method?: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE") | null;
+            /**
+             * Format: uri
+             * @description http or https URL; a literal private or local target is refused (400 TARGET_NOT_ALLOWED)
+             */
+            url: string;
+        };
+        ApiTrackerTestParams: {
+            target: components["schemas"]["ApiTrackerTargetParam"];
+            timeout?: number | null;
+        };
+        ApiTrackerTestResult: {
+            /** @description lossy UTF-8, cut at 524,288 bytes */
+            body: string;
+            /** @description lower-case names, repeats joined with ", " */
+            headers: {
+                [key: string]: string;
+            };
+            latencyMs: number;
+            status: number;
+        };
+        /** @description present members replace; absent ones are kept; {} → 400 */
+        ApiTrackerUpdateParams: {
+            config?: {
+                job?: {
+                    retryStrategy?: {
+                        /** @description ms between retries, 60,000..min(43,200,000, the schedule's minimum interval) */
+                        interval: number;
+                        maxAttempts: number;
+                        /** @enum {string} */
+                        type: "constant";
+                    } | null;
+                    /** @description cron: 6 fields (second minute hour day month weekday, UTC), 5 (seconds 0) or 7 (with year); or @hourly, @daily, @weekly, @monthly (expanded at save) */
+                    schedule: string;
+                } | null;
+                revisions?: number | null;
+                timeout?: number | null;
+            } | null;
+            enabled?: boolean | null;
+            /** @description 1..100 characters after trimming, unique among your API trackers */
+            name?: string;
+            notifications?: boolean | null;
+            secrets?: components["schemas"]["SecretsSelectorParam"] | null;
+            tagIds?: string[] | null;
+            target?: components["schemas"]["ApiTrackerTargetParam"];
+        };
+        /** @description certificate attributes (supplement §12.3): at least one subject field or subject alternative name */
+        CertificateAttributes: {
+            /** @description at most 64 characters; empty = absent */
+            commonName?: string;
+            /** @description 2 ASCII letters, stored upper-case */
+            country?: string;
+            extendedKeyUsage?: ("codeSigning" | "emailProtection" | "timeStamping" | "tlsWebClientAuthentication" | "tlsWebServerAuthentication")[];
+            /** @description default false */
+            isCa?: boolean;
+            keyAlgorithm: components["schemas"]["KeyAlgorithm"];
+            keyUsage?: ("crlSigning" | "dataEncipherment" | "decipherOnly" | "digitalSignature" | "encipherOnly" | "keyAgreement" | "keyCertificateSigning" | "keyEncipherment" | "nonRepudiation")[];
+            /** @description at most 128 characters; empty = absent */
+            locality?: string;
+            /** @description unix seconds, after notValidBefore, within the years 1950..9999 */
+            notValidAfter: number;
+            /** @description unix seconds, within the years 1950..9999 */
+            notValidBefore: number;
+            /** @description at most 64 characters; empty = absent */
+            organization?: string;
+            /** @description at most 64 characters; empty = absent */
+            organizationalUnit?: string;
+            /**
+             * @description md5 (RSA), sha1/sha256 (RSA, DSA, ECDSA), sha384/sha512 (RSA, ECDSA), ed25519 (Ed25519 only, and Ed25519 keys need it)
+             * @enum {string}
+             */
+            signatureAlgorithm: "md5" | "sha1" | "sha256" | "sha384" | "sha512" | "ed25519";
+            /** @description at most 128 characters; empty = absent */
+            stateOrProvince?: string;
+            /** @description IP literal, URI (contains ://), email (contains @) or DNS name (optional leading *.) */
+            subjectAltNames?: string[];
+            /** @description 1, 2 or 3 (default 3); below 3 allows no isCa, keyUsage, extendedKeyUsage or subjectAltNames */
+            version?: number;
+        };
+        CertificateTemplate: {
+            attributes: components["schemas"]["CertificateAttributes"];
+            /** @description unix seconds */
+            createdAt: number;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            tagIds: string[];
+            tags: components["schemas"]["TagRef"][];
+            /** @description unix seconds */
+            updatedAt: number;
+        };
+        /** @description to anyone but the owner: tags and tagIds are [] and userShare is included */
+        CertificateTemplateGetResponse: {
+            template: components["schemas"]["CertificateTemplate"];
+            userShare?: components["schemas"]["CertificateTemplateShare"];
+        };
+        CertificateTemplateShare: {
+            /** @description unix seconds */
+            createdAt: number;
+            /**
+             * Format: uuid
+             * @description share id (UUID v4): send it as X-User-Share-ID
+             */
+            id: string;
+            resource: {
+                /** Format: uuid */
+                templateId: string;
+                /** @enum {string} */
+                type: "certificateTemplate";
+            };
+        };
+        CloneParams: {
+            copySubscription?: boolean | null;
+            destination: {
+                /** Format: email */
+                email: string;
+                handle?: string | null;
+            };
+            includeHistory?: boolean | null;
+            recoveryLinkExpiresIn?: number | null;
+            /** @description the user to copy (unknown → 404) */
+            source: {
+                /** Format: email */
+                email: string;
+            } | {
+                /** Format: uuid */
+                id: string;
+            };
+        };
+        CloneResponse: {
+            /** Format: uuid */
+            id: string;
+            recoveryLink: {
+                /** @description unix seconds */
+                expiresAt: number;
+                /** Format: uri */
+                url: string;
+            };
+            summary: components["schemas"]["UserDataImportResult"];
+            user: components["schemas"]["User"];
+        };
+        ContentSecurityPoliciesCreateParams: {
+            content: components["schemas"]["CspContent"];
+            /** @description 1..100 characters after trimming, unique per user */
+            name: string;
+            tagIds?: string[] | null;
+        };
+        ContentSecurityPoliciesSerializeParams: {
+            /**
+             * @description the delivery: meta drops sandbox, frame-ancestors, report-uri and report-to; reportOnlyHeader drops sandbox
+             * @enum {string}
+             */
+            source: "enforcingHeader" | "reportOnlyHeader" | "meta";
+        };
+        /** @description at least one member; directives and content are exclusive */
+        ContentSecurityPoliciesUpdateParams: {
+            content?: components["schemas"]["CspContent"] | null;
+            directives?: components["schemas"]["CspDirective"][] | null;
+            name?: string | null;
+            tagIds?: string[] | null;
+        };
+        ContentSecurityPolicy: {
+            /** @description unix seconds */
+            createdAt: number;
+            /** @description distinct names, in stored order */
+            directives: components["schemas"]["CspDirective"][];
+            /** Format: uuid */
+            id: string;
+            name: string;
+            tagIds: string[];
+            tags: components["schemas"]["TagRef"][];
+            /** @description unix seconds */
+            updatedAt: number;
+        };
+        /** @description the policy, plus warnings when an import dropped or changed something */
+        ContentSecurityPolicyCreated: {
+            /** @description unix seconds */
+            createdAt: number;
+            /** @description distinct names, in stored order */
+            directives: components["schemas"]["CspDirective"][];
+            /** Format: uuid */
+            id: string;
+            name: string;
+            tagIds: string[];
+            tags: components["schemas"]["TagRef"][];
+            /** @description unix seconds */
+            updatedAt: number;
+            /** @description what the import (serialized text or remote URL) dropped or changed, e.g. "script-src: dropped 'unsafe_inline' (unknown keyword)" */
+            warnings?: string[];
+        };
+        /** @description to anyone but the owner: tags and tagIds are [] and userShare is included */
+        ContentSecurityPolicyGetResponse: {
+            policy: components["schemas"]["ContentSecurityPolicy"];
+            userShare?: components["schemas"]["ContentSecurityPolicyShare"];
+        };
+        ContentSecurityPolicyShare: {
+            /** @description unix seconds */
+            createdAt: number;
+            /**
+             * Format: uuid
+             * @description share id (UUID v4): send it as X-User-Share-ID
+             */
+            id: string;
+            resource: {
+                /** Format: uuid */
+                policyId: string;
+                /** @enum {string} */
+                type: "contentSecurityPolicy";
+            };
+        };
+        Credentials: {
+            /**
+             * Format: email
+             * @description trimmed and lower-cased; at most 254 characters
+             * @example ana@example.com
+             */
+            email: string;
+            /** @description 8..1024 characters */
+            password: string;
+        };
+        /** @description the policy content: directives, serialized, remote */
+        CspContent: {
+            /** @enum {string} */
+            type: "directives";
+            value: components["schemas"]["CspDirective"][];
+        } | {
+            /** @enum {string} */
+            type: "serialized";
+            /** @description policy text: the first policy; invalid parts dropped with warnings */
+            value: string;
+        } | {
+            /** @enum {string} */
+            type: "remote";
+            value: {
+                followRedirects?: boolean | null;
+                /**
+                 * @description enforcingHeader, reportOnlyHeader or meta (<meta http-equiv>)
+                 * @enum {string}
+                 */
+                source: "enforcingHeader" | "reportOnlyHeader" | "meta";
+                /**
+                 * Format: uri
+                 * @description http(s) URL fetched once (10 s)
+                 */
+                url: string;
+            };
+        };
+        CspDirective: {
+            /**
+             * @description see supplement §13.1 for the value rules of each name
+             * @enum {string}
+             */
+            name: "default-src" | "child-src" | "connect-src" | "font-src" | "frame-src" | "fenced-frame-src" | "img-src" | "manifest-src" | "media-src" | "object-src" | "script-src" | "script-src-elem" | "script-src-attr" | "style-src" | "style-src-elem" | "style-src-attr" | "worker-src" | "base-uri" | "form-action" | "frame-ancestors" | "report-uri" | "sandbox" | "upgrade-insecure-requests" | "webrtc" | "require-trusted-types-for" | "trusted-types" | "report-to";
+            /** @description values (no whitespace, ; or ,); absent for upgrade-insecure-requests */
+            value?: string[];
+        };
+        /** @description exactly one of policyId and serialized */
+        CspEvaluateParams: {
+            policyId?: string | null;
+            serialized?: string | null;
+        };
+        CspEvaluation: {
+            /** @description sorted by severity (high, medium, low, info) */
+            findings: {
+                /** @description stable kebab-case token: missing-script-src, missing-object-src, missing-base-uri, unsafe-inline, unsafe-eval, wildcard-source, insecure-scheme, data-scheme, broad-scheme, plain-url-allowlist, script-bypass-host, permissive-base-uri, strict-dynamic-without-nonce, nonce-too-short, invalid-hash, unsafe-hashes, wasm-unsafe-eval, inline-speculation-rules, missing-frame-ancestors, deprecated-directive, no-reporting, unknown-keyword, unquoted-keyword, missing-semicolon, unknown-directive, ip-source, unreadable-directive */
+                code: string;
+                /** @description the effective directive the finding is about (after default-src fallback) */
+                directive: string;
+                message: string;
+                /** @enum {string} */
+                severity: "high" | "medium" | "low" | "info";
+                /** @description the offending value */
+                value?: string;
+            }[];
+        };
+        EmailParams: {
+            html?: string | null;
+            /** Format: email */
+            recipient: string;
+            /** @description 1..200 characters */
+            subject: string;
+            /** @description 1..100,000 characters */
+            text: string;
+        };
+        /** @description Every API error (supplement §2). `message` is for people; switch on `code`. */
+        Error: {
+            /**
+             * @description stable token: what clients test
+             * @enum {string}
+             */
+            code: "INVALID_JSON" | "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "LIMIT_REACHED" | "TARGET_NOT_ALLOWED" | "UPSTREAM_FAILED" | "INVALID_SCHEDULE" | "SCHEDULE_TOO_FREQUENT" | "BAD_PASSPHRASE" | "ALGORITHM_UNAVAILABLE" | "BAD_PASSWORD" | "WEAK_PASSWORD" | "INVALID_TOKEN" | "EMAIL_TAKEN" | "HANDLE_TAKEN" | "VERIFICATION_FAILED" | "COOLDOWN" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_OPERATOR" | "API_KEY_NOT_ALLOWED" | "NO_USER" | "SIGNUP_CLOSED" | "NOT_ACTIVATED" | "SIGNUP_RESERVED" | "MAIL_NOT_CONFIGURED" | "NOT_FOUND" | "DUPLICATE_NAME" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL";
+            /** @description human-readable; names the field when there is one (`settings.statusCode: …`) */
+            message: string;
+        };
+        ExportedFile: {
+            /** @description file content, base64 */
+            data: string;
+            /** @description the entity name with characters outside [A-Za-z0-9._-] replaced by _, plus the format's extension */
+            fileName: string;
+            /** @description the requested format */
+            format: string;
+            mimeType: string;
+        };
+        ForgotParams: {
+            /**
+             * Format: email
+             * @description trimmed and lower-cased; at most 254 characters
+             * @example ana@example.com
+             */
+            email: string;
+        };
+        /** @description key algorithm (supplement §12.1) */
+        KeyAlgorithm: {
+            /** @enum {string} */
+            keySize: "1024" | "2048" | "4096" | "8192";
+            /** @enum {string} */
+            keyType: "rsa";
+        } | {
+            /**
+             * @description needs an openssl program (else 400 ALGORITHM_UNAVAILABLE)
+             * @enum {string}
+             */
+            keySize: "1024" | "2048";
+            /** @enum {string} */
+            keyType: "dsa";
+        } | {
+            /** @enum {string} */
+            curve: "secp256r1" | "secp384r1" | "secp521r1";
+            /** @enum {string} */
+            keyType: "ecdsa";
+        } | {
+            /** @enum {string} */
+            keyType: "ed25519";
+        };
+        NotificationEmailSetParams: {
+            /**
+             * Format: email
+             * @description differs from the login email (ignoring case)
+             */
+            email: string;
+        };
+        NotificationEmailVerifyParams: {
+            /**
+             * @description the 6-digit code (surrounding whitespace ignored)
+             * @example 042917
+             */
+            code: string;
+        };
+        NotificationsUnsubscribeParams: {
+            /** @description the token of the List-Unsubscribe link (or in ?token=) */
+            token?: string;
+        };
+        Page_ApiTracker: {
+            items: components["schemas"]["ApiTracker"][];
+            /** @description items matching the filter across all pages */
+            total: number;
+        };
+        Page_CertificateTemplate: {
+            items: components["schemas"]["CertificateTemplate"][];
+            /** @description items matching the filter across all pages */
+            total: number;
+        };
+        Page_ContentSecurityPolicy: {
+            items: components["schemas"]["ContentSecurityPolicy"][];
+            /** @description items matching the filter across all pages */
+            total: number;
+        };
+        Page_PageTracker: {
+            items: components["schemas"]["PageTracker"][];
+            /** @description items matching the filter across all pages */
+            total: number;
+        };
+        Page_PrivateKey: {
+            items: components["schemas"]["PrivateKey"][];
+            /** @description items matching the filter across all pages */
+            total: number;
+        };
+        Page_Responder: {
+            items: components["schemas"]["Responder"][];
+            /** @description items matching the filter across all pages */
+            total: number;
+        };
+        Page_UserScriptSummary: {
+            items: components["schemas"]["UserScriptSummary"][];
+            /** @description items matching the filter across all pages */
+            total: number;
+        };
+        Page_UserSecret: {
+            items: components["schemas"]["UserSecret"][];
+            /** @description items matching the filter across all pages */
+            total: number;
+        };
+        Page_UserTag: {
+            items: components["schemas"]["UserTag"][];
+            /** @description items matching the filter across all pages */
+            total: number;
+        };
+        PageTracker: {
+            config: {
+                job?: {
+                    retryStrategy?: {
+                        /** @description ms between retries, 60,000..min(43,200,000, the schedule's minimum interval) */
+                        interval: number;
+                        maxAttempts: number;
+                        /** @enum {string} */
+                        type: "constant";
+                    };
+                    /** @description cron: 6 fields (second minute hour day month weekday, UTC), 5 (seconds 0) or 7 (with year); or @hourly, @daily, @weekly, @monthly (expanded at save) */
+                    schedule: string;
+                };
+                /** @description revisions kept, 1..tier max_revisions */
+                revisions: number;
+                /** @description ms for the whole run, 5,000..120,000 */
+                timeout: number;
+            };
+            /** @description unix seconds */
+            createdAt: number;
+            enabled: boolean;
+            /** Format: uuid */
+            id: string;
+            /** @description start of the latest run of any kind */
+            lastRanAt?: number;
+            name: string;
+            notifications: boolean;
+            /** @description next planned run while scheduled */
+            scheduledAt?: number;
+            secrets: components["schemas"]["SecretsSelector"];
+            tagIds: string[];
+            tags: components["schemas"]["TagRef"][];
+            target: {
+                acceptInvalidCertificates: boolean;
+                /** @description runs inside the page (isolated world): an expression or async function body; context = {previousContent?, params: {secrets}} */
+                extractor?: string;
+                /** @description extra request headers for the page */
+                headers: {
+                    [key: string]: string;
+                };
+                /** @description also store the inventory of loaded scripts and stylesheets (url, type, size, sha256) */
+                resources: boolean;
+                /** @description http or https URL of the page */
+                url: string;
+                userAgent?: string;
+                /** @description what to wait for before extracting */
+                waitFor?: {
+                    /** @description extra wait in ms */
+                    delayMs?: number;
+                    /** @description CSS selector to wait for after the load event (missing → the run fails) */
+                    selector?: string;
+                };
+            };
+            /** @description unix seconds */
+            updatedAt: number;
+        };
+        PageTrackerCreateParams: {
+            config?: {
+                job?: {
+                    retryStrategy?: {
+                        /** @description ms between retries, 60,000..min(43,200,000, the schedule's minimum interval) */
+                        interval: number;
+                        maxAttempts: number;
+                        /** @enum {string} */
+                        type: "constant";
+                    } | null;
+                    /** @description cron: 6 fields (second minute hour day month weekday, UTC), 5 (seconds 0) or 7 (with year); or @hourly, @daily, @weekly, @monthly (expanded at save) */
+                    schedule: string;
+                } | null;
+                revisions?: number | null;
+                timeout?: number | null;
+            } | null;
+            enabled?: boolean | null;
+            /** @description 1..100 characters after trimming, unique among your page trackers */
+            name: string;
+            notifications?: boolean | null;
+            secrets?: components["schemas"]["SecretsSelectorParam"] | null;
+            tagIds?: string[] | null;
+            target: components["schemas"]["PageTrackerTargetParam"];
+        };
+        PageTrackerDebugParams: {
+            config?: {
+                timeout?: number | null;
+            } | null;
+            secrets?: components["schemas"]["SecretsSelectorParam"] | null;
+            target: components["schemas"]["PageTrackerTargetParam"];
+        };
+        PageTrackerDebugResult: {
+            elapsedMs: number;
+            /** @description why the run failed (absent on success) */
+            error?: string;
+            /** @description page console output, uncaught page errors and blocked requests (≤ 200 entries) */
+            logs: {
+                /** @enum {string} */
+                level: "log" | "info" | "warn" | "error" | "debug";
+                message: string;
+            }[];
+            /** @description the value as revision data would show it (absent on failure) */
+            result?: unknown;
+            screenshots: {
+                /** @description PNG of the 1280×800 viewport */
+                data: string;
+                /** @enum {string} */
+                label: "navigated" | "final" | "error";
+                mimeType: string;
+            }[];
+        };
+        PageTrackerGetHistoryParams: {
+            diff?: boolean | null;
+            refresh?: boolean | null;
+        };
+        PageTrackerLog: {
+            durationMs: number;
+            error?: string;
+            /** @description unix seconds */
+            finishedAt: number;
+            hasChanges?: boolean;
+            /** Format: uuid */
+            id: string;
+            isManual: boolean;
+            /** @description every phase, in order: browser, navigate, extract, compare, persist, notify */
+            phases: {
+                durationMs: number;
+                error?: string;
+                /** @enum {string} */
+                phase: "browser" | "navigate" | "extract" | "compare" | "persist" | "notify";
+                /** @enum {string} */
+                status: "success" | "failure" | "skipped";
+            }[];
+            retryAttempt?: number;
+            revisionSize?: number;
+            /** @description unix seconds */
+            startedAt: number;
+            /** @enum {string} */
+            status: "success" | "failure";
+            /** Format: uuid */
+            trackerId: string;
+        };
+        /** @description tracker id → its 10 newest logs, newest first */
+        PageTrackerLogsSummary: {
+            [key: string]: components["schemas"]["PageTrackerLog"][];
+        };
+        PageTrackerTargetParam: {
+            acceptInvalidCertificates?: boolean | null;
+            extractor?: string | null;
+            headers?: {
+                [key: string]: string;
+            } | null;
+            resources?: boolean | null;
+            /**
+             * Format: uri
+             * @description http or https URL of the page
+             */
+            url: string;
+            userAgent?: string | null;
+            waitFor?: {
+                /** @description extra wait in ms */
+                delayMs?: number;
+                /** @description CSS selector to wait for after the load event (missing → the run fails) */
+                selector?: string;
+            } | null;
+        };
+        /** @description present members replace; absent ones are kept; {} → 400 */
+        PageTrackerUpdateParams: {
+            config?: {
+                job?: {
+                    retryStrategy?: {
+                        /** @description ms between retries, 60,000..min(43,200,000, the schedule's minimum interval) */
+                        interval: number;
+                        maxAttempts: number;
+                        /** @enum {string} */
+                        type: "constant";
+                    } | null;
+                    /** @description cron: 6 fields (second minute hour day month weekday, UTC), 5 (seconds 0) or 7 (with year); or @hourly, @daily, @weekly, @monthly (expanded at save) */
+                    schedule: string;
+                } | null;
+                revisions?: number | null;
+                timeout?: number | null;
+            } | null;
+            enabled?: boolean | null;
+            /** @description 1..100 characters after trimming, unique among your page trackers */
+            name?: string;
+            notifications?: boolean | null;
+            secrets?: components["schemas"]["SecretsSelectorParam"] | null;
+            tagIds?: string[] | null;
+            target?: components["schemas"]["PageTrackerTargetParam"];
+        };
+        PasswordChangeParams: {
+            currentPassword: string;
+            /** @description 8..1024 characters */
+            newPassword: string;
+        };
+        PrivateKey: {
+            alg: components["schemas"]["KeyAlgorithm"];
+            /** @description unix seconds */
+            createdAt: number;
+            /** @description true when the key is protected by a passphrase */
+            encrypted: boolean;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            tagIds: string[];
+            tags: components["schemas"]["TagRef"][];
+            /** @description unix seconds */
+            updatedAt: number;
+        };
+        PrivateKeysCreateParams: {
+            alg: components["schemas"]["KeyAlgorithm"];
+            /** @description 1..100 characters after trimming, unique per user */
+            keyName: string;
+            passphrase?: string | null;
+            tagIds?: string[] | null;
+        };
+        PrivateKeysExportParams: {
+            exportPassphrase?: string | null;
+            /**
+             * @description pem (PKCS#8 PEM), pkcs8 (DER) or pkcs12 (PFX)
+             * @enum {string}
+             */
+            format: "pem" | "pkcs8" | "pkcs12";
+            passphrase?: string | null;
+        };
+        /** @description something to change */
+        PrivateKeysUpdateParams: {
+            keyName?: string | null;
+            /** @description a string sets or changes the passphrase, null removes it */
+            newPassphrase?: string | null;
+            passphrase?: string | null;
+            tagIds?: string[] | null;
+        };
+        RecoverParams: {
+            /** @description 8..1024 characters */
+            newPassword: string;
+            /** @description the recovery token of the link */
+            token: string;
+        };
+        RemoveParams: {
+            /**
+             * Format: email
+             * @description trimmed and lower-cased; at most 254 characters
+             * @example ana@example.com
+             */
+            email: string;
+        };
+        Responder: {
+            /** @description unix seconds */
+            createdAt: number;
+            enabled: boolean;
+            /** Format: uuid */
+            id: string;
+            location: {
+                path: string;
+                /**
+                 * @description = exact, ^ prefix (as a plain string), * the path and any sub-path
+                 * @enum {string}
+                 */
+                pathType: "=" | "^" | "*";
+                subdomainPrefix?: string;
+            };
+            /**
+             * @description ANY matches every method
+             * @enum {string}
+             */
+            method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS" | "CONNECT" | "TRACE" | "ANY";
+            name: string;
+            settings: {
+                /** @description omitted when empty */
+                body?: string;
+                /** @description [name, value] pairs; order and repeats kept; omitted when empty */
+                headers?: [
+                    string,
+                    string
+                ][];
+                /** @description omitted when never set */
+                notifications?: {
+                    enabled: boolean;
+                    throttleSeconds: number;
+                };
+                requestsToTrack: number;
+                /** @description omitted when none */
+                script?: string;
+                secrets: components["schemas"]["SecretsSelector"];
+                statusCode: number;
+            };
+            tagIds: string[];
+            tags: components["schemas"]["TagRef"][];
+            /** @description unix seconds */
+            updatedAt: number;
+            /**
+             * Format: uri
+             * @description absolute live URL of the responder
+             */
+            url: string;
+        };
+        /** @description method default ANY; settings default {} */
+        RespondersCreateParams: {
+            enabled?: boolean | null;
+            location: {
+                /** @description RFC 3986 path characters; a trailing / is removed (except for /) */
+                path: string;
+                /**
+                 * @description = exact, ^ prefix (as a plain string), * the path and any sub-path
+                 * @enum {string}
+                 */
+                pathType: "=" | "^" | "*";
+                subdomainPrefix?: string | null;
+            };
+            /**
+             * @description ANY matches every method
+             * @enum {string}
+             */
+            method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS" | "CONNECT" | "TRACE" | "ANY";
+            /** @description 1..100 characters after trimming, unique per user */
+            name: string;
+            /** @description a complete settings object: omitted members take their defaults */
+            settings?: {
+                body?: string | null;
+                headers?: [
+                    string,
+                    string
+                ][] | null;
+                notifications?: {
+                    enabled: boolean;
+                    throttleSeconds?: number | null;
+                } | null;
+                requestsToTrack?: number | null;
+                script?: string | null;
+                secrets?: components["schemas"]["SecretsSelectorParam"] | null;
+                statusCode?: number | null;
+            };
+            tagIds?: string[] | null;
+        };
+        ResponderStats: {
+            /** @description newest record's createdAt */
+            lastRequestedAt?: number;
+            requestCount: number;
+            /** Format: uuid */
+            responderId: string;
+        };
+        /** @description present members replace (settings as a whole); absent ones are kept; {} → 400 */
+        RespondersUpdateParams: {
+            enabled?: boolean | null;
+            location?: {
+                /** @description RFC 3986 path characters; a trailing / is removed (except for /) */
+                path: string;
+                /**
+                 * @description = exact, ^ prefix (as a plain string), * the path and any sub-path
+                 * @enum {string}
+                 */
+                pathType: "=" | "^" | "*";
+                subdomainPrefix?: string | null;
+            };
+            method?: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS" | "CONNECT" | "TRACE" | "ANY") | null;
+            /** @description 1..100 characters after trimming, unique per user */
+            name?: string;
+            settings?: {
+                body?: string | null;
+                headers?: [
+                    string,
+                    string
+                ][] | null;
+                notifications?: {
+                    enabled: boolean;
+                    throttleSeconds?: number | null;
+                } | null;
+                requestsToTrack?: number | null;
+                script?: string | null;
+                secrets?: components["schemas"]["SecretsSelectorParam"] | null;
+                statusCode?: number | null;
+            } | null;
+            tagIds?: string[] | null;
+        };
+        SchedulerParseScheduleParams: {
+            /**
+             * @description cron: 6 fields `second minute hour day-of-month month day-of-week` (UTC); 5 fields = seconds 0; 7 fields add a year; or @hourly, @daily, @weekly, @monthly
+             * @example 0 0 * * * *
+             */
+            schedule: string;
+        };
+        SchedulerParseScheduleResult: {
+            /** @description smallest gap in ms between consecutive occurrences among the next 1,000 */
+            minInterval: number;
+            /** @description the next 5 occurrences, unix seconds */
+            nextOccurrences: number[];
+        };
+        /**
+         * @description responder (responder + universal), api_tracker (api_configurator + api_extractor + universal), page_tracker (page_extractor + universal)
+         * @enum {string}
+         */
+        ScriptContext: "responder" | "api_tracker" | "page_tracker";
+        ScriptCreateParams: {
+            /** @description 1..51200 UTF-8 bytes; syntax is not checked */
+            content: string;
+            /** @description 1..128 characters after trimming, unique per user */
+            name: string;
+            /**
+             * @description script kind; immutable after creation
+             * @enum {string}
+             */
+            scriptType: "responder" | "api_configurator" | "api_extractor" | "page_extractor" | "universal";
+            tagIds?: string[] | null;
+        };
+        /** @description name, content and/or tagIds */
+        ScriptUpdateParams: {
+            content?: string | null;
+            name?: string | null;
+            scriptType?: string | null;
+            tagIds?: string[] | null;
+        };
+        SearchParams: {
+            limit?: number | null;
+            /** @description trimmed, at most 200 characters; case-insensitive substring of names and content, or an exact id; empty → no items */
+            query: string;
+            types?: ("tag" | "secret" | "script" | "responder" | "certificateTemplate" | "privateKey" | "contentSecurityPolicy" | "pageTracker" | "apiTracker")[] | null;
+        };
+        SearchResults: {
+            items: {
+                /** Format: uuid */
+                id: string;
+                /**
+                 * @description content = script source, responder path or tracker URL
+                 * @enum {string}
+                 */
+                matched: "name" | "id" | "content";
+                name: string;
+                /** @enum {string} */
+                type: "tag" | "secret" | "script" | "responder" | "certificateTemplate" | "privateKey" | "contentSecurityPolicy" | "pageTracker" | "apiTracker";
+                /** @description unix seconds */
+                updatedAt: number;
+            }[];
+            /** @description all matches before limit */
+            total: number;
+        };
+        SecretCreateParams: {
+            /** @description case-sensitive, unique per user */
+            name: string;
+            tagIds?: string[] | null;
+            /** @description 1..10,240 UTF-8 bytes; never returned */
+            value: string;
+        };
+        /** @description which secrets scripts see: "none", "all" (also secrets created later) or {"selected": [secret ids]} */
+        SecretsSelector: ("none" | "all") | {
+            selected: string[];
+        };
+        /** @description default "none"; every listed secret must be one of yours (400 otherwise); an empty list means "none" */
+        SecretsSelectorParam: ("none" | "all") | {
+            selected: string[];
+        } | {
+            /** @enum {string} */
+            type: "none" | "all";
+        } | {
+            secrets: string[];
+            /** @enum {string} */
+            type: "selected";
+        };
+        /** @description value and/or tagIds */
+        SecretUpdateParams: {
+            name?: string | null;
+            tagIds?: string[] | null;
+            value?: string | null;
+        };
+        SendMessageParams: {
+            email?: string | null;
+            /** @description 1..10,000 characters */
+            message: string;
+        };
+        SetStatusAPIParams: {
+            /**
+             * @description informational: the UI shows a banner; the API behaves the same
+             * @enum {string}
+             */
+            level: "available" | "unavailable";
+        };
+        SignInParams: {
+            /**
+             * Format: email
+             * @description trimmed and lower-cased; at most 254 characters
+             * @example ana@example.com
+             */
+            email: string;
+            password: string;
+        };
+        SignupParams: {
+            activated?: boolean | null;
+            /**
+             * Format: email
+             * @description trimmed and lower-cased; at most 254 characters
+             * @example ana@example.com
+             */
+            email: string;
+            handle?: string | null;
+            password?: string | null;
+        };
+        Status: {
+            db: {
+                operational: boolean;
+            };
+            /** @description optional parts this server can use */
+            features: {
+                /** @description the Chromium executable was found */
+                chromium: boolean;
+                /** @description an openssl program for DSA */
+                dsa: boolean;
+                /** @description SMTP configured */
+                mail: boolean;
+                /** @description public sign-up is open (security.signup) */
+                signup: boolean;
+            };
+            /**
+             * @description informational: the UI shows a banner; the API behaves the same
+             * @enum {string}
+             */
+            level: "available" | "unavailable";
+            /** @description the server build version */
+            version: string;
+        };
+        TagCreateParams: {
+            color?: (("default" | "primary" | "success" | "accent" | "warning" | "danger") | string) | null;
+            /** @description 1..50 characters; trimmed and lower-cased; unique per user */
+            name: string;
+        };
+        TagRef: {
+            /** @description default, primary, success, accent, warning, danger, or a hex colour #rgb / #rrggbb (stored lower-case) */
+            color: ("default" | "primary" | "success" | "accent" | "warning" | "danger") | string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+        };
+        /** @description at least one member */
+        TagUpdateParams: {
+            color?: (("default" | "primary" | "success" | "accent" | "warning" | "danger") | string) | null;
+            name?: string | null;
+        };
+        TemplatesCreateParams: {
+            attributes: components["schemas"]["CertificateAttributes"];
+            tagIds?: string[] | null;
+            /** @description 1..100 characters after trimming, unique per user */
+            templateName: string;
+        };
+        TemplatesFetchCertificatesParams: {
+            /**
+             * Format: uri
+             * @description an https URL; port 443 unless given
+             */
+            url: string;
+        };
+        TemplatesGenerateParams: {
+            /**
+             * @description pem (ZIP with certificate.crt and private_key.key), pkcs8, pkcs12 or der
+             * @enum {string}
+             */
+            format: "pem" | "pkcs8" | "pkcs12" | "der";
+            passphrase?: string | null;
+        };
+        /** @description at least one member; attributes replace all */
+        TemplatesUpdateParams: {
+            attributes?: components["schemas"]["CertificateAttributes"] | null;
+            tagIds?: string[] | null;
+            templateName?: string | null;
+        };
+        TrackedRequest: {
+            /** @description base64 of the stored bytes (cut at max_tracked_body_bytes); omitted when empty */
+            body?: string;
+            /** @description original size */
+            bodySize: number;
+            clientAddress?: string;
+            /** @description unix seconds */
+            createdAt: number;
+            durationMs: number;
+            /** @description lower-case names, sorted by name; repeats joined with ", " (cookie with "; ") */
+            headers: [
+                string,
+                string
+            ][];
+            /** Format: uuid */
+            id: string;
+            method: string;
+            path: string;
+            rawQuery?: string;
+            response?: {
+                /** @description base64 of the stored bytes; omitted when empty */
+                body?: string;
+                bodySize: number;
+                /** @description as produced, in order, repeats as separate pairs */
+                headers: [
+                    string,
+                    string
+                ][];
+                statusCode: number;
+                truncated: boolean;
+            };
+        };
+        TrackerRevision: {
+            /** @description unix seconds */
+            createdAt: number;
+            /** @description the parsed value when the stored bytes are one JSON text, else their UTF-8 text */
+            data: unknown;
+            /** @description with {diff: true}: unified diff from the next older revision (cut at 256 KiB) */
+            diff?: string;
+            /** Format: uuid */
+            id: string;
+            /** @description stored bytes */
+            size: number;
+            /** Format: uuid */
+            trackerId: string;
+        };
+        UpdateSubscriptionParams: {
+            subscription: {
+                endsAt?: number | null;
+                /** @enum {string} */
+                tier: "basic" | "standard" | "professional" | "ultimate";
+            };
+            /**
+             * Format: email
+             * @description trimmed and lower-cased; at most 254 characters
+             * @example ana@example.com
+             */
+            userEmail: string;
+        };
+        User: {
+            /** @description unix seconds */
+            createdAt: number;
+            email: string;
+            /** @description the user's responder subdomain label; fixed for life */
+            handle: string;
+            /** Format: uuid */
+            id: string;
+            /** @description false blocks sign-in and the user's API keys and JWTs */
+            isActivated: boolean;
+            /** @description the email is listed in security.operators and proven */
+            isOperator: boolean;
+            subscription: {
+                /** @description after it the effective tier is subscriptions.default_tier */
+                endsAt?: number;
+                /** @description unix seconds */
+                startedAt: number;
+                /** @enum {string} */
+                tier: "basic" | "standard" | "professional" | "ultimate";
+            };
+        };
+        UserApiKey: {
+            /** @description unix seconds */
+            createdAt: number;
+            /** @description unix seconds; null = never expires */
+            expiresAt: number | null;
+            /** Format: uuid */
+            id: string;
+            /** @description refreshed at most once per 60 s; null = never used */
+            lastUsedAt: number | null;
+            name: string;
+            /** @description unix seconds */
+            updatedAt: number;
+        };
+        UserDataExportParams: {
+            include?: {
+                apiTrackers?: {
+                    ids?: string[] | null;
+                    includeHistory?: boolean | null;
+                    /** @enum {string} */
+                    type: "all" | "selected";
+                };
+                certificateTemplates?: {
+                    ids?: string[] | null;
+                    /** @enum {string} */
+                    type: "all" | "selected";
+                };
+                contentSecurityPolicies?: {
+                    ids?: string[] | null;
+                    /** @enum {string} */
+                    type: "all" | "selected";
+                };
+                pageTrackers?: {
+                    ids?: string[] | null;
+                    includeHistory?: boolean | null;
+                    /** @enum {string} */
+                    type: "all" | "selected";
+                };
+                privateKeys?: {
+                    ids?: string[] | null;
+                    /** @enum {string} */
+                    type: "all" | "selected";
+                };
+                responders?: {
+                    ids?: string[] | null;
+                    includeHistory?: boolean | null;
+                    /** @enum {string} */
+                    type: "all" | "selected";
+                };
+                scripts?: {
+                    ids?: string[] | null;
+                    /** @enum {string} */
+                    type: "all" | "selected";
+                };
+                secrets?: {
+                    ids?: string[] | null;
+                    /** @enum {string} */
+                    type: "all" | "selected";
+                };
+                settings?: boolean | null;
+                tags?: {
+                    ids?: string[] | null;
+                    /** @enum {string} */
+                    type: "all" | "selected";
+                };
+            } | null;
+            secretsPassphrase?: string | null;
+        };
+        UserDataImportParams: {
+            applyDeletions?: {
+                [key: string]: string[];
+            } | null;
+            /** @description the export file (§19.2), as a JSON object or its text */
+            data: {
+                [key: string]: unknown;
+            } | string;
+            importSettings?: boolean | null;
+            mode?: ("merge" | "apply") | null;
+            secretsPassphrase?: string | null;
+            selections?: {
+                [key: string]: {
+                    /** @enum {string} */
+                    action: "import" | "skip";
+                    conflictResolution?: ("rename" | "overwrite" | "skip") | null;
+                    /** Format: uuid */
+                    sourceId: string;
+                }[];
+            } | null;
+        };
+        UserDataImportPreview: {
+            summary: {
+                apiTrackers?: {
+                    conflicts: {
+                        /** Format: uuid */
+                        existingId: string;
+                        name: string;
+                        renameAllowed: boolean;
+                        /** Format: uuid */
+                        sourceId: string;
+                    }[];
+                    total: number;
+                };
+                certificateTemplates?: {
+                    conflicts: {
+                        /** Format: uuid */
+                        existingId: string;
+                        name: string;
+                        renameAllowed: boolean;
+                        /** Format: uuid */
+                        sourceId: string;
+                    }[];
+                    total: number;
+                };
+                contentSecurityPolicies?: {
+                    conflicts: {
+                        /** Format: uuid */
+                        existingId: string;
+                        name: string;
+                        renameAllowed: boolean;
+                        /** Format: uuid */
+                        sourceId: string;
+                    }[];
+                    total: number;
+                };
+                pageTrackers?: {
+                    conflicts: {
+                        /** Format: uuid */
+                        existingId: string;
+                        name: string;
+                        renameAllowed: boolean;
+                        /** Format: uuid */
+                        sourceId: string;
+                    }[];
+                    total: number;
+                };
+                privateKeys?: {
+                    conflicts: {
+                        /** Format: uuid */
+                        existingId: string;
+                        name: string;
+                        renameAllowed: boolean;
+                        /** Format: uuid */
+                        sourceId: string;
+                    }[];
+                    total: number;
+                };
+                responders?: {
+                    conflicts: {
+                        /** Format: uuid */
+                        existingId: string;
+                        name: string;
+                        renameAllowed: boolean;
+                        /** Format: uuid */
+                        sourceId: string;
+                    }[];
+                    total: number;
+                };
+                scripts?: {
+                    conflicts: {
+                        /** Format: uuid */
+                        existingId: string;
+                        name: string;
+                        renameAllowed: boolean;
+                        /** Format: uuid */
+                        sourceId: string;
+                    }[];
+                    total: number;
+                };
+                secrets?: {
+                    conflicts: {
+                        /** Format: uuid */
+                        existingId: string;
+                        name: string;
+                        renameAllowed: boolean;
+                        /** Format: uuid */
+                        sourceId: string;
+                    }[];
+                    total: number;
+                };
+                settings?: {
+                    hasExisting: boolean;
+                    included: boolean;
+                };
+                tags?: {
+                    conflicts: {
+                        /** Format: uuid */
+                        existingId: string;
+                        name: string;
+                        renameAllowed: boolean;
+                        /** Format: uuid */
+                        sourceId: string;
+                    }[];
+                    total: number;
+                };
+            };
+            /** @description apply mode only */
+            toDelete?: {
+                apiTrackers?: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                }[];
+                certificateTemplates?: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                }[];
+                contentSecurityPolicies?: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                }[];
+                pageTrackers?: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                }[];
+                privateKeys?: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                }[];
+                responders?: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                }[];
+                scripts?: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                }[];
+                secrets?: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                }[];
+                tags?: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                }[];
+            };
+            /** @description false: the file failed validation (reasons in warnings) */
+            valid: boolean;
+            version?: number;
+            warnings: string[];
+        };
+        UserDataImportPreviewParams: {
+            /** @description the export file (§19.2), as a JSON object or its text */
+            data: {
+                [key: string]: unknown;
+            } | string;
+            mode?: ("merge" | "apply") | null;
+        };
+        UserDataImportResult: {
+            results: {
+                apiTrackers?: {
+                    deleted: number;
+                    imported: number;
+                    skipped: number;
+                    updated: number;
+                };
+                certificateTemplates?: {
+                    deleted: number;
+                    imported: number;
+                    skipped: number;
+                    updated: number;
+                };
+                contentSecurityPolicies?: {
+                    deleted: number;
+                    imported: number;
+                    skipped: number;
+                    updated: number;
+                };
+                pageTrackers?: {
+                    deleted: number;
+                    imported: number;
+                    skipped: number;
+                    updated: number;
+                };
+                privateKeys?: {
+                    deleted: number;
+                    imported: number;
+                    skipped: number;
+                    updated: number;
+                };
+                responders?: {
+                    deleted: number;
+                    imported: number;
+                    skipped: number;
+                    updated: number;
+                };
+                scripts?: {
+                    deleted: number;
+                    imported: number;
+                    skipped: number;
+                    updated: number;
+                };
+                secrets?: {
+                    deleted: number;
+                    imported: number;
+                    skipped: number;
+                    updated: number;
+                };
+                settings?: {
+                    imported: boolean;
+                };
+                tags?: {
+                    deleted: number;
+                    imported: number;
+                    skipped: number;
+                    updated: number;
+                };
+            };
+            warnings: string[];
+        };
+        UserNotificationDestination: {
+            /** @description the address being verified or verified */
+            address: string;
+            /** @description unix seconds */
+            createdAt: number;
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            kind: "email";
+            /** @enum {string} */
+            status: "pending" | "verified";
+            /** @description unix seconds */
+            updatedAt: number;
+            /** @description present while pending: the code is valid 900 s */
+            verificationExpiresAt?: number;
+            /** @description present while pending */
+            verificationSentAt?: number;
+            /** @description present when verified */
+            verifiedAt?: number;
+        };
+        UserScript: {
+            content: string;
+            /** @description unix seconds */
+            createdAt: number;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /**
+             * @description script kind; immutable after creation
+             * @enum {string}
+             */
+            scriptType: "responder" | "api_configurator" | "api_extractor" | "page_extractor" | "universal";
+            tagIds: string[];
+            tags: components["schemas"]["TagRef"][];
+            /** @description unix seconds */
+            updatedAt: number;
+        };
+        /** @description a list item: UserScript without content */
+        UserScriptSummary: {
+            /** @description unix seconds */
+            createdAt: number;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /**
+             * @description script kind; immutable after creation
+             * @enum {string}
+             */
+            scriptType: "responder" | "api_configurator" | "api_extractor" | "page_extractor" | "universal";
+            /** @description content size in UTF-8 bytes */
+            size: number;
+            tagIds: string[];
+            tags: components["schemas"]["TagRef"][];
+            /** @description unix seconds */
+            updatedAt: number;
+        };
+        UserSecret: {
+            /** @description unix seconds */
+            createdAt: number;
+            /** Format: uuid */
+            id: string;
+            /** @description case-sensitive, immutable */
+            name: string;
+            tagIds: string[];
+            tags: components["schemas"]["TagRef"][];
+            /** @description unix seconds */
+            updatedAt: number;
+        };
+        /** @description the stored settings ({} when none) */
+        UserSettings: {
+            /** @description UI hint */
+            "certificates.doNotShowPrivateKeysWarning"?: boolean;
+            /** @description UI hint */
+            "certificates.doNotShowSelfSignedWarning"?: boolean;
+            /** @description UI global tag scope (tag ids) */
+            "common.globalScopeTagIds"?: string[];
+            /** @description UI layout */
+            "common.sidebarCollapsed"?: {
+                nav?: boolean;
+                sections?: string[];
+            };
+            /**
+             * @description UI theme
+             * @enum {string}
+             */
+            "common.uiTheme"?: "light" | "dark" | "system";
+            /** @description true suppresses every notification email; set by unsubscribe */
+            "notifications.unsubscribed"?: boolean;
+        };
+        /** @description key → new value, or null to remove it; an unknown key or an invalid value → 400 and nothing is applied; total stored size ≤ 64 KiB */
+        UserSettingsSetter: {
+            "certificates.doNotShowPrivateKeysWarning"?: boolean | null;
+            "certificates.doNotShowSelfSignedWarning"?: boolean | null;
+            "common.globalScopeTagIds"?: string[] | null;
+            "common.sidebarCollapsed"?: {
+                nav?: boolean;
+                sections?: string[];
+            } | null;
+            "common.uiTheme"?: ("light" | "dark" | "system") | null;
+            "notifications.unsubscribed"?: boolean | null;
+        };
+        UserTag: {
+            /** @description default, primary, success, accent, warning, danger, or a hex colour #rgb / #rrggbb (stored lower-case) */
+            color: ("default" | "primary" | "success" | "accent" | "warning" | "danger") | string;
+            /** @description unix seconds */
+            createdAt: number;
+            /** Format: uuid */
+            id: string;
+            /** @description trimmed, lower-cased, 1..50 characters, unique per user */
+            name: string;
+            /** @description unix seconds */
+            updatedAt: number;
+        };
+    };
     responses: never;
     parameters: never;
     requestBodies: never;
@@ -1350,7 +3050,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    postApiAuthForgot: {
+    postAuthForgot: {
         parameters: {
             query?: never;
             header?: never;
@@ -1359,125 +3059,49 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description email address (trimmed, lower-cased)
-                     * @example ana@example.com
-                     */
-                    email: string;
-                };
-            };
-        };
-        responses: never;
-    };
-    postApiAuthPassword: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    currentPassword: string;
-                    /** @description 8 to 1024 characters */
-                    newPassword: string;
-                };
-            };
-        };
-        responses: never;
-    };
-    postApiAuthRecover: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description 8 to 1024 characters */
-                    newPassword: string;
-                    /** @description recovery token from the link */
-                    token: string;
-                };
+                /**
+                 * @example {
+                 *       "email": "ana@example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ForgotParams"];
             };
         };
         responses: {
-            /** @description User */
-            200: {
+            /** @description No content */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        email: string;
-                        handle: string;
-                        /** Format: uuid */
-                        id: string;
-                        isActivated: boolean;
-                        isOperator: boolean;
-                        subscription: {
-                            endsAt?: string | number;
-                            startedAt: string | number;
-                            /** @description basic | standard | professional | ultimate */
-                            tier: string;
-                        };
-                    };
-                };
+                content?: never;
             };
-            /** @description Response for status 400 */
+            /** @description Invalid request (body, parameters or a rule of the operation) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code?: string;
-                        message: string;
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
                     };
                 };
             };
         };
     };
-    getApiAuthSession: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description User */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        email: string;
-                        handle: string;
-                        /** Format: uuid */
-                        id: string;
-                        isActivated: boolean;
-                        isOperator: boolean;
-                        subscription: {
-                            endsAt?: string | number;
-                            startedAt: string | number;
-                            /** @description basic | standard | professional | ultimate */
-                            tier: string;
-                        };
-                    } | null;
-                };
-            };
-        };
-    };
-    postApiAuthSignin: {
+    postAuthPassword: {
         parameters: {
             query?: never;
             header?: never;
@@ -1486,79 +3110,118 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description email address (trimmed, lower-cased)
-                     * @example ana@example.com
-                     */
-                    email: string;
-                    password: string;
-                };
+                "application/json": components["schemas"]["PasswordChangeParams"];
             };
         };
         responses: {
-            /** @description User */
-            200: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        email: string;
-                        handle: string;
-                        /** Format: uuid */
-                        id: string;
-                        isActivated: boolean;
-                        isOperator: boolean;
-                        subscription: {
-                            endsAt?: string | number;
-                            startedAt: string | number;
-                            /** @description basic | standard | professional | ultimate */
-                            tier: string;
-                        };
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "BAD_PASSWORD" | "INVALID_INPUT" | "INVALID_JSON" | "WEAK_PASSWORD";
                     };
                 };
             };
-            /** @description Response for status 401 */
+            /** @description Missing, invalid or expired credentials */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code?: string;
-                        message: string;
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
                     };
                 };
             };
-            /** @description Response for status 403 */
+            /** @description Credentials not allowed here */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code?: string;
-                        message: string;
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
                     };
                 };
             };
-            /** @description Response for status 429 */
-            429: {
+            /** @description Request body too large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code?: string;
-                        message: string;
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
                     };
                 };
             };
         };
     };
-    postApiAuthSignout: {
+    postAuthRecover: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoverParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description the session cookie (HttpOnly, SameSite=Lax; Secure when public_url is https) */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON" | "INVALID_TOKEN" | "WEAK_PASSWORD";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getAuthSession: {
         parameters: {
             query?: never;
             header?: never;
@@ -1566,79 +3229,31 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
-    };
-    postApiAuthSignup: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /**
-                     * @description email address (trimmed, lower-cased)
-                     * @example ana@example.com
-                     */
-                    email: string;
-                    /** @description 8 to 1024 characters */
-                    password: string;
-                };
-            };
-        };
         responses: {
-            /** @description User */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        email: string;
-                        handle: string;
-                        /** Format: uuid */
-                        id: string;
-                        isActivated: boolean;
-                        isOperator: boolean;
-                        subscription: {
-                            endsAt?: string | number;
-                            startedAt: string | number;
-                            /** @description basic | standard | professional | ultimate */
-                            tier: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["User"] | null;
                 };
             };
-            /** @description Response for status 400 */
-            400: {
+            /** @description Request body too large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        code?: string;
-                        message: string;
-                    };
-                };
-            };
-            /** @description Response for status 403 */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        code?: string;
-                        message: string;
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
                     };
                 };
             };
         };
     };
-    postApiCertificates_fetch: {
+    postAuthSignin: {
         parameters: {
             query?: never;
             header?: never;
@@ -1647,14 +3262,218 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description https URL */
-                    url?: unknown;
-                };
+                /**
+                 * @example {
+                 *       "email": "ana@example.com",
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SignInParams"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description the session cookie (HttpOnly, SameSite=Lax; Secure when public_url is https) */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_ACTIVATED";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Too many requests (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+        };
+    };
+    postAuthSignout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postAuthSignup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ana@example.com",
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Credentials"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description the session cookie (HttpOnly, SameSite=Lax; Secure when public_url is https) */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "EMAIL_TAKEN" | "INVALID_INPUT" | "INVALID_JSON" | "WEAK_PASSWORD";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "SIGNUP_CLOSED" | "SIGNUP_RESERVED";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postCertificatesFetch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TemplatesFetchCertificatesParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1663,818 +3482,140 @@ export interface operations {
                     "application/json": string[];
                 };
             };
-        };
-    };
-    getApiCertificatesPrivate_keys: {
-        parameters: {
-            query?: {
-                globalTags?: string;
-                order?: string;
-                page?: string;
-                pageSize?: string;
-                q?: string;
-                sort?: string;
-                tags?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @description Key algorithm (supplement §12.1) */
-                            alg: {
-                                /** @description ecdsa: secp256r1, secp384r1 or secp521r1 */
-                                curve?: string;
-                                /** @description rsa: "1024" | "2048" | "4096" | "8192"; dsa: "1024" | "2048" */
-                                keySize?: string;
-                                /** @description rsa, dsa, ecdsa or ed25519 */
-                                keyType: string;
-                            };
-                            createdAt: string | number;
-                            /** @description true when the key is protected by a passphrase */
-                            encrypted: boolean;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            tagIds: string[];
-                            tags: {
-                                color: string;
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                            }[];
-                            updatedAt: string | number;
-                        }[];
-                        total: string | number;
-                    };
-                };
-            };
-        };
-    };
-    postApiCertificatesPrivate_keys: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description {"keyType":"rsa","keySize":"2048"} | {"keyType":"ecdsa","curve":"secp256r1"} | {"keyType":"dsa","keySize":"2048"} | {"keyType":"ed25519"} */
-                    alg?: unknown;
-                    /** @description 1..100 characters, unique */
-                    keyName?: unknown;
-                    /** @description optional, 1..1024 characters: the key is stored as encrypted PKCS#8 */
-                    passphrase?: unknown;
-                    /** @description ids of the caller's tags */
-                    tagIds?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 201 */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Key algorithm (supplement §12.1) */
-                        alg: {
-                            /** @description ecdsa: secp256r1, secp384r1 or secp521r1 */
-                            curve?: string;
-                            /** @description rsa: "1024" | "2048" | "4096" | "8192"; dsa: "1024" | "2048" */
-                            keySize?: string;
-                            /** @description rsa, dsa, ecdsa or ed25519 */
-                            keyType: string;
-                        };
-                        createdAt: string | number;
-                        /** @description true when the key is protected by a passphrase */
-                        encrypted: boolean;
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        tagIds: string[];
-                        tags: {
-                            color: string;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                        }[];
-                        updatedAt: string | number;
-                    };
-                };
-            };
-        };
-    };
-    getApiCertificatesPrivate_keysByKey_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                key_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Key algorithm (supplement §12.1) */
-                        alg: {
-                            /** @description ecdsa: secp256r1, secp384r1 or secp521r1 */
-                            curve?: string;
-                            /** @description rsa: "1024" | "2048" | "4096" | "8192"; dsa: "1024" | "2048" */
-                            keySize?: string;
-                            /** @description rsa, dsa, ecdsa or ed25519 */
-                            keyType: string;
-                        };
-                        createdAt: string | number;
-                        /** @description true when the key is protected by a passphrase */
-                        encrypted: boolean;
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        tagIds: string[];
-                        tags: {
-                            color: string;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                        }[];
-                        updatedAt: string | number;
-                    };
-                };
-            };
-        };
-    };
-    putApiCertificatesPrivate_keysByKey_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                key_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description new name */
-                    keyName?: unknown;
-                    /** @description string = set or change the passphrase, null = remove it */
-                    newPassphrase?: unknown;
-                    /** @description the current passphrase (needed to change the protection of an encrypted key) */
-                    passphrase?: unknown;
-                    /** @description replaces the tags when present */
-                    tagIds?: unknown;
-                };
-            };
-        };
-        responses: never;
-    };
-    deleteApiCertificatesPrivate_keysByKey_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                key_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    postApiCertificatesPrivate_keysByKey_id_export: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                key_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description protects the exported file */
-                    exportPassphrase?: unknown;
-                    /** @description pem | pkcs8 | pkcs12 */
-                    format?: unknown;
-                    /** @description unlocks an encrypted key */
-                    passphrase?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description file content, base64 */
-                        data: string;
-                        fileName: string;
-                        format: string;
-                        mimeType: string;
-                    };
-                };
-            };
-        };
-    };
-    getApiCertificatesTemplates: {
-        parameters: {
-            query?: {
-                globalTags?: string;
-                order?: string;
-                page?: string;
-                pageSize?: string;
-                q?: string;
-                sort?: string;
-                tags?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        items: {
-                            /** @description Certificate template attributes (supplement §12.3) */
-                            attributes: {
-                                /** @description at most 64 characters */
-                                commonName?: string;
-                                /** @description 2 letters, upper-case */
-                                country?: string;
-                                extendedKeyUsage?: string[];
-                                isCa: boolean;
-                                /** @description Key algorithm (supplement §12.1) */
-                                keyAlgorithm: {
-                                    /** @description ecdsa: secp256r1, secp384r1 or secp521r1 */
-                                    curve?: string;
-                                    /** @description rsa: "1024" | "2048" | "4096" | "8192"; dsa: "1024" | "2048" */
-                                    keySize?: string;
-                                    /** @description rsa, dsa, ecdsa or ed25519 */
-                                    keyType: string;
-                                };
-                                keyUsage?: string[];
-                                /** @description at most 128 characters */
-                                locality?: string;
-                                /** @description unix seconds, after notValidBefore */
-                                notValidAfter: string | number;
-                                /** @description unix seconds */
-                                notValidBefore: string | number;
-                                /** @description at most 64 characters */
-                                organization?: string;
-                                /** @description at most 64 characters */
-                                organizationalUnit?: string;
-                                /** @description md5 (RSA), sha1/sha256 (RSA, DSA, ECDSA), sha384/sha512 (RSA, ECDSA), ed25519 (Ed25519) */
-                                signatureAlgorithm: string;
-                                /** @description at most 128 characters */
-                                stateOrProvince?: string;
-                                /** @description IP, URI (contains ://), email (contains @) or DNS name; at most 100 */
-                                subjectAltNames?: string[];
-                                /** @description 1, 2 or 3 */
-                                version: string | number;
-                            };
-                            createdAt: string | number;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            tagIds: string[];
-                            tags: {
-                                color: string;
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                            }[];
-                            updatedAt: string | number;
-                        }[];
-                        total: string | number;
-                    };
-                };
-            };
-        };
-    };
-    postApiCertificatesTemplates: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description supplement §12.3 */
-                    attributes?: unknown;
-                    /** @description ids of the caller's tags */
-                    tagIds?: unknown;
-                    /** @description 1..100 characters, unique */
-                    templateName?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 201 */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Certificate template attributes (supplement §12.3) */
-                        attributes: {
-                            /** @description at most 64 characters */
-                            commonName?: string;
-                            /** @description 2 letters, upper-case */
-                            country?: string;
-                            extendedKeyUsage?: string[];
-                            isCa: boolean;
-                            /** @description Key algorithm (supplement §12.1) */
-                            keyAlgorithm: {
-                                /** @description ecdsa: secp256r1, secp384r1 or secp521r1 */
-                                curve?: string;
-                                /** @description rsa: "1024" | "2048" | "4096" | "8192"; dsa: "1024" | "2048" */
-                                keySize?: string;
-                                /** @description rsa, dsa, ecdsa or ed25519 */
-                                keyType: string;
-                            };
-                            keyUsage?: string[];
-                            /** @description at most 128 characters */
-                            locality?: string;
-                            /** @description unix seconds, after notValidBefore */
-                            notValidAfter: string | number;
-                            /** @description unix seconds */
-                            notValidBefore: string | number;
-                            /** @description at most 64 characters */
-                            organization?: string;
-                            /** @description at most 64 characters */
-                            organizationalUnit?: string;
-                            /** @description md5 (RSA), sha1/sha256 (RSA, DSA, ECDSA), sha384/sha512 (RSA, ECDSA), ed25519 (Ed25519) */
-                            signatureAlgorithm: string;
-                            /** @description at most 128 characters */
-                            stateOrProvince?: string;
-                            /** @description IP, URI (contains ://), email (contains @) or DNS name; at most 100 */
-                            subjectAltNames?: string[];
-                            /** @description 1, 2 or 3 */
-                            version: string | number;
-                        };
-                        createdAt: string | number;
-                        /** Format: uuid */
-                        id: string;
-                        name: string;
-                        tagIds: string[];
-                        tags: {
-                            color: string;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                        }[];
-                        updatedAt: string | number;
-                    };
-                };
-            };
-        };
-    };
-    getApiCertificatesTemplatesByTemplate_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                template_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        template: {
-                            /** @description Certificate template attributes (supplement §12.3) */
-                            attributes: {
-                                /** @description at most 64 characters */
-                                commonName?: string;
-                                /** @description 2 letters, upper-case */
-                                country?: string;
-                                extendedKeyUsage?: string[];
-                                isCa: boolean;
-                                /** @description Key algorithm (supplement §12.1) */
-                                keyAlgorithm: {
-                                    /** @description ecdsa: secp256r1, secp384r1 or secp521r1 */
-                                    curve?: string;
-                                    /** @description rsa: "1024" | "2048" | "4096" | "8192"; dsa: "1024" | "2048" */
-                                    keySize?: string;
-                                    /** @description rsa, dsa, ecdsa or ed25519 */
-                                    keyType: string;
-                                };
-                                keyUsage?: string[];
-                                /** @description at most 128 characters */
-                                locality?: string;
-                                /** @description unix seconds, after notValidBefore */
-                                notValidAfter: string | number;
-                                /** @description unix seconds */
-                                notValidBefore: string | number;
-                                /** @description at most 64 characters */
-                                organization?: string;
-                                /** @description at most 64 characters */
-                                organizationalUnit?: string;
-                                /** @description md5 (RSA), sha1/sha256 (RSA, DSA, ECDSA), sha384/sha512 (RSA, ECDSA), ed25519 (Ed25519) */
-                                signatureAlgorithm: string;
-                                /** @description at most 128 characters */
-                                stateOrProvince?: string;
-                                /** @description IP, URI (contains ://), email (contains @) or DNS name; at most 100 */
-                                subjectAltNames?: string[];
-                                /** @description 1, 2 or 3 */
-                                version: string | number;
-                            };
-                            createdAt: string | number;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                            tagIds: string[];
-                            tags: {
-                                color: string;
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                            }[];
-                            updatedAt: string | number;
-                        };
-                        userShare?: {
-                            createdAt: string | number;
-                            /**
-                             * Format: uuid
-                             * @description share id (UUID v4): send it as X-User-Share-ID
-                             */
-                            id: string;
-                            resource: {
-                                /** Format: uuid */
-                                templateId: string;
-                                /** @constant */
-                                type: "certificateTemplate";
-                            };
-                        };
-                    };
-                };
-            };
-        };
-    };
-    putApiCertificatesTemplatesByTemplate_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                template_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description replaces all attributes */
-                    attributes?: unknown;
-                    /** @description replaces the tags when present */
-                    tagIds?: unknown;
-                    /** @description new name */
-                    templateName?: unknown;
-                };
-            };
-        };
-        responses: never;
-    };
-    deleteApiCertificatesTemplatesByTemplate_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                template_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    postApiCertificatesTemplatesByTemplate_id_generate: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                template_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description pem (ZIP with certificate.crt and private_key.key) | pkcs8 | pkcs12 | der */
-                    format?: unknown;
-                    /** @description protects the key (pem, pkcs8) or the PFX (pkcs12); ignored for der */
-                    passphrase?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description file content, base64 */
-                        data: string;
-                        fileName: string;
-                        format: string;
-                        mimeType: string;
-                    };
-                };
-            };
-        };
-    };
-    postApiCertificatesTemplatesByTemplate_id_share: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                template_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        /**
-                         * Format: uuid
-                         * @description share id (UUID v4): send it as X-User-Share-ID
-                         */
-                        id: string;
-                        resource: {
-                            /** Format: uuid */
-                            templateId: string;
-                            /** @constant */
-                            type: "certificateTemplate";
-                        };
-                    };
-                };
-            };
-        };
-    };
-    postApiCertificatesTemplatesByTemplate_id_unshare: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                template_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    getApiNotificationsUnsubscribe: {
-        parameters: {
-            query?: {
-                token?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    postApiNotificationsUnsubscribe: {
-        parameters: {
-            query?: {
-                token?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    token?: string;
-                };
-            };
-        };
-        responses: never;
-    };
-    postApiSchedulerParse_schedule: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description cron: 6 fields `second minute hour day-of-month month day-of-week` (UTC); 5 fields = seconds 0; 7 fields add a year; or @hourly, @daily, @weekly, @monthly */
-                    schedule?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description smallest gap in ms between consecutive occurrences among the next 1,000 */
-                        minInterval: string | number;
-                        /** @description the next 5 occurrences, unix seconds */
-                        nextOccurrences: (string | number)[];
-                    };
-                };
-            };
-        };
-    };
-    postApiSearch: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description default 20; values above 100 become 100 */
-                    limit?: unknown;
-                    /** @description trimmed, at most 200 characters; case-insensitive substring of names and content, or an exact id */
-                    query?: unknown;
-                    /** @description subset of tag, secret, script, responder, certificateTemplate, privateKey, contentSecurityPolicy, pageTracker, apiTracker; default all */
-                    types?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        items: {
-                            /** Format: uuid */
-                            id: string;
-                            /** @enum {string} */
-                            matched: "name" | "id" | "content";
-                            name: string;
-                            /**
-                             * @default tag
-                             * @enum {string}
-                             */
-                            type: "tag" | "secret" | "script" | "responder" | "certificateTemplate" | "privateKey" | "contentSecurityPolicy" | "pageTracker" | "apiTracker";
-                            updatedAt: string | number;
-                        }[];
-                        /** @description all matches before limit */
-                        total: string | number;
-                    };
-                };
-            };
-        };
-    };
-    postApiSend_message: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description optional reply address */
-                    email?: unknown;
-                    /** @description 1..10,000 characters */
-                    message?: unknown;
-                };
-            };
-        };
-        responses: never;
-    };
-    getApiStatus: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        db: {
-                            operational: boolean;
-                        };
-                        features: {
-                            chromium: boolean;
-                            dsa: boolean;
-                            mail: boolean;
-                            signup: boolean;
-                        };
+                    "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        level: "available" | "unavailable";
-                        version: string;
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "UPSTREAM_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
                     };
                 };
             };
         };
     };
-    postApiStatus: {
+    getCertificatesPrivateKeys: {
         parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @enum {string} */
-                    level: "available" | "unavailable";
-                };
+            query?: {
+                /** @description comma-separated tag ids: items having ALL of them (AND); malformed entries are ignored */
+                globalTags?: string;
+                /** @description default asc */
+                order?: "asc" | "desc";
+                /** @description zero-based page index, default 0 */
+                page?: number;
+                /** @description items per page, default 15; values above 100 become 100; 0 returns only the total */
+                pageSize?: number;
+                /** @description trimmed, at most 200 characters: case-insensitive name substring, or an exact id */
+                q?: string;
+                /** @description name, createdAt, updatedAt; default name, any other value falls back to name (names sort case-insensitively; ties by id) */
+                sort?: string;
+                /** @description comma-separated tag ids: items having ANY of them (OR); malformed entries are ignored */
+                tags?: string;
             };
-        };
-        responses: never;
-    };
-    getApiUserApi_keys: {
-        parameters: {
-            query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        expiresAt: (string | number) | null;
-                        /** Format: uuid */
-                        id: string;
-                        lastUsedAt: (string | number) | null;
-                        name: string;
-                        updatedAt: string | number;
-                    }[];
+                    "application/json": components["schemas"]["Page_PrivateKey"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INVALID_INPUT";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
         };
     };
-    postApiUserApi_keys: {
+    postCertificatesPrivateKeys: {
         parameters: {
             query?: never;
             header?: never;
@@ -2483,2886 +3624,7181 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description unix seconds in the future; absent or null = never */
-                    expiresAt?: unknown;
-                    /** @description 1 to 128 characters after trimming, unique per user */
-                    name: string;
-                };
+                /**
+                 * @example {
+                 *       "keyName": "web",
+                 *       "alg": {
+                 *         "keyType": "ecdsa",
+                 *         "curve": "secp256r1"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PrivateKeysCreateParams"];
             };
         };
         responses: {
-            /** @description ApiKeyCreateResponse */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        expiresAt: (string | number) | null;
-                        /** Format: uuid */
-                        id: string;
-                        lastUsedAt: (string | number) | null;
-                        name: string;
-                        /** @description sbx_ak_ + 64 hex; shown only in this response */
-                        token: string;
-                        updatedAt: string | number;
-                    };
+                    "application/json": components["schemas"]["PrivateKey"];
                 };
             };
-        };
-    };
-    putApiUserApi_keysByApi_key_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                api_key_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description 1 to 128 characters after trimming, unique per user */
-                    name: string;
-                };
-            };
-        };
-        responses: {
-            /** @description UserApiKey */
-            200: {
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        expiresAt: (string | number) | null;
-                        /** Format: uuid */
-                        id: string;
-                        lastUsedAt: (string | number) | null;
-                        name: string;
-                        updatedAt: string | number;
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "ALGORITHM_UNAVAILABLE" | "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Name or location already in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "DUPLICATE_NAME";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
                     };
                 };
             };
         };
     };
-    deleteApiUserApi_keysByApi_key_id: {
+    getCertificatesPrivateKeysByKeyId: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                api_key_id: string;
+                /** @description the key's id (a malformed id is a 404) */
+                key_id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
-    };
-    postApiUserApi_keysByApi_key_id_regenerate: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                api_key_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description absent keeps the current expiry, null removes it, unix seconds replace it */
-                    expiresAt?: unknown;
-                };
-            };
-        };
         responses: {
-            /** @description ApiKeyCreateResponse */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        expiresAt: (string | number) | null;
-                        /** Format: uuid */
-                        id: string;
-                        lastUsedAt: (string | number) | null;
-                        name: string;
-                        /** @description sbx_ak_ + 64 hex; shown only in this response */
-                        token: string;
-                        updatedAt: string | number;
+                    "application/json": components["schemas"]["PrivateKey"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
                     };
                 };
             };
         };
     };
-    postApiUserData_export: {
+    putCertificatesPrivateKeysByKeyId: {
         parameters: {
             query?: never;
             header?: never;
-            path?: never;
+            path: {
+                /** @description the key's id (a malformed id is a 404) */
+                key_id: string;
+            };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
-                "application/json": {
-                    /** @description type → {type: all | selected, ids?} (responders, pageTrackers, apiTrackers also includeHistory), settings: bool; absent = everything without history, settings included */
-                    include?: unknown;
-                    /** @description ≥ 8 characters; adds secret values (argon2id + AES-256-GCM, §19.2) */
-                    secretsPassphrase?: unknown;
-                };
+                "application/json": components["schemas"]["PrivateKeysUpdateParams"];
             };
         };
         responses: {
-            /** @description the export file (§19.2) as an attachment secbox-export-<YYYYMMDD-HHMMSS>.json */
-            200: {
+            /** @description No content */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-        };
-    };
-    postApiUserData_import: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description apply mode: type → [ids of the preview's toDelete] */
-                    applyDeletions?: unknown;
-                    /** @description the export file (§19.2), as a JSON object or its text */
-                    data?: unknown;
-                    /** @description default true */
-                    importSettings?: unknown;
-                    /** @description merge (default) | apply */
-                    mode?: unknown;
-                    /** @description needed when imported secrets carry values */
-                    secretsPassphrase?: unknown;
-                    /** @description type → [{sourceId, action: import | skip, conflictResolution?: rename | overwrite | skip}] */
-                    selections?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 200 */
-            200: {
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        results: {
-                            apiTrackers?: {
-                                deleted: string | number;
-                                imported: string | number;
-                                skipped: string | number;
-                                updated: string | number;
-                            };
-                            certificateTemplates?: {
-                                deleted: string | number;
-                                imported: string | number;
-                                skipped: string | number;
-                                updated: string | number;
-                            };
-                            contentSecurityPolicies?: {
-                                deleted: string | number;
-                                imported: string | number;
-                                skipped: string | number;
-                                updated: string | number;
-                            };
-                            pageTrackers?: {
-                                deleted: string | number;
-                                imported: string | number;
-                                skipped: string | number;
-                                updated: string | number;
-                            };
-                            privateKeys?: {
-                                deleted: string | number;
-                                imported: string | number;
-                                skipped: string | number;
-                                updated: string | number;
-                            };
-                            responders?: {
-                                deleted: string | number;
-                                imported: string | number;
-                                skipped: string | number;
-                                updated: string | number;
-                            };
-                            scripts?: {
-                                deleted: string | number;
-                                imported: string | number;
-                                skipped: string | number;
-                                updated: string | number;
-                            };
-                            secrets?: {
-                                deleted: string | number;
-                                imported: string | number;
-                                skipped: string | number;
-                                updated: string | number;
-                            };
-                            settings: {
-                                imported: boolean;
-                            };
-                            tags?: {
-                                deleted: string | number;
-                                imported: string | number;
-                                skipped: string | number;
-                                updated: string | number;
-                            };
-                        };
-                        warnings: string[];
-                    };
-                };
-            };
-        };
-    };
-    postApiUserData_import_preview: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description the export file (§19.2), as a JSON object or its text */
-                    data?: unknown;
-                    /** @description merge (default) | apply */
-                    mode?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        summary: {
-                            apiTrackers?: {
-                                conflicts: {
-                                    /** Format: uuid */
-                                    existingId: string;
-                                    name: string;
-                                    renameAllowed: boolean;
-                                    /** Format: uuid */
-                                    sourceId: string;
-                                }[];
-                                total: string | number;
-                            };
-                            certificateTemplates?: {
-                                conflicts: {
-                                    /** Format: uuid */
-                                    existingId: string;
-                                    name: string;
-                                    renameAllowed: boolean;
-                                    /** Format: uuid */
-                                    sourceId: string;
-                                }[];
-                                total: string | number;
-                            };
-                            contentSecurityPolicies?: {
-                                conflicts: {
-                                    /** Format: uuid */
-                                    existingId: string;
-                                    name: string;
-                                    renameAllowed: boolean;
-                                    /** Format: uuid */
-                                    sourceId: string;
-                                }[];
-                                total: string | number;
-                            };
-                            pageTrackers?: {
-                                conflicts: {
-                                    /** Format: uuid */
-                                    existingId: string;
-                                    name: string;
-                                    renameAllowed: boolean;
-                                    /** Format: uuid */
-                                    sourceId: string;
-                                }[];
-                                total: string | number;
-                            };
-                            privateKeys?: {
-                                conflicts: {
-                                    /** Format: uuid */
-                                    existingId: string;
-                                    name: string;
-                                    renameAllowed: boolean;
-                                    /** Format: uuid */
-                                    sourceId: string;
-                                }[];
-                                total: string | number;
-                            };
-                            responders?: {
-                                conflicts: {
-                                    /** Format: uuid */
-                                    existingId: string;
-                                    name: string;
-                                    renameAllowed: boolean;
-                                    /** Format: uuid */
-                                    sourceId: string;
-                                }[];
-                                total: string | number;
-                            };
-                            scripts?: {
-                                conflicts: {
-                                    /** Format: uuid */
-                                    existingId: string;
-                                    name: string;
-                                    renameAllowed: boolean;
-                                    /** Format: uuid */
-                                    sourceId: string;
-                                }[];
-                                total: string | number;
-                            };
-                            secrets?: {
-                                conflicts: {
-                                    /** Format: uuid */
-                                    existingId: string;
-                                    name: string;
-                                    renameAllowed: boolean;
-                                    /** Format: uuid */
-                                    sourceId: string;
-                                }[];
-                                total: string | number;
-                            };
-                            settings?: {
-                                hasExisting: boolean;
-                                included: boolean;
-                            };
-                            tags?: {
-                                conflicts: {
-                                    /** Format: uuid */
-                                    existingId: string;
-                                    name: string;
-                                    renameAllowed: boolean;
-                                    /** Format: uuid */
-                                    sourceId: string;
-                                }[];
-                                total: string | number;
-                            };
-                        };
-                        /** @description apply mode only */
-                        toDelete?: {
-                            apiTrackers?: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                            }[];
-                            certificateTemplates?: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                            }[];
-                            contentSecurityPolicies?: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                            }[];
-                            pageTrackers?: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                            }[];
-                            privateKeys?: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                            }[];
-                            responders?: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                            }[];
-                            scripts?: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                            }[];
-                            secrets?: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                            }[];
-                            tags?: {
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                            }[];
-                        };
-                        valid: boolean;
-                        version?: string | number;
-                        warnings: string[];
-                    };
-                };
-            };
-        };
-    };
-    getApiUserNotification_email: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    putApiUserNotification_email: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    email: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        address: string;
-                        createdAt: string | number;
-                        /** Format: uuid */
-                        id: string;
-                        /** @constant */
-                        kind: "email";
+                    "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        status: "pending" | "verified";
-                        updatedAt: string | number;
-                        verificationExpiresAt?: string | number;
-                        verificationSentAt?: string | number;
-                        verifiedAt?: string | number;
+                        code: "BAD_CONTENT_TYPE" | "BAD_PASSPHRASE" | "INVALID_INPUT" | "INVALID_JSON";
                     };
                 };
             };
-        };
-    };
-    deleteApiUserNotification_email: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    postApiUserNotification_email_resend: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    postApiUserNotification_email_verify: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    code: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 200 */
-            200: {
+            /** @description Missing, invalid or expired credentials */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        address: string;
-                        createdAt: string | number;
-                        /** Format: uuid */
-                        id: string;
-                        /** @constant */
-                        kind: "email";
+                    "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        status: "pending" | "verified";
-                        updatedAt: string | number;
-                        verificationExpiresAt?: string | number;
-                        verificationSentAt?: string | number;
-                        verifiedAt?: string | number;
+                        code: "UNAUTHENTICATED";
                     };
                 };
             };
-        };
-    };
-    getApiUserScripts: {
-        parameters: {
-            query?: {
-                context?: string;
-                globalTags?: string;
-                order?: string;
-                page?: string;
-                pageSize?: string;
-                q?: string;
-                sort?: string;
-                tags?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
+            /** @description Credentials not allowed here */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            createdAt: string | number;
-                            id: string;
-                            name: string;
-                            /** @enum {string} */
-                            scriptType: "responder" | "api_configurator" | "api_extractor" | "page_extractor" | "universal";
-                            /** @description content size in UTF-8 bytes */
-                            size: string | number;
-                            tagIds: string[];
-                            tags: {
-                                color: string;
-                                id: string;
-                                name: string;
-                            }[];
-                            updatedAt: string | number;
-                        }[];
-                        total: string | number;
-                    };
-                };
-            };
-        };
-    };
-    postApiUserScripts: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description 1..51200 UTF-8 bytes; syntax is not checked */
-                    content: string;
-                    /** @description 1..128 characters after trimming, unique per user */
-                    name: string;
-                    /** @enum {string} */
-                    scriptType: "responder" | "api_configurator" | "api_extractor" | "page_extractor" | "universal";
-                    /** @description tag ids (at most 10); null = not set */
-                    tagIds?: string[] | null;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 201 */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        content: string;
-                        createdAt: string | number;
-                        id: string;
-                        name: string;
+                    "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        scriptType: "responder" | "api_configurator" | "api_extractor" | "page_extractor" | "universal";
-                        tagIds: string[];
-                        tags: {
-                            color: string;
-                            id: string;
-                            name: string;
-                        }[];
-                        updatedAt: string | number;
+                        code: "FORBIDDEN" | "NO_USER";
                     };
                 };
             };
-        };
-    };
-    getApiUserScriptsByScript_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                script_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        content: string;
-                        createdAt: string | number;
-                        id: string;
-                        name: string;
+                    "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        scriptType: "responder" | "api_configurator" | "api_extractor" | "page_extractor" | "universal";
-                        tagIds: string[];
-                        tags: {
-                            color: string;
-                            id: string;
-                            name: string;
-                        }[];
-                        updatedAt: string | number;
+                        code: "NOT_FOUND";
                     };
                 };
             };
-        };
-    };
-    putApiUserScriptsByScript_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                script_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    content?: string | null;
-                    name?: string | null;
-                    /**
-                     * @description accepted only when equal to the stored type
-                     * @enum {string|null}
-                     */
-                    scriptType?: "responder" | "api_configurator" | "api_extractor" | "page_extractor" | "universal" | null;
-                    /** @description tag ids (at most 10); null = not set */
-                    tagIds?: string[] | null;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 200 */
-            200: {
+            /** @description Name or location already in use */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        content: string;
-                        createdAt: string | number;
-                        id: string;
-                        name: string;
+                    "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        scriptType: "responder" | "api_configurator" | "api_extractor" | "page_extractor" | "universal";
-                        tagIds: string[];
-                        tags: {
-                            color: string;
-                            id: string;
-                            name: string;
-                        }[];
-                        updatedAt: string | number;
+                        code: "DUPLICATE_NAME";
                     };
                 };
             };
-        };
-    };
-    deleteApiUserScriptsByScript_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                script_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    getApiUserSecrets: {
-        parameters: {
-            query?: {
-                globalTags?: string;
-                order?: string;
-                page?: string;
-                pageSize?: string;
-                q?: string;
-                sort?: string;
-                tags?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
+            /** @description Request body too large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            createdAt: string | number;
-                            /** Format: uuid */
-                            id: string;
-                            /** @description ^[A-Za-z][A-Za-z0-9_-]{0,127}$, case-sensitive, immutable */
-                            name: string;
-                            tagIds: string[];
-                            tags: {
-                                color: string;
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                            }[];
-                            updatedAt: string | number;
-                        }[];
-                        total: string | number;
-                    };
-                };
-            };
-        };
-    };
-    postApiUserSecrets: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description ^[A-Za-z][A-Za-z0-9_-]{0,127}$, case-sensitive */
-                    name?: unknown;
-                    /** @description ids of the caller's tags (at most 10) */
-                    tagIds?: unknown;
-                    /** @description 1..10,240 UTF-8 bytes; never returned */
-                    value?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 201 */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        /** Format: uuid */
-                        id: string;
-                        /** @description ^[A-Za-z][A-Za-z0-9_-]{0,127}$, case-sensitive, immutable */
-                        name: string;
-                        tagIds: string[];
-                        tags: {
-                            color: string;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                        }[];
-                        updatedAt: string | number;
-                    };
-                };
-            };
-        };
-    };
-    getApiUserSecretsBySecret_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                secret_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        /** Format: uuid */
-                        id: string;
-                        /** @description ^[A-Za-z][A-Za-z0-9_-]{0,127}$, case-sensitive, immutable */
-                        name: string;
-                        tagIds: string[];
-                        tags: {
-                            color: string;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                        }[];
-                        updatedAt: string | number;
-                    };
-                };
-            };
-        };
-    };
-    putApiUserSecretsBySecret_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                secret_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description immutable: must equal the stored name when sent */
-                    name?: unknown;
-                    /** @description replaces the tags when present */
-                    tagIds?: unknown;
-                    /** @description new value, 1..10,240 UTF-8 bytes */
-                    value?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        /** Format: uuid */
-                        id: string;
-                        /** @description ^[A-Za-z][A-Za-z0-9_-]{0,127}$, case-sensitive, immutable */
-                        name: string;
-                        tagIds: string[];
-                        tags: {
-                            color: string;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                        }[];
-                        updatedAt: string | number;
-                    };
-                };
-            };
-        };
-    };
-    deleteApiUserSecretsBySecret_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                secret_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    getApiUserSettings: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        "certificates.doNotShowPrivateKeysWarning"?: boolean;
-                        "certificates.doNotShowSelfSignedWarning"?: boolean;
-                        "common.globalScopeTagIds"?: string[];
-                        "common.sidebarCollapsed"?: {
-                            nav?: boolean;
-                            sections?: string[];
-                        };
+                    "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        "common.uiTheme"?: "light" | "dark" | "system";
-                        /** @description true suppresses every notification email */
-                        "notifications.unsubscribed"?: boolean;
+                        code: "PAYLOAD_TOO_LARGE";
                     };
                 };
             };
         };
     };
-    postApiUserSettings: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description setting key → new value, or null to remove it; unknown keys or invalid values → 400 and nothing is applied */
-        requestBody: {
-            content: {
-                "application/json": unknown;
-            };
-        };
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        "certificates.doNotShowPrivateKeysWarning"?: boolean;
-                        "certificates.doNotShowSelfSignedWarning"?: boolean;
-                        "common.globalScopeTagIds"?: string[];
-                        "common.sidebarCollapsed"?: {
-                            nav?: boolean;
-                            sections?: string[];
-                        };
-                        /** @enum {string} */
-                        "common.uiTheme"?: "light" | "dark" | "system";
-                        /** @description true suppresses every notification email */
-                        "notifications.unsubscribed"?: boolean;
-                    };
-                };
-            };
-        };
-    };
-    postApiUserSubscription: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    subscription: {
-                        /** @description unix seconds in the future; absent or null = no end */
-                        endsAt?: unknown;
-                        /** @description basic | standard | professional | ultimate */
-                        tier: string;
-                    };
-                    /**
-                     * @description email address (trimmed, lower-cased)
-                     * @example ana@example.com
-                     */
-                    userEmail: string;
-                };
-            };
-        };
-        responses: never;
-    };
-    getApiUserTags: {
-        parameters: {
-            query?: {
-                globalTags?: string;
-                order?: string;
-                page?: string;
-                pageSize?: string;
-                q?: string;
-                sort?: string;
-                tags?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        items: {
-                            /** @description default, primary, success, accent, warning, danger, or #rgb / #rrggbb */
-                            color: string;
-                            createdAt: string | number;
-                            /** Format: uuid */
-                            id: string;
-                            /** @description trimmed, lower-cased, 1..50 characters, unique per user */
-                            name: string;
-                            updatedAt: string | number;
-                        }[];
-                        total: string | number;
-                    };
-                };
-            };
-        };
-    };
-    postApiUserTags: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description default (default), primary, success, accent, warning, danger, #rgb or #rrggbb */
-                    color?: unknown;
-                    /** @description 1..50 characters; trimmed and lower-cased */
-                    name?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 201 */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description default, primary, success, accent, warning, danger, or #rgb / #rrggbb */
-                        color: string;
-                        createdAt: string | number;
-                        /** Format: uuid */
-                        id: string;
-                        /** @description trimmed, lower-cased, 1..50 characters, unique per user */
-                        name: string;
-                        updatedAt: string | number;
-                    };
-                };
-            };
-        };
-    };
-    getApiUserTagsByTag_id: {
+    deleteCertificatesPrivateKeysByKeyId: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                tag_id: string;
+                /** @description the key's id (a malformed id is a 404) */
+                key_id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description default, primary, success, accent, warning, danger, or #rgb / #rrggbb */
-                        color: string;
-                        createdAt: string | number;
-                        /** Format: uuid */
-                        id: string;
-                        /** @description trimmed, lower-cased, 1..50 characters, unique per user */
-                        name: string;
-                        updatedAt: string | number;
-                    };
-                };
-            };
-        };
-    };
-    putApiUserTagsByTag_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                tag_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description default (default), primary, success, accent, warning, danger, #rgb or #rrggbb */
-                    color?: unknown;
-                    /** @description 1..50 characters; trimmed and lower-cased */
-                    name?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description default, primary, success, accent, warning, danger, or #rgb / #rrggbb */
-                        color: string;
-                        createdAt: string | number;
-                        /** Format: uuid */
-                        id: string;
-                        /** @description trimmed, lower-cased, 1..50 characters, unique per user */
-                        name: string;
-                        updatedAt: string | number;
-                    };
-                };
-            };
-        };
-    };
-    deleteApiUserTagsByTag_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                tag_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    getApiUsers: {
-        parameters: {
-            query?: {
-                email?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description User */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        email: string;
-                        handle: string;
-                        /** Format: uuid */
-                        id: string;
-                        isActivated: boolean;
-                        isOperator: boolean;
-                        subscription: {
-                            endsAt?: string | number;
-                            startedAt: string | number;
-                            /** @description basic | standard | professional | ultimate */
-                            tier: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    postApiUsers_clone: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description default true */
-                    copySubscription?: unknown;
-                    /** @description {email, handle?} */
-                    destination?: unknown;
-                    /** @description default true */
-                    includeHistory?: unknown;
-                    /** @description seconds, 60..604800, default 3600 */
-                    recoveryLinkExpiresIn?: unknown;
-                    /** @description {email} or {id} */
-                    source?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        id: string;
-                        recoveryLink: {
-                            expiresAt: string | number;
-                            url: string;
-                        };
-                        summary: {
-                            results: {
-                                apiTrackers?: {
-                                    deleted: string | number;
-                                    imported: string | number;
-                                    skipped: string | number;
-                                    updated: string | number;
-                                };
-                                certificateTemplates?: {
-                                    deleted: string | number;
-                                    imported: string | number;
-                                    skipped: string | number;
-                                    updated: string | number;
-                                };
-                                contentSecurityPolicies?: {
-                                    deleted: string | number;
-                                    imported: string | number;
-                                    skipped: string | number;
-                                    updated: string | number;
-                                };
-                                pageTrackers?: {
-                                    deleted: string | number;
-                                    imported: string | number;
-                                    skipped: string | number;
-                                    updated: string | number;
-                                };
-                                privateKeys?: {
-                                    deleted: string | number;
-                                    imported: string | number;
-                                    skipped: string | number;
-                                    updated: string | number;
-                                };
-                                responders?: {
-                                    deleted: string | number;
-                                    imported: string | number;
-                                    skipped: string | number;
-                                    updated: string | number;
-                                };
-                                scripts?: {
-                                    deleted: string | number;
-                                    imported: string | number;
-                                    skipped: string | number;
-                                    updated: string | number;
-                                };
-                                secrets?: {
-                                    deleted: string | number;
-                                    imported: string | number;
-                                    skipped: string | number;
-                                    updated: string | number;
-                                };
-                                settings: {
-                                    imported: boolean;
-                                };
-                                tags?: {
-                                    deleted: string | number;
-                                    imported: string | number;
-                                    skipped: string | number;
-                                    updated: string | number;
-                                };
-                            };
-                            warnings: string[];
-                        };
-                        /** @description User */
-                        user: {
-                            createdAt: string | number;
-                            email: string;
-                            handle: string;
-                            /** Format: uuid */
-                            id: string;
-                            isActivated: boolean;
-                            isOperator: boolean;
-                            subscription: {
-                                endsAt?: string | number;
-                                startedAt: string | number;
-                                /** @description basic | standard | professional | ultimate */
-                                tier: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
-    };
-    getApiUsersByUser_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                user_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description User */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        email: string;
-                        handle: string;
-                        /** Format: uuid */
-                        id: string;
-                        isActivated: boolean;
-                        isOperator: boolean;
-                        subscription: {
-                            endsAt?: string | number;
-                            startedAt: string | number;
-                            /** @description basic | standard | professional | ultimate */
-                            tier: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    deleteApiUsersByUser_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                user_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    postApiUsersByUser_idApi_keys: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                user_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description unix seconds in the future; absent or null = never */
-                    expiresAt?: unknown;
-                    /** @description 1 to 128 characters after trimming, unique per user */
-                    name: string;
-                };
-            };
-        };
-        responses: {
-            /** @description ApiKeyCreateResponse */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        expiresAt: (string | number) | null;
-                        /** Format: uuid */
-                        id: string;
-                        lastUsedAt: (string | number) | null;
-                        name: string;
-                        /** @description sbx_ak_ + 64 hex; shown only in this response */
-                        token: string;
-                        updatedAt: string | number;
-                    };
-                };
-            };
-        };
-    };
-    postApiUsersEmail: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    html?: string | null;
-                    recipient: string;
-                    subject: string;
-                    text: string;
-                };
-            };
-        };
-        responses: never;
-    };
-    postApiUsersRemove: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /**
-                     * @description email address (trimmed, lower-cased)
-                     * @example ana@example.com
-                     */
-                    email: string;
-                };
-            };
-        };
-        responses: never;
-    };
-    getApiUsersSelf: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description User */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        email: string;
-                        handle: string;
-                        /** Format: uuid */
-                        id: string;
-                        isActivated: boolean;
-                        isOperator: boolean;
-                        subscription: {
-                            endsAt?: string | number;
-                            startedAt: string | number;
-                            /** @description basic | standard | professional | ultimate */
-                            tier: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    postApiUsersSignup: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description default true */
-                    activated?: boolean | null;
-                    /**
-                     * @description email address (trimmed, lower-cased)
-                     * @example ana@example.com
-                     */
-                    email: string;
-                    /** @description ^[a-z0-9]{3,26}$, not api, www, responders */
-                    handle?: string | null;
-                    /** @description 8 to 1024 characters */
-                    password?: string | null;
-                };
-            };
-        };
-        responses: {
-            /** @description User */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        email: string;
-                        handle: string;
-                        /** Format: uuid */
-                        id: string;
-                        isActivated: boolean;
-                        isOperator: boolean;
-                        subscription: {
-                            endsAt?: string | number;
-                            startedAt: string | number;
-                            /** @description basic | standard | professional | ultimate */
-                            tier: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    getApiWeb_scrapingApi_trackers: {
-        parameters: {
-            query?: {
-                globalTags?: string;
-                order?: string;
-                page?: string;
-                pageSize?: string;
-                q?: string;
-                sort?: string;
-                tags?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        items: {
-                            config: {
-                                job?: {
-                                    retryStrategy?: {
-                                        interval: string | number;
-                                        maxAttempts: string | number;
-                                        /** @constant */
-                                        type: "constant";
-                                    };
-                                    /** @description stored cron (presets expanded) */
-                                    schedule: string;
-                                };
-                                /** @description revisions kept, 1..tier max_revisions */
-                                revisions: string | number;
-                                /** @description ms per request, 1,000..60,000 */
-                                timeout: string | number;
-                            };
-                            createdAt: string | number;
-                            enabled: boolean;
-                            /** Format: uuid */
-                            id: string;
-                            /** @description start of the latest run of any kind (unix s) */
-                            lastRanAt?: string | number;
-                            name: string;
-                            notifications: boolean;
-                            /** @description next planned run (unix s) while scheduled */
-                            scheduledAt?: string | number;
-                            /** @description secrets access selector: "none", "all" or {"selected": [secret ids]} */
-                            secrets: "none" | "all" | {
-                                selected: string[];
-                            };
-                            tagIds: string[];
-                            tags: {
-                                color: string;
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                            }[];
-                            target: {
-                                configurator?: string;
-                                extractor?: string;
-                                /** @description issued in order; index 0 is the primary request */
-                                requests: {
-                                    acceptInvalidCertificates: boolean;
-                                    /** @description (addition) accepted statuses; default any 2xx */
-                                    acceptStatuses?: (string | number)[];
-                                    body?: string;
-                                    headers: {
-                                        [key: string]: string;
-                                    };
-                                    /** @description GET, POST, PUT, PATCH or DELETE */
-                                    method: string;
-                                    url: string;
-                                }[];
-                            };
-                            updatedAt: string | number;
-                        }[];
-                        total: string | number;
-                    };
-                };
-            };
-        };
-    };
-    postApiWeb_scrapingApi_trackers: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description {revisions?: 1..tier max (3), timeout?: ms 1,000..60,000 (10,000), job?: {schedule, retryStrategy?}} */
-                    config?: unknown;
-                    /** @description boolean, default true */
-                    enabled?: unknown;
-                    /** @description 1..100 characters, unique among your API trackers */
-                    name?: unknown;
-                    /** @description boolean, default false: email on change */
-                    notifications?: unknown;
-                    /** @description "none" (default), "all" or {"selected": [ids or names]} */
-                    secrets?: unknown;
-                    /** @description tag ids (at most 10) */
-                    tagIds?: unknown;
-                    /** @description {requests: [{url, method?, headers?, body?, acceptInvalidCertificates?, acceptStatuses?}], configurator?, extractor?} or the flat form {url, ...} */
-                    target?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 201 */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        config: {
-                            job?: {
-                                retryStrategy?: {
-                                    interval: string | number;
-                                    maxAttempts: string | number;
-                                    /** @constant */
-                                    type: "constant";
-                                };
-                                /** @description stored cron (presets expanded) */
-                                schedule: string;
-                            };
-                            /** @description revisions kept, 1..tier max_revisions */
-                            revisions: string | number;
-                            /** @description ms per request, 1,000..60,000 */
-                            timeout: string | number;
-                        };
-                        createdAt: string | number;
-                        enabled: boolean;
-                        /** Format: uuid */
-                        id: string;
-                        /** @description start of the latest run of any kind (unix s) */
-                        lastRanAt?: string | number;
-                        name: string;
-                        notifications: boolean;
-                        /** @description next planned run (unix s) while scheduled */
-                        scheduledAt?: string | number;
-                        /** @description secrets access selector: "none", "all" or {"selected": [secret ids]} */
-                        secrets: "none" | "all" | {
-                            selected: string[];
-                        };
-                        tagIds: string[];
-                        tags: {
-                            color: string;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                        }[];
-                        target: {
-                            configurator?: string;
-                            extractor?: string;
-                            /** @description issued in order; index 0 is the primary request */
-                            requests: {
-                                acceptInvalidCertificates: boolean;
-                                /** @description (addition) accepted statuses; default any 2xx */
-                                acceptStatuses?: (string | number)[];
-                                body?: string;
-                                headers: {
-                                    [key: string]: string;
-                                };
-                                /** @description GET, POST, PUT, PATCH or DELETE */
-                                method: string;
-                                url: string;
-                            }[];
-                        };
-                        updatedAt: string | number;
-                    };
-                };
-            };
-        };
-    };
-    postApiWeb_scrapingApi_trackers_debug: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description as on create; only timeout is used */
-                    config?: unknown;
-                    /** @description secrets access selector, default none */
-                    secrets?: unknown;
-                    /** @description as on create */
-                    target?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        configurator: {
-                            error: string | null;
-                            logs: {
-                                level: string;
-                                message: string;
-                            }[];
-                            params: unknown;
-                            result: unknown;
-                        } | null;
-                        elapsedMs: string | number;
-                        extractor: {
-                            error: string | null;
-                            logs: {
-                                level: string;
-                                message: string;
-                            }[];
-                            params: unknown;
-                            result: unknown;
-                        } | null;
-                        requests: {
-                            request: unknown;
-                            response: unknown;
-                        }[];
-                        result: {
-                            body: unknown;
-                        } | null;
-                    };
-                };
-            };
-        };
-    };
-    getApiWeb_scrapingApi_trackers_logs_summary: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        [key: string]: {
-                            durationMs: string | number;
-                            error?: string;
-                            finishedAt: string | number;
-                            hasChanges?: boolean;
-                            /** Format: uuid */
-                            id: string;
-                            isManual: boolean;
-                            phases: {
-                                durationMs: string | number;
-                                error?: string;
-                                /** @description configurator, request, extractor, compare, persist, notify */
-                                phase: string;
-                                /** @description success, failure or skipped */
-                                status: string;
-                            }[];
-                            retryAttempt?: string | number;
-                            revisionSize?: string | number;
-                            startedAt: string | number;
-                            /** @description success or failure */
-                            status: string;
-                            /** Format: uuid */
-                            trackerId: string;
-                        }[];
-                    };
-                };
-            };
-        };
-    };
-    postApiWeb_scrapingApi_trackers_test: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description as on create (flat form accepted); only requests[0] is sent */
-                    target?: unknown;
-                    /** @description ms 1,000..60,000 */
-                    timeout?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        body: string;
-                        headers: {
-                            [key: string]: string;
-                        };
-                        latencyMs: string | number;
-                        status: string | number;
-                    };
-                };
-            };
-        };
-    };
-    getApiWeb_scrapingApi_trackersByTracker_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                tracker_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        config: {
-                            job?: {
-                                retryStrategy?: {
-                                    interval: string | number;
-                                    maxAttempts: string | number;
-                                    /** @constant */
-                                    type: "constant";
-                                };
-                                /** @description stored cron (presets expanded) */
-                                schedule: string;
-                            };
-                            /** @description revisions kept, 1..tier max_revisions */
-                            revisions: string | number;
-                            /** @description ms per request, 1,000..60,000 */
-                            timeout: string | number;
-                        };
-                        createdAt: string | number;
-                        enabled: boolean;
-                        /** Format: uuid */
-                        id: string;
-                        /** @description start of the latest run of any kind (unix s) */
-                        lastRanAt?: string | number;
-                        name: string;
-                        notifications: boolean;
-                        /** @description next planned run (unix s) while scheduled */
-                        scheduledAt?: string | number;
-                        /** @description secrets access selector: "none", "all" or {"selected": [secret ids]} */
-                        secrets: "none" | "all" | {
-                            selected: string[];
-                        };
-                        tagIds: string[];
-                        tags: {
-                            color: string;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                        }[];
-                        target: {
-                            configurator?: string;
-                            extractor?: string;
-                            /** @description issued in order; index 0 is the primary request */
-                            requests: {
-                                acceptInvalidCertificates: boolean;
-                                /** @description (addition) accepted statuses; default any 2xx */
-                                acceptStatuses?: (string | number)[];
-                                body?: string;
-                                headers: {
-                                    [key: string]: string;
-                                };
-                                /** @description GET, POST, PUT, PATCH or DELETE */
-                                method: string;
-                                url: string;
-                            }[];
-                        };
-                        updatedAt: string | number;
-                    };
-                };
-            };
-        };
-    };
-    putApiWeb_scrapingApi_trackersByTracker_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                tracker_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description {revisions?: 1..tier max (3), timeout?: ms 1,000..60,000 (10,000), job?: {schedule, retryStrategy?}} */
-                    config?: unknown;
-                    /** @description boolean, default true */
-                    enabled?: unknown;
-                    /** @description 1..100 characters, unique among your API trackers */
-                    name?: unknown;
-                    /** @description boolean, default false: email on change */
-                    notifications?: unknown;
-                    /** @description "none" (default), "all" or {"selected": [ids or names]} */
-                    secrets?: unknown;
-                    /** @description tag ids (at most 10) */
-                    tagIds?: unknown;
-                    /** @description {requests: [{url, method?, headers?, body?, acceptInvalidCertificates?, acceptStatuses?}], configurator?, extractor?} or the flat form {url, ...} */
-                    target?: unknown;
-                };
-            };
-        };
-        responses: never;
-    };
-    deleteApiWeb_scrapingApi_trackersByTracker_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                tracker_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    postApiWeb_scrapingApi_trackersByTracker_id_clear: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                tracker_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    postApiWeb_scrapingApi_trackersByTracker_id_clear_logs: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                tracker_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    postApiWeb_scrapingApi_trackersByTracker_id_history: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                tracker_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description add unified diffs */
-                    diff?: unknown;
-                    /** @description run the tracker once first */
-                    refresh?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        /** @description parsed JSON when the stored bytes are JSON, else their UTF-8 text */
-                        data: unknown;
-                        /** @description unified diff from the next older revision (with {diff: true}) */
-                        diff?: string;
-                        /** Format: uuid */
-                        id: string;
-                        /** @description stored bytes */
-                        size: string | number;
-                        /** Format: uuid */
-                        trackerId: string;
-                    }[];
-                };
-            };
-        };
-    };
-    getApiWeb_scrapingApi_trackersByTracker_id_logs: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                tracker_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        durationMs: string | number;
-                        error?: string;
-                        finishedAt: string | number;
-                        hasChanges?: boolean;
-                        /** Format: uuid */
-                        id: string;
-                        isManual: boolean;
-                        phases: {
-                            durationMs: string | number;
-                            error?: string;
-                            /** @description configurator, request, extractor, compare, persist, notify */
-                            phase: string;
-                            /** @description success, failure or skipped */
-                            status: string;
-                        }[];
-                        retryAttempt?: string | number;
-                        revisionSize?: string | number;
-                        startedAt: string | number;
-                        /** @description success or failure */
-                        status: string;
-                        /** Format: uuid */
-                        trackerId: string;
-                    }[];
-                };
-            };
-        };
-    };
-    getApiWeb_scrapingPage_trackers: {
-        parameters: {
-            query?: {
-                globalTags?: string;
-                order?: string;
-                page?: string;
-                pageSize?: string;
-                q?: string;
-                sort?: string;
-                tags?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        items: {
-                            config: {
-                                job?: {
-                                    retryStrategy?: {
-                                        interval: string | number;
-                                        maxAttempts: string | number;
-                                        /** @constant */
-                                        type: "constant";
-                                    };
-                                    /** @description stored cron (presets expanded) */
-                                    schedule: string;
-                                };
-                                /** @description revisions kept, 1..tier max_revisions */
-                                revisions: string | number;
-                                /** @description ms for the whole run, 5,000..120,000 */
-                                timeout: string | number;
-                            };
-                            createdAt: string | number;
-                            enabled: boolean;
-                            /** Format: uuid */
-                            id: string;
-                            /** @description start of the latest run of any kind (unix s) */
-                            lastRanAt?: string | number;
-                            name: string;
-                            notifications: boolean;
-                            /** @description next planned run (unix s) while scheduled */
-                            scheduledAt?: string | number;
-                            /** @description secrets access selector: "none", "all" or {"selected": [secret ids]} */
-                            secrets: "none" | "all" | {
-                                selected: string[];
-                            };
-                            tagIds: string[];
-                            tags: {
-                                color: string;
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                            }[];
-                            target: {
-                                acceptInvalidCertificates: boolean;
-                                /** @description runs inside the page: an expression or async function body; global context = {previousContent?, params: {secrets}} */
-                                extractor?: string;
-                                /** @description extra request headers for the page */
-                                headers: {
-                                    [key: string]: string;
-                                };
-                                /** @description also store the inventory of loaded scripts and stylesheets (url, type, size, sha256) */
-                                resources: boolean;
-                                /** @description http or https URL of the page (≤ 2,048 characters) */
-                                url: string;
-                                userAgent?: string;
-                                waitFor?: {
-                                    /** @description extra wait in ms, 0..30,000 */
-                                    delayMs?: string | number;
-                                    /** @description CSS selector to wait for after the load event */
-                                    selector?: string;
-                                };
-                            };
-                            updatedAt: string | number;
-                        }[];
-                        total: string | number;
-                    };
-                };
-            };
-        };
-    };
-    postApiWeb_scrapingPage_trackers: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description {revisions?: 1..tier max (3), timeout?: ms 5,000..120,000 (30,000), job?: {schedule, retryStrategy?}} */
-                    config?: unknown;
-                    /** @description boolean, default true */
-                    enabled?: unknown;
-                    /** @description 1..100 characters, unique among your page trackers */
-                    name?: unknown;
-                    /** @description boolean, default false: email on change */
-                    notifications?: unknown;
-                    /** @description "none" (default), "all" or {"selected": [ids or names]} */
-                    secrets?: unknown;
-                    /** @description tag ids (at most 10) */
-                    tagIds?: unknown;
-                    /** @description {url, extractor?, waitFor?: {selector?, delayMs?}, userAgent?, headers?, acceptInvalidCertificates?, resources?}; the extractor runs inside the page */
-                    target?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 201 */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        config: {
-                            job?: {
-                                retryStrategy?: {
-                                    interval: string | number;
-                                    maxAttempts: string | number;
-                                    /** @constant */
-                                    type: "constant";
-                                };
-                                /** @description stored cron (presets expanded) */
-                                schedule: string;
-                            };
-                            /** @description revisions kept, 1..tier max_revisions */
-                            revisions: string | number;
-                            /** @description ms for the whole run, 5,000..120,000 */
-                            timeout: string | number;
-                        };
-                        createdAt: string | number;
-                        enabled: boolean;
-                        /** Format: uuid */
-                        id: string;
-                        /** @description start of the latest run of any kind (unix s) */
-                        lastRanAt?: string | number;
-                        name: string;
-                        notifications: boolean;
-                        /** @description next planned run (unix s) while scheduled */
-                        scheduledAt?: string | number;
-                        /** @description secrets access selector: "none", "all" or {"selected": [secret ids]} */
-                        secrets: "none" | "all" | {
-                            selected: string[];
-                        };
-                        tagIds: string[];
-                        tags: {
-                            color: string;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                        }[];
-                        target: {
-                            acceptInvalidCertificates: boolean;
-                            /** @description runs inside the page: an expression or async function body; global context = {previousContent?, params: {secrets}} */
-                            extractor?: string;
-                            /** @description extra request headers for the page */
-                            headers: {
-                                [key: string]: string;
-                            };
-                            /** @description also store the inventory of loaded scripts and stylesheets (url, type, size, sha256) */
-                            resources: boolean;
-                            /** @description http or https URL of the page (≤ 2,048 characters) */
-                            url: string;
-                            userAgent?: string;
-                            waitFor?: {
-                                /** @description extra wait in ms, 0..30,000 */
-                                delayMs?: string | number;
-                                /** @description CSS selector to wait for after the load event */
-                                selector?: string;
-                            };
-                        };
-                        updatedAt: string | number;
-                    };
-                };
-            };
-        };
-    };
-    postApiWeb_scrapingPage_trackers_debug: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description as on create; only timeout is used */
-                    config?: unknown;
-                    /** @description secrets access selector, default none */
-                    secrets?: unknown;
-                    /** @description as on create */
-                    target?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        elapsedMs: string | number;
-                        /** @description why the run failed (absent on success) */
-                        error?: string;
-                        /** @description page console output, uncaught page errors and blocked requests (≤ 200 entries) */
-                        logs: {
-                            /** @description log, info, warn, error or debug */
-                            level: string;
-                            message: string;
-                        }[];
-                        /** @description the value as revision data would show it (absent on failure) */
-                        result?: unknown;
-                        screenshots: {
-                            /** @description base64 PNG of the 1280×800 viewport */
-                            data: string;
-                            /** @description navigated, final or error */
-                            label: string;
-                            mimeType: string;
-                        }[];
-                    };
-                };
-            };
-        };
-    };
-    getApiWeb_scrapingPage_trackers_logs_summary: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        [key: string]: {
-                            durationMs: string | number;
-                            error?: string;
-                            finishedAt: string | number;
-                            hasChanges?: boolean;
-                            /** Format: uuid */
-                            id: string;
-                            isManual: boolean;
-                            phases: {
-                                durationMs: string | number;
-                                error?: string;
-                                /** @description browser, navigate, extract, compare, persist, notify */
-                                phase: string;
-                                /** @description success, failure or skipped */
-                                status: string;
-                            }[];
-                            retryAttempt?: string | number;
-                            revisionSize?: string | number;
-                            startedAt: string | number;
-                            /** @description success or failure */
-                            status: string;
-                            /** Format: uuid */
-                            trackerId: string;
-                        }[];
-                    };
-                };
-            };
-        };
-    };
-    getApiWeb_scrapingPage_trackersByTracker_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                tracker_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        config: {
-                            job?: {
-                                retryStrategy?: {
-                                    interval: string | number;
-                                    maxAttempts: string | number;
-                                    /** @constant */
-                                    type: "constant";
-                                };
-                                /** @description stored cron (presets expanded) */
-                                schedule: string;
-                            };
-                            /** @description revisions kept, 1..tier max_revisions */
-                            revisions: string | number;
-                            /** @description ms for the whole run, 5,000..120,000 */
-                            timeout: string | number;
-                        };
-                        createdAt: string | number;
-                        enabled: boolean;
-                        /** Format: uuid */
-                        id: string;
-                        /** @description start of the latest run of any kind (unix s) */
-                        lastRanAt?: string | number;
-                        name: string;
-                        notifications: boolean;
-                        /** @description next planned run (unix s) while scheduled */
-                        scheduledAt?: string | number;
-                        /** @description secrets access selector: "none", "all" or {"selected": [secret ids]} */
-                        secrets: "none" | "all" | {
-                            selected: string[];
-                        };
-                        tagIds: string[];
-                        tags: {
-                            color: string;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                        }[];
-                        target: {
-                            acceptInvalidCertificates: boolean;
-                            /** @description runs inside the page: an expression or async function body; global context = {previousContent?, params: {secrets}} */
-                            extractor?: string;
-                            /** @description extra request headers for the page */
-                            headers: {
-                                [key: string]: string;
-                            };
-                            /** @description also store the inventory of loaded scripts and stylesheets (url, type, size, sha256) */
-                            resources: boolean;
-                            /** @description http or https URL of the page (≤ 2,048 characters) */
-                            url: string;
-                            userAgent?: string;
-                            waitFor?: {
-                                /** @description extra wait in ms, 0..30,000 */
-                                delayMs?: string | number;
-                                /** @description CSS selector to wait for after the load event */
-                                selector?: string;
-                            };
-                        };
-                        updatedAt: string | number;
-                    };
-                };
-            };
-        };
-    };
-    putApiWeb_scrapingPage_trackersByTracker_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                tracker_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description {revisions?: 1..tier max (3), timeout?: ms 5,000..120,000 (30,000), job?: {schedule, retryStrategy?}} */
-                    config?: unknown;
-                    /** @description boolean, default true */
-                    enabled?: unknown;
-                    /** @description 1..100 characters, unique among your page trackers */
-                    name?: unknown;
-                    /** @description boolean, default false: email on change */
-                    notifications?: unknown;
-                    /** @description "none" (default), "all" or {"selected": [ids or names]} */
-                    secrets?: unknown;
-                    /** @description tag ids (at most 10) */
-                    tagIds?: unknown;
-                    /** @description {url, extractor?, waitFor?: {selector?, delayMs?}, userAgent?, headers?, acceptInvalidCertificates?, resources?}; the extractor runs inside the page */
-                    target?: unknown;
-                };
-            };
-        };
-        responses: never;
-    };
-    deleteApiWeb_scrapingPage_trackersByTracker_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                tracker_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    postApiWeb_scrapingPage_trackersByTracker_id_clear: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                tracker_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    postApiWeb_scrapingPage_trackersByTracker_id_clear_logs: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                tracker_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    postApiWeb_scrapingPage_trackersByTracker_id_history: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                tracker_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description add unified diffs */
-                    diff?: unknown;
-                    /** @description run the tracker once first */
-                    refresh?: unknown;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        /** @description parsed JSON when the stored bytes are JSON, else their UTF-8 text */
-                        data: unknown;
-                        /** @description unified diff from the next older revision (with {diff: true}) */
-                        diff?: string;
-                        /** Format: uuid */
-                        id: string;
-                        /** @description stored bytes */
-                        size: string | number;
-                        /** Format: uuid */
-                        trackerId: string;
-                    }[];
-                };
-            };
-        };
-    };
-    getApiWeb_scrapingPage_trackersByTracker_id_logs: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                tracker_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        durationMs: string | number;
-                        error?: string;
-                        finishedAt: string | number;
-                        hasChanges?: boolean;
-                        /** Format: uuid */
-                        id: string;
-                        isManual: boolean;
-                        phases: {
-                            durationMs: string | number;
-                            error?: string;
-                            /** @description browser, navigate, extract, compare, persist, notify */
-                            phase: string;
-                            /** @description success, failure or skipped */
-                            status: string;
-                        }[];
-                        retryAttempt?: string | number;
-                        revisionSize?: string | number;
-                        startedAt: string | number;
-                        /** @description success or failure */
-                        status: string;
-                        /** Format: uuid */
-                        trackerId: string;
-                    }[];
-                };
-            };
-        };
-    };
-    getApiWeb_securityCsp: {
-        parameters: {
-            query?: {
-                globalTags?: string;
-                order?: string;
-                page?: string;
-                pageSize?: string;
-                q?: string;
-                sort?: string;
-                tags?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        items: {
-                            createdAt: string | number;
-                            directives: {
-                                /** @description one of default-src, child-src, connect-src, font-src, frame-src, fenced-frame-src, img-src, manifest-src, media-src, object-src, script-src, script-src-elem, script-src-attr, style-src, style-src-elem, style-src-attr, worker-src, base-uri, form-action, frame-ancestors, report-uri, sandbox, upgrade-insecure-requests, webrtc, require-trusted-types-for, trusted-types, report-to */
-                                name: string;
-                                /** @description values; absent for upgrade-insecure-requests */
-                                value?: string[];
-                            }[];
-                            id: string;
-                            name: string;
-                            tagIds: string[];
-                            tags: {
-                                color: string;
-                                id: string;
-                                name: string;
-                            }[];
-                            updatedAt: string | number;
-                        }[];
-                        total: string | number;
-                    };
-                };
-            };
-        };
-    };
-    postApiWeb_securityCsp: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description the policy content */
-                    content: unknown;
-                    /** @description 1..100 characters after trimming, unique per user */
-                    name: string;
-                    /** @description tag ids (at most 10); null = not set */
-                    tagIds?: string[] | null;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 201 */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        directives: {
-                            /** @description one of default-src, child-src, connect-src, font-src, frame-src, fenced-frame-src, img-src, manifest-src, media-src, object-src, script-src, script-src-elem, script-src-attr, style-src, style-src-elem, style-src-attr, worker-src, base-uri, form-action, frame-ancestors, report-uri, sandbox, upgrade-insecure-requests, webrtc, require-trusted-types-for, trusted-types, report-to */
-                            name: string;
-                            /** @description values; absent for upgrade-insecure-requests */
-                            value?: string[];
-                        }[];
-                        id: string;
-                        name: string;
-                        tagIds: string[];
-                        tags: {
-                            color: string;
-                            id: string;
-                            name: string;
-                        }[];
-                        updatedAt: string | number;
-                        /** @description what the import (serialized text or remote URL) dropped or changed, e.g. "script-src: dropped 'unsafe_inline' (unknown keyword)"; omitted when none */
-                        warnings?: string[];
-                    };
-                };
-            };
-        };
-    };
-    postApiWeb_securityCsp_evaluate: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description a stored policy of the caller */
-                    policyId?: string | null;
-                    /** @description a policy text; nothing dropped, so unknown directives reach the checks */
-                    serialized?: string | null;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        findings: {
-                            /** @description stable token: missing-script-src, missing-object-src, missing-base-uri, unsafe-inline, unsafe-eval, wildcard-source, insecure-scheme, data-scheme, broad-scheme, plain-url-allowlist, script-bypass-host, permissive-base-uri, strict-dynamic-without-nonce, nonce-too-short, invalid-hash, unsafe-hashes, wasm-unsafe-eval, inline-speculation-rules, missing-frame-ancestors, deprecated-directive, no-reporting, unknown-keyword, unquoted-keyword, missing-semicolon, unknown-directive, ip-source, unreadable-directive */
-                            code: string;
-                            /** @description the effective directive the finding is about (after default-src fallback) */
-                            directive: string;
-                            message: string;
-                            /** @enum {string} */
-                            severity: "high" | "medium" | "low" | "info";
-                            /** @description the offending value */
-                            value?: string;
-                        }[];
-                    };
-                };
-            };
-        };
-    };
-    getApiWeb_securityCspByPolicy_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                policy_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        policy: {
-                            createdAt: string | number;
-                            directives: {
-                                /** @description one of default-src, child-src, connect-src, font-src, frame-src, fenced-frame-src, img-src, manifest-src, media-src, object-src, script-src, script-src-elem, script-src-attr, style-src, style-src-elem, style-src-attr, worker-src, base-uri, form-action, frame-ancestors, report-uri, sandbox, upgrade-insecure-requests, webrtc, require-trusted-types-for, trusted-types, report-to */
-                                name: string;
-                                /** @description values; absent for upgrade-insecure-requests */
-                                value?: string[];
-                            }[];
-                            id: string;
-                            name: string;
-                            tagIds: string[];
-                            tags: {
-                                color: string;
-                                id: string;
-                                name: string;
-                            }[];
-                            updatedAt: string | number;
-                        };
-                        userShare?: {
-                            createdAt: string | number;
-                            /** @description share id (UUID v4), sent as X-User-Share-ID */
-                            id: string;
-                            resource: {
-                                policyId: string;
-                                /** @constant */
-                                type: "contentSecurityPolicy";
-                            };
-                        };
-                    };
-                };
-            };
-        };
-    };
-    putApiWeb_securityCspByPolicy_id: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                policy_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description replaces all directives from a content variant; exclusive with directives */
-                    content?: unknown;
-                    /** @description replaces all directives; exclusive with content */
-                    directives?: unknown;
-                    /** @description 1..100 characters after trimming */
-                    name?: unknown;
-                    /** @description tag ids (at most 10); null = not set */
-                    tagIds?: string[] | null;
-                };
-            };
-        };
-        responses: {
-            /** @description Response for status 200 */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description what the import (serialized text or remote URL) dropped or changed, e.g. "script-src: dropped 'unsafe_inline' (unknown keyword)"; omitted when none */
-                        warnings: string[];
-                    };
-                };
-            };
-            /** @description no body */
+            /** @description No content */
             204: {
                 headers: {
                     [name: string]: unknown;
                 };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
                 content: {
-                    description: unknown;
-                    type: unknown;
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
         };
     };
-    deleteApiWeb_securityCspByPolicy_id: {
+    postCertificatesPrivateKeysByKeyIdExport: {
         parameters: {
             query?: never;
             header?: never;
             path: {
+                /** @description the key's id (a malformed id is a 404) */
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "format": "pem"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PrivateKeysExportParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportedFile"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "BAD_PASSPHRASE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getCertificatesTemplates: {
+        parameters: {
+            query?: {
+                /** @description comma-separated tag ids: items having ALL of them (AND); malformed entries are ignored */
+                globalTags?: string;
+                /** @description default asc */
+                order?: "asc" | "desc";
+                /** @description zero-based page index, default 0 */
+                page?: number;
+                /** @description items per page, default 15; values above 100 become 100; 0 returns only the total */
+                pageSize?: number;
+                /** @description trimmed, at most 200 characters: case-insensitive name substring, or an exact id */
+                q?: string;
+                /** @description name, createdAt, updatedAt; default name, any other value falls back to name (names sort case-insensitively; ties by id) */
+                sort?: string;
+                /** @description comma-separated tag ids: items having ANY of them (OR); malformed entries are ignored */
+                tags?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_CertificateTemplate"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INVALID_INPUT";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postCertificatesTemplates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "templateName": "localhost",
+                 *       "attributes": {
+                 *         "commonName": "localhost",
+                 *         "keyAlgorithm": {
+                 *           "keyType": "ecdsa",
+                 *           "curve": "secp256r1"
+                 *         },
+                 *         "signatureAlgorithm": "sha256",
+                 *         "notValidBefore": 1767225600,
+                 *         "notValidAfter": 1798761600,
+                 *         "subjectAltNames": [
+                 *           "localhost",
+                 *           "127.0.0.1"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["TemplatesCreateParams"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CertificateTemplate"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "ALGORITHM_UNAVAILABLE" | "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Name or location already in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "DUPLICATE_NAME";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getCertificatesTemplatesByTemplateId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the template's id (a malformed id is a 404) */
+                template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CertificateTemplateGetResponse"];
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    putCertificatesTemplatesByTemplateId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the template's id (a malformed id is a 404) */
+                template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TemplatesUpdateParams"];
+            };
+        };
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "ALGORITHM_UNAVAILABLE" | "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Name or location already in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "DUPLICATE_NAME";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    deleteCertificatesTemplatesByTemplateId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the template's id (a malformed id is a 404) */
+                template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postCertificatesTemplatesByTemplateIdGenerate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the template's id (a malformed id is a 404) */
+                template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "format": "pem"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TemplatesGenerateParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportedFile"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "ALGORITHM_UNAVAILABLE" | "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postCertificatesTemplatesByTemplateIdShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the template's id (a malformed id is a 404) */
+                template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CertificateTemplateShare"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postCertificatesTemplatesByTemplateIdUnshare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the template's id (a malformed id is a 404) */
+                template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getNotificationsUnsubscribe: {
+        parameters: {
+            query: {
+                /** @description the token of the List-Unsubscribe link */
+                token: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a self-contained page (no scripts) saying notification emails are off */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INVALID_INPUT";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postNotificationsUnsubscribe: {
+        parameters: {
+            query?: {
+                /** @description the token of the List-Unsubscribe link */
+                token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NotificationsUnsubscribeParams"];
+                "application/x-www-form-urlencoded": components["schemas"]["NotificationsUnsubscribeParams"];
+                "multipart/form-data": components["schemas"]["NotificationsUnsubscribeParams"];
+            };
+        };
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postSchedulerParseSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "schedule": "0 0 * * * *"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SchedulerParseScheduleParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SchedulerParseScheduleResult"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON" | "INVALID_SCHEDULE" | "SCHEDULE_TOO_FREQUENT";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postSearch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "query": "orders",
+                 *       "types": [
+                 *         "responder",
+                 *         "apiTracker"
+                 *       ],
+                 *       "limit": 20
+                 *     }
+                 */
+                "application/json": components["schemas"]["SearchParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchResults"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postSendMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "message": "Hello from the docs page",
+                 *       "email": "me@example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SendMessageParams"];
+            };
+        };
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "MAIL_NOT_CONFIGURED";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Too many requests (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+        };
+    };
+    getStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "level": "available"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SetStatusAPIParams"];
+            };
+        };
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NOT_OPERATOR";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INTERNAL";
+                    };
+                };
+            };
+        };
+    };
+    getUserApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserApiKey"][];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "API_KEY_NOT_ALLOWED" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postUserApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "ci"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiKeyCreateParams"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyCreateResponse"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON" | "LIMIT_REACHED";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "API_KEY_NOT_ALLOWED" | "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Name or location already in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "DUPLICATE_NAME";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    putUserApiKeysByApiKeyId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description an API key's id */
+                api_key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "ci-2"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiKeyUpdateParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserApiKey"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "API_KEY_NOT_ALLOWED" | "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Name or location already in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "DUPLICATE_NAME";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    deleteUserApiKeysByApiKeyId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description an API key's id */
+                api_key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "API_KEY_NOT_ALLOWED" | "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postUserApiKeysByApiKeyIdRegenerate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description an API key's id */
+                api_key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyRegenerateParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyCreateResponse"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "API_KEY_NOT_ALLOWED" | "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postUserDataExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "include": {
+                 *         "tags": {
+                 *           "type": "all"
+                 *         },
+                 *         "responders": {
+                 *           "type": "all",
+                 *           "includeHistory": true
+                 *         },
+                 *         "settings": true
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["UserDataExportParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description attachment; filename="secbox-export-<YYYYMMDD-HHMMSS>.json" (UTC) */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description entities by type, in their API shape (supplement §19.2) */
+                        data: {
+                            [key: string]: unknown;
+                        };
+                        /** @description unix seconds */
+                        exportedAt: number;
+                        /** @enum {string} */
+                        format: "secbox-export";
+                        /** @description present when secret values are included */
+                        secretsEncryption?: {
+                            [key: string]: unknown;
+                        };
+                        version: number;
+                    };
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postUserDataImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserDataImportParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserDataImportResult"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "ALGORITHM_UNAVAILABLE" | "BAD_CONTENT_TYPE" | "BAD_PASSPHRASE" | "INVALID_INPUT" | "INVALID_JSON" | "INVALID_SCHEDULE" | "LIMIT_REACHED" | "SCHEDULE_TOO_FREQUENT" | "TARGET_NOT_ALLOWED";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postUserDataImportPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserDataImportPreviewParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserDataImportPreview"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getUserNotificationEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserNotificationDestination"] | null;
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    putUserNotificationEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "alerts@example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["NotificationEmailSetParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserNotificationDestination"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "COOLDOWN" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    deleteUserNotificationEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postUserNotificationEmailResend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "COOLDOWN" | "INVALID_INPUT" | "INVALID_JSON" | "VERIFICATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postUserNotificationEmailVerify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NotificationEmailVerifyParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserNotificationDestination"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON" | "VERIFICATION_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getUserScripts: {
+        parameters: {
+            query?: {
+                context?: components["schemas"]["ScriptContext"];
+                /** @description comma-separated tag ids: items having ALL of them (AND); malformed entries are ignored */
+                globalTags?: string;
+                /** @description default asc */
+                order?: "asc" | "desc";
+                /** @description zero-based page index, default 0 */
+                page?: number;
+                /** @description items per page, default 15; values above 100 become 100; 0 returns only the total */
+                pageSize?: number;
+                /** @description trimmed, at most 200 characters: case-insensitive name substring, or an exact id */
+                q?: string;
+                /** @description name, createdAt, updatedAt, scriptType; default name, any other value falls back to name (names sort case-insensitively; ties by id) */
+                sort?: string;
+                /** @description comma-separated tag ids: items having ANY of them (OR); malformed entries are ignored */
+                tags?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_UserScriptSummary"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INVALID_INPUT";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postUserScripts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "hmac-sign",
+                 *       "scriptType": "universal",
+                 *       "content": "return { body: context.body }"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ScriptCreateParams"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserScript"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON" | "LIMIT_REACHED";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Name or location already in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "DUPLICATE_NAME";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getUserScriptsByScriptId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the script's id (a malformed id is a 404) */
+                script_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserScript"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    putUserScriptsByScriptId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the script's id (a malformed id is a 404) */
+                script_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "content": "return { body: 'updated' }"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ScriptUpdateParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserScript"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Name or location already in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "DUPLICATE_NAME";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    deleteUserScriptsByScriptId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the script's id (a malformed id is a 404) */
+                script_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getUserSecrets: {
+        parameters: {
+            query?: {
+                /** @description comma-separated tag ids: items having ALL of them (AND); malformed entries are ignored */
+                globalTags?: string;
+                /** @description default asc */
+                order?: "asc" | "desc";
+                /** @description zero-based page index, default 0 */
+                page?: number;
+                /** @description items per page, default 15; values above 100 become 100; 0 returns only the total */
+                pageSize?: number;
+                /** @description trimmed, at most 200 characters: case-insensitive name substring, or an exact id */
+                q?: string;
+                /** @description name, createdAt, updatedAt; default name, any other value falls back to name (names sort case-insensitively; ties by id) */
+                sort?: string;
+                /** @description comma-separated tag ids: items having ANY of them (OR); malformed entries are ignored */
+                tags?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_UserSecret"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INVALID_INPUT";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postUserSecrets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "GITHUB_TOKEN",
+                 *       "value": "ghp_example"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SecretCreateParams"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSecret"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON" | "LIMIT_REACHED";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Name or location already in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "DUPLICATE_NAME";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getUserSecretsBySecretId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the secret's id (a malformed id is a 404) */
+                secret_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSecret"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    putUserSecretsBySecretId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the secret's id (a malformed id is a 404) */
+                secret_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "value": "ghp_rotated"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SecretUpdateParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSecret"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    deleteUserSecretsBySecretId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the secret's id (a malformed id is a 404) */
+                secret_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getUserSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSettings"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postUserSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "common.uiTheme": "dark"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UserSettingsSetter"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSettings"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postUserSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "userEmail": "ana@example.com",
+                 *       "subscription": {
+                 *         "tier": "professional"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateSubscriptionParams"];
+            };
+        };
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NOT_OPERATOR";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getUserTags: {
+        parameters: {
+            query?: {
+                /** @description comma-separated tag ids: items having ALL of them (AND); malformed entries are ignored */
+                globalTags?: string;
+                /** @description default asc */
+                order?: "asc" | "desc";
+                /** @description zero-based page index, default 0 */
+                page?: number;
+                /** @description items per page, default 15; values above 100 become 100; 0 returns only the total */
+                pageSize?: number;
+                /** @description trimmed, at most 200 characters: case-insensitive name substring, or an exact id */
+                q?: string;
+                /** @description name, createdAt, updatedAt; default name, any other value falls back to name (names sort case-insensitively; ties by id) */
+                sort?: string;
+                /** @description comma-separated tag ids: items having ANY of them (OR); malformed entries are ignored */
+                tags?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_UserTag"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INVALID_INPUT";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postUserTags: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "prod",
+                 *       "color": "danger"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TagCreateParams"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserTag"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON" | "LIMIT_REACHED";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Name or location already in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "DUPLICATE_NAME";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getUserTagsByTagId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the tag's id (a malformed id is a 404) */
+                tag_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserTag"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    putUserTagsByTagId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the tag's id (a malformed id is a 404) */
+                tag_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "color": "#ff8800"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TagUpdateParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserTag"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Name or location already in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "DUPLICATE_NAME";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    deleteUserTagsByTagId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the tag's id (a malformed id is a 404) */
+                tag_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getUsers: {
+        parameters: {
+            query: {
+                /** @description trimmed and lower-cased; at most 254 characters */
+                email: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INVALID_INPUT";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_OPERATOR";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postUsersClone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "source": {
+                 *         "email": "ana@example.com"
+                 *       },
+                 *       "destination": {
+                 *         "email": "ana+clone@example.com"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CloneParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CloneResponse"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "ALGORITHM_UNAVAILABLE" | "BAD_CONTENT_TYPE" | "EMAIL_TAKEN" | "HANDLE_TAKEN" | "INVALID_INPUT" | "INVALID_JSON" | "INVALID_SCHEDULE" | "SCHEDULE_TOO_FREQUENT" | "TARGET_NOT_ALLOWED";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NOT_OPERATOR";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getUsersByUserId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a user's id */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_OPERATOR";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    deleteUsersByUserId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a user's id */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NOT_OPERATOR";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postUsersByUserIdApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a user's id */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "provisioned"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiKeyCreateParams"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyCreateResponse"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON" | "LIMIT_REACHED";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NOT_OPERATOR";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Name or location already in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "DUPLICATE_NAME";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postUsersEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "recipient": "ana@example.com",
+                 *       "subject": "Welcome",
+                 *       "text": "Your account is ready."
+                 *     }
+                 */
+                "application/json": components["schemas"]["EmailParams"];
+            };
+        };
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NOT_OPERATOR";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postUsersRemove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RemoveParams"];
+            };
+        };
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NOT_OPERATOR";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getUsersSelf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postUsersSignup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "new-user@example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SignupParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "EMAIL_TAKEN" | "HANDLE_TAKEN" | "INVALID_INPUT" | "INVALID_JSON" | "WEAK_PASSWORD";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NOT_OPERATOR";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getWebScrapingApiTrackers: {
+        parameters: {
+            query?: {
+                /** @description comma-separated tag ids: items having ALL of them (AND); malformed entries are ignored */
+                globalTags?: string;
+                /** @description default asc */
+                order?: "asc" | "desc";
+                /** @description zero-based page index, default 0 */
+                page?: number;
+                /** @description items per page, default 15; values above 100 become 100; 0 returns only the total */
+                pageSize?: number;
+                /** @description trimmed, at most 200 characters: case-insensitive name substring, or an exact id */
+                q?: string;
+                /** @description name, createdAt, updatedAt; default name, any other value falls back to name (names sort case-insensitively; ties by id) */
+                sort?: string;
+                /** @description comma-separated tag ids: items having ANY of them (OR); malformed entries are ignored */
+                tags?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_ApiTracker"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INVALID_INPUT";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postWebScrapingApiTrackers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "release-feed",
+                 *       "config": {
+                 *         "revisions": 3,
+                 *         "job": {
+                 *           "schedule": "0 17 9 * * *"
+                 *         }
+                 *       },
+                 *       "target": {
+                 *         "requests": [
+                 *           {
+                 *             "url": "https://example.com/",
+                 *             "method": "GET",
+                 *             "headers": {
+                 *               "accept": "text/html"
+                 *             }
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiTrackerCreateParams"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiTracker"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON" | "INVALID_SCHEDULE" | "LIMIT_REACHED" | "SCHEDULE_TOO_FREQUENT" | "TARGET_NOT_ALLOWED";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Name or location already in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "DUPLICATE_NAME";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postWebScrapingApiTrackersDebug: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target": {
+                 *         "url": "https://example.com/",
+                 *         "extractor": "({ body: context.responses[0].status })"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiTrackerDebugParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiTrackerDebugResult"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON" | "TARGET_NOT_ALLOWED";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getWebScrapingApiTrackersLogsSummary: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiTrackerLogsSummary"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postWebScrapingApiTrackersTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target": {
+                 *         "url": "https://example.com/"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiTrackerTestParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiTrackerTestResult"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "UPSTREAM_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getWebScrapingApiTrackersByTrackerId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the tracker's id (a malformed id is a 404) */
+                tracker_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiTracker"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    putWebScrapingApiTrackersByTrackerId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the tracker's id (a malformed id is a 404) */
+                tracker_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiTrackerUpdateParams"];
+            };
+        };
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON" | "INVALID_SCHEDULE" | "LIMIT_REACHED" | "SCHEDULE_TOO_FREQUENT" | "TARGET_NOT_ALLOWED";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Name or location already in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "DUPLICATE_NAME";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    deleteWebScrapingApiTrackersByTrackerId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the tracker's id (a malformed id is a 404) */
+                tracker_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postWebScrapingApiTrackersByTrackerIdClear: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the tracker's id (a malformed id is a 404) */
+                tracker_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postWebScrapingApiTrackersByTrackerIdClearLogs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the tracker's id (a malformed id is a 404) */
+                tracker_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postWebScrapingApiTrackersByTrackerIdHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the tracker's id (a malformed id is a 404) */
+                tracker_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "refresh": false,
+                 *       "diff": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiTrackerGetHistoryParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrackerRevision"][];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getWebScrapingApiTrackersByTrackerIdLogs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the tracker's id (a malformed id is a 404) */
+                tracker_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiTrackerLog"][];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getWebScrapingPageTrackers: {
+        parameters: {
+            query?: {
+                /** @description comma-separated tag ids: items having ALL of them (AND); malformed entries are ignored */
+                globalTags?: string;
+                /** @description default asc */
+                order?: "asc" | "desc";
+                /** @description zero-based page index, default 0 */
+                page?: number;
+                /** @description items per page, default 15; values above 100 become 100; 0 returns only the total */
+                pageSize?: number;
+                /** @description trimmed, at most 200 characters: case-insensitive name substring, or an exact id */
+                q?: string;
+                /** @description name, createdAt, updatedAt; default name, any other value falls back to name (names sort case-insensitively; ties by id) */
+                sort?: string;
+                /** @description comma-separated tag ids: items having ANY of them (OR); malformed entries are ignored */
+                tags?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_PageTracker"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INVALID_INPUT";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postWebScrapingPageTrackers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "example-title",
+                 *       "target": {
+                 *         "url": "https://example.com/",
+                 *         "extractor": "document.title"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PageTrackerCreateParams"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageTracker"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON" | "INVALID_SCHEDULE" | "LIMIT_REACHED" | "SCHEDULE_TOO_FREQUENT" | "TARGET_NOT_ALLOWED";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Name or location already in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "DUPLICATE_NAME";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postWebScrapingPageTrackersDebug: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target": {
+                 *         "url": "https://example.com/",
+                 *         "extractor": "document.title"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PageTrackerDebugParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageTrackerDebugResult"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON" | "TARGET_NOT_ALLOWED";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getWebScrapingPageTrackersLogsSummary: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageTrackerLogsSummary"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getWebScrapingPageTrackersByTrackerId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the tracker's id (a malformed id is a 404) */
+                tracker_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageTracker"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    putWebScrapingPageTrackersByTrackerId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the tracker's id (a malformed id is a 404) */
+                tracker_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["PageTrackerUpdateParams"];
+            };
+        };
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON" | "INVALID_SCHEDULE" | "LIMIT_REACHED" | "SCHEDULE_TOO_FREQUENT" | "TARGET_NOT_ALLOWED";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Name or location already in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "DUPLICATE_NAME";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    deleteWebScrapingPageTrackersByTrackerId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the tracker's id (a malformed id is a 404) */
+                tracker_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postWebScrapingPageTrackersByTrackerIdClear: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the tracker's id (a malformed id is a 404) */
+                tracker_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postWebScrapingPageTrackersByTrackerIdClearLogs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the tracker's id (a malformed id is a 404) */
+                tracker_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postWebScrapingPageTrackersByTrackerIdHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the tracker's id (a malformed id is a 404) */
+                tracker_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "refresh": false,
+                 *       "diff": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["PageTrackerGetHistoryParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrackerRevision"][];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getWebScrapingPageTrackersByTrackerIdLogs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the tracker's id (a malformed id is a 404) */
+                tracker_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PageTrackerLog"][];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getWebSecurityCsp: {
+        parameters: {
+            query?: {
+                /** @description comma-separated tag ids: items having ALL of them (AND); malformed entries are ignored */
+                globalTags?: string;
+                /** @description default asc */
+                order?: "asc" | "desc";
+                /** @description zero-based page index, default 0 */
+                page?: number;
+                /** @description items per page, default 15; values above 100 become 100; 0 returns only the total */
+                pageSize?: number;
+                /** @description trimmed, at most 200 characters: case-insensitive name substring, or an exact id */
+                q?: string;
+                /** @description name, createdAt, updatedAt; default name, any other value falls back to name (names sort case-insensitively; ties by id) */
+                sort?: string;
+                /** @description comma-separated tag ids: items having ANY of them (OR); malformed entries are ignored */
+                tags?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_ContentSecurityPolicy"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INVALID_INPUT";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postWebSecurityCsp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "site",
+                 *       "content": {
+                 *         "type": "serialized",
+                 *         "value": "default-src 'self'; script-src 'self' https://cdn.example.com; object-src 'none'"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ContentSecurityPoliciesCreateParams"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContentSecurityPolicyCreated"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "UPSTREAM_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Name or location already in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "DUPLICATE_NAME";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postWebSecurityCspEvaluate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "serialized": "script-src 'self' 'unsafe-inline'; object-src 'none'"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CspEvaluateParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CspEvaluation"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getWebSecurityCspByPolicyId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the policy's id (a malformed id is a 404) */
                 policy_id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContentSecurityPolicyGetResponse"];
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
     };
-    postApiWeb_securityCspByPolicy_id_serialize: {
+    putWebSecurityCspByPolicyId: {
         parameters: {
             query?: never;
             header?: never;
             path: {
+                /** @description the policy's id (a malformed id is a 404) */
+                policy_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "directives": [
+                 *         {
+                 *           "name": "default-src",
+                 *           "value": [
+                 *             "'self'"
+                 *           ]
+                 *         },
+                 *         {
+                 *           "name": "object-src",
+                 *           "value": [
+                 *             "'none'"
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ContentSecurityPoliciesUpdateParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description what the import (serialized text or remote URL) dropped or changed, e.g. "script-src: dropped 'unsafe_inline' (unknown keyword)" */
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON" | "TARGET_NOT_ALLOWED" | "UPSTREAM_FAILED";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Name or location already in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "DUPLICATE_NAME";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    deleteWebSecurityCspByPolicyId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the policy's id (a malformed id is a 404) */
+                policy_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postWebSecurityCspByPolicyIdSerialize: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the policy's id (a malformed id is a 404) */
                 policy_id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description enforcingHeader | reportOnlyHeader | meta: the delivery; meta drops sandbox, frame-ancestors, report-uri and report-to, reportOnlyHeader drops sandbox */
-                    source: unknown;
-                };
+                /**
+                 * @example {
+                 *       "source": "enforcingHeader"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ContentSecurityPoliciesSerializeParams"];
             };
         };
         responses: {
-            /** @description text/plain: the policy value, directives joined by "; " */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5371,60 +10807,224 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
         };
     };
-    postApiWeb_securityCspByPolicy_id_share: {
+    postWebSecurityCspByPolicyIdShare: {
         parameters: {
             query?: never;
             header?: never;
             path: {
+                /** @description the policy's id (a malformed id is a 404) */
                 policy_id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        /** @description share id (UUID v4), sent as X-User-Share-ID */
-                        id: string;
-                        resource: {
-                            policyId: string;
-                            /** @constant */
-                            type: "contentSecurityPolicy";
-                        };
+                    "application/json": components["schemas"]["ContentSecurityPolicyShare"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
                     };
                 };
             };
         };
     };
-    postApiWeb_securityCspByPolicy_id_unshare: {
+    postWebSecurityCspByPolicyIdUnshare: {
         parameters: {
             query?: never;
             header?: never;
             path: {
+                /** @description the policy's id (a malformed id is a 404) */
                 policy_id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
-        responses: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
     };
-    getApiWebhooksResponders: {
+    getWebhooksResponders: {
         parameters: {
             query?: {
+                /** @description comma-separated tag ids: items having ALL of them (AND); malformed entries are ignored */
                 globalTags?: string;
-                order?: string;
-                page?: string;
-                pageSize?: string;
+                /** @description default asc */
+                order?: "asc" | "desc";
+                /** @description zero-based page index, default 0 */
+                page?: number;
+                /** @description items per page, default 15; values above 100 become 100; 0 returns only the total */
+                pageSize?: number;
+                /** @description trimmed, at most 200 characters: case-insensitive name substring, or an exact id */
                 q?: string;
+                /** @description name, createdAt, updatedAt, lastRequestedAt; default name, any other value falls back to name (names sort case-insensitively; ties by id) */
                 sort?: string;
+                /** @description comma-separated tag ids: items having ANY of them (OR); malformed entries are ignored */
                 tags?: string;
             };
             header?: never;
@@ -5433,62 +11033,66 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            createdAt: string | number;
-                            enabled: boolean;
-                            /** Format: uuid */
-                            id: string;
-                            location: {
-                                path: string;
-                                /** @enum {string} */
-                                pathType: "=" | "^" | "*";
-                                subdomainPrefix?: string;
-                            };
-                            method: string;
-                            name: string;
-                            settings: {
-                                body?: string;
-                                headers?: [
-                                    string,
-                                    string
-                                ][];
-                                notifications?: {
-                                    enabled: boolean;
-                                    throttleSeconds: string | number;
-                                };
-                                requestsToTrack: string | number;
-                                script?: string;
-                                /** @description secrets access: "none", "all" or {"selected": [secret ids]} */
-                                secrets: "none" | "all" | {
-                                    selected: string[];
-                                };
-                                statusCode: string | number;
-                            };
-                            tagIds: string[];
-                            tags: {
-                                color: string;
-                                /** Format: uuid */
-                                id: string;
-                                name: string;
-                            }[];
-                            updatedAt: string | number;
-                            /** @description absolute live URL of the responder */
-                            url: string;
-                        }[];
-                        total: string | number;
+                    "application/json": components["schemas"]["Page_Responder"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INVALID_INPUT";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
                     };
                 };
             };
         };
     };
-    postApiWebhooksResponders: {
+    postWebhooksResponders: {
         parameters: {
             query?: never;
             header?: never;
@@ -5497,76 +11101,103 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description default true */
-                    enabled?: unknown;
-                    /** @description {pathType: "=" | "^" | "*", path: "/…" (RFC 3986 path, ≤ 255), subdomainPrefix?: ^[a-z0-9]([a-z0-9-]{0,34}[a-z0-9])?$} */
-                    location?: unknown;
-                    /** @description GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS, CONNECT, TRACE or ANY (default) */
-                    method?: unknown;
-                    /** @description 1..100 characters after trimming, unique per user */
-                    name?: unknown;
-                    /** @description {requestsToTrack (0..tier max), statusCode (200..599), headers: [[name, value]], body (≤ 1 MiB), script (≤ 51,200 bytes) | null, secrets selector, notifications {enabled, throttleSeconds?}} */
-                    settings?: unknown;
-                    /** @description ids of the caller's tags (at most 10) */
-                    tagIds?: unknown;
-                };
+                /**
+                 * @example {
+                 *       "name": "orders-mock",
+                 *       "location": {
+                 *         "pathType": "*",
+                 *         "path": "/orders"
+                 *       },
+                 *       "method": "GET",
+                 *       "settings": {
+                 *         "requestsToTrack": 5,
+                 *         "statusCode": 200,
+                 *         "headers": [
+                 *           [
+                 *             "content-type",
+                 *             "application/json"
+                 *           ]
+                 *         ],
+                 *         "body": "{\"ok\":true}"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["RespondersCreateParams"];
             };
         };
         responses: {
-            /** @description Response for status 201 */
+            /** @description Created */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        enabled: boolean;
-                        /** Format: uuid */
-                        id: string;
-                        location: {
-                            path: string;
-                            /** @enum {string} */
-                            pathType: "=" | "^" | "*";
-                            subdomainPrefix?: string;
-                        };
-                        method: string;
-                        name: string;
-                        settings: {
-                            body?: string;
-                            headers?: [
-                                string,
-                                string
-                            ][];
-                            notifications?: {
-                                enabled: boolean;
-                                throttleSeconds: string | number;
-                            };
-                            requestsToTrack: string | number;
-                            script?: string;
-                            /** @description secrets access: "none", "all" or {"selected": [secret ids]} */
-                            secrets: "none" | "all" | {
-                                selected: string[];
-                            };
-                            statusCode: string | number;
-                        };
-                        tagIds: string[];
-                        tags: {
-                            color: string;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                        }[];
-                        updatedAt: string | number;
-                        /** @description absolute live URL of the responder */
-                        url: string;
+                    "application/json": components["schemas"]["Responder"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON" | "LIMIT_REACHED";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Name or location already in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "CONFLICT" | "DUPLICATE_NAME";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
                     };
                 };
             };
         };
     };
-    getApiWebhooksResponders_stats: {
+    getWebhooksRespondersStats: {
         parameters: {
             query?: never;
             header?: never;
@@ -5575,248 +11206,541 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        lastRequestedAt?: string | number;
-                        requestCount: string | number;
-                        /** Format: uuid */
-                        responderId: string;
-                    }[];
+                    "application/json": components["schemas"]["ResponderStats"][];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
         };
     };
-    getApiWebhooksRespondersByResponder_id: {
+    getWebhooksRespondersByResponderId: {
         parameters: {
             query?: never;
             header?: never;
             path: {
+                /** @description the responder's id (a malformed id is a 404) */
                 responder_id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        enabled: boolean;
-                        /** Format: uuid */
-                        id: string;
-                        location: {
-                            path: string;
-                            /** @enum {string} */
-                            pathType: "=" | "^" | "*";
-                            subdomainPrefix?: string;
-                        };
-                        method: string;
-                        name: string;
-                        settings: {
-                            body?: string;
-                            headers?: [
-                                string,
-                                string
-                            ][];
-                            notifications?: {
-                                enabled: boolean;
-                                throttleSeconds: string | number;
-                            };
-                            requestsToTrack: string | number;
-                            script?: string;
-                            /** @description secrets access: "none", "all" or {"selected": [secret ids]} */
-                            secrets: "none" | "all" | {
-                                selected: string[];
-                            };
-                            statusCode: string | number;
-                        };
-                        tagIds: string[];
-                        tags: {
-                            color: string;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                        }[];
-                        updatedAt: string | number;
-                        /** @description absolute live URL of the responder */
-                        url: string;
+                    "application/json": components["schemas"]["Responder"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
                     };
                 };
             };
         };
     };
-    putApiWebhooksRespondersByResponder_id: {
+    putWebhooksRespondersByResponderId: {
         parameters: {
             query?: never;
             header?: never;
             path: {
+                /** @description the responder's id (a malformed id is a 404) */
                 responder_id: string;
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
-                "application/json": {
-                    /** @description default true */
-                    enabled?: unknown;
-                    /** @description {pathType: "=" | "^" | "*", path: "/…" (RFC 3986 path, ≤ 255), subdomainPrefix?: ^[a-z0-9]([a-z0-9-]{0,34}[a-z0-9])?$} */
-                    location?: unknown;
-                    /** @description GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS, CONNECT, TRACE or ANY (default) */
-                    method?: unknown;
-                    /** @description 1..100 characters after trimming, unique per user */
-                    name?: unknown;
-                    /** @description {requestsToTrack (0..tier max), statusCode (200..599), headers: [[name, value]], body (≤ 1 MiB), script (≤ 51,200 bytes) | null, secrets selector, notifications {enabled, throttleSeconds?}} */
-                    settings?: unknown;
-                    /** @description ids of the caller's tags (at most 10) */
-                    tagIds?: unknown;
-                };
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["RespondersUpdateParams"];
             };
         };
         responses: {
-            /** @description Response for status 200 */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        createdAt: string | number;
-                        enabled: boolean;
-                        /** Format: uuid */
-                        id: string;
-                        location: {
-                            path: string;
-                            /** @enum {string} */
-                            pathType: "=" | "^" | "*";
-                            subdomainPrefix?: string;
-                        };
-                        method: string;
-                        name: string;
-                        settings: {
-                            body?: string;
-                            headers?: [
-                                string,
-                                string
-                            ][];
-                            notifications?: {
-                                enabled: boolean;
-                                throttleSeconds: string | number;
-                            };
-                            requestsToTrack: string | number;
-                            script?: string;
-                            /** @description secrets access: "none", "all" or {"selected": [secret ids]} */
-                            secrets: "none" | "all" | {
-                                selected: string[];
-                            };
-                            statusCode: string | number;
-                        };
-                        tagIds: string[];
-                        tags: {
-                            color: string;
-                            /** Format: uuid */
-                            id: string;
-                            name: string;
-                        }[];
-                        updatedAt: string | number;
-                        /** @description absolute live URL of the responder */
-                        url: string;
+                    "application/json": components["schemas"]["Responder"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Name or location already in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "CONFLICT" | "DUPLICATE_NAME";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
                     };
                 };
             };
         };
     };
-    deleteApiWebhooksRespondersByResponder_id: {
+    deleteWebhooksRespondersByResponderId: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                responder_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    postApiWebhooksRespondersByResponder_id_clear: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                responder_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    getApiWebhooksRespondersByResponder_id_har: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                responder_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: never;
-    };
-    getApiWebhooksRespondersByResponder_id_history: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
+                /** @description the responder's id (a malformed id is a 404) */
                 responder_id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Response for status 200 */
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postWebhooksRespondersByResponderIdClear: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the responder's id (a malformed id is a 404) */
+                responder_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getWebhooksRespondersByResponderIdHar: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the responder's id (a malformed id is a 404) */
+                responder_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description attachment; filename="<name>-history.har" */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        log: {
+                            creator: {
+                                name: string;
+                                version: string;
+                            };
+                            entries: {
+                                [key: string]: unknown;
+                            }[];
+                            version: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    getWebhooksRespondersByResponderIdHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the responder's id (a malformed id is a 404) */
+                responder_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description base64 of the stored bytes (cut at max_tracked_body_bytes) */
-                        body?: string;
-                        /** @description original size */
-                        bodySize: string | number;
-                        clientAddress?: string;
-                        createdAt: string | number;
-                        durationMs: string | number;
-                        /** @description sorted by name; repeats joined */
-                        headers: [
-                            string,
-                            string
-                        ][];
-                        /** Format: uuid */
-                        id: string;
-                        method: string;
-                        path: string;
-                        rawQuery?: string;
-                        response?: {
-                            /** @description base64 of the stored bytes */
-                            body?: string;
-                            bodySize: string | number;
-                            headers: [
-                                string,
-                                string
-                            ][];
-                            statusCode: string | number;
-                            truncated: boolean;
-                        };
-                    }[];
+                    "application/json": components["schemas"]["TrackedRequest"][];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
                 };
             };
         };

@@ -16,8 +16,8 @@ export type ApiKeyCreated = Ok<paths["/api/user/api_keys"]["post"]>;
 export type NotificationDestination = Ok<paths["/api/user/notification_email"]["put"]>;
 export type Settings = Ok<paths["/api/user/settings"]["get"]>;
 
-/** Timestamps are unix seconds; the document types them loosely (string | number). */
-export type Timestamp = string | number;
+/** Timestamps are integer unix seconds (supplement §1), as the document types them. */
+export type Timestamp = User["createdAt"];
 
 /** The common list query (supplement §1), as the list endpoints accept it (the tags list's, the plainest). */
 export type ListQuery = NonNullable<paths["/api/user/tags"]["get"]["parameters"]["query"]>;

@@ -31,13 +31,14 @@ const TagIdList = (description: string) =>
 
 /**
  * The common list query of the contract (OpenAPI document): `page`/`pageSize` integers, `order` enum, the
- * entity's sort keys (any other value falls back to `name`, so the enum only guides clients).
+ * entity's sort keys as examples (any other value falls back to `name`).
  */
 export function listQueryParams(sortKeys: readonly string[] = ["name", "createdAt", "updatedAt"]) {
   return T.Object({
     page: T.Optional(T.Integer({ minimum: 0, description: "zero-based page index, default 0" })),
     pageSize: T.Optional(T.Integer({ minimum: 0, description: "items per page, default 15; values above 100 become 100; 0 returns only the total" })),
-    sort: T.Optional(StringEnum(sortKeys, { description: `sort key, default name (names sort case-insensitively; ties by id)` })),
+    // Any other value is not an error (it falls back to name), so the keys are examples, not an enum.
+    sort: T.Optional(T.String({ description: `${sortKeys.join(", ")}; default name, any other value falls back to name (names sort case-insensitively; ties by id)`, examples: [...sortKeys] })),
     order: T.Optional(StringEnum(["asc", "desc"], { description: "default asc" })),
     q: T.Optional(T.String({ description: "trimmed, at most 200 characters: case-insensitive name substring, or an exact id" })),
     tags: T.Optional(TagIdList("comma-separated tag ids: items having ANY of them (OR)")),

@@ -25,7 +25,7 @@ export interface ListPageProps<T extends ListRow> {
   resource: string;
   /** "tag", "secret": used in labels and confirmations. */
   noun: string;
-  fetchPage: (q: ListQuery) => Promise<{ items: T[]; total: number | string }>;
+  fetchPage: (q: ListQuery) => Promise<{ items: T[]; total: number }>;
   columns: DataTableColumn<T>[];
   taggable?: boolean;
   state: ListState;

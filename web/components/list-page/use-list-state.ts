@@ -60,7 +60,7 @@ export function toSearch(s: ListState, defaultSort: string): string {
 
 /** The API query for a list state (supplement §1 list parameters). */
 export function toListQuery(s: ListState): ListQuery {
-  const q: ListQuery = { page: String(s.page - 1), pageSize: String(s.pageSize), sort: s.sort, order: s.order };
+  const q: ListQuery = { page: s.page - 1, pageSize: s.pageSize, sort: s.sort, order: s.order };
   if (s.q.trim()) q.q = s.q.trim();
   if (s.tags.length) q[s.match === "all" ? "globalTags" : "tags"] = s.tags.join(",");
   return q;

@@ -9,6 +9,6 @@ export const TAGS_KEY = "tags";
 export function useAllTags() {
   return useQuery<Tag[]>({
     queryKey: [TAGS_KEY, "all"],
-    queryFn: async () => (await call(api.GET("/api/user/tags", { params: { query: { pageSize: "100", sort: "name" } } }))).items,
+    queryFn: async () => (await call(api.GET("/api/user/tags", { params: { query: { pageSize: 100, sort: "name" } } }))).items,
   });
 }
