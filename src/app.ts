@@ -58,6 +58,7 @@ export function createServices(rt: Runtime) {
   const sandbox = new ScriptPool({
     workers: rt.config.scripts.workers,
     queueLimit: rt.config.scripts.queue_limit,
+    queueLimitPerOwner: rt.config.scripts.queue_limit_per_user,
     db: rt.db,
     allowPrivate: rt.config.network.allow_private_targets,
     log: rt.log,

@@ -115,6 +115,7 @@ export const ConfigSchema = T.Object(
     scripts: section({
       workers: T.Integer({ minimum: 0, maximum: 256, default: 0 }),
       queue_limit: T.Integer({ minimum: 1, default: 1000 }),
+      queue_limit_per_user: T.Integer({ minimum: 1, default: 250 }),
     }),
     subscriptions: section({
       default_tier: T.Union(TIERS.map((x) => T.Literal(x)), { default: "basic" }),

@@ -16,6 +16,27 @@
 // - Stack: setMaxStackSize. A native stack overflow inside the WebAssembly code (see DEFAULT_STACK_KIB) ends only
 //   its execution (contain()); any other trap leaves the instance untrustworthy: the engine reports "poisoned"
 //   and the pool replaces the worker.
+//
+// Resuming from the interrupt handler (fairness between owners, see pool.ts "Fairness")
+// A parked execution's runtime lives in this worker's memory and cannot move to another thread, and the thread is
+// held by whatever slice runs: without help, a job of user B that awaits a KV result or a timer would resume only
+// once user A's `while (true) {}` on the same worker hit its time limit. So QuickJS's interrupt handler of a slice
+// that has run NEST_AFTER_MS polls (at most every NEST_POLL_MS) for parked executions that can go on: the pool
+// sends op results on a MessagePort of their own and counts them in a shared cell, so they are taken synchronously
+// (receiveMessageOnPort) while the thread is busy; timers are due by their time. Such an execution runs its slice
+// right there, nested above the interrupted one: a different runtime of the same module, entered from a host
+// callback as any host function would, on the same emscripten stack above the interrupted frames (QuickJS sets
+// each runtime's stack limit from where it is entered, so the nested one keeps its whole stack). Who may go first:
+// an execution of another owner (never one of an owner already on the slice stack) whose owner has used less of
+// this worker's time recently (decayed, half-life USAGE_HALF_LIFE_MS) than the interrupted slice's owner,
+// including that slice's time so far: a looping user's resumed jobs do not cut into other users' long slices, other
+// users' jobs cut into the loop. The slices held below do not run meanwhile: their deadlines move by the time held
+// (the pool's backstop too: "freeze"/"thaw"), their owner is not charged for it. Not deeper than MAX_NEST slices,
+// and not while the interrupted slice's stack is deeper than NEST_STACK_BYTES (its native frames plus the nested
+// slice's could exhaust the thread's stack; contain() would still hold, ending the nested one). A native stack
+// overflow inside a nested slice is contained as elsewhere, with the stack pointer put back where that slice was
+// entered; what cannot run nested (an op result of an owner on the stack) waits in `inbox` until the thread is free.
+import { receiveMessageOnPort } from "node:worker_threads";
 import {
   newQuickJSWASMModuleFromVariant,
   newVariant,
@@ -53,6 +74,16 @@ const MAX_MESSAGE = 1000;
 const MAX_STACK_LINES = 20;
 const MAX_STACK_CHARS = 2000;
 const LEVELS = new Set(["log", "info", "warn", "error", "debug"]);
+/** Resuming parked executions from the interrupt handler (see the header): after the running slice has run this
+ *  long, polling at most this often, at most this many slices deep, and only while the slices below use at most
+ *  this much of the emscripten stack. */
+const NEST_AFTER_MS = 5;
+const NEST_POLL_MS = 1;
+const MAX_NEST = 4;
+const NEST_STACK_BYTES = 64 * 1024;
+/** Running time per owner, halved every USAGE_HALF_LIFE_MS; at most MAX_USAGE owners remembered. */
+const USAGE_HALF_LIFE_MS = 10_000;
+const MAX_USAGE = 4096;
 
 const utf8 = new TextEncoder();
 const utf8Lenient = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
@@ -76,9 +107,12 @@ interface Exec {
   logs: LogEntry[];
   ops: Map<number, QuickJSDeferredPromise>;
   opSeq: number;
-  sleeps: Map<number, { d: QuickJSDeferredPromise; timer: ReturnType<typeof setTimeout> }>;
+  /** Pending timers: `at` is when it is due (Date.now() time). */
+  sleeps: Map<number, { d: QuickJSDeferredPromise; timer: ReturnType<typeof setTimeout>; at: number }>;
   deadlineTimer: ReturnType<typeof setTimeout> | null;
   parked: boolean;
+  /** Its slice is held below a nested one (see "Resuming from the interrupt handler"); a count of such slices. */
+  frozen: number;
   finished: boolean;
   reason: Reason | null;
   /** Bytes of WebAssembly memory growth charged to this execution. */
@@ -126,7 +160,25 @@ export class Engine {
   private mod: QuickJSWASMModule | null = null;
   private memory: WebAssembly.Memory | null = null;
   private readonly execs = new Map<number, Exec>();
+  /** The execution whose slice runs (the top of `stack`). */
   private current: Exec | null = null;
+  /** Executions whose slice is on the thread, outermost first (nested slices above, see the header). */
+  private readonly stack: Exec[] = [];
+  /** The stack pointer where each nested slice was entered (contain() puts it back there). */
+  private readonly nestSp: number[] = [];
+  /** emscripten's stackSave (null: no nesting). */
+  private saveSp: (() => number) | null = null;
+  /** Op results come on this port; `mail[mailCell]` counts them (see the header). */
+  private replies: MessagePort | null = null;
+  private mail: Int32Array | null = null;
+  private mailCell = 0;
+  private mailSeen = 0;
+  /** Op results taken from the port, not run yet (oldest first). */
+  private inbox: OpReply[] = [];
+  private drainScheduled = false;
+  private nextPoll = 0;
+  /** Decayed running time (ms) per owner on this worker, as of `at` (performance.now()). */
+  private readonly usage = new Map<string, { ms: number; at: number }>();
   private reapList: Exec[] = [];
   private poisoned = false;
   /** A failure inside a host callback that QuickJS must not run on after (a native stack overflow, a glue error):
@@ -202,6 +254,7 @@ export class Engine {
     }
     this.guard();
     this.stackTop = stackPointer(this.instance);
+    if (this.stackTop !== null) this.saveSp = (this.instance!.exports as Record<string, () => number>).Oa!;
     await sodiumReady();
     if (snapshot) {
       try {
@@ -243,7 +296,26 @@ export class Engine {
   }
 
   handle(msg: MainToWorker): void {
-    if (msg.t === "op-result") this.opResult(msg);
+    if (msg.t === "op-result") {
+      this.inbox.push(msg);
+      this.drain();
+    }
+  }
+
+  /** The port op results arrive on, and the shared cell that counts them (see the header). */
+  attach(replies: MessagePort, cells: Int32Array, mailCell: number): void {
+    this.replies = replies;
+    this.mail = cells;
+    this.mailCell = mailCell;
+    replies.onmessage = (e: { data: unknown }) => {
+      this.inbox.push(e.data as OpReply);
+      this.drain();
+    };
+  }
+
+  /** Runs the op results waiting in `inbox`, oldest first; only while no slice runs. */
+  private drain(): void {
+    while (this.inbox.length > 0 && this.current === null) this.opResult(this.inbox.shift()!);
   }
 
   /** Starts a job (see wire.ts decodeRun). */
@@ -329,7 +401,9 @@ export class Engine {
     if (exec.finished || this.poisoned) return;
     exec.parked = false;
     exec.sliceStart = performance.now();
+    const outer = this.current;
     this.current = exec;
+    this.stack.push(exec);
     try {
       try {
         fn();
@@ -345,9 +419,44 @@ export class Engine {
       this.fault = null;
       if (!isNativeOverflow(fault) || !this.contain(exec)) this.poison(exec, fault);
     } finally {
-      this.current = null;
+      this.stack.pop();
+      this.current = outer;
+      this.charge(exec, performance.now());
     }
     this.reap();
+    if (outer === null && this.inbox.length > 0 && !this.drainScheduled) {
+      // op results taken while the thread was held that could not run nested
+      this.drainScheduled = true;
+      setImmediate(() => {
+        this.drainScheduled = false;
+        this.drain();
+      });
+    }
+  }
+
+  /** Adds the slice that ended at `end` to its owner's running time (see "Resuming from the interrupt handler"). */
+  private charge(exec: Exec, end: number): void {
+    const owner = exec.job.owner;
+    if (!owner) return;
+    let u = this.usage.get(owner);
+    if (u === undefined) {
+      if (this.usage.size >= MAX_USAGE) {
+        for (const [o, v] of this.usage) if (v.ms * 0.5 ** ((end - v.at) / USAGE_HALF_LIFE_MS) < 1) this.usage.delete(o);
+        if (this.usage.size >= MAX_USAGE) this.usage.clear();
+      }
+      u = { ms: 0, at: end };
+      this.usage.set(owner, u);
+    } else if (end - u.at > 1) {
+      u.ms *= 0.5 ** ((end - u.at) / USAGE_HALF_LIFE_MS);
+      u.at = end;
+    }
+    u.ms += end - exec.sliceStart;
+  }
+
+  /** An owner's decayed running time at `now` (performance.now()); 0 for jobs without owner. */
+  private usageOf(owner: string, now: number): number {
+    const u = owner ? this.usage.get(owner) : undefined;
+    return u === undefined ? 0 : u.ms * 0.5 ** ((now - u.at) / USAGE_HALF_LIFE_MS);
   }
 
   private pump(exec: Exec): void {
@@ -404,7 +513,7 @@ export class Engine {
 
   private interrupt(exec: Exec): boolean {
     this.onRunning?.();
-    if (exec.finished || exec.reason !== null) return true;
+    if (exec.finished || exec.reason !== null || this.poisoned) return true;
     const now = Date.now();
     if (now >= exec.deadline) {
       exec.reason ??= "timeout";
@@ -418,14 +527,96 @@ export class Engine {
       }
     }
     if (now >= this.watchdogAt) this.watchdog(now);
+    if (now >= this.nextPoll && this.execs.size > this.stack.length) {
+      this.resumeOthers(exec, now);
+      return exec.finished || this.poisoned;
+    }
     return false;
+  }
+
+  /** From the interrupt handler of `top`'s slice: runs, nested above it, the slices of parked executions that can
+   *  go on and may go first (see "Resuming from the interrupt handler"). */
+  private resumeOthers(top: Exec, now: number): void {
+    const perf = performance.now();
+    if (perf - top.sliceStart < NEST_AFTER_MS) return;
+    this.nextPoll = now + NEST_POLL_MS;
+    if (this.stack.length > MAX_NEST || this.draining || this.fault !== null || this.saveSp === null || this.stackTop === null) return;
+    if (this.stackTop - this.saveSp() > NEST_STACK_BYTES) return;
+    this.takeMail();
+    const limit = this.usageOf(top.job.owner, perf) + (perf - top.sliceStart);
+    const stackOwners = this.stack.map((e) => e.job.owner).filter((o) => o !== "");
+    const mayGo = (b: Exec) => b.parked && !b.finished && !stackOwners.includes(b.job.owner) && this.usageOf(b.job.owner, perf) < limit;
+    for (let i = 0; i < this.inbox.length; ) {
+      const msg = this.inbox[i]!;
+      const b = this.execs.get(msg.id);
+      if (b === undefined || b.finished) {
+        this.inbox.splice(i, 1); // its execution ended: nothing waits for it
+        continue;
+      }
+      if (!mayGo(b)) {
+        i++;
+        continue;
+      }
+      this.inbox.splice(i, 1);
+      this.nested(() => this.opResult(msg));
+      if (top.finished || this.poisoned || this.draining) return;
+    }
+    for (const b of this.execs.values()) {
+      if (b.sleeps.size === 0 || !mayGo(b)) continue;
+      let due: number | null = null;
+      let at = Infinity;
+      for (const [id, sl] of b.sleeps) {
+        if (sl.at < at) {
+          at = sl.at;
+          due = id;
+        }
+      }
+      if (due === null || at > Date.now()) continue;
+      const id = due;
+      this.nested(() => this.fireSleep(b, id)); // one per poll: the slice may have set new timers
+      if (top.finished || this.poisoned || this.draining) return;
+    }
+  }
+
+  /** Takes the op results the pool sent since the last look (see "Resuming from the interrupt handler"). */
+  private takeMail(): void {
+    const mail = this.mail;
+    if (mail === null || this.replies === null) return;
+    const n = Atomics.load(mail, this.mailCell);
+    if (n === this.mailSeen) return;
+    this.mailSeen = n;
+    for (let m = receiveMessageOnPort(this.replies); m !== undefined; m = receiveMessageOnPort(this.replies)) this.inbox.push(m.message as OpReply);
+  }
+
+  /** Runs `fn` (a slice of another execution) above the slices on the stack, which are held meanwhile: their
+   *  deadlines move by the time held, and so does the pool's backstop (freeze/thaw); their owners are not charged. */
+  private nested(fn: () => void): void {
+    const held: Exec[] = [];
+    for (const e of this.stack) if (e.frozen++ === 0) held.push(e);
+    const ids = held.map((e) => e.id);
+    if (ids.length > 0) this.send({ t: "freeze", ids });
+    this.nestSp.push(this.saveSp!());
+    const t0 = performance.now();
+    try {
+      fn();
+    } finally {
+      this.nestSp.pop();
+      const ms = performance.now() - t0;
+      for (const e of this.stack) e.frozen--;
+      for (const e of held) {
+        e.deadline += ms;
+        e.sliceStart += ms;
+      }
+      if (ids.length > 0) this.send({ t: "thaw", ids, ms: Math.ceil(ms) });
+      this.onRunning?.();
+    }
   }
 
   /** Ends executions whose deadline passed while another one held the thread. */
   private watchdog(now: number): void {
     let next = Infinity;
     for (const e of this.execs.values()) {
-      if (e.finished || e === this.current) continue;
+      if (e.finished || e === this.current || e.frozen > 0) continue;
       if (now >= e.deadline) this.finishError(e, timeoutError());
       else next = Math.min(next, e.deadline);
     }
@@ -451,6 +642,12 @@ export class Engine {
   private timeUp(exec: Exec): void {
     exec.deadlineTimer = null;
     if (exec.finished || this.poisoned) return;
+    const left = exec.deadline - Date.now();
+    if (left > 0) {
+      // moved while its slice was held below a nested one (see nested())
+      exec.deadlineTimer = setTimeout(() => this.timeUp(exec), left);
+      return;
+    }
     this.finishError(exec, timeoutError());
     this.reap();
   }
@@ -624,9 +821,11 @@ export class Engine {
    */
   private contain(exec: Exec): boolean {
     const restore = (this.instance?.exports as Record<string, unknown> | undefined)?.Ma;
-    if (this.stackTop === null || typeof restore !== "function" || !this.execs.has(exec.id)) return false;
-    (restore as (sp: number) => void)(this.stackTop);
-    if (stackPointer(this.instance) !== this.stackTop) return false;
+    // a nested slice's frames start where it was entered: the slices below it keep theirs
+    const entry = this.nestSp.length > 0 ? this.nestSp[this.nestSp.length - 1]! : this.stackTop;
+    if (entry === null || typeof restore !== "function" || !this.execs.has(exec.id)) return false;
+    (restore as (sp: number) => void)(entry);
+    if (stackPointer(this.instance) !== entry) return false;
     this.execs.delete(exec.id);
     if (exec.deadlineTimer) clearTimeout(exec.deadlineTimer);
     for (const sl of exec.sleeps.values()) clearTimeout(sl.timer);
@@ -734,7 +933,7 @@ export class Engine {
     const refs = rtInternals.hostRefs;
     const usageInternals = ctx as unknown as { ffi?: { QTS_RuntimeComputeMemoryUsage?: unknown }; getMemory?: unknown };
     // The record of the executions that will run on this runtime; the job is a placeholder until the first one.
-    const exec = newExec({ t: "run", id: 0, cell: 0, token: 0, source: "", context: { json: "null", paths: [], bytes: [] }, memoryBytes: 0, timeoutMs: 0, stackBytes: 0, kv: false, proxy: false });
+    const exec = newExec({ t: "run", id: 0, cell: 0, token: 0, source: "", context: { json: "null", paths: [], bytes: [] }, memoryBytes: 0, timeoutMs: 0, stackBytes: 0, kv: false, proxy: false, owner: "" });
     const discard = (): null => {
       for (const h of exec.handles) if (h.alive) h.dispose();
       ctx.dispose();
@@ -1195,22 +1394,27 @@ export class Engine {
       const remaining = Math.max(0, exec.deadline - Date.now());
       const delay = Math.min(Math.max(0, Number.isFinite(requested) ? requested : 0), remaining);
       const d = ctx.newPromise();
-      const timer = setTimeout(() => {
-        if (!exec.sleeps.has(id) || exec.finished) return;
-        if (Date.now() >= exec.deadline) {
-          // Clamped to the remaining time: the run is over (the deferred is freed with the execution).
-          this.timeUp(exec);
-          return;
-        }
-        exec.sleeps.delete(id);
-        if (exec.parked) this.send({ t: "wake", id: exec.id });
-        this.slice(exec, () => {
-          d.resolve();
-          d.dispose();
-        });
-      }, delay);
-      exec.sleeps.set(id, { d, timer });
+      const timer = setTimeout(() => this.fireSleep(exec, id), delay);
+      exec.sleeps.set(id, { d, timer, at: Date.now() + delay });
       return d.handle;
+    });
+  }
+
+  /** Timer `id` of `exec` is due (its setTimeout, or resumeOthers while another slice holds the thread). */
+  private fireSleep(exec: Exec, id: number): void {
+    const s = exec.sleeps.get(id);
+    if (s === undefined || exec.finished) return;
+    if (Date.now() >= exec.deadline) {
+      // Clamped to the remaining time: the run is over (the deferred is freed with the execution).
+      this.timeUp(exec);
+      return;
+    }
+    clearTimeout(s.timer);
+    exec.sleeps.delete(id);
+    if (exec.parked) this.send({ t: "wake", id: exec.id });
+    this.slice(exec, () => {
+      s.d.resolve();
+      s.d.dispose();
     });
   }
 
@@ -1816,6 +2020,7 @@ function resetExec(exec: Exec, job: RunJob): Exec {
   exec.sleeps = new Map();
   exec.deadlineTimer = null;
   exec.parked = false;
+  exec.frozen = 0;
   exec.finished = false;
   exec.reason = null;
   exec.grown = 0;

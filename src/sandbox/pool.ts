@@ -1,5 +1,5 @@
 // The script pool (supplement §11.6): the only place user scripts run. A fixed number of Bun worker threads, each
-// with one QuickJS WebAssembly module, a fresh runtime + context per execution; a bounded FIFO queue; host
+// with one QuickJS WebAssembly module, a fresh runtime + context per execution; bounded queues (one per owner); host
 // operations that need the database or the network (Secbox.kv, op_proxy_request) answered here on the main thread.
 // A script never runs on the main thread, so a busy or hostile one cannot block the API event loop.
 //
@@ -16,11 +16,25 @@
 // maxJobsPerWorker jobs (mostly parked ones). Queue wait (including prefetch wait) does not count against a job's
 // limits: the deadline starts at the claim.
 //
-// Fairness: a script cannot be paused or moved, so one that runs long holds its worker until it ends. Owners (users)
-// whose job has run longer than STUCK_MS are "hogging"; queued jobs of other owners go first. If every worker is
-// held by such a job while another owner's job waits, an extra worker starts (at most as many as the pool has; the
-// threads then share the CPUs) and serves those jobs; it ends after EXTRA_IDLE_MS without work. So two endless
-// loops of one user delay other users' scripts by a worker start (~0.1 s), not by the time limit.
+// Fairness (owners: users; ScriptRunRequest.owner, see owners.ts). A script cannot be paused or moved, so one that
+// runs long holds its worker until it ends; what the pool can share fairly is everything around that:
+// - Queue: each owner waits in a FIFO of its own; a free worker takes the job of the owner running the fewest jobs
+//   right now (ties: the oldest job), so one user's flood does not stand in front of another user's job. An owner
+//   may have at most `queueLimitPerOwner` jobs waiting (beyond it: `queue_full` for that owner only), all owners
+//   together `queueLimit`; and at most 3/4 of what the workers hold in them (ownerHeldCap: parked jobs count), so
+//   a user's scripts parked on slow fetches or timers leave room for others.
+// - Hogs: owners whose job has run longer than STUCK_MS are hogging (for HOG_MS after that). Their waiting jobs go
+//   after everyone else's, no other job is offered to wait behind a hog's job, and when every worker is held by a
+//   long job while a job of a non-hog waits, an extra worker starts (at most as many as the pool has; the threads
+//   then share the CPUs) that serves only non-hogs: a user's loops hold at most the regular workers, never the
+//   extra ones. Extra workers end after EXTRA_IDLE_MS without work (EXTRA_HOG_IDLE_MS while someone hogs).
+// - Parked jobs: a job waiting for a KV result or a timer lives in its worker's memory. When another user's long
+//   job holds that worker, the job resumes from inside the running job's QuickJS interrupt handler, nested above
+//   it (engine.ts "Resuming from the interrupt handler"): op results go to each worker on a MessagePort of its own,
+//   counted in a shared cell (MAIL_CELL), so the worker can take them while a script holds its thread. A held job's
+//   deadline and backstop move by the time it was held ("freeze"/"thaw").
+// So a user looping at their in-flight limit delays other users' scripts by an extra worker's start (~0.1 s, once),
+// not by the time limit; a user's own jobs still queue behind their own loops.
 //
 // Failure handling: a worker that reports itself poisoned (a trap inside the WebAssembly code), errors, exits, or
 // does not answer a job by its deadline + backstopGraceMs is terminated and replaced; its unfinished jobs end with
@@ -34,6 +48,7 @@ import type { Logger } from "../platform/log";
 import { outboundFetch } from "../platform/net/client";
 import { systemClock, type Clock } from "../platform/runtime";
 import { KvError, KvService } from "./kv";
+import { OwnerQueues, type Owner } from "./owners";
 import type { MainToWorker, OpReply, WorkerToMain } from "./protocol";
 import { ProxyError, runProxy, type OutboundFetch } from "./proxy";
 import { DEFAULT_KV_LIMITS, DEFAULT_STACK_KIB, type KvLimits, type LogEntry, type ScriptError, type ScriptRunRequest, type ScriptRunResult } from "./types";
@@ -44,6 +59,9 @@ export interface ScriptPoolOptions {
   workers: number;
   /** `scripts.queue_limit`: jobs waiting for a worker; beyond it run() answers `queue_full` at once. */
   queueLimit: number;
+  /** `scripts.queue_limit_per_user`: jobs of one owner waiting for a worker; beyond it run() answers that owner
+   *  `queue_full` while others are still queued. Default (and at most) `queueLimit`. */
+  queueLimitPerOwner?: number;
   /** Database for Secbox.kv; without it KV calls fail. */
   db?: Db;
   /** `network.allow_private_targets` for op_proxy_request. */
@@ -88,10 +106,12 @@ interface Job {
   offered: boolean;
   /** Offered while the worker was busy: counts as queued until claimed or revoked. */
   prefetched: boolean;
-  /** req.owner, or a key of its own (see "Fairness"). */
-  owner: string;
+  /** req.owner's record, or one of its own (see "Fairness"). */
+  owner: Owner;
   cell: number;
   token: number;
+  /** Its backstop while its slice is held below a nested one (see "freeze" in onMessage); null otherwise. */
+  frozenBackstop: number | null;
 }
 
 interface Slot {
@@ -105,8 +125,13 @@ interface Slot {
   active: number;
   /** Jobs sent to the worker whose claim this thread has not seen yet (at most OFFER_DEPTH). */
   offered: Job[];
-  /** Offer cells shared with the worker: a job's token while it is offered, 0 once claimed or revoked. */
+  /** Offer cells shared with the worker: a job's token while it is offered, 0 once claimed or revoked; and
+   *  cells[MAIL_CELL], the count of op results sent on `replies`. */
   cells: Int32Array;
+  /** Op results go to the worker on this port (see engine.ts "Resuming from the interrupt handler"). */
+  replies: MessagePort;
+  /** The worker's end of it, until the init message takes it there. */
+  workerPort: MessagePort | null;
   /** Run messages of this turn, posted together by flush(). */
   outbox: { job: Job; msg: string | unknown[] }[];
   heapBytes: number;
@@ -131,12 +156,17 @@ interface Slot {
  *  through a round trip to this thread under load (see worker.ts HOLD). */
 const OFFER_DEPTH = 16;
 const OFFER_CELLS = 20;
+/** The cell after the offer cells counts the op results sent to the worker. */
+const MAIL_CELL = OFFER_CELLS;
 /** A worker whose running job has run this long is "stuck": its unclaimed offers go back to the queue and it gets
  *  no new ones until that job ends (checked every CHECK_MS). */
 const STUCK_MS = 20;
 const CHECK_MS = 50;
-/** An extra worker (see "Fairness") ends after this long without a job. */
+/** An extra worker (see "Fairness") ends after this long without a job; while an owner hogs, after the longer time. */
 const EXTRA_IDLE_MS = 2000;
+const EXTRA_HOG_IDLE_MS = 30_000;
+/** An owner counts as hogging for this long after it last had a job running longer than STUCK_MS. */
+const HOG_MS = 1000;
 
 const MiB = 1024 * 1024;
 
@@ -158,10 +188,15 @@ export class ScriptPool {
   private readonly slots: Slot[] = [];
   /** Workers finishing their jobs after a contained native stack overflow (see retire()). */
   private readonly retiring = new Set<Slot>();
-  /** Owners with a job running longer than STUCK_MS (updated by check()). */
-  private hogs = new Set<string>();
+  /** Owners hogging (see "Fairness"; updated by check()). */
+  private hogs = new Set<Owner>();
   private extraSpawned = 0;
-  private readonly queue: Job[] = [];
+  /** Jobs waiting for a worker, per owner. */
+  private readonly queues = new OwnerQueues<Job>();
+  private readonly ownerQueueLimit: number;
+  /** Jobs one owner may hold in workers (running + parked + offered): 3/4 of what the workers hold, so a user's
+   *  thousand jobs parked on timers or slow fetches leave room for others. */
+  private readonly ownerHeldCap: number;
   private seq = 0;
   /** Prefetched jobs not yet claimed (they count as queued). */
   private prefetched = 0;
@@ -194,6 +229,8 @@ export class ScriptPool {
     this.recycleBytes = (opts.recycleMib ?? 192) * MiB;
     this.maxJobs = opts.maxJobsPerWorker ?? 64;
     this.grace = opts.backstopGraceMs ?? 3000;
+    this.ownerQueueLimit = Math.max(1, Math.min(opts.queueLimit, opts.queueLimitPerOwner ?? opts.queueLimit));
+    this.ownerHeldCap = Math.max(1, Math.floor((this.size * this.maxJobs * 3) / 4));
     this.kv = opts.db ? new KvService(opts.db, opts.clock ?? systemClock) : null;
     this.kv?.start();
   }
@@ -216,7 +253,7 @@ export class ScriptPool {
       sharedModule: this.wasmModule !== null,
       workers: this.slots.filter((s) => !s.extra).length,
       ready: this.slots.filter((s) => s.ready && !s.dead).length,
-      queued: this.queue.length + this.prefetched,
+      queued: this.queues.size + this.prefetched,
       inFlight: [...this.slots, ...this.retiring].reduce((n, s) => n + s.jobs.size, 0) - this.prefetched,
       replaced: Math.max(0, this.spawned - this.extraSpawned - this.size),
     };
@@ -235,10 +272,15 @@ export class ScriptPool {
   run(req: ScriptRunRequest): Promise<ScriptRunResult> {
     if (this.closed) return Promise.resolve(failure("internal", "Script pool is closed"));
     if (typeof req.source !== "string") return Promise.resolve(failure("error", "Script source must be a string"));
-    if (this.queue.length + this.prefetched >= this.opts.queueLimit) {
+    const id = ++this.seq;
+    const owner = this.queues.owner(typeof req.owner === "string" ? req.owner : `\0job ${id}`);
+    if (this.full(owner)) {
       // Prefetched jobs may have been claimed since this thread last looked.
       for (const slot of this.slots) this.refresh(slot);
-      if (this.queue.length + this.prefetched >= this.opts.queueLimit) return Promise.resolve(failure("queue_full", "Script queue is full"));
+      if (this.full(owner)) {
+        this.queues.release(owner, Date.now());
+        return Promise.resolve(failure("queue_full", "Script queue is full"));
+      }
     }
     this.startWorkers();
     const memoryMib = Number.isFinite(req.limits.memoryMib) && req.limits.memoryMib > 0 ? req.limits.memoryMib : 10;
@@ -247,11 +289,12 @@ export class ScriptPool {
       context = pack(req.context ?? null);
     } catch (err) {
       // values JSON cannot hold (BigInt, cycles)
+      this.queues.release(owner, Date.now());
       return Promise.resolve(failure("error", `Script context must be data: ${err instanceof Error ? err.message : String(err)}`));
     }
     return new Promise<ScriptRunResult>((resolve) => {
       const job: Job = {
-        id: ++this.seq,
+        id,
         req,
         context,
         memoryBytes: Math.floor(memoryMib * MiB) + packedBytes(context),
@@ -266,14 +309,20 @@ export class ScriptPool {
         runningSince: 0,
         offered: false,
         prefetched: false,
-        owner: typeof req.owner === "string" ? req.owner : `\0job ${this.seq}`,
+        owner,
         cell: -1,
         token: 0,
+        frozenBackstop: null,
       };
-      this.queue.push(job);
+      this.queues.push(job);
       this.busy();
       this.dispatch();
     });
+  }
+
+  /** The queue (all owners') or `owner`'s share of it is full. */
+  private full(owner: Owner): boolean {
+    return this.queues.size + this.prefetched >= this.opts.queueLimit || this.queues.waiting(owner) >= this.ownerQueueLimit;
   }
 
   async close(): Promise<void> {
@@ -282,7 +331,7 @@ export class ScriptPool {
     this.kv?.stop();
     if (this.watch) clearInterval(this.watch);
     this.watch = null;
-    for (const job of this.queue.splice(0)) job.resolve(failure("internal", "Script pool is closed"));
+    for (const job of this.queues.drain()) job.resolve(failure("internal", "Script pool is closed"));
     for (const slot of [...this.slots, ...this.retiring]) {
       slot.dead = true;
       for (const job of slot.jobs.values()) {
@@ -290,7 +339,7 @@ export class ScriptPool {
         this.settle(job, failure("internal", "Script pool is closed"));
       }
       slot.jobs.clear();
-      slot.worker.terminate();
+      kill(slot);
     }
   }
 
@@ -301,10 +350,13 @@ export class ScriptPool {
    *  code between threads). Their threads start at once; only their init message waits for the module. */
   private spawn(extra = false): Slot {
     const worker = new Worker(workerEntry());
-    const cells = new Int32Array(new SharedArrayBuffer(OFFER_CELLS * 4));
+    const cells = new Int32Array(new SharedArrayBuffer((OFFER_CELLS + 1) * 4));
+    const channel = new MessageChannel();
     const slot: Slot = {
       n: ++this.spawned,
       worker,
+      replies: channel.port1,
+      workerPort: channel.port2,
       ready: false,
       dead: false,
       jobs: new Map(),
@@ -340,14 +392,19 @@ export class ScriptPool {
 
   private init(slot: Slot): void {
     slot.awaitingModule = false;
+    const port = slot.workerPort;
+    if (port === null) return;
+    slot.workerPort = null;
     const init: MainToWorker = {
       t: "init",
       memoryMib: this.workerMemoryMib,
       cells: slot.cells.buffer as SharedArrayBuffer,
+      mailCell: MAIL_CELL,
+      replies: port,
       module: this.wasmModule ?? undefined,
       snapshot: this.snapshot,
     };
-    slot.worker.postMessage(init);
+    slot.worker.postMessage(init, [port]);
   }
 
   /** The compiling worker is done (module null: it failed): release the workers waiting for it. */
@@ -366,15 +423,14 @@ export class ScriptPool {
     this.retiring.delete(slot);
     if (!this.closed) this.opts.log.warn("sandbox worker replaced", { reason: reason.slice(0, 200) });
     if (this.compiling === slot) this.compiled(null);
-    // Offers the worker never claimed go back to the head of the queue, oldest first.
-    const back: Job[] = [];
-    for (const job of [...slot.offered]) if (this.revoke(slot, job)) back.push(job);
-    if (back.length > 0 && !this.closed) this.queue.unshift(...back.sort((a, b) => a.id - b.id));
+    // Offers the worker never claimed go back to their owners' queues, in their place.
+    for (const job of [...slot.offered]) if (this.revoke(slot, job) && !this.closed) this.queues.push(job);
     for (const job of slot.jobs.values()) {
+      this.left(job);
       this.settle(job, job === stuck ? failure("timeout", "Script timed out") : failure("internal", "Script worker failed and was restarted; try again"));
     }
     slot.jobs.clear();
-    slot.worker.terminate();
+    kill(slot);
     this.succeed(slot);
     this.dispatch();
   }
@@ -401,12 +457,8 @@ export class ScriptPool {
     slot.retiring = true;
     slot.stuck = false;
     this.retiring.add(slot);
-    // offers it will not claim go back to the head of the queue
-    const back = [...slot.offered].filter((job) => this.revoke(slot, job));
-    if (back.length > 0) {
-      this.queue.unshift(...back);
-      this.queue.sort((a, b) => a.id - b.id);
-    }
+    // offers it will not claim go back to their owners' queues
+    for (const job of [...slot.offered]) if (this.revoke(slot, job)) this.queues.push(job);
     if (this.compiling === slot) this.compiled(null);
     this.succeed(slot);
     this.retired(slot);
@@ -418,7 +470,7 @@ export class ScriptPool {
     if (!slot.retiring || slot.dead || slot.jobs.size > 0) return;
     slot.dead = true;
     this.retiring.delete(slot);
-    slot.worker.terminate();
+    kill(slot);
   }
 
   /** Notes the claims of offered jobs that the worker made since this thread last looked. */
@@ -445,6 +497,7 @@ export class ScriptPool {
     if (job.prefetched) {
       job.prefetched = false;
       this.prefetched--;
+      job.owner.prefetched--;
     }
     const i = slot.offered.indexOf(job);
     if (i >= 0) slot.offered.splice(i, 1);
@@ -460,20 +513,34 @@ export class ScriptPool {
     this.unoffer(slot, job);
     slot.jobs.delete(job.id);
     job.slot = null;
+    job.owner.held--;
+    job.owner.running--;
     return true;
+  }
+
+  /** `job` left its worker (done, failed, or its worker gone): its owner's counts. */
+  private left(job: Job): void {
+    const o = job.owner;
+    o.held--;
+    if (!job.parked) o.running--;
+    if (o.held === 0) this.queues.release(o, Date.now());
   }
 
   private dispatch(): void {
     if (this.closed) return;
     for (const s of this.slots) this.refresh(s);
-    for (;;) {
+    /** Workers the waiting jobs may not go to (an extra worker while only hogs wait). */
+    let skip: Slot[] | null = null;
+    while (this.queues.size > 0 || this.prefetched > 0) {
       // the least loaded live worker: running + offered jobs; ties go to the one holding fewer jobs
       let best: Slot | null = null;
       let bestLoad = Infinity;
       for (const s of this.slots) {
         if (!s.ready || s.dead || s.stuck || s.jobs.size >= this.maxJobs || s.offered.length >= OFFER_DEPTH) continue;
         const load = s.active + s.offered.length;
-        if (load >= OFFER_DEPTH) continue;
+        if (load >= OFFER_DEPTH || (skip !== null && skip.includes(s))) continue;
+        // While an owner hogs, no job waits behind one of its jobs: that one may run long.
+        if (load > 0 && this.hogs.size > 0 && this.holdsHog(s)) continue;
         // ties: fewer jobs held (parked ones), then the worker that ran last (its caches are warm)
         if (load < bestLoad || (load === bestLoad && (s.jobs.size < best!.jobs.size || (s.jobs.size === best!.jobs.size && s.lastIdleDispatch > best!.lastIdleDispatch)))) {
           best = s;
@@ -481,6 +548,7 @@ export class ScriptPool {
         }
       }
       if (!best) return;
+      const eligible = best.extra ? this.forExtra : this.forRegular;
       if (bestLoad === 0) {
         // An idle worker: the oldest waiting job, which may be one offered to a busy worker and not yet claimed.
         let oldest: Job | null = null;
@@ -488,26 +556,40 @@ export class ScriptPool {
           if (s === best) continue;
           for (const j of s.offered) if (j.prefetched && (!oldest || j.id < oldest.id)) oldest = j;
         }
-        if (oldest && (this.queue.length === 0 || oldest.id < this.queue[0]!.id) && this.revoke(oldest.slot!, oldest)) {
-          best.lastIdleDispatch = ++this.dispatchTick;
-          this.assign(best, oldest);
-          continue;
+        if (oldest && eligible(oldest.owner) >= 0) {
+          const head = this.queues.next(eligible, true);
+          if ((!head || oldest.id < head.id) && this.revoke(oldest.slot!, oldest)) {
+            best.lastIdleDispatch = ++this.dispatchTick;
+            this.assign(best, oldest);
+            continue;
+          }
         }
       }
-      const job = this.next();
-      if (!job) return;
+      const job = this.queues.next(eligible);
+      if (!job) {
+        (skip ??= []).push(best);
+        continue;
+      }
       if (bestLoad === 0) best.lastIdleDispatch = ++this.dispatchTick;
       this.assign(best, job);
     }
   }
 
-  /** The oldest queued job whose owner is not hogging a worker, else the oldest (see "Fairness"). */
-  private next(): Job | undefined {
-    if (this.hogs.size > 0) {
-      const i = this.queue.findIndex((j) => !this.hogs.has(j.owner));
-      if (i > 0) return this.queue.splice(i, 1)[0];
-    }
-    return this.queue.shift();
+  /** Which waiting owners a regular worker takes, in which rank (see OwnerQueues.next): hogs after the others, and
+   *  nobody beyond their share of the workers' jobs. An extra worker takes no hog's job (see "Fairness"). */
+  private readonly forRegular = (o: Owner): number => (o.held >= this.ownerHeldCap ? -1 : this.hogs.size > 0 && this.hogs.has(o) ? 1 : 0);
+  private readonly forExtra = (o: Owner): number => (o.held >= this.ownerHeldCap || (this.hogs.size > 0 && this.hogs.has(o)) ? -1 : 0);
+
+  /** `slot` runs (or was offered) a job of a hogging owner. */
+  private holdsHog(slot: Slot): boolean {
+    for (const j of slot.jobs.values()) if (!j.parked && this.hogs.has(j.owner)) return true;
+    return false;
+  }
+
+  /** `slot` runs a job that has run longer than STUCK_MS. */
+  private runsLong(slot: Slot, now: number): boolean {
+    for (const j of slot.jobs.values()) if (!j.offered && !j.parked && now - j.runningSince > STUCK_MS) return true;
+    return false;
   }
 
   private timeoutOf(job: Job): number {
@@ -521,7 +603,7 @@ export class ScriptPool {
     }
     if (cell < 0) {
       // cannot happen (OFFER_DEPTH < OFFER_CELLS); keep the job queued
-      this.queue.unshift(job);
+      this.queues.push(job);
       return;
     }
     job.slot = slot;
@@ -530,7 +612,12 @@ export class ScriptPool {
     job.token = (job.id % 0x7ffffffe) + 1;
     job.offered = true;
     job.prefetched = slot.active + slot.offered.length > 0;
-    if (job.prefetched) this.prefetched++;
+    if (job.prefetched) {
+      this.prefetched++;
+      job.owner.prefetched++;
+    }
+    job.owner.held++;
+    job.owner.running++;
     // An idle worker claims at once; a prefetched job's backstop starts once it can be claimed (see check()).
     job.backstopAt = job.prefetched ? Infinity : job.dispatchedAt + this.timeoutOf(job) + this.grace;
     slot.offered.push(job);
@@ -547,6 +634,7 @@ export class ScriptPool {
         stackBytes: Math.max(16, Math.floor(req.limits.stackKiB ?? DEFAULT_STACK_KIB)) * 1024,
         kv: req.kvOwner !== undefined,
         proxy: req.proxy !== false,
+        owner: typeof req.owner === "string" ? req.owner : "",
       },
       job.context,
     );
@@ -578,6 +666,7 @@ export class ScriptPool {
             Atomics.store(slot.cells, job.cell, 0);
             this.unoffer(slot, job);
             slot.jobs.delete(job.id);
+            this.left(job);
             this.settle(job, failure("error", `Script context must be data: ${err instanceof Error ? err.message : String(err)}`));
           }
         }
@@ -593,24 +682,27 @@ export class ScriptPool {
   /** Backstop of in-flight jobs, fairness (see "Fairness"); stops the timer once the pool is idle. */
   private check(): void {
     const now = Date.now();
-    let pending = this.queue.length;
+    let pending = this.queues.size;
     let moved = false;
-    const hogs = new Set<string>();
+    const hogs = new Set<Owner>();
     for (const slot of [...this.slots, ...this.retiring]) {
       this.refresh(slot);
-      for (const job of slot.jobs.values()) if (!job.offered && !job.parked && now - job.runningSince > STUCK_MS) hogs.add(job.owner);
+      for (const job of slot.jobs.values()) {
+        if (!job.offered && !job.parked && now - job.runningSince > STUCK_MS) {
+          job.owner.hogUntil = now + HOG_MS;
+          hogs.add(job.owner);
+        }
+      }
       // a prefetched job whose worker has nothing running must be claimed by now + its time
       if (slot.active === 0) for (const job of slot.offered) if (job.backstopAt === Infinity) job.backstopAt = now + this.timeoutOf(job) + this.grace;
       // A long-running job: the jobs offered behind it run elsewhere (a CPU-bound script delays only itself).
-      let running = Infinity;
-      for (const job of slot.jobs.values()) if (!job.offered && !job.parked) running = Math.min(running, job.runningSince);
-      slot.stuck = !slot.dead && now - running > STUCK_MS;
+      slot.stuck = !slot.dead && this.runsLong(slot, now);
       if (slot.stuck && slot.offered.length > 0) {
-        const back = [...slot.offered].filter((job) => this.revoke(slot, job));
-        if (back.length > 0) {
-          this.queue.unshift(...back);
-          this.queue.sort((a, b) => a.id - b.id);
-          moved = true;
+        for (const job of [...slot.offered]) {
+          if (this.revoke(slot, job)) {
+            this.queues.push(job);
+            moved = true;
+          }
         }
       }
       for (const job of slot.jobs.values()) {
@@ -622,30 +714,35 @@ export class ScriptPool {
       pending += slot.jobs.size;
       if (slot.jobs.size > 0) slot.busyAt = now;
     }
+    for (const o of this.hogs) {
+      if (o.hogUntil > now) hogs.add(o);
+      else this.queues.release(o, now);
+    }
     this.hogs = hogs;
     this.fairShare(now);
     if (moved) this.dispatch();
     // (an extra worker keeps the timer until fairShare() ends it)
-    if (pending === 0 && this.watch && !this.slots.some((s) => s.extra)) {
+    if (pending === 0 && this.hogs.size === 0 && this.watch && !this.slots.some((s) => s.extra)) {
       clearInterval(this.watch);
       this.watch = null;
     }
   }
 
   /** Starts an extra worker when every worker is held by a long job while another owner's job waits; ends extra
-   *  workers idle for EXTRA_IDLE_MS (see "Fairness"). */
+   *  workers idle for EXTRA_IDLE_MS (EXTRA_HOG_IDLE_MS while an owner hogs; see "Fairness"). */
   private fairShare(now: number): void {
     if (this.closed) return;
+    const idleFor = this.hogs.size > 0 ? EXTRA_HOG_IDLE_MS : EXTRA_IDLE_MS;
     for (const s of [...this.slots]) {
-      if (s.extra && !s.dead && s.jobs.size === 0 && now - s.busyAt > EXTRA_IDLE_MS) {
+      if (s.extra && !s.dead && s.jobs.size === 0 && now - s.busyAt > idleFor) {
         s.dead = true;
         this.slots.splice(this.slots.indexOf(s), 1);
-        s.worker.terminate();
+        kill(s);
       }
     }
-    if (this.queue.length === 0 || this.slots.some((s) => !s.dead && (!s.ready || !s.stuck))) return;
+    if (this.queues.size === 0 || this.slots.some((s) => !s.dead && (!s.ready || !s.stuck))) return;
     if (this.slots.filter((s) => s.extra).length >= this.size) return;
-    if (!this.queue.some((j) => !this.hogs.has(j.owner))) return;
+    if (!this.queues.some((o) => this.forExtra(o) >= 0)) return;
     this.extraSpawned++;
     this.slots.push(this.spawn(true));
   }
@@ -665,6 +762,7 @@ export class ScriptPool {
         if (job && !job.parked) {
           job.parked = true;
           slot.active--;
+          job.owner.running--;
           this.dispatch();
         }
         return;
@@ -676,9 +774,29 @@ export class ScriptPool {
           job.parked = false;
           job.runningSince = Date.now();
           slot.active++;
+          job.owner.running++;
         }
         return;
       }
+      case "freeze":
+        // held below a job resumed from the interrupt handler: it cannot run, its deadline stops (engine.ts)
+        for (const id of msg.ids) {
+          const job = slot.jobs.get(id);
+          if (job && job.frozenBackstop === null) {
+            job.frozenBackstop = job.backstopAt;
+            job.backstopAt = Infinity;
+          }
+        }
+        return;
+      case "thaw":
+        for (const id of msg.ids) {
+          const job = slot.jobs.get(id);
+          if (job && job.frozenBackstop !== null) {
+            job.backstopAt = job.frozenBackstop + msg.ms;
+            job.frozenBackstop = null;
+          }
+        }
+        return;
       case "op":
         void this.operation(slot, msg);
         return;
@@ -701,6 +819,7 @@ export class ScriptPool {
       this.claimed(slot, job);
       slot.jobs.delete(r.id);
       if (!job.parked) slot.active--;
+      this.left(job);
       this.settle(job, { ok: false, error: r.error, logs: r.logs, durationMs: Math.max(0, Date.now() - job.dispatchedAt) });
     }
   }
@@ -718,13 +837,15 @@ export class ScriptPool {
     }
     const { header: msg, value } = done;
     if (msg.image) this.imageRuns++;
-    slot.stuck = false; // a job ended; check() marks the worker again if another one runs long
     const job = slot.jobs.get(msg.id);
     slot.heapBytes = msg.heapBytes;
     if (!job) return;
     this.claimed(slot, job);
     slot.jobs.delete(msg.id);
     if (!job.parked) slot.active--;
+    this.left(job);
+    // a job ended: the worker takes offers again unless another one still runs long (a job resumed above a loop)
+    if (slot.stuck) slot.stuck = this.runsLong(slot, Date.now());
     const result: ScriptRunResult = msg.ok
       ? { ok: true, value, logs: msg.logs, durationMs: msg.durationMs }
       : { ok: false, error: msg.error!, logs: msg.logs, durationMs: msg.durationMs };
@@ -766,8 +887,11 @@ export class ScriptPool {
       job.parked = false;
       job.runningSince = Date.now();
       slot.active++;
+      job.owner.running++;
     }
-    slot.worker.postMessage(reply);
+    slot.replies.postMessage(reply);
+    // counted after it is posted: a worker that sees the count can take it (engine.ts takeMail)
+    Atomics.add(slot.cells, MAIL_CELL, 1);
   }
 
   private perform(job: Job, msg: Extract<WorkerToMain, { t: "op" }>): Promise<unknown> {
@@ -794,6 +918,12 @@ function opError(err: unknown, log: Logger): { message: string; code?: string } 
   if (err instanceof KvError) return { message: err.message };
   log.error("sandbox host operation failed", { error: err instanceof Error ? err.message : String(err) });
   return { message: "Internal error in a sandbox host operation" };
+}
+
+/** Ends a worker thread and its op-result port. */
+function kill(slot: Slot): void {
+  slot.worker.terminate();
+  slot.replies.close();
 }
 
 function failure(kind: ScriptError["kind"], message: string): ScriptRunResult {

@@ -16,6 +16,9 @@ export interface RunHeader {
   stackBytes: number;
   kv: boolean;
   proxy: boolean;
+  /** The job's owner (ScriptRunRequest.owner; "" when none): the worker's fair share of its thread (engine.ts
+   *  "Resuming from the interrupt handler"). */
+  owner: string;
   /** Where the context's byte arrays go (see wire.ts Packed). */
   paths: Path[];
 }
@@ -51,8 +54,12 @@ export interface OpReply {
 }
 
 /** Object messages (run jobs travel as wire.ts text). `snapshot: false` turns the memory-image reset off (every
- *  execution then creates its runtime; tests and benchmarks). */
-export type MainToWorker = OpReply | { t: "init"; memoryMib: number; cells: SharedArrayBuffer; module?: WebAssembly.Module; snapshot?: boolean };
+ *  execution then creates its runtime; tests and benchmarks). `replies`: the port the pool sends OpReply messages
+ *  on; after each one it adds 1 to `cells[mailCell]`, so a worker whose thread a script holds can take them
+ *  synchronously (receiveMessageOnPort) from QuickJS's interrupt handler. */
+export type MainToWorker =
+  | OpReply
+  | { t: "init"; memoryMib: number; cells: SharedArrayBuffer; mailCell: number; replies: MessagePort; module?: WebAssembly.Module; snapshot?: boolean };
 
 export type OpName = "proxy" | "kv";
 
@@ -65,6 +72,10 @@ export type WorkerToMain =
   | { t: "park"; id: number }
   /** A parked job resumed on a worker-side event (timer, crypto). */
   | { t: "wake"; id: number }
+  /** Jobs whose slice is held below a job resumed from the interrupt handler (they cannot run until it returns):
+   *  their deadline stops meanwhile; `thaw` moves it by `ms` (see engine.ts nested()). */
+  | { t: "freeze"; ids: number[] }
+  | { t: "thaw"; ids: number[]; ms: number }
   /** A native stack overflow was contained while other executions lived in the instance (engine.ts contain()): it
    *  runs them to their end but claims no new job; the pool starts a replacement and ends this worker once idle.
    *  `results`: the outcome of the execution that overflowed. */

@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { batch, decodeDone, decodeRun, encodeDone, encodeRun, isWire, pack, packedBytes, unbatch } from "./wire";
 
-const header = { id: 7, cell: 1, token: 8, source: "context.body\n// line 2", memoryBytes: 1024, timeoutMs: 50, stackBytes: 4096, kv: true, proxy: false };
+const header = { id: 7, cell: 1, token: 8, source: "context.body\n// line 2", memoryBytes: 1024, timeoutMs: 50, stackBytes: 4096, kv: true, proxy: false, owner: "user-1" };
 
 describe("run jobs", () => {
   test("a context without byte arrays is one string; the header and the JSON text come back as sent", () => {

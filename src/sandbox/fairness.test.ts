@@ -1,0 +1,176 @@
+// Fairness between owners (users) in the script pool (pool.ts "Fairness", engine.ts "Resuming from the interrupt
+// handler"): real QuickJS in real worker threads, Secbox.kv on a real SQLite file. One user's endless loops at
+// their in-flight limit, a flood of their jobs, or their loop on the worker where another user's job waits for a
+// KV result or a timer must not hold the other user's scripts. Latency bounds are generous (a loaded 2-core
+// machine); each is far below the loops' time limit, which is what the old scheduling made the other user wait.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabase, type SqliteDb } from "../platform/db/db";
+import { migrate } from "../platform/db/migrate";
+import { createLogger } from "../platform/log";
+import { ScriptPool, type ScriptPoolOptions } from "./pool";
+import type { ScriptLimits, ScriptRunRequest, ScriptRunResult } from "./types";
+
+const log = createLogger("error");
+const LIMITS: ScriptLimits = { memoryMib: 10, timeoutMs: 2000, proxyTimeoutMs: 30_000, maxProxyBodyBytes: 10 * 1024 * 1024 };
+const LOOP = "while (true) {}";
+const dir = mkdtempSync(join(tmpdir(), "secbox-fair-"));
+let db: SqliteDb;
+
+beforeAll(() => {
+  db = openDatabase(dir);
+  migrate(db);
+});
+afterAll(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function withPool(opts: Partial<ScriptPoolOptions> & { workers: number }, fn: (pool: ScriptPool) => Promise<void>): Promise<void> {
+  const pool = new ScriptPool({ queueLimit: 1000, allowPrivate: false, log, db, ...opts });
+  try {
+    await pool.ready();
+    await fn(pool);
+  } finally {
+    await pool.close();
+  }
+}
+
+const job = (owner: string, source: string, extra: Partial<ScriptRunRequest> & { timeoutMs?: number } = {}): ScriptRunRequest => {
+  const { timeoutMs, ...rest } = extra;
+  return { source, context: {}, owner, limits: { ...LIMITS, ...(timeoutMs ? { timeoutMs } : {}) }, ...rest };
+};
+
+async function timed(p: Promise<ScriptRunResult>): Promise<{ r: ScriptRunResult; ms: number }> {
+  const t = performance.now();
+  const r = await p;
+  return { r, ms: performance.now() - t };
+}
+
+const outcome = (r: ScriptRunResult) => (r.ok ? r.value : r.error.kind);
+
+describe("fair share of the workers", () => {
+  test("another user's scripts keep being served while one user loops at their in-flight limit", async () => {
+    await withPool({ workers: 2 }, async (pool) => {
+      // 6 loops of user A, 2.5 s each: more than the workers and the extra workers the pool may start
+      const loops = Array.from({ length: 6 }, () => pool.run(job("user-a", LOOP, { timeoutMs: 2500 })));
+      await Bun.sleep(150);
+      const waits: number[] = [];
+      for (let i = 0; i < 12; i++) {
+        const { r, ms } = await timed(pool.run(job("user-b", `'b ${i}'`)));
+        expect(outcome(r)).toBe(`b ${i}`);
+        waits.push(ms);
+        await Bun.sleep(60); // extra workers finish their job and look for the next one meanwhile
+      }
+      // the first may wait for an extra worker to start; none waits for a loop's 2.5 s
+      expect(Math.max(...waits)).toBeLessThan(1500);
+      expect(waits.slice(1).filter((ms) => ms > 500)).toEqual([]);
+      expect(pool.stats().extra).toBeGreaterThanOrEqual(1);
+      expect((await Promise.all(loops)).map(outcome)).toEqual(Array(6).fill("timeout"));
+    });
+  }, 30_000);
+
+  test("a job resumed after a timer is not held behind another user's loop on its worker", async () => {
+    await withPool({ workers: 1 }, async (pool) => {
+      const b = timed(pool.run(job("user-b", "const t = Date.now(); await new Promise((r) => setTimeout(r, 100)); return Date.now() - t")));
+      await Bun.sleep(30); // b waits for its timer: the worker looks idle and takes the loop
+      const loop = pool.run(job("user-a", LOOP, { timeoutMs: 3000 }));
+      const { r, ms } = await b;
+      expect(r.ok).toBe(true);
+      expect(ms).toBeLessThan(1500); // not after the loop's 3 s
+      expect(outcome(await loop)).toBe("timeout");
+    });
+  }, 20_000);
+
+  test("a job resumed after a KV operation is not held behind another user's loop on its worker", async () => {
+    await withPool({ workers: 1 }, async (pool) => {
+      const src = "await Secbox.kv.set('k', 'v'); for (let i = 0; i < 5; i++) await Secbox.kv.get('k'); return await Secbox.kv.get('k')";
+      await pool.run(job("user-b", "1")); // warm
+      const b = timed(pool.run(job("user-b", src, { kvOwner: "responder-b" })));
+      const loop = pool.run(job("user-a", LOOP, { timeoutMs: 3000 }));
+      const { r, ms } = await b;
+      expect(outcome(r)).toBe("v");
+      expect(ms).toBeLessThan(1500);
+      expect(outcome(await loop)).toBe("timeout");
+    });
+  }, 20_000);
+
+  test("a job held below a resumed one keeps its full time: its deadline moves by the time it was held", async () => {
+    await withPool({ workers: 1 }, async (pool) => {
+      // user A's job wakes after 30 ms and then computes 700 ms; user B's job computes 300 ms of its 500 ms limit
+      const a = pool.run(job("user-a", "await new Promise((r) => setTimeout(r, 30)); const t = Date.now(); while (Date.now() - t < 700) {} return 'a'"));
+      await Bun.sleep(10);
+      const t0 = performance.now();
+      const b = await pool.run(job("user-b", "let n = 0; const t = Date.now(); while (Date.now() - t < 300) n++; return 'b'", { timeoutMs: 500 }));
+      const took = performance.now() - t0;
+      expect(outcome(await a)).toBe("a");
+      // A (less time used on this worker) cut in while B computed; B was held for A's 700 ms and still succeeded
+      expect(outcome(b)).toBe("b");
+      expect(took).toBeGreaterThan(600);
+    });
+  }, 20_000);
+
+  test("a looping user's resumed job does not cut into another user's long slice", async () => {
+    await withPool({ workers: 1 }, async (pool) => {
+      // user A has used the worker for a while (its loop ran 600 ms)
+      expect(outcome(await pool.run(job("user-a", LOOP, { timeoutMs: 600 })))).toBe("timeout");
+      const a = pool.run(job("user-a", "await new Promise((r) => setTimeout(r, 30)); while (true) {}", { timeoutMs: 2500 }));
+      await Bun.sleep(10);
+      const { r, ms } = await timed(pool.run(job("user-b", "const t = Date.now(); while (Date.now() - t < 200) {} return 'b'")));
+      expect(outcome(r)).toBe("b");
+      expect(ms).toBeLessThan(1200); // not held for A's 2.5 s loop
+      expect(outcome(await a)).toBe("timeout");
+    });
+  }, 20_000);
+});
+
+describe("fair share of the queue", () => {
+  test("a user over their queue share is refused; another user's jobs are queued and run first", async () => {
+    await withPool({ workers: 1, queueLimit: 100, queueLimitPerOwner: 10 }, async (pool) => {
+      const loop = pool.run(job("user-a", LOOP, { timeoutMs: 800 }));
+      await Bun.sleep(100); // the loop holds the only worker
+      const flood = Array.from({ length: 15 }, (_, i) => pool.run(job("user-a", `'a ${i}'`)));
+      const b = Array.from({ length: 5 }, (_, i) => pool.run(job("user-b", `'b ${i}'`)));
+      const done: string[] = [];
+      const all = [...flood, ...b].map((p) => p.then((r) => (done.push(String(outcome(r))), r)));
+      const results = (await Promise.all(all)).map(outcome);
+      expect(results.filter((v) => v === "queue_full")).toHaveLength(5);
+      expect(results.slice(0, 15).filter((v) => v === "queue_full")).toHaveLength(5); // only user A's
+      expect(results.slice(15)).toEqual(["b 0", "b 1", "b 2", "b 3", "b 4"]);
+      // user A hogged the worker: user B's jobs went first once it was free
+      const ran = done.filter((v) => v !== "queue_full");
+      expect(ran.slice(0, 5)).toEqual(["b 0", "b 1", "b 2", "b 3", "b 4"]);
+      expect(outcome(await loop)).toBe("timeout");
+    });
+  }, 20_000);
+
+  test("one user's flood of short jobs does not queue another user's job behind it", async () => {
+    await withPool({ workers: 1, queueLimit: 5000, queueLimitPerOwner: 2000 }, async (pool) => {
+      const flood = Array.from({ length: 2000 }, (_, i) => pool.run(job("user-a", `let s = 0; for (let i = 0; i < 20000; i++) s += i; ${i}`)));
+      await Bun.sleep(5);
+      let aDone = 0;
+      for (const p of flood) void p.then(() => aDone++);
+      const r = await pool.run(job("user-b", "'b'"));
+      expect(outcome(r)).toBe("b");
+      // served before most of the flood (FIFO would have run all 2,000 first)
+      expect(aDone).toBeLessThan(1000);
+      await Promise.all(flood);
+    });
+  }, 60_000);
+
+  test("one user's parked jobs leave room in the workers for another user's", async () => {
+    await withPool({ workers: 1, maxJobsPerWorker: 8 }, async (pool) => {
+      const sleepers = Array.from({ length: 12 }, () => pool.run(job("user-a", "await new Promise((r) => setTimeout(r, 1500)); return 'a'")));
+      const end = Date.now() + 1200;
+      while (pool.stats().inFlight < 6 && Date.now() < end) await Bun.sleep(10);
+      await Bun.sleep(50);
+      expect(pool.stats()).toMatchObject({ inFlight: 6, queued: 6 }); // 3/4 of the worker's 8 jobs
+      const { r, ms } = await timed(pool.run(job("user-b", "await new Promise((r) => setTimeout(r, 10)); return 'b'")));
+      expect(outcome(r)).toBe("b");
+      expect(ms).toBeLessThan(1000);
+      expect((await Promise.all(sleepers)).map(outcome)).toEqual(Array(12).fill("a"));
+    });
+  }, 20_000);
+});
