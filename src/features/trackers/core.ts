@@ -277,6 +277,7 @@ export class TrackerCore {
         kind: row.kind,
         schedule: config.job.schedule,
         minGapMs: limits.min_schedule_interval_sec * 1000,
+        owner: row.user_id,
         ...(rs ? { retry: { intervalMs: rs.interval, maxAttempts: rs.maxAttempts } } : {}),
       },
       {
@@ -518,15 +519,15 @@ export class TrackerCore {
   /** A manual run (`_history {refresh: true}`): waits for the tracker's previous run and for a slot. */
   async runManual(row: TrackerRow): Promise<void> {
     try {
-      await this.lanes.run(row.kind, row.id, () => this.execute(row.id, { manual: true, attempt: 0 }));
+      await this.lanes.run(row.kind, row.id, () => this.execute(row.id, { manual: true, attempt: 0 }), row.user_id);
     } catch (err) {
       if (!(err instanceof QueueClosedError)) throw err;
     }
   }
 
-  /** Runs `fn` in the kind's lane without a tracker key (`_debug` shares the slots of real runs). */
-  inSlot<T>(kind: TrackerKind, fn: () => Promise<T>): Promise<T> {
-    return this.lanes.run(kind, undefined, fn);
+  /** Runs `fn` in the kind's lane without a tracker key (`_debug` shares the slots of real runs), as `owner`'s. */
+  inSlot<T>(kind: TrackerKind, fn: () => Promise<T>, owner: string): Promise<T> {
+    return this.lanes.run(kind, undefined, fn, owner);
   }
 
   /** One run: the kind's phases, then compare, persist, notify; one log. Never throws for run failures. */

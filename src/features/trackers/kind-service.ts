@@ -166,8 +166,8 @@ export abstract class TrackerKindService<Target> {
     return { target, timeoutMs, secrets };
   }
 
-  /** Runs `fn` in this kind's run slots (`_debug` shares them with real runs). */
-  protected inSlot<T>(fn: () => Promise<T>): Promise<T> {
-    return this.core.inSlot(this.spec.kind, fn);
+  /** Runs `fn` in this kind's run slots (`_debug` shares them with real runs), as `owner`'s (a user id). */
+  protected inSlot<T>(fn: () => Promise<T>, owner: string): Promise<T> {
+    return this.core.inSlot(this.spec.kind, fn, owner);
   }
 }

@@ -106,6 +106,92 @@ describe("lanes", () => {
   });
 });
 
+describe("fair share between owners", () => {
+  test("a free slot goes to the owner holding the fewest; one owner never holds every slot", async () => {
+    const slots = new Slots(3);
+    const order: string[] = [];
+    const take = (owner: string, name: string) => slots.acquire(owner).then((r) => (order.push(name), r));
+    const a1 = await take("a", "a1");
+    const a2 = await take("a", "a2");
+    // a third slot is free, but user A already holds all but one: it waits, user B gets it
+    const a3 = take("a", "a3");
+    const a4 = take("a", "a4");
+    await Bun.sleep(5);
+    expect(slots.inUse).toBe(2);
+    const b1 = await take("b", "b1");
+    const b2 = take("b", "b2");
+    expect(slots.heldBy("a")).toBe(2);
+    a1();
+    // A holds 1, B holds 1: the freed slot goes to the owner waiting longest among equals (A's a3 came first)
+    (await a3)();
+    // again one each (a2, b1): a4 has waited longer than b2
+    (await a4)();
+    a2();
+    b1();
+    (await b2)();
+    expect(order).toEqual(["a1", "a2", "b1", "a3", "a4", "b2"]);
+    expect(slots.inUse).toBe(0);
+    expect(slots.waiting).toBe(0);
+  });
+
+  test("lanes: another user's run gets a slot at once while one user has many runs queued", async () => {
+    const lanes = new JobLanes({ api: 8 });
+    const started: string[] = [];
+    const gates: (() => void)[] = [];
+    const job = (owner: string, name: string) =>
+      lanes.run(
+        "api",
+        undefined,
+        () =>
+          new Promise<void>((resolve) => {
+            started.push(name);
+            gates.push(resolve);
+          }),
+        owner,
+      );
+    const flood = Array.from({ length: 20 }, (_, i) => job("user-a", `a${i}`));
+    await Bun.sleep(5);
+    expect(lanes.stats("api")).toEqual({ running: 7, waiting: 13 });
+    const b = job("user-b", "b");
+    await Bun.sleep(5);
+    expect(started).toContain("b");
+    // as A's runs end, the slots go to A again (B waits for nothing)
+    while (gates.length > 0) {
+      gates.shift()!();
+      await Bun.sleep(1);
+    }
+    await Promise.all([...flood, b]);
+    expect(started).toHaveLength(21);
+  });
+
+  test("scheduled runs carry their owner into the lane", async () => {
+    let now = Date.UTC(2026, 0, 1, 0, 0, 0);
+    const lanes = new JobLanes({ api: 3 });
+    const sched = new Scheduler({ clock: { now: () => now }, lanes });
+    const started: string[] = [];
+    const release: (() => void)[] = [];
+    sched.setHandler("api", {
+      run: (id) =>
+        new Promise<{ ok: boolean }>((resolve) => {
+          started.push(id);
+          release.push(() => resolve({ ok: true }));
+        }),
+    });
+    for (const id of ["a1", "a2", "a3", "a4", "b1"]) sched.add({ id, kind: "api", schedule: "* * * * * *", minGapMs: 0, owner: id[0] }, { anchorAt: now });
+    now += 1000;
+    sched.tick(now);
+    await Bun.sleep(5);
+    // three slots: user A holds two of them, user B's run the third
+    expect(started.sort()).toEqual(["a1", "a2", "b1"]);
+    while (release.length > 0) {
+      release.shift()!();
+      await Bun.sleep(2);
+    }
+    await sched.idle();
+    expect(started.sort()).toEqual(["a1", "a2", "a3", "a4", "b1"]);
+  });
+});
+
 describe("scheduler", () => {
   function setup(opts: { random?: () => number } = {}) {
     const clock = { t: T0, now() { return this.t; } };

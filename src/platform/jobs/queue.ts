@@ -1,6 +1,14 @@
 // Bounded job queues (design: "the bounded job queues trackers run on"). Work runs in lanes: each lane (a tracker
-// kind: "api", "page") has a fixed number of slots served first come, first served; a key (a tracker id) never runs
-// twice at once: a second run of the same key waits for the first to finish before it even asks for a slot.
+// kind: "api", "page") has a fixed number of slots; a key (a tracker id) never runs twice at once: a second run of
+// the same key waits for the first to finish before it even asks for a slot.
+//
+// Fair share between owners (users): a run names its owner (the tracker's or the `_debug` caller's user id). A free
+// slot goes to the waiting owner that holds the fewest slots of the lane, first come first served among equals, so
+// another user's run never waits behind one user's queue, only (at most) for a running run to end. A lane of 3 or
+// more slots also keeps one back from any single owner (it holds at most all but one): one user's ten looping
+// `_debug` calls leave a slot for another user's run at once, and the slots they free go to the others first until
+// the users hold about equal shares. (A lane of 2, chromium.max_concurrency's default, lets a lone user use both:
+// reserving one would halve a single-user server's page runs.) Runs without an owner are each their own owner.
 // Single-process implementation; the interface is what a multi-instance deployment would replace.
 
 export class QueueClosedError extends Error {
@@ -10,10 +18,21 @@ export class QueueClosedError extends Error {
   }
 }
 
-/** A counting semaphore with a FIFO wait list. */
+interface Waiter {
+  seq: number;
+  grant: () => void;
+  fail: (e: Error) => void;
+}
+
+/** A counting semaphore shared fairly between owners (see the header); FIFO for one owner. */
 export class Slots {
   private active = 0;
-  private readonly waiters: { grant: () => void; fail: (e: Error) => void }[] = [];
+  private seq = 0;
+  /** Slots held per owner. */
+  private readonly held = new Map<string, number>();
+  /** Waiters per owner, oldest first; owners in the order they started waiting. */
+  private readonly queues = new Map<string, Waiter[]>();
+  private count = 0;
   private closed = false;
 
   constructor(private limit: number) {}
@@ -23,7 +42,12 @@ export class Slots {
   }
 
   get waiting(): number {
-    return this.waiters.length;
+    return this.count;
+  }
+
+  /** Slots `owner` holds now. */
+  heldBy(owner: string): number {
+    return this.held.get(owner) ?? 0;
   }
 
   setLimit(limit: number): void {
@@ -31,35 +55,71 @@ export class Slots {
     this.pump();
   }
 
-  acquire(): Promise<() => void> {
+  /** Resolves with the slot's release function once `owner` gets a slot. */
+  acquire(owner?: string): Promise<() => void> {
     if (this.closed) return Promise.reject(new QueueClosedError());
+    const seq = ++this.seq;
+    const key = owner ?? `\0${seq}`;
     return new Promise((resolve, reject) => {
-      this.waiters.push({ grant: () => resolve(this.releaser()), fail: reject });
+      let q = this.queues.get(key);
+      if (q === undefined) this.queues.set(key, (q = []));
+      q.push({ seq, grant: () => resolve(this.releaser(key)), fail: reject });
+      this.count++;
       this.pump();
     });
   }
 
-  private releaser(): () => void {
+  /** What one owner may hold: all slots but one in a lane of 3 or more (see the header). */
+  private get cap(): number {
+    return this.limit >= 3 ? this.limit - 1 : this.limit;
+  }
+
+  private releaser(key: string): () => void {
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.active--;
+      const n = (this.held.get(key) ?? 1) - 1;
+      if (n <= 0) this.held.delete(key);
+      else this.held.set(key, n);
       this.pump();
     };
   }
 
   private pump() {
-    while (this.active < this.limit && this.waiters.length > 0) {
+    while (this.active < this.limit && this.count > 0) {
+      // the waiting owner holding the fewest slots (below the cap); ties: the oldest waiter
+      let best: string | null = null;
+      let bestHeld = Infinity;
+      let bestSeq = Infinity;
+      for (const [key, q] of this.queues) {
+        const held = this.held.get(key) ?? 0;
+        if (held >= this.cap) continue;
+        if (held < bestHeld || (held === bestHeld && q[0]!.seq < bestSeq)) {
+          best = key;
+          bestHeld = held;
+          bestSeq = q[0]!.seq;
+        }
+      }
+      if (best === null) return;
+      const q = this.queues.get(best)!;
+      const w = q.shift()!;
+      if (q.length === 0) this.queues.delete(best);
+      this.count--;
       this.active++;
-      this.waiters.shift()!.grant();
+      this.held.set(best, bestHeld + 1);
+      w.grant();
     }
   }
 
   /** Rejects every waiter; later acquires reject at once. Holders keep their slot until they release. */
   close(): void {
     this.closed = true;
-    for (const w of this.waiters.splice(0)) w.fail(new QueueClosedError());
+    const waiters = [...this.queues.values()].flat();
+    this.queues.clear();
+    this.count = 0;
+    for (const w of waiters) w.fail(new QueueClosedError());
   }
 }
 
@@ -98,10 +158,11 @@ export class JobLanes {
   }
 
   /**
-   * Runs `fn` in `lane` once earlier runs of `key` have finished and a slot is free. Without a key only the
-   * slot is awaited. Rejects with QueueClosedError when the lanes are closed before `fn` starts.
+   * Runs `fn` in `lane` once earlier runs of `key` have finished and a slot is free for `owner` (see the header).
+   * Without a key only the slot is awaited. Rejects with QueueClosedError when the lanes are closed before `fn`
+   * starts.
    */
-  run<T>(lane: string, key: string | undefined, fn: () => Promise<T>): Promise<T> {
+  run<T>(lane: string, key: string | undefined, fn: () => Promise<T>, owner?: string): Promise<T> {
     if (this.closed) return Promise.reject(new QueueClosedError());
     let done!: () => void;
     const mine = new Promise<void>((r) => (done = r));
@@ -115,7 +176,7 @@ export class JobLanes {
     const p = (async () => {
       try {
         if (prev) await prev;
-        const release = await this.lane(lane).acquire();
+        const release = await this.lane(lane).acquire(owner);
         try {
           return await fn();
         } finally {

@@ -31,6 +31,8 @@ export interface JobSpec {
   schedule: string;
   /** Scheduled runs never start closer together than this. */
   minGapMs: number;
+  /** Whose job it is (a user id): the lane's fair share between owners (queue.ts). */
+  owner?: string;
   retry?: RetryPolicy;
 }
 
@@ -239,10 +241,15 @@ export class Scheduler {
     }
     let startedAt = dispatchedAt;
     const chain = this.lanes
-      .run(kind, id, async () => {
-        startedAt = this.clock.now();
-        return (await handler.run(id, info)) as RunOutcome;
-      })
+      .run(
+        kind,
+        id,
+        async () => {
+          startedAt = this.clock.now();
+          return (await handler.run(id, info)) as RunOutcome;
+        },
+        state.spec.owner,
+      )
       .then(
         async (outcome) => {
           const finishedAt = this.clock.now();

@@ -116,7 +116,7 @@ export class ApiTrackersService extends TrackerKindService<ApiTarget> {
   async debug(user: AuthUser, rawBody: unknown): Promise<DebugTrace> {
     const { target, timeoutMs, secrets } = await this.debugInput(user, rawBody);
     const limits = tierLimits(this.rt.config, user.tier);
-    const out = await this.inSlot(() => runPipeline(this.env(limits, user.id), { target, timeoutMs, secrets, trace: true }));
+    const out = await this.inSlot(() => runPipeline(this.env(limits, user.id), { target, timeoutMs, secrets, trace: true }), user.id);
     return out.trace!;
   }
 }

@@ -579,6 +579,24 @@ describe.skipIf(!haveChromium)("page engine", () => {
   );
 
   test(
+    "the slots are shared between users: one user's queued runs leave a slot for another user's run",
+    async () => {
+      slowMax = 0;
+      const done: string[] = [];
+      const track = (name: string, p: Promise<PageRunResult>) => p.then((r) => (done.push(name), r));
+      const a = Array.from({ length: 4 }, (_, i) => track(`a${i}`, run({ url: `${base}/slow`, owner: "user-a" })));
+      await sleep(30);
+      const b = track("b", run({ url: `${base}/slow`, owner: "user-b" }));
+      const results = await Promise.all([...a, b]);
+      expect(results.every((r) => r.ok)).toBe(true);
+      // user B's run took the first slot that became free (first come would have run A's four first)
+      expect(done.indexOf("b")).toBeLessThanOrEqual(2);
+      await settled();
+    },
+    T,
+  );
+
+  test(
     "TLS errors are ignored only for the run that accepts invalid certificates (https through the CONNECT tunnel)",
     async () => {
       if (!tlsServer) throw new Error("openssl missing: cannot create the test certificate");

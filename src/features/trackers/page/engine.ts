@@ -15,6 +15,7 @@
 import { createHash } from "node:crypto";
 import type { BrowserContext, CDPSession, HTTPResponse, Page } from "puppeteer-core";
 import type { Logger } from "../../../platform/log";
+import { Slots } from "../../../platform/jobs/queue";
 import { OutboundError } from "../../../platform/net/errors";
 import { parseOutboundUrl, type Resolver } from "../../../platform/net/guard";
 import { BrowserHandle } from "./browser";
@@ -38,6 +39,8 @@ export interface PageRunRequest {
   allowPrivate: boolean;
   /** Collect screenshots (navigated, final/error) for `_debug`. Console logs are always collected. */
   debug?: boolean;
+  /** Whose run it is (a user id): the Chromium slots' fair share between users (platform/jobs/queue.ts Slots). */
+  owner?: string;
 }
 
 export type PagePhaseName = "browser" | "navigate" | "extract";
@@ -163,30 +166,6 @@ export function cutUtf8(s: string, max: number): string {
   let end = max;
   while (end > 0 && ((bytes[end] as number) & 0xc0) === 0x80) end--;
   return new TextDecoder().decode(bytes.subarray(0, end));
-}
-
-/** FIFO counting semaphore. */
-class Slots {
-  private free: number;
-  private readonly waiters: (() => void)[] = [];
-  constructor(n: number) {
-    this.free = n;
-  }
-  get queued(): number {
-    return this.waiters.length;
-  }
-  async acquire(): Promise<() => void> {
-    if (this.free > 0) this.free--;
-    else await new Promise<void>((r) => this.waiters.push(r));
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = this.waiters.shift();
-      if (next) next();
-      else this.free++;
-    };
-  }
 }
 
 /** Per-run mutable state shared by the run's work and its deadline. */
@@ -349,7 +328,7 @@ export class ChromiumEngine {
       launches: this.launches,
       runs: this.totalRuns,
       active: this.activeRuns,
-      queued: this.slots.queued,
+      queued: this.slots.waiting,
       browserRss: mem?.rss ?? null,
       browserAnon: mem?.anon ?? null,
       browserPss: mem?.pss ?? null,
@@ -387,7 +366,8 @@ export class ChromiumEngine {
 
   async run(req: PageRunRequest): Promise<PageRunResult> {
     if (this.closed) return browserFailure(MSG_ENGINE_CLOSED);
-    const release = await this.slots.acquire();
+    // Slots shared fairly between users (queue.ts): one user's queued runs leave a slot for another user's run.
+    const release = await this.slots.acquire(req.owner);
     this.activeRuns++;
     this.totalRuns++;
     let done: Promise<void> = Promise.resolve();
@@ -462,7 +442,7 @@ export class ChromiumEngine {
       this.all.delete(h);
       this.cleanups.add(h.close());
     }
-    if (this.slots.queued === 0) this.refill();
+    if (this.slots.waiting === 0) this.refill();
   }
 
   private retire(h: BrowserHandle): void {
@@ -593,7 +573,7 @@ export class ChromiumEngine {
       st.check();
       // Start preparing the next run's context now (the renderer start overlaps with this run's page load),
       // unless runs are queued: those need contexts anyway and a spare would only compete for the CPU.
-      if (this.slots.queued === 0) this.refill();
+      if (this.slots.waiting === 0) this.refill();
       await st.step(this.configure(req, st));
       clock.end("success");
 

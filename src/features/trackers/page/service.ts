@@ -91,7 +91,7 @@ export class PageTrackersService extends TrackerKindService<PageTarget> {
     }
   }
 
-  private request(target: PageTarget, extra: Pick<PageRunRequest, "secrets" | "timeoutMs" | "previousContent" | "debug">): PageRunRequest {
+  private request(target: PageTarget, extra: Pick<PageRunRequest, "secrets" | "timeoutMs" | "previousContent" | "debug" | "owner">): PageRunRequest {
     return {
       url: target.url,
       ...(target.extractor !== undefined ? { extractor: target.extractor } : {}),
@@ -111,6 +111,7 @@ export class PageTrackersService extends TrackerKindService<PageTarget> {
       this.request(tracker.target, {
         secrets: input.secrets,
         timeoutMs: tracker.config.timeout,
+        owner: tracker.userId,
         ...("previousContent" in input ? { previousContent: input.previousContent } : {}),
       }),
     );
@@ -122,7 +123,7 @@ export class PageTrackersService extends TrackerKindService<PageTarget> {
   /** One run with screenshots; persists nothing; shares the page run slots. No `previousContent`. */
   async debug(user: AuthUser, rawBody: unknown): Promise<PageDebugTrace> {
     const { target, timeoutMs, secrets } = await this.debugInput(user, rawBody);
-    const r = await this.inSlot(() => this.runPage(this.request(target, { secrets, timeoutMs, debug: true })));
+    const r = await this.inSlot(() => this.runPage(this.request(target, { secrets, timeoutMs, debug: true, owner: user.id })), user.id);
     return pageDebugTrace(r, revisionData);
   }
 }
