@@ -119,6 +119,8 @@ interface Exec {
   grown: number;
   nextMemCheck: number;
   sliceStart: number;
+  /** Start of its current slice as published to the pool (ms since the pool's epoch, int32; see attach()). */
+  sliceAt: number;
   /** Lazy globals the script assigned itself. */
   userSet: Set<string>;
   helpers: Partial<Record<HelperSlot, QuickJSHandle>>;
@@ -168,10 +170,13 @@ export class Engine {
   private readonly nestSp: number[] = [];
   /** emscripten's stackSave (null: no nesting). */
   private saveSp: (() => number) | null = null;
-  /** Op results come on this port; `mail[mailCell]` counts them (see the header). */
+  /** Op results come on this port; `cells[mailCell]` counts them (see the header). */
   private replies: MessagePort | null = null;
-  private mail: Int32Array | null = null;
+  /** Shared with the pool: the mail count, and the job whose slice runs and since when (see attach()). */
+  private cells: Int32Array | null = null;
   private mailCell = 0;
+  private runCell = 0;
+  private epoch = 0;
   private mailSeen = 0;
   /** Op results taken from the port, not run yet (oldest first). */
   private inbox: OpReply[] = [];
@@ -302,11 +307,15 @@ export class Engine {
     }
   }
 
-  /** The port op results arrive on, and the shared cell that counts them (see the header). */
-  attach(replies: MessagePort, cells: Int32Array, mailCell: number): void {
+  /** The port op results arrive on, the shared cell that counts them (see the header), and the cells where the
+   *  running slice is published: `cells[runCell]` its job's token (0: none), `cells[runCell + 1]` its start (ms
+   *  since `epoch`, int32). */
+  attach(replies: MessagePort, cells: Int32Array, mailCell: number, runCell: number, epoch: number): void {
     this.replies = replies;
-    this.mail = cells;
+    this.cells = cells;
     this.mailCell = mailCell;
+    this.runCell = runCell;
+    this.epoch = epoch;
     replies.onmessage = (e: { data: unknown }) => {
       this.inbox.push(e.data as OpReply);
       this.drain();
@@ -404,6 +413,14 @@ export class Engine {
     const outer = this.current;
     this.current = exec;
     this.stack.push(exec);
+    const cells = this.cells;
+    if (cells !== null) {
+      // published for the pool (its "stuck" and "hogging" rules): start first, so a token is never read with an
+      // older start than its own
+      exec.sliceAt = (Date.now() - this.epoch) | 0;
+      Atomics.store(cells, this.runCell + 1, exec.sliceAt);
+      Atomics.store(cells, this.runCell, exec.job.token);
+    }
     try {
       try {
         fn();
@@ -422,6 +439,10 @@ export class Engine {
       this.stack.pop();
       this.current = outer;
       this.charge(exec, performance.now());
+      if (cells !== null) {
+        if (outer !== null) Atomics.store(cells, this.runCell + 1, outer.sliceAt);
+        Atomics.store(cells, this.runCell, outer === null ? 0 : outer.job.token);
+      }
     }
     this.reap();
     if (outer === null && this.inbox.length > 0 && !this.drainScheduled) {
@@ -580,7 +601,7 @@ export class Engine {
 
   /** Takes the op results the pool sent since the last look (see "Resuming from the interrupt handler"). */
   private takeMail(): void {
-    const mail = this.mail;
+    const mail = this.cells;
     if (mail === null || this.replies === null) return;
     const n = Atomics.load(mail, this.mailCell);
     if (n === this.mailSeen) return;
@@ -2026,6 +2047,7 @@ function resetExec(exec: Exec, job: RunJob): Exec {
   exec.grown = 0;
   exec.nextMemCheck = now + MEM_CHECK_MS;
   exec.sliceStart = 0;
+  exec.sliceAt = 0;
   exec.userSet = new Set();
   exec.helpers = {};
   exec.exporting = null;

@@ -100,8 +100,6 @@ interface Job {
   /** Epoch ms after which the job is presumed stuck (deadline + backstopGraceMs). */
   backstopAt: number;
   dispatchedAt: number;
-  /** Claimed or woken last (the start of its current slice, as this thread saw it). */
-  runningSince: number;
   /** Sent to `slot` but not known to be claimed by it (see Slot.offered); cell/token of the offer. */
   offered: boolean;
   /** Offered while the worker was busy: counts as queued until claimed or revoked. */
@@ -156,8 +154,10 @@ interface Slot {
  *  through a round trip to this thread under load (see worker.ts HOLD). */
 const OFFER_DEPTH = 16;
 const OFFER_CELLS = 20;
-/** The cell after the offer cells counts the op results sent to the worker. */
+/** The cell after the offer cells counts the op results sent to the worker; the two after it are where the worker
+ *  publishes the token of the job whose slice runs and when that slice started (engine.ts attach()). */
 const MAIL_CELL = OFFER_CELLS;
+const RUN_CELL = OFFER_CELLS + 1;
 /** A worker whose running job has run this long is "stuck": its unclaimed offers go back to the queue and it gets
  *  no new ones until that job ends (checked every CHECK_MS). */
 const STUCK_MS = 20;
@@ -197,6 +197,8 @@ export class ScriptPool {
   /** Jobs one owner may hold in workers (running + parked + offered): 3/4 of what the workers hold, so a user's
    *  thousand jobs parked on timers or slow fetches leave room for others. */
   private readonly ownerHeldCap: number;
+  /** Time base of the workers' RUN_CELL (Date.now() at creation). */
+  private readonly epoch = Date.now();
   private seq = 0;
   /** Prefetched jobs not yet claimed (they count as queued). */
   private prefetched = 0;
@@ -306,7 +308,6 @@ export class ScriptPool {
         abort: null,
         backstopAt: Infinity,
         dispatchedAt: 0,
-        runningSince: 0,
         offered: false,
         prefetched: false,
         owner,
@@ -350,7 +351,7 @@ export class ScriptPool {
    *  code between threads). Their threads start at once; only their init message waits for the module. */
   private spawn(extra = false): Slot {
     const worker = new Worker(workerEntry());
-    const cells = new Int32Array(new SharedArrayBuffer((OFFER_CELLS + 1) * 4));
+    const cells = new Int32Array(new SharedArrayBuffer((OFFER_CELLS + 3) * 4));
     const channel = new MessageChannel();
     const slot: Slot = {
       n: ++this.spawned,
@@ -400,6 +401,8 @@ export class ScriptPool {
       memoryMib: this.workerMemoryMib,
       cells: slot.cells.buffer as SharedArrayBuffer,
       mailCell: MAIL_CELL,
+      runCell: RUN_CELL,
+      epoch: this.epoch,
       replies: port,
       module: this.wasmModule ?? undefined,
       snapshot: this.snapshot,
@@ -486,7 +489,7 @@ export class ScriptPool {
     if (!job.offered) return;
     this.unoffer(slot, job);
     slot.active++;
-    job.dispatchedAt = job.runningSince = Date.now();
+    job.dispatchedAt = Date.now();
     job.backstopAt = job.dispatchedAt + this.timeoutOf(job) + this.grace;
   }
 
@@ -586,10 +589,19 @@ export class ScriptPool {
     return false;
   }
 
-  /** `slot` runs a job that has run longer than STUCK_MS. */
+  /** `slot`'s worker runs a slice that started more than STUCK_MS ago (as the worker publishes it: this thread's
+   *  view of claims, parks and results lags when it is busy, and a finished job must not count as a long one). */
   private runsLong(slot: Slot, now: number): boolean {
-    for (const j of slot.jobs.values()) if (!j.offered && !j.parked && now - j.runningSince > STUCK_MS) return true;
-    return false;
+    if (Atomics.load(slot.cells, RUN_CELL) === 0) return false;
+    return ((((now - this.epoch) | 0) - Atomics.load(slot.cells, RUN_CELL + 1)) | 0) > STUCK_MS;
+  }
+
+  /** The job of the slice `slot`'s worker runs (see runsLong), if this thread still knows it. */
+  private runningJob(slot: Slot): Job | undefined {
+    const token = Atomics.load(slot.cells, RUN_CELL);
+    if (token === 0) return undefined;
+    for (const j of slot.jobs.values()) if (j.token === token) return j;
+    return undefined;
   }
 
   private timeoutOf(job: Job): number {
@@ -687,11 +699,10 @@ export class ScriptPool {
     const hogs = new Set<Owner>();
     for (const slot of [...this.slots, ...this.retiring]) {
       this.refresh(slot);
-      for (const job of slot.jobs.values()) {
-        if (!job.offered && !job.parked && now - job.runningSince > STUCK_MS) {
-          job.owner.hogUntil = now + HOG_MS;
-          hogs.add(job.owner);
-        }
+      const long = !slot.dead && this.runsLong(slot, now) ? this.runningJob(slot) : undefined;
+      if (long !== undefined) {
+        long.owner.hogUntil = now + HOG_MS;
+        hogs.add(long.owner);
       }
       // a prefetched job whose worker has nothing running must be claimed by now + its time
       if (slot.active === 0) for (const job of slot.offered) if (job.backstopAt === Infinity) job.backstopAt = now + this.timeoutOf(job) + this.grace;
@@ -772,7 +783,6 @@ export class ScriptPool {
         if (job) this.claimed(slot, job);
         if (job && job.parked) {
           job.parked = false;
-          job.runningSince = Date.now();
           slot.active++;
           job.owner.running++;
         }
@@ -885,7 +895,6 @@ export class ScriptPool {
     if (slot.dead || slot.jobs.get(msg.id) !== job) return;
     if (job.parked) {
       job.parked = false;
-      job.runningSince = Date.now();
       slot.active++;
       job.owner.running++;
     }

@@ -56,10 +56,22 @@ export interface OpReply {
 /** Object messages (run jobs travel as wire.ts text). `snapshot: false` turns the memory-image reset off (every
  *  execution then creates its runtime; tests and benchmarks). `replies`: the port the pool sends OpReply messages
  *  on; after each one it adds 1 to `cells[mailCell]`, so a worker whose thread a script holds can take them
- *  synchronously (receiveMessageOnPort) from QuickJS's interrupt handler. */
+ *  synchronously (receiveMessageOnPort) from QuickJS's interrupt handler. `cells[runCell]`: the token of the job
+ *  whose slice runs now (0: none), `cells[runCell + 1]` when that slice started (ms since `epoch`, int32): the
+ *  pool tells long-running jobs from what the worker itself says, not from when this thread got to its messages. */
 export type MainToWorker =
   | OpReply
-  | { t: "init"; memoryMib: number; cells: SharedArrayBuffer; mailCell: number; replies: MessagePort; module?: WebAssembly.Module; snapshot?: boolean };
+  | {
+      t: "init";
+      memoryMib: number;
+      cells: SharedArrayBuffer;
+      mailCell: number;
+      runCell: number;
+      epoch: number;
+      replies: MessagePort;
+      module?: WebAssembly.Module;
+      snapshot?: boolean;
+    };
 
 export type OpName = "proxy" | "kv";
 

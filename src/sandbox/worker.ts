@@ -67,7 +67,7 @@ self.onmessage = (event: MessageEvent<MainToWorker | string | unknown[]>) => {
   }
   if (msg.t === "init") {
     cells = new Int32Array(msg.cells);
-    engine.attach(msg.replies, cells, msg.mailCell);
+    engine.attach(msg.replies, cells, msg.mailCell, msg.runCell, msg.epoch);
     engine.init(msg.memoryMib, msg.module, msg.snapshot ?? true).then(
       (compiled) => {
         ready = true;
