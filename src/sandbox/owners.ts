@@ -16,6 +16,9 @@ export interface Owner {
   running: number;
   /** It counts as hogging until then (epoch ms): it had a job running longer than the pool's STUCK_MS. */
   hogUntil: number;
+  /** Until then (epoch ms) it held as many workers with long-running jobs as the pool has: no extra worker takes
+   *  its jobs. */
+  wideUntil: number;
 }
 
 export class OwnerQueues<J extends { id: number; owner: Owner }> {
@@ -29,7 +32,7 @@ export class OwnerQueues<J extends { id: number; owner: Owner }> {
   owner(key: string): Owner {
     let o = this.owners.get(key);
     if (o === undefined) {
-      o = { key, queue: [], prefetched: 0, held: 0, running: 0, hogUntil: 0 };
+      o = { key, queue: [], prefetched: 0, held: 0, running: 0, hogUntil: 0, wideUntil: 0 };
       this.owners.set(key, o);
     }
     return o;

@@ -23,11 +23,14 @@
 //   may have at most `queueLimitPerOwner` jobs waiting (beyond it: `queue_full` for that owner only), all owners
 //   together `queueLimit`; and at most 3/4 of what the workers hold in them (ownerHeldCap: parked jobs count), so
 //   a user's scripts parked on slow fetches or timers leave room for others.
-// - Hogs: owners whose job has run longer than STUCK_MS are hogging (for HOG_MS after that). Their waiting jobs go
-//   after everyone else's, no other job is offered to wait behind a hog's job, and when every worker is held by a
-//   long job while a job of a non-hog waits, an extra worker starts (at most as many as the pool has; the threads
-//   then share the CPUs) that serves only non-hogs: a user's loops hold at most the regular workers, never the
-//   extra ones. Extra workers end after EXTRA_IDLE_MS without work (EXTRA_HOG_IDLE_MS while someone hogs).
+// - Hogs: owners whose job has run longer than STUCK_MS are hogging (for HOG_MS after that; "running" as the worker
+//   publishes it, see RUN_CELL). Their waiting jobs go after everyone else's, and no other job is offered to wait
+//   behind a hog's job. When every worker is held by a long job while another job waits, an extra worker starts
+//   (at most as many as the pool has; the threads then share the CPUs). An owner whose long jobs held as many
+//   workers as the pool has ("wide", for HOG_MS after that) gets no extra worker: a user's loops hold at most that
+//   many workers, and the extra ones serve the others, including a user with one long job of their own (or one
+//   that only looked long because the machine was busy). Extra workers end after EXTRA_IDLE_MS without work
+//   (EXTRA_HOG_IDLE_MS while someone hogs).
 // - Parked jobs: a job waiting for a KV result or a timer lives in its worker's memory. When another user's long
 //   job holds that worker, the job resumes from inside the running job's QuickJS interrupt handler, nested above
 //   it (engine.ts "Resuming from the interrupt handler"): op results go to each worker on a MessagePort of its own,
@@ -579,9 +582,9 @@ export class ScriptPool {
   }
 
   /** Which waiting owners a regular worker takes, in which rank (see OwnerQueues.next): hogs after the others, and
-   *  nobody beyond their share of the workers' jobs. An extra worker takes no hog's job (see "Fairness"). */
+   *  nobody beyond their share of the workers' jobs. An extra worker takes no job of a "wide" owner (see "Fairness"). */
   private readonly forRegular = (o: Owner): number => (o.held >= this.ownerHeldCap ? -1 : this.hogs.size > 0 && this.hogs.has(o) ? 1 : 0);
-  private readonly forExtra = (o: Owner): number => (o.held >= this.ownerHeldCap || (this.hogs.size > 0 && this.hogs.has(o)) ? -1 : 0);
+  private readonly forExtra = (o: Owner): number => (o.wideUntil > Date.now() ? -1 : this.forRegular(o));
 
   /** `slot` runs (or was offered) a job of a hogging owner. */
   private holdsHog(slot: Slot): boolean {
@@ -697,12 +700,17 @@ export class ScriptPool {
     let pending = this.queues.size;
     let moved = false;
     const hogs = new Set<Owner>();
+    /** Workers held by a long job, per owner. */
+    const held = new Map<Owner, number>();
     for (const slot of [...this.slots, ...this.retiring]) {
       this.refresh(slot);
       const long = !slot.dead && this.runsLong(slot, now) ? this.runningJob(slot) : undefined;
       if (long !== undefined) {
         long.owner.hogUntil = now + HOG_MS;
         hogs.add(long.owner);
+        const n = (held.get(long.owner) ?? 0) + 1;
+        held.set(long.owner, n);
+        if (n >= this.size) long.owner.wideUntil = now + HOG_MS;
       }
       // a prefetched job whose worker has nothing running must be claimed by now + its time
       if (slot.active === 0) for (const job of slot.offered) if (job.backstopAt === Infinity) job.backstopAt = now + this.timeoutOf(job) + this.grace;
