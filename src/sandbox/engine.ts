@@ -36,6 +36,14 @@
 // slice's could exhaust the thread's stack; contain() would still hold, ending the nested one). A native stack
 // overflow inside a nested slice is contained as elsewhere, with the stack pointer put back where that slice was
 // entered; what cannot run nested (an op result of an owner on the stack) waits in `inbox` until the thread is free.
+//
+// A slice that has run LOW_PRIORITY_AFTER_MS lowers its thread's scheduling priority (nice LOW_NICE, Linux: the
+// thread's own id from /proc/thread-self) until it ends: a loop then takes the CPU only from other long runners,
+// not from the HTTP thread or a worker running another user's short script (on 2 cores, two loops at normal
+// priority made the other user's requests wait for CPU time: p99 ×10). Raising it back needs privilege
+// (CAP_SYS_NICE or RLIMIT_NICE; root has it): without, the thread stays at the lower priority for good.
+import { readlinkSync } from "node:fs";
+import { getPriority, setPriority } from "node:os";
 import { receiveMessageOnPort } from "node:worker_threads";
 import {
   newQuickJSWASMModuleFromVariant,
@@ -81,6 +89,9 @@ const NEST_AFTER_MS = 5;
 const NEST_POLL_MS = 1;
 const MAX_NEST = 4;
 const NEST_STACK_BYTES = 64 * 1024;
+/** A slice running this long lowers its thread's priority to this nice value until it ends (see the header). */
+const LOW_PRIORITY_AFTER_MS = 50;
+const LOW_NICE = 10;
 /** Running time per owner, halved every USAGE_HALF_LIFE_MS; at most MAX_USAGE owners remembered. */
 const USAGE_HALF_LIFE_MS = 10_000;
 const MAX_USAGE = 4096;
@@ -182,6 +193,11 @@ export class Engine {
   private inbox: OpReply[] = [];
   private drainScheduled = false;
   private nextPoll = 0;
+  /** This thread's id and nice value (null: unknown, its priority is left alone; see the header). */
+  private tid: number | null = null;
+  private baseNice = 0;
+  /** Its priority is lowered: for the running slice, or for good (it could not be raised back). */
+  private lowered: "slice" | "always" | null = null;
   /** Decayed running time (ms) per owner on this worker, as of `at` (performance.now()). */
   private readonly usage = new Map<string, { ms: number; at: number }>();
   private reapList: Exec[] = [];
@@ -258,6 +274,7 @@ export class Engine {
       WebAssembly.instantiate = real;
     }
     this.guard();
+    [this.tid, this.baseNice] = threadPriority();
     this.stackTop = stackPointer(this.instance);
     if (this.stackTop !== null) this.saveSp = (this.instance!.exports as Record<string, () => number>).Oa!;
     await sodiumReady();
@@ -443,6 +460,7 @@ export class Engine {
         if (outer !== null) Atomics.store(cells, this.runCell + 1, outer.sliceAt);
         Atomics.store(cells, this.runCell, outer === null ? 0 : outer.job.token);
       }
+      if (outer === null && this.lowered === "slice") this.raise();
     }
     this.reap();
     if (outer === null && this.inbox.length > 0 && !this.drainScheduled) {
@@ -548,11 +566,32 @@ export class Engine {
       }
     }
     if (now >= this.watchdogAt) this.watchdog(now);
+    if (this.lowered === null && this.tid !== null && this.cells !== null && ((now - this.epoch) | 0) - this.stack[0]!.sliceAt > LOW_PRIORITY_AFTER_MS) this.lower();
     if (now >= this.nextPoll && this.execs.size > this.stack.length) {
       this.resumeOthers(exec, now);
       return exec.finished || this.poisoned;
     }
     return false;
+  }
+
+  /** A long slice: the thread yields the CPU to normal-priority threads until the slice ends (see the header). */
+  private lower(): void {
+    try {
+      setPriority(this.tid!, Math.max(this.baseNice, LOW_NICE));
+      this.lowered = "slice";
+    } catch {
+      this.tid = null; // not permitted here: leave it
+    }
+  }
+
+  /** The long slice ended: the thread's priority back, if it may (else it stays lower for good). */
+  private raise(): void {
+    try {
+      setPriority(this.tid!, this.baseNice);
+      this.lowered = null;
+    } catch {
+      this.lowered = "always";
+    }
   }
 
   /** From the interrupt handler of `top`'s slice: runs, nested above it, the slices of parked executions that can
@@ -2055,6 +2094,17 @@ function resetExec(exec: Exec, job: RunJob): Exec {
   exec.globals = new Map();
   exec.fromImage = false;
   return exec;
+}
+
+/** This thread's id (Linux: /proc/thread-self) and its nice value, or [null, 0] where that is not available. */
+function threadPriority(): [number | null, number] {
+  try {
+    const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
+    if (!Number.isInteger(tid) || tid <= 0) return [null, 0];
+    return [tid, getPriority(tid)];
+  } catch {
+    return [null, 0];
+  }
 }
 
 /** The instance's stack pointer between calls (= the stack's top = the heap's start). The variant's minified export
