@@ -274,7 +274,6 @@ export class Engine {
       WebAssembly.instantiate = real;
     }
     this.guard();
-    [this.tid, this.baseNice] = threadPriority();
     this.stackTop = stackPointer(this.instance);
     if (this.stackTop !== null) this.saveSp = (this.instance!.exports as Record<string, () => number>).Oa!;
     await sodiumReady();
@@ -286,6 +285,7 @@ export class Engine {
         this.fault = null;
       }
     }
+    [this.tid, this.baseNice] = threadPriority();
     return compiled;
   }
 
@@ -566,7 +566,10 @@ export class Engine {
       }
     }
     if (now >= this.watchdogAt) this.watchdog(now);
-    if (this.lowered === null && this.tid !== null && this.cells !== null && ((now - this.epoch) | 0) - this.stack[0]!.sliceAt > LOW_PRIORITY_AFTER_MS) this.lower();
+    const outermost = this.stack[0];
+    if (this.lowered === null && this.tid !== null && outermost !== undefined && this.cells !== null && ((now - this.epoch) | 0) - outermost.sliceAt > LOW_PRIORITY_AFTER_MS) {
+      this.lower();
+    }
     if (now >= this.nextPoll && this.execs.size > this.stack.length) {
       this.resumeOthers(exec, now);
       return exec.finished || this.poisoned;
@@ -597,6 +600,7 @@ export class Engine {
   /** From the interrupt handler of `top`'s slice: runs, nested above it, the slices of parked executions that can
    *  go on and may go first (see "Resuming from the interrupt handler"). */
   private resumeOthers(top: Exec, now: number): void {
+    if (this.current !== top) return; // QuickJS code outside a slice (the pristine runtime being built)
     const perf = performance.now();
     if (perf - top.sliceStart < NEST_AFTER_MS) return;
     this.nextPoll = now + NEST_POLL_MS;

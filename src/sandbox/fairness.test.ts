@@ -151,11 +151,12 @@ describe("fair share of the queue", () => {
       const done: string[] = [];
       const flood = Array.from({ length: 2000 }, (_, i) => pool.run(job("user-a", `${i}`)).then(() => done.push("a")));
       await Bun.sleep(5);
+      const before = done.length;
       const r = await pool.run(job("user-b", "'b'"));
       done.push("b");
       expect(outcome(r)).toBe("b");
-      // first come would have run all 2,000 first
-      expect(done.indexOf("b")).toBeLessThan(100); // at most behind the jobs already offered to the worker
+      // first come would have run all 2,000 first; the jobs already offered to the worker go back to the queue
+      expect(done.indexOf("b") - before).toBeLessThan(8);
       await Promise.all(flood);
     });
   }, 60_000);

@@ -212,6 +212,8 @@ export class ScriptPool {
   /** A worker is compiling it: the others' init waits for it. */
   private compiling: Slot | null = null;
   private dispatchTick = 0;
+  /** Offers made (their tokens). */
+  private offers = 0;
   /** A flush of the workers' outboxes is scheduled. */
   private flushing = false;
   /** Executions that started from their source's memory image (the compiled script included). */
@@ -553,7 +555,10 @@ export class ScriptPool {
           bestLoad = load;
         }
       }
-      if (!best) return;
+      if (!best) {
+        if (this.makeRoom()) continue;
+        return;
+      }
       const eligible = best.extra ? this.forExtra : this.forRegular;
       if (bestLoad === 0) {
         // An idle worker: the oldest waiting job, which may be one offered to a busy worker and not yet claimed.
@@ -577,8 +582,46 @@ export class ScriptPool {
         continue;
       }
       if (bestLoad === 0) best.lastIdleDispatch = ++this.dispatchTick;
+      // not behind the offers of an owner running many more jobs: those go back and follow it
+      if (best.offered.length > 0 && job.owner.running < 4) this.takeBack(best, (j) => j.prefetched && j.owner !== job.owner && j.owner.running >= 2 * job.owner.running + 2);
       this.assign(best, job);
     }
+  }
+
+  /** Every worker's offers are taken while the next waiting job belongs to an owner running few jobs: the offers
+   *  of one worker that belong to owners running many more (at least twice as many, and 2 more) go back to their
+   *  queues, so that job is offered first instead of after them (a flood of one user's short jobs fills every
+   *  worker's OFFER_DEPTH; another user's job would wait behind up to that many). dispatch() does the same for the
+   *  worker a job goes to. True if any went back. */
+  private makeRoom(): boolean {
+    const head = this.queues.next(this.forRegular, true);
+    if (head === undefined) return false;
+    const mine = head.owner.running;
+    const over = (j: Job) => j.prefetched && j.owner !== head.owner && j.owner.running >= 2 * mine + 2;
+    let best: Slot | null = null;
+    let most = 0;
+    for (const s of this.slots) {
+      if (!s.ready || s.dead || s.stuck || s.extra || s.jobs.size >= this.maxJobs) continue;
+      let n = 0;
+      for (const j of s.offered) if (over(j)) n++;
+      if (n > most) {
+        best = s;
+        most = n;
+      }
+    }
+    return best !== null && this.takeBack(best, over);
+  }
+
+  /** Revokes `slot`'s unclaimed offers that `which` selects; they wait in their queues again. True if any did. */
+  private takeBack(slot: Slot, which: (j: Job) => boolean): boolean {
+    let back = false;
+    for (const j of [...slot.offered]) {
+      if (which(j) && this.revoke(slot, j)) {
+        this.queues.push(j);
+        back = true;
+      }
+    }
+    return back;
   }
 
   /** Which waiting owners a regular worker takes, in which rank (see OwnerQueues.next): hogs after the others, and
@@ -624,7 +667,10 @@ export class ScriptPool {
     job.slot = slot;
     job.dispatchedAt = Date.now();
     job.cell = cell;
-    job.token = (job.id % 0x7ffffffe) + 1;
+    // a token of this offer, never of an earlier offer of the same job: a revoked offer's entry in a batch the
+    // worker has not reached yet must not claim the job's new offer in the same cell (it would run before the
+    // jobs offered ahead of it, see takeBack())
+    job.token = (++this.offers % 0x7ffffffe) + 1;
     job.offered = true;
     job.prefetched = slot.active + slot.offered.length > 0;
     if (job.prefetched) {
