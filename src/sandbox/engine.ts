@@ -339,6 +339,25 @@ export class Engine {
     };
   }
 
+  /** Between two jobs of a batch (worker.ts): op results that arrived and timers that are due go first, not after
+   *  the rest of the batch (the port's messages and the timers would otherwise wait for the whole batch). */
+  between(): void {
+    if (this.current !== null) return;
+    this.takeMail();
+    this.drain();
+    if (this.execs.size === 0) return;
+    const now = Date.now();
+    for (const e of [...this.execs.values()]) {
+      if (!e.parked || e.finished || e.sleeps.size === 0) continue;
+      for (const [id, sl] of e.sleeps) {
+        if (sl.at <= now) {
+          this.fireSleep(e, id);
+          break; // the slice may have set new timers
+        }
+      }
+    }
+  }
+
   /** Runs the op results waiting in `inbox`, oldest first; only while no slice runs. */
   private drain(): void {
     while (this.inbox.length > 0 && this.current === null) this.opResult(this.inbox.shift()!);

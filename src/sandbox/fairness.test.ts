@@ -97,6 +97,20 @@ describe("fair share of the workers", () => {
     });
   }, 20_000);
 
+  test("a job whose timer is due resumes before the rest of the batch of jobs its worker is running", async () => {
+    await withPool({ workers: 1 }, async (pool) => {
+      await pool.run(job("user-a", "1")); // warm
+      const done: string[] = [];
+      // one batch: B's job, then 15 of user A's jobs of ~3 ms each (too short to be interrupted for B)
+      const b = pool.run(job("user-b", "await new Promise((r) => setTimeout(r, 1)); return 'b'")).then((r) => (done.push("b"), r));
+      const a = Array.from({ length: 15 }, () => pool.run(job("user-a", "const t = Date.now(); while (Date.now() - t < 3) {} return 'a'")).then((r) => (done.push("a"), r)));
+      expect(outcome(await b)).toBe("b");
+      await Promise.all(a);
+      // its timer fired between two of A's jobs, not after the batch
+      expect(done.indexOf("b")).toBeLessThan(8);
+    });
+  }, 20_000);
+
   test("a job held below a resumed one keeps its full time: its deadline moves by the time it was held", async () => {
     await withPool({ workers: 1 }, async (pool) => {
       // user A's job wakes after 30 ms and then computes 700 ms; user B's job computes 300 ms of its 500 ms limit

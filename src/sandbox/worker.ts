@@ -58,6 +58,7 @@ self.onmessage = (event: MessageEvent<MainToWorker | string | unknown[]>) => {
         if (Atomics.compareExchange(cells!, header.cell, header.token, 0) !== header.token) continue; // revoked
         const { paths: _, ...job } = header;
         engine.run({ t: "run", ...job, context });
+        engine.between(); // parked jobs whose KV result arrived or whose timer is due go before the rest
       }
     } finally {
       release();
