@@ -37,11 +37,13 @@
 // overflow inside a nested slice is contained as elsewhere, with the stack pointer put back where that slice was
 // entered; what cannot run nested (an op result of an owner on the stack) waits in `inbox` until the thread is free.
 //
-// A slice that has run LOW_PRIORITY_AFTER_MS lowers its thread's scheduling priority (nice LOW_NICE, Linux: the
-// thread's own id from /proc/thread-self) until it ends: a loop then takes the CPU only from other long runners,
-// not from the HTTP thread or a worker running another user's short script (on 2 cores, two loops at normal
-// priority made the other user's requests wait for CPU time: p99 ×10). Raising it back needs privilege
-// (CAP_SYS_NICE or RLIMIT_NICE; root has it): without, the thread stays at the lower priority for good.
+// A slice that has run LOW_PRIORITY_AFTER_MS while more than one user uses the pool (the pool's CONTENDED_CELL)
+// lowers its thread's scheduling priority (nice LOW_NICE, Linux: the thread's own id from /proc/thread-self) until
+// it ends: a loop then takes the CPU only from other long runners, not from the HTTP thread or a worker running
+// another user's short script (on 2 cores, two loops at normal priority made the other user's requests wait for
+// CPU time: p99 ×10). A lone user's long scripts keep their priority (at nice 10 a busy host's other processes
+// would stretch them towards their wall-clock limit). Raising it back needs privilege (CAP_SYS_NICE or RLIMIT_NICE;
+// root has it): without, the thread stays at the lower priority for good.
 import { readlinkSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
 import { receiveMessageOnPort } from "node:worker_threads";
@@ -587,7 +589,8 @@ export class Engine {
     if (now >= this.watchdogAt) this.watchdog(now);
     const outermost = this.stack[0];
     if (this.lowered === null && this.tid !== null && outermost !== undefined && this.cells !== null && ((now - this.epoch) | 0) - outermost.sliceAt > LOW_PRIORITY_AFTER_MS) {
-      this.lower();
+      // only while other users want the CPU too (the pool says so)
+      if (Atomics.load(this.cells, this.runCell + 2) === 1) this.lower();
     }
     if (now >= this.nextPoll && this.execs.size > this.stack.length) {
       this.resumeOthers(exec, now);

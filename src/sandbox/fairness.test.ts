@@ -4,7 +4,7 @@
 // KV result or a timer must not hold the other user's scripts. Latency bounds are generous (a loaded 2-core
 // machine); each is far below the loops' time limit, which is what the old scheduling made the other user wait.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase, type SqliteDb } from "../platform/db/db";
@@ -136,6 +136,42 @@ describe("fair share of the workers", () => {
       expect(outcome(r)).toBe("b");
       expect(ms).toBeLessThan(1200); // not held for A's 2.5 s loop
       expect(outcome(await a)).toBe("timeout");
+    });
+  }, 20_000);
+});
+
+/** Nice values of this process's threads (Linux). */
+function threadNices(): number[] {
+  const out: number[] = [];
+  for (const tid of readdirSync("/proc/self/task")) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+      out.push(Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]));
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
+}
+
+describe.skipIf(!existsSync("/proc/thread-self"))("fair share of the CPU", () => {
+  test("while other users use the pool, a worker running a long slice lowers its priority until the slice ends", async () => {
+    await withPool({ workers: 2 }, async (pool) => {
+      expect(Math.max(...threadNices())).toBe(0); // (the test runs at normal priority)
+      // a lone user's long script keeps its priority
+      const alone = pool.run(job("user-a", LOOP, { timeoutMs: 600 }));
+      await Bun.sleep(300);
+      expect(Math.max(...threadNices())).toBe(0);
+      expect(outcome(await alone)).toBe("timeout");
+      // with another user about, the loop's thread drops to nice 10 (after 50 ms), and comes back after it
+      const b = pool.run(job("user-b", "await new Promise((r) => setTimeout(r, 1200)); return 'b'"));
+      const loop = pool.run(job("user-a", LOOP, { timeoutMs: 800 }));
+      await Bun.sleep(400);
+      expect(threadNices().filter((n) => n === 10)).toHaveLength(1);
+      expect(outcome(await loop)).toBe("timeout");
+      expect(outcome(await b)).toBe("b");
+      // raising it back needs privilege (root here; otherwise the thread stays lower)
+      if (process.getuid?.() === 0) expect(Math.max(...threadNices())).toBe(0);
     });
   }, 20_000);
 });

@@ -28,12 +28,16 @@ export class OwnerQueues<J extends { id: number; owner: Owner }> {
   /** Jobs in all queues (prefetched ones not included). */
   size = 0;
 
+  /** Named owners (not jobs without one) with something in the pool, or hogging. */
+  named = 0;
+
   /** The record of `key` (made on first use; dropped by release() once it has nothing in the pool). */
   owner(key: string): Owner {
     let o = this.owners.get(key);
     if (o === undefined) {
       o = { key, queue: [], prefetched: 0, held: 0, running: 0, hogUntil: 0, wideUntil: 0 };
       this.owners.set(key, o);
+      if (!key.startsWith("\0")) this.named++;
     }
     return o;
   }
@@ -93,7 +97,10 @@ export class OwnerQueues<J extends { id: number; owner: Owner }> {
 
   /** Forgets `o` when nothing of it is in the pool and it is not hogging at `now`. */
   release(o: Owner, now: number): void {
-    if (o.queue.length === 0 && o.held === 0 && o.prefetched === 0 && o.hogUntil <= now && this.owners.get(o.key) === o) this.owners.delete(o.key);
+    if (o.queue.length === 0 && o.held === 0 && o.prefetched === 0 && o.hogUntil <= now && this.owners.get(o.key) === o) {
+      this.owners.delete(o.key);
+      if (!o.key.startsWith("\0")) this.named--;
+    }
   }
 }
 

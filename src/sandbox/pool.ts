@@ -161,6 +161,10 @@ const OFFER_CELLS = 20;
  *  publishes the token of the job whose slice runs and when that slice started (engine.ts attach()). */
 const MAIL_CELL = OFFER_CELLS;
 const RUN_CELL = OFFER_CELLS + 1;
+/** 1 while more than one (named) owner has used the pool in the last CONTENDED_MS (engine.ts: only then does a long slice
+ *  lower its thread's priority). */
+const CONTENDED_CELL = OFFER_CELLS + 3;
+const CONTENDED_MS = 2000;
 /** A worker whose running job has run this long is "stuck": its unclaimed offers go back to the queue and it gets
  *  no new ones until that job ends (checked every CHECK_MS). */
 const STUCK_MS = 20;
@@ -202,6 +206,8 @@ export class ScriptPool {
   private readonly ownerHeldCap: number;
   /** Time base of the workers' RUN_CELL (Date.now() at creation). */
   private readonly epoch = Date.now();
+  /** More than one owner used the pool until then (see CONTENDED_CELL). */
+  private contendedUntil = 0;
   private seq = 0;
   /** Prefetched jobs not yet claimed (they count as queued). */
   private prefetched = 0;
@@ -281,6 +287,7 @@ export class ScriptPool {
     if (typeof req.source !== "string") return Promise.resolve(failure("error", "Script source must be a string"));
     const id = ++this.seq;
     const owner = this.queues.owner(typeof req.owner === "string" ? req.owner : `\0job ${id}`);
+    if (this.queues.named > 1) this.contended(Date.now());
     if (this.full(owner)) {
       // Prefetched jobs may have been claimed since this thread last looked.
       for (const slot of this.slots) this.refresh(slot);
@@ -356,7 +363,8 @@ export class ScriptPool {
    *  code between threads). Their threads start at once; only their init message waits for the module. */
   private spawn(extra = false): Slot {
     const worker = new Worker(workerEntry());
-    const cells = new Int32Array(new SharedArrayBuffer((OFFER_CELLS + 3) * 4));
+    const cells = new Int32Array(new SharedArrayBuffer((OFFER_CELLS + 4) * 4));
+    if (this.contendedUntil > Date.now()) Atomics.store(cells, CONTENDED_CELL, 1);
     const channel = new MessageChannel();
     const slot: Slot = {
       n: ++this.spawned,
@@ -635,6 +643,12 @@ export class ScriptPool {
     return false;
   }
 
+  /** More than one owner uses the pool: the workers' long slices lower their priority (CONTENDED_CELL). */
+  private contended(now: number): void {
+    if (this.contendedUntil === 0) for (const s of [...this.slots, ...this.retiring]) Atomics.store(s.cells, CONTENDED_CELL, 1);
+    this.contendedUntil = now + CONTENDED_MS;
+  }
+
   /** `slot`'s worker runs a slice that started more than STUCK_MS ago (as the worker publishes it: this thread's
    *  view of claims, parks and results lags when it is busy, and a finished job must not count as a long one). */
   private runsLong(slot: Slot, now: number): boolean {
@@ -784,6 +798,11 @@ export class ScriptPool {
       else this.queues.release(o, now);
     }
     this.hogs = hogs;
+    if (this.queues.named > 1) this.contended(now);
+    else if (this.contendedUntil !== 0 && now > this.contendedUntil) {
+      this.contendedUntil = 0;
+      for (const s of [...this.slots, ...this.retiring]) Atomics.store(s.cells, CONTENDED_CELL, 0);
+    }
     this.fairShare(now);
     if (moved) this.dispatch();
     // (an extra worker keeps the timer until fairShare() ends it)

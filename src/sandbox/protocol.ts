@@ -58,7 +58,8 @@ export interface OpReply {
  *  on; after each one it adds 1 to `cells[mailCell]`, so a worker whose thread a script holds can take them
  *  synchronously (receiveMessageOnPort) from QuickJS's interrupt handler. `cells[runCell]`: the token of the job
  *  whose slice runs now (0: none), `cells[runCell + 1]` when that slice started (ms since `epoch`, int32): the
- *  pool tells long-running jobs from what the worker itself says, not from when this thread got to its messages. */
+ *  pool tells long-running jobs from what the worker itself says, not from when this thread got to its messages.
+ *  `cells[runCell + 2]`: 1 while more than one owner uses the pool (a long slice then lowers its priority). */
 export type MainToWorker =
   | OpReply
   | {
