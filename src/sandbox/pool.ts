@@ -19,7 +19,8 @@
 // Fairness (owners: users; ScriptRunRequest.owner, see owners.ts). A script cannot be paused or moved, so one that
 // runs long holds its worker until it ends; what the pool can share fairly is everything around that:
 // - Queue: each owner waits in a FIFO of its own; a free worker takes the job of the owner running the fewest jobs
-//   right now (ties: the oldest job), so one user's flood does not stand in front of another user's job. An owner
+//   right now (ties: the oldest job), so one user's flood does not stand in front of another user's job, nor behind
+//   its offers to a worker (takeBack(), makeRoom(): offers of an owner running many more go back and follow). An owner
 //   may have at most `queueLimitPerOwner` jobs waiting (beyond it: `queue_full` for that owner only), all owners
 //   together `queueLimit`; and at most 3/4 of what the workers hold in them (ownerHeldCap: parked jobs count), so
 //   a user's scripts parked on slow fetches or timers leave room for others.
@@ -36,6 +37,8 @@
 //   it (engine.ts "Resuming from the interrupt handler"): op results go to each worker on a MessagePort of its own,
 //   counted in a shared cell (MAIL_CELL), so the worker can take them while a script holds its thread. A held job's
 //   deadline and backstop move by the time it was held ("freeze"/"thaw").
+// - CPU: while more than one user uses the pool (CONTENDED_CELL), a worker whose slice runs long lowers its thread's
+//   priority until the slice ends (engine.ts), so loops do not take the CPU from this thread or from other workers.
 // So a user looping at their in-flight limit delays other users' scripts by an extra worker's start (~0.1 s, once),
 // not by the time limit; a user's own jobs still queue behind their own loops.
 //
