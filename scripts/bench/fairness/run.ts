@@ -11,7 +11,8 @@
 //                per-responder limit; a script of ~1 ms CPU); the victim's trivial and KV responders, and a
 //                static one (no script: what the HTTP layer alone adds, the floor for the scripted ones)
 // The victim sends one request at a time (its latency, not throughput, is measured); the attacker's load comes from
-// a child process (attacker.ts). Targets: victim scripted-responder p99 under attack ≤ 3 × its p99 without, and no
+// a child process (attacker.ts) at nice 10, standing in for a remote client (on a 2-core machine its own CPU use
+// would otherwise be what the victim waits for). Targets: victim scripted-responder p99 under attack ≤ 3 × its p99 without, and no
 // 504; victim `_debug` ≤ 2 s (p99 and max).
 //
 //   bun scripts/bench/fairness/run.ts [--seconds 12] [--baseline 8] [--flood 1000] [--attacks 1,2,3]
