@@ -189,9 +189,10 @@ describe("fair share of the queue", () => {
       expect(results.filter((v) => v === "queue_full")).toHaveLength(5);
       expect(results.slice(0, 15).filter((v) => v === "queue_full")).toHaveLength(5); // only user A's
       expect(results.slice(15)).toEqual(["b 0", "b 1", "b 2", "b 3", "b 4"]);
-      // user A hogged the worker: user B's jobs went first once it was free
+      // user A hogged the worker: user B's jobs did not wait behind A's ten queued ones once it was free (first
+      // come: positions 10-14)
       const ran = done.filter((v) => v !== "queue_full");
-      expect(ran.slice(0, 5)).toEqual(["b 0", "b 1", "b 2", "b 3", "b 4"]);
+      expect(Math.max(...["b 0", "b 1", "b 2", "b 3", "b 4"].map((v) => ran.indexOf(v)))).toBeLessThan(10);
       expect(outcome(await loop)).toBe("timeout");
     });
   }, 20_000);

@@ -778,7 +778,10 @@ export class ScriptPool {
       // a prefetched job whose worker has nothing running must be claimed by now + its time
       if (slot.active === 0) for (const job of slot.offered) if (job.backstopAt === Infinity) job.backstopAt = now + this.timeoutOf(job) + this.grace;
       // A long-running job: the jobs offered behind it run elsewhere (a CPU-bound script delays only itself).
+      const wasStuck = slot.stuck;
       slot.stuck = !slot.dead && this.runsLong(slot, now);
+      // its long slice ended without a result (it parked): it takes jobs again
+      if (wasStuck && !slot.stuck) moved = true;
       if (slot.stuck && slot.offered.length > 0) {
         for (const job of [...slot.offered]) {
           if (this.revoke(slot, job)) {
@@ -850,6 +853,7 @@ export class ScriptPool {
           job.parked = true;
           slot.active--;
           job.owner.running--;
+          if (slot.stuck) slot.stuck = this.runsLong(slot, Date.now()); // a long slice that parked
           this.dispatch();
         }
         return;
