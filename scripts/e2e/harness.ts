@@ -6,7 +6,7 @@
 // Selector rules under Bun (shared/notes/ui.md §5): puppeteer's ::-p-text()/::-p-aria() are broken under Bun; use
 // CSS or the legacy `aria/Name[role="button"]` and `text/…` prefixes (helpers below).
 import { expect } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import puppeteer, { type Browser, type BrowserContext, type HTTPRequest, type Page } from "puppeteer-core";
@@ -34,7 +34,7 @@ export interface UiHarness {
   browser: Browser;
   url: string;
   /** A fresh incognito page; `user` signs it in (session cookie) before the first navigation. */
-  open(opts?: { user?: TestUser; width?: number; height?: number; colorScheme?: "light" | "dark" }): Promise<UiPage>;
+  open(opts?: { user?: TestUser; width?: number; height?: number; colorScheme?: "light" | "dark"; downloads?: string }): Promise<UiPage>;
   stop(): Promise<void>;
 }
 
@@ -88,7 +88,8 @@ export async function startUiHarness(opts: TestServerOptions = {}): Promise<UiHa
     browser,
     url: srv.url,
     async open(o = {}) {
-      const context = await browser.createBrowserContext();
+      // `downloads`: files the page downloads are saved there (waitForDownload reads them back).
+      const context = await browser.createBrowserContext(o.downloads ? { downloadBehavior: { policy: "allow", downloadPath: o.downloads } } : {});
       contexts.push(context);
       const page = await context.newPage();
       await page.setViewport({ width: o.width ?? 1366, height: o.height ?? 768 });
@@ -167,7 +168,8 @@ async function clickWhenOnTop(el: import("puppeteer-core").ElementHandle, timeou
   const deadline = Date.now() + timeout;
   for (;;) {
     const onTop = await el.evaluate((e: any) => {
-      e.scrollIntoView({ block: "nearest", inline: "nearest" });
+      // Centred: "nearest" can leave it under the fixed app header.
+      e.scrollIntoView({ block: "center", inline: "nearest" });
       const r = e.getBoundingClientRect();
       const hit = (globalThis as any).document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
       return hit !== null && (hit === e || e.contains(hit));
@@ -211,6 +213,17 @@ export async function waitForDialogsClosed(page: Page, timeout = 15_000) {
   } catch (err) {
     const left = await page.evaluate(`[...document.querySelectorAll(".mantine-Modal-overlay, [role=dialog]")].map(e => e.className + ": " + e.textContent.slice(0, 120))`);
     throw new Error(`dialogs still open: ${JSON.stringify(left)}`, { cause: err });
+  }
+}
+
+/** A downloaded file once the browser finished writing it (no `.crdownload` left in the folder). */
+export async function waitForDownload(dir: string, fileName: string, timeout = 15_000): Promise<Uint8Array> {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const names = readdirSync(dir);
+    if (names.includes(fileName) && !names.some((n) => n.endsWith(".crdownload"))) return new Uint8Array(readFileSync(join(dir, fileName)));
+    if (Date.now() > deadline) throw new Error(`no download ${fileName} in ${dir} (found: ${names.join(", ") || "nothing"})`);
+    await sleep(50);
   }
 }
 

@@ -38,9 +38,13 @@ export interface ListPageProps<T extends ListRow> {
   onCreate?: () => void;
   onEdit?: (row: T) => void;
   onDuplicate?: (row: T) => void;
+  /** Extra row menu items (`<Menu.Item>`s) after Edit/Duplicate, e.g. "Export…". */
+  rowActions?: (row: T) => ReactNode;
+  /** Hide "Duplicate" where a copy makes no sense (a private key's material cannot be copied). */
+  canDuplicate?: boolean;
 }
 
-function RowActions<T extends ListRow>({ row, noun, onEdit, onDuplicate, onDelete }: { row: T; noun: string; onEdit: (row: T) => void; onDuplicate: (row: T) => void; onDelete: (row: T) => void }) {
+function RowActions<T extends ListRow>({ row, noun, onEdit, onDuplicate, onDelete, extra }: { row: T; noun: string; onEdit: (row: T) => void; onDuplicate?: (row: T) => void; onDelete: (row: T) => void; extra?: ReactNode }) {
   return (
     <Menu position="bottom-end" withinPortal>
       <Menu.Target>
@@ -52,7 +56,8 @@ function RowActions<T extends ListRow>({ row, noun, onEdit, onDuplicate, onDelet
       </Menu.Target>
       <Menu.Dropdown>
         <Menu.Item onClick={() => onEdit(row)}>Edit</Menu.Item>
-        <Menu.Item onClick={() => onDuplicate(row)}>Duplicate</Menu.Item>
+        {onDuplicate && <Menu.Item onClick={() => onDuplicate(row)}>Duplicate</Menu.Item>}
+        {extra}
         <Menu.Item onClick={() => copyWithToast(row.id, "ID")}>Copy ID</Menu.Item>
         <Menu.Divider />
         <Menu.Item color="red" onClick={() => onDelete(row)}>
@@ -95,7 +100,9 @@ export function ListPage<T extends ListRow>(props: ListPageProps<T>) {
       title: <VisuallyHidden>Actions</VisuallyHidden>,
       textAlign: "right",
       width: 60,
-      render: (row) => <RowActions row={row} noun={noun} onEdit={onEdit} onDuplicate={onDuplicate} onDelete={props.onDelete} />,
+      render: (row) => (
+        <RowActions row={row} noun={noun} onEdit={onEdit} onDuplicate={props.canDuplicate === false ? undefined : onDuplicate} onDelete={props.onDelete} extra={props.rowActions?.(row)} />
+      ),
     },
   ];
 
