@@ -2,7 +2,7 @@
 import type { paths } from "./schema.gen";
 
 type Json<R> = R extends { content: { "application/json": infer T } } ? T : never;
-type Ok<Op> = Op extends { responses: infer R } ? Json<R[200 & keyof R]> | Json<R[201 & keyof R]> : never;
+export type Ok<Op> = Op extends { responses: infer R } ? Json<R[200 & keyof R]> | Json<R[201 & keyof R]> : never;
 
 export type User = Ok<paths["/api/users/self"]["get"]>;
 export type Status = Ok<paths["/api/status"]["get"]>;
@@ -21,3 +21,25 @@ export type Timestamp = User["createdAt"];
 
 /** The common list query (supplement §1), as the list endpoints accept it (the tags list's, the plainest). */
 export type ListQuery = NonNullable<paths["/api/user/tags"]["get"]["parameters"]["query"]>;
+
+// Certificates (supplement §12), content security policies (§13), user data (§19).
+export type PrivateKey = Ok<paths["/api/certificates/private_keys/{key_id}"]["get"]>;
+export type TemplateGetResponse = Ok<paths["/api/certificates/templates/{template_id}"]["get"]>;
+export type CertificateTemplate = TemplateGetResponse["template"];
+export type TemplateAttributes = CertificateTemplate["attributes"];
+export type KeyAlgorithm = TemplateAttributes["keyAlgorithm"];
+export type KeyType = KeyAlgorithm["keyType"];
+export type SignatureAlgorithm = TemplateAttributes["signatureAlgorithm"];
+export type KeyUsage = NonNullable<TemplateAttributes["keyUsage"]>[number];
+export type ExtendedKeyUsage = NonNullable<TemplateAttributes["extendedKeyUsage"]>[number];
+export type ExportedFile = Ok<paths["/api/certificates/templates/{template_id}/_generate"]["post"]>;
+export type PolicyGetResponse = Ok<paths["/api/web_security/csp/{policy_id}"]["get"]>;
+export type Policy = PolicyGetResponse["policy"];
+export type PolicyCreated = Ok<paths["/api/web_security/csp"]["post"]>;
+export type Directive = Policy["directives"][number];
+export type DirectiveName = Directive["name"];
+export type Finding = Ok<paths["/api/web_security/csp/_evaluate"]["post"]>["findings"][number];
+export type ImportPreview = Ok<paths["/api/user/data/_import_preview"]["post"]>;
+export type ImportResult = Ok<paths["/api/user/data/_import"]["post"]>;
+/** An import's `data`: the export file as a JSON object or its text. */
+export type ImportData = paths["/api/user/data/_import"]["post"]["requestBody"]["content"]["application/json"]["data"];

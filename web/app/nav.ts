@@ -23,8 +23,8 @@ export const NAV: NavArea[] = [
   {
     label: "Certificates",
     items: [
-      { label: "Certificate templates", path: "/certificates/templates", summary: "Reusable recipes for self-signed certificates: subject, key algorithm, validity, extensions.", api: "/api/certificates/templates", ready: false },
-      { label: "Private keys", path: "/certificates/private-keys", summary: "RSA, ECDSA and Ed25519 keys, optionally passphrase-protected, exportable as PEM, DER or PKCS#8.", api: "/api/certificates/private_keys", ready: false },
+      { label: "Certificate templates", path: "/certificates/templates", summary: "Reusable recipes for self-signed certificates: subject, key algorithm, validity, extensions.", api: "/api/certificates/templates", ready: true },
+      { label: "Private keys", path: "/certificates/private-keys", summary: "RSA, ECDSA and Ed25519 keys, optionally passphrase-protected, exportable as PEM, DER or PKCS#8.", api: "/api/certificates/private_keys", ready: true },
     ],
   },
   {

@@ -3,6 +3,7 @@
 import { Center, Loader } from "@mantine/core";
 import type { ReactNode } from "react";
 import { Redirect, Route, Switch, useLocation, useSearch } from "wouter";
+import { certificateRoutes, sharedCertificateRoutes } from "../features/certificates/routes";
 import { ScriptEditorPage } from "../features/scripts/script-editor-page";
 import { ScriptsPage } from "../features/scripts/scripts-page";
 import { SecretsPage } from "../features/secrets/secrets-page";
@@ -75,6 +76,8 @@ export function AppRoutes() {
       </Route>
       {/* The recovery link works signed in or not: it sets a new password and starts a new session. */}
       <Route path="/recover" component={RecoverPage} />
+      {/* Shared views (share links): public, signed in or not. */}
+      {sharedCertificateRoutes}
       <Route>
         <RequireUser>
           <Shell>
@@ -86,6 +89,7 @@ export function AppRoutes() {
               <Route path="/scripts/new" component={ScriptEditorPage} />
               <Route path="/scripts/:id" component={ScriptEditorPage} />
               <Route path="/settings" component={SettingsPage} />
+              {certificateRoutes}
               {NAV.flatMap((a) => a.items)
                 .filter((i) => !i.ready)
                 .map((item) => (
