@@ -29,7 +29,7 @@ export const NAV: NavArea[] = [
   },
   {
     label: "Web security",
-    items: [{ label: "Content security policies", path: "/csp", summary: "Build, import and evaluate Content-Security-Policy headers.", api: "/api/web_security/csp", ready: false }],
+    items: [{ label: "Content security policies", path: "/csp", summary: "Build, import and evaluate Content-Security-Policy headers.", api: "/api/web_security/csp", ready: true }],
   },
   {
     label: "Web scraping",

@@ -4,6 +4,7 @@ import { Center, Loader } from "@mantine/core";
 import type { ReactNode } from "react";
 import { Redirect, Route, Switch, useLocation, useSearch } from "wouter";
 import { certificateRoutes, sharedCertificateRoutes } from "../features/certificates/routes";
+import { cspRoutes, sharedCspRoutes } from "../features/csp/routes";
 import { ScriptEditorPage } from "../features/scripts/script-editor-page";
 import { ScriptsPage } from "../features/scripts/scripts-page";
 import { SecretsPage } from "../features/secrets/secrets-page";
@@ -78,6 +79,7 @@ export function AppRoutes() {
       <Route path="/recover" component={RecoverPage} />
       {/* Shared views (share links): public, signed in or not. */}
       {sharedCertificateRoutes}
+      {sharedCspRoutes}
       <Route>
         <RequireUser>
           <Shell>
@@ -90,6 +92,7 @@ export function AppRoutes() {
               <Route path="/scripts/:id" component={ScriptEditorPage} />
               <Route path="/settings" component={SettingsPage} />
               {certificateRoutes}
+              {cspRoutes}
               {NAV.flatMap((a) => a.items)
                 .filter((i) => !i.ready)
                 .map((item) => (
