@@ -1,4 +1,4 @@
-// Settings: appearance, account, notification email, API keys, password.
+// Settings: appearance, account, notification email, API keys, password, your data (export/import).
 import { SegmentedControl, Stack, Table, Text } from "@mantine/core";
 import { useSelf } from "../../app/auth/session";
 import { THEME_OPTIONS } from "../../app/theme-toggle";
@@ -6,9 +6,13 @@ import { useTheme, type UiTheme } from "../../app/use-theme-setting";
 import { PageHeader } from "../../components/page-header";
 import { formatDateTime } from "../../components/format";
 import { ApiKeysSection } from "../api-keys/api-keys-section";
+import { lazyPage } from "../../components/lazy-page";
 import { NotificationEmailSection } from "../notification-email/notification-email-section";
 import { PasswordSection } from "./password-section";
 import { SettingsSection } from "./settings-section";
+
+// Export/import loads on demand (the first load of the app has a size budget).
+const DataSection = lazyPage(() => import("../user-data/data-section").then((m) => m.DataSection));
 
 function AppearanceSection() {
   const [theme, setTheme] = useTheme();
@@ -61,6 +65,7 @@ export function SettingsPage() {
       <NotificationEmailSection />
       <ApiKeysSection />
       <PasswordSection />
+      <DataSection />
     </Stack>
   );
 }
