@@ -21,6 +21,37 @@ try {
   await c.post("/api/user/scripts", { name: "hmac-sign", scriptType: "api_configurator", content: "return null;\n", tagIds: [tags[0].id] });
   await c.post("/api/user/scripts", { name: "echo", scriptType: "responder", content: "return { body: context.query };\n", tagIds: [] });
   await c.post("/api/user/api_keys", { name: "ci" });
+  const now = Math.floor(Date.now() / 1000);
+  const template = (
+    await c.post("/api/certificates/templates", {
+      templateName: "local-https",
+      tagIds: [tags[1].id],
+      attributes: {
+        commonName: "localhost",
+        organization: "Secbox Dev",
+        keyAlgorithm: { keyType: "ecdsa", curve: "secp256r1" },
+        signatureAlgorithm: "sha256",
+        notValidBefore: now,
+        notValidAfter: now + 365 * 86_400,
+        version: 3,
+        isCa: false,
+        keyUsage: ["digitalSignature"],
+        extendedKeyUsage: ["tlsWebServerAuthentication"],
+        subjectAltNames: ["localhost", "*.dev.localhost", "127.0.0.1", "ops@example.com", "spiffe://example.org/web"],
+      },
+    })
+  ).json;
+  const templateShare = (await c.post(`/api/certificates/templates/${template.id}/_share`)).json;
+  const key = (await c.post("/api/certificates/private_keys", { keyName: "api signing", alg: { keyType: "ecdsa", curve: "secp384r1" }, passphrase: "example-pass" })).json;
+  await c.post("/api/certificates/private_keys", { keyName: "deploy", alg: { keyType: "ed25519" }, tagIds: [tags[0].id] });
+  const policy = (
+    await c.post("/api/web_security/csp", {
+      name: "marketing site",
+      tagIds: [tags[0].id],
+      content: { type: "serialized", value: "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.example.com https://www.google.com; img-src 'self' data: https:; object-src 'none'; upgrade-insecure-requests" },
+    })
+  ).json;
+  const policyShare = (await c.post(`/api/web_security/csp/${policy.id}/_share`)).json;
 
   const pages: [string, string, string?][] = [
     ["signin", "/signin", "Sign in"],
@@ -34,7 +65,19 @@ try {
     ["secret-edit", "/secrets?create=1", "New secret"],
     ["scripts", "/scripts", "hmac-sign"],
     ["script-new", "/scripts/new", "New script"],
-    ["settings", "/settings", "API keys"],
+    ["settings", "/settings", "Your data"],
+    ["templates", "/certificates/templates", "local-https"],
+    ["template-edit", `/certificates/templates/${template.id}`, "Sharing"],
+    ["template-generate", `/certificates/templates/${template.id}?generate=1`, "Generate and download"],
+    ["template-fetch", "/certificates/templates?fetch=1", "HTTPS URL"],
+    ["template-shared", `/shared/certificate-templates/${template.id}?share=${templateShare.id}`, "Shared with you"],
+    ["keys", "/certificates/private-keys", "api signing"],
+    ["key-export", `/certificates/private-keys?export=${key.id}`, "Export private key"],
+    ["csp", "/csp", "marketing site"],
+    ["csp-edit", `/csp/${policy.id}`, "Evaluation"],
+    ["csp-import", "/csp?import=1", "Import a policy"],
+    ["csp-shared", `/shared/csp/${policy.id}?share=${policyShare.id}`, "Shared with you"],
+    ["data-import", "/settings?import=1", "Import data"],
     ["responders", "/responders", "Responders"],
     ["not-found", "/nope", "Page not found"],
   ];
@@ -42,7 +85,7 @@ try {
     if (only && name !== only) continue;
     for (const scheme of ["light", "dark"] as const) {
       for (const [w, hgt, label] of [[1366, 768, "desktop"], [390, 844, "phone"]] as const) {
-        const publicPage = ["signin", "signup", "forgot", "recover"].includes(name);
+        const publicPage = ["signin", "signup", "forgot", "recover", "template-shared", "csp-shared"].includes(name);
         const ui = await h.open({ user: publicPage ? undefined : user, width: w, height: hgt, colorScheme: scheme });
         await goto(ui, h.url + url);
         if (text) await waitForText(ui.page, text);
