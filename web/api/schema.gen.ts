@@ -1403,6 +1403,10 @@ export interface components {
             lastRanAt?: number;
             name: string;
             notifications: boolean;
+            /** @description (addition) revisions stored now */
+            revisionCount: number;
+            /** @description (addition) a run (scheduled, retry or manual) is waiting for a slot or running */
+            running: boolean;
             /** @description next planned run while scheduled */
             scheduledAt?: number;
             secrets: components["schemas"]["SecretsSelector"];
@@ -1999,6 +2003,10 @@ export interface components {
             lastRanAt?: number;
             name: string;
             notifications: boolean;
+            /** @description (addition) revisions stored now */
+            revisionCount: number;
+            /** @description (addition) a run (scheduled, retry or manual) is waiting for a slot or running */
+            running: boolean;
             /** @description next planned run while scheduled */
             scheduledAt?: number;
             secrets: components["schemas"]["SecretsSelector"];

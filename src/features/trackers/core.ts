@@ -122,6 +122,10 @@ export interface TrackerWire<Target = unknown> {
   updatedAt: number;
   scheduledAt?: number;
   lastRanAt?: number;
+  /** (addition) Revisions stored now. */
+  revisionCount: number;
+  /** (addition) A run of this tracker (scheduled, retry or manual) is waiting for a slot or running. */
+  running: boolean;
 }
 
 /** Validated common members of a create/update body (absent members are undefined). */
@@ -318,7 +322,9 @@ export class TrackerCore {
 
   async toWire<Target>(kind: TrackerKind, rows: TrackerRow[]): Promise<TrackerWire<Target>[]> {
     const handler = this.kind(kind);
-    const tags = await this.deps.tags.tagsFor(handler.tagType, rows.map((r) => r.id));
+    const ids = rows.map((r) => r.id);
+    const tags = await this.deps.tags.tagsFor(handler.tagType, ids);
+    const counts = new Map((await store.revisionCounts(this.rt.db, ids)).map((c) => [c.tracker_id, Number(c.n)]));
     return rows.map((row) => {
       const t = this.parse<Target>(row);
       const tagRefs = tags.get(row.id) ?? [];
@@ -337,6 +343,8 @@ export class TrackerCore {
         updatedAt: t.updatedAt,
         ...(scheduledAt !== undefined ? { scheduledAt } : {}),
         ...(t.lastRanAt !== undefined ? { lastRanAt: t.lastRanAt } : {}),
+        revisionCount: counts.get(row.id) ?? 0,
+        running: this.lanes.isBusy(row.id),
       };
     });
   }

@@ -99,6 +99,8 @@ export function trackerRoutes<Target>({ auth }: { auth: AuthPlugin }, spec: Trac
       updatedAt: UnixTime(),
       scheduledAt: T.Optional(UnixTime("next planned run while scheduled")),
       lastRanAt: T.Optional(UnixTime("start of the latest run of any kind")),
+      revisionCount: T.Integer({ minimum: 0, description: "(addition) revisions stored now" }),
+      running: T.Boolean({ description: "(addition) a run (scheduled, retry or manual) is waiting for a slot or running" }),
     }),
   );
   const Phase = T.Object({

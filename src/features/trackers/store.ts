@@ -155,6 +155,15 @@ export const trackersStore = {
 
   clearRevisions: (db: Db, trackerId: string) => db.run("DELETE FROM tracker_revisions WHERE tracker_id = ?", [trackerId]),
 
+  /** Revisions stored per tracker (trackers without any are absent). */
+  revisionCounts: (db: Db, trackerIds: string[]) =>
+    trackerIds.length === 0
+      ? Promise.resolve([])
+      : db.all<{ tracker_id: string; n: number }>(
+          `SELECT tracker_id, COUNT(*) AS n FROM tracker_revisions WHERE tracker_id IN (${placeholders(trackerIds.length)}) GROUP BY tracker_id`,
+          trackerIds,
+        ),
+
   // ---- logs ----
 
   logs: (db: Db, trackerId: string, limit: number) =>

@@ -12,8 +12,8 @@ import type { TrackerConfig } from "./params";
 import { MAX_REVISION_BYTES } from "./revisions";
 import { trackersStore as store, type TrackerKind } from "./store";
 
-/** A tracker in an export file (§19.2): the API shape without tags, scheduledAt and lastRanAt. */
-export type TrackerExport<Target = unknown> = Omit<TrackerWire<Target>, "tags" | "tagIds" | "scheduledAt" | "lastRanAt">;
+/** A tracker in an export file (§19.2): the API shape without tags, scheduledAt, lastRanAt and the run state. */
+export type TrackerExport<Target = unknown> = Omit<TrackerWire<Target>, "tags" | "tagIds" | "scheduledAt" | "lastRanAt" | "revisionCount" | "running">;
 
 /** An imported tracker after the create rules; `secrets` still names the file's secrets. */
 export interface TrackerDraft<Target = unknown> {

@@ -422,6 +422,40 @@ describe("history, diffs and logs", () => {
     expect((await u.client.get(`${BASE}/${t.id}/_logs`)).json).toEqual([]);
   });
 
+  test("(additions) revisionCount follows runs, caps and _clear; running is true while a run waits or runs", async () => {
+    const u = alice;
+    up.state.value = '{"n":1}';
+    const t = (await create(u, { target: target("/value"), config: { revisions: 2 } })).json;
+    expect([t.revisionCount, t.running]).toEqual([0, false]);
+    const count = async () => (await u.client.get(`${BASE}/${t.id}`)).json.revisionCount;
+    await refresh(u, t.id);
+    expect(await count()).toBe(1);
+    for (const n of [2, 3]) {
+      up.state.value = `{"n":${n}}`;
+      clock.t += 1000;
+      await refresh(u, t.id);
+    }
+    expect(await count()).toBe(2); // capped by config.revisions
+    const listed = (await u.client.get(`${BASE}?q=${t.id}`)).json.items[0];
+    expect([listed.revisionCount, listed.running]).toEqual([2, false]);
+    await u.client.post(`${BASE}/${t.id}/_clear`);
+    expect(await count()).toBe(0);
+
+    // A manual run against a slow upstream: running while it is in flight, false again once it has finished.
+    const slow = (await create(u, { target: target("/slow?ms=1500") })).json;
+    const run = refresh(u, slow.id);
+    const deadline = Date.now() + 20_000;
+    let seen = false;
+    while (!seen && Date.now() < deadline) {
+      seen = (await u.client.get(`${BASE}/${slow.id}`)).json.running === true;
+      if (!seen) await Bun.sleep(20);
+    }
+    expect(seen).toBe(true);
+    expect((await run).status).toBe(200);
+    const after = (await u.client.get(`${BASE}/${slow.id}`)).json;
+    expect([after.running, after.revisionCount]).toEqual([false, 1]);
+  }, 30_000);
+
   test("at most 50 logs are kept", async () => {
     const u = alice;
     const t = (await create(u, { target: target("/count") })).json;
