@@ -14,12 +14,15 @@ import { useEffect, useRef } from "react";
 import type { CodeEditorProps } from "./code-editor";
 
 // one-dark's comment grey (#7d8799) and coral (#e06c75) are under 4.5:1 on its background; lighter tones pass.
-const darkTheme = [
+// Also used by the diff view (components/diff-view), so both look alike.
+export const darkTheme = [
   oneDark,
   Prec.high(
     syntaxHighlighting(
       HighlightStyle.define([
         { tag: tags.comment, color: "#a3acbd", fontStyle: "italic" },
+        // one-dark's keyword violet (#c678dd) is 4.43:1 on the focused editor's active-line background.
+        { tag: tags.keyword, color: "#d38fe8" },
         { tag: [tags.name, tags.deleted, tags.character, tags.propertyName, tags.macroName], color: "#f08c94" },
       ]),
     ),
