@@ -4,12 +4,14 @@
 // changing how the UI looks. `bun scripts/e2e/screenshots.ts [outdir] [--only name]`
 import { mkdirSync } from "node:fs";
 import { axeViolations, goto, startUiHarness, waitForText } from "./harness";
+import { seedTrackers, startTrackerFixtures, TRACKER_SERVER_ENV } from "./tracker-fixtures";
 
 const out = Bun.argv[2] && !Bun.argv[2].startsWith("--") ? Bun.argv[2] : "/tmp/ui-shots";
 const only = Bun.argv.includes("--only") ? Bun.argv[Bun.argv.indexOf("--only") + 1] : undefined;
 mkdirSync(out, { recursive: true });
 
-const h = await startUiHarness();
+const h = await startUiHarness({ env: TRACKER_SERVER_ENV });
+const fixtures = startTrackerFixtures();
 try {
   const user = await h.srv.createUser("ana@example.com");
   const c = user.client;
@@ -52,6 +54,7 @@ try {
     })
   ).json;
   const policyShare = (await c.post(`/api/web_security/csp/${policy.id}/_share`)).json;
+  const t = await seedTrackers(c, fixtures, tags);
 
   const pages: [string, string, string?][] = [
     ["signin", "/signin", "Sign in"],
@@ -79,10 +82,19 @@ try {
     ["csp-shared", `/shared/csp/${policy.id}?share=${policyShare.id}`, "Shared with you"],
     ["data-import", "/settings?import=1", "Import data"],
     ["responders", "/responders", "Responders"],
+    ["api-trackers", "/trackers/apis", "price-feed"],
+    ["api-tracker", `/trackers/apis/${t.api}`, "Revisions"],
+    ["api-tracker-inline", `/trackers/apis/${t.api}?view=unified`, "Revisions"],
+    ["api-tracker-logs", `/trackers/apis/${t.api}?tab=logs`, "runs logged"],
+    ["api-tracker-edit", `/trackers/apis/${t.api}/edit`, "Requests"],
+    ["api-tracker-new", "/trackers/apis/new", "New API tracker"],
+    ["page-trackers", "/trackers/pages", "shop-assets"],
+    ["page-tracker", `/trackers/pages/${t.page}`, "Scripts and stylesheets"],
+    ["page-tracker-edit", `/trackers/pages/${t.page}/edit`, "In-page extractor"],
     ["not-found", "/nope", "Page not found"],
   ];
   for (const [name, url, text] of pages) {
-    if (only && name !== only) continue;
+    if (only && !only.split(",").includes(name)) continue;
     for (const scheme of ["light", "dark"] as const) {
       for (const [w, hgt, label] of [[1366, 768, "desktop"], [390, 844, "phone"]] as const) {
         const publicPage = ["signin", "signup", "forgot", "recover", "template-shared", "csp-shared"].includes(name);
@@ -100,4 +112,5 @@ try {
   console.log(`screenshots in ${out}`);
 } finally {
   await h.stop();
+  fixtures.stop();
 }

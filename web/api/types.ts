@@ -43,3 +43,17 @@ export type ImportPreview = Ok<paths["/api/user/data/_import_preview"]["post"]>;
 export type ImportResult = Ok<paths["/api/user/data/_import"]["post"]>;
 /** An import's `data`: the export file as a JSON object or its text. */
 export type ImportData = paths["/api/user/data/_import"]["post"]["requestBody"]["content"]["application/json"]["data"];
+
+// Trackers (supplement §14–§17).
+type ApiTrackers = "/api/web_scraping/api_trackers";
+type PageTrackers = "/api/web_scraping/page_trackers";
+export type ApiTracker = Ok<paths[`${ApiTrackers}/{tracker_id}`]["get"]>;
+export type PageTracker = Ok<paths[`${PageTrackers}/{tracker_id}`]["get"]>;
+export type ApiTrackerRequest = ApiTracker["target"]["requests"][number];
+export type TrackerRevision = Ok<paths[`${ApiTrackers}/{tracker_id}/_history`]["post"]>[number];
+export type TrackerLog = Ok<paths[`${ApiTrackers}/{tracker_id}/_logs`]["get"]>[number];
+export type TrackerLogsSummary = Ok<paths[`${ApiTrackers}/_logs_summary`]["get"]>;
+export type ApiTrackerTestResult = Ok<paths[`${ApiTrackers}/_test`]["post"]>;
+export type ApiTrackerDebugTrace = Ok<paths[`${ApiTrackers}/_debug`]["post"]>;
+export type PageTrackerDebugTrace = Ok<paths[`${PageTrackers}/_debug`]["post"]>;
+export type ParsedSchedule = Ok<paths["/api/scheduler/parse_schedule"]["post"]>;

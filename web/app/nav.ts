@@ -34,8 +34,8 @@ export const NAV: NavArea[] = [
   {
     label: "Web scraping",
     items: [
-      { label: "Page trackers", path: "/trackers/pages", summary: "Watch a web page in a real browser on a schedule and get an email when the extracted content changes.", api: "/api/web_scraping/page_trackers", ready: false },
-      { label: "API trackers", path: "/trackers/apis", summary: "Call HTTP APIs on a schedule, extract the part you care about and get notified when it changes.", api: "/api/web_scraping/api_trackers", ready: false },
+      { label: "Page trackers", path: "/trackers/pages", summary: "Watch a web page in a real browser on a schedule and get an email when the extracted content changes.", api: "/api/web_scraping/page_trackers", ready: true },
+      { label: "API trackers", path: "/trackers/apis", summary: "Call HTTP APIs on a schedule, extract the part you care about and get notified when it changes.", api: "/api/web_scraping/api_trackers", ready: true },
     ],
   },
   {

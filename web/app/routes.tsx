@@ -10,6 +10,7 @@ import { ScriptsPage } from "../features/scripts/scripts-page";
 import { SecretsPage } from "../features/secrets/secrets-page";
 import { SettingsPage } from "../features/settings/settings-page";
 import { TagsPage } from "../features/tags/tags-page";
+import { TRACKER_ROUTES } from "../features/trackers/routes";
 import { ForgotPage } from "./auth/forgot-page";
 import { RecoverPage } from "./auth/recover-page";
 import { useSelf } from "./auth/session";
@@ -93,6 +94,7 @@ export function AppRoutes() {
               <Route path="/settings" component={SettingsPage} />
               {certificateRoutes}
               {cspRoutes}
+              {TRACKER_ROUTES}
               {NAV.flatMap((a) => a.items)
                 .filter((i) => !i.ready)
                 .map((item) => (

@@ -3,7 +3,7 @@
 // - "dimmed" text is gray.7 on light and dark.1 on dark (Mantine's defaults are 3.3:1 and 4.0:1);
 // - field error text is red.8 on light and red.4 on dark (Mantine's red.6 is 3.3:1 on white);
 // - links are always underlined, so links inside text are told apart by more than colour.
-import { Alert, Anchor, createTheme, localStorageColorSchemeManager, type CSSVariablesResolver } from "@mantine/core";
+import { Alert, Anchor, createTheme, Notification, localStorageColorSchemeManager, type CSSVariablesResolver } from "@mantine/core";
 
 export const theme = createTheme({
   primaryColor: "blue",
@@ -16,6 +16,8 @@ export const theme = createTheme({
     Anchor: Anchor.extend({ defaultProps: { underline: "always" } }),
     // Alert titles in the body text colour: the light variant's coloured titles fail contrast (yellow: 2.7:1).
     Alert: Alert.extend({ styles: { title: { color: "var(--mantine-color-text)" } } }),
+    // A toast's close button has no accessible name otherwise (axe button-name, critical).
+    Notification: Notification.extend({ defaultProps: { closeButtonProps: { "aria-label": "Close notification" } } }),
   },
 });
 

@@ -2,12 +2,18 @@
 import type { Timestamp } from "../api/types";
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+const dateTimeSeconds = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
 const relative = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
 
 export const toDate = (t: Timestamp) => new Date(Number(t) * 1000);
 
 export function formatDateTime(t: Timestamp | null | undefined): string {
   return t === null || t === undefined ? "" : dateTime.format(toDate(t));
+}
+
+/** With seconds: for events that can be seconds apart (tracker runs and revisions). */
+export function formatDateTimeSeconds(t: Timestamp | null | undefined): string {
+  return t === null || t === undefined ? "" : dateTimeSeconds.format(toDate(t));
 }
 
 export function formatRelative(t: Timestamp, now = Date.now()): string {

@@ -42,6 +42,10 @@ export interface ListPageProps<T extends ListRow> {
   rowActions?: (row: T) => ReactNode;
   /** Hide "Duplicate" where a copy makes no sense (a private key's material cannot be copied). */
   canDuplicate?: boolean;
+  /** Shown between the filters and the table (e.g. "2 trackers are failing"). */
+  banner?: ReactNode;
+  /** Refetch the page every n ms while this returns a number (e.g. while a listed item is busy). */
+  refetchInterval?: (items: T[]) => number | false;
 }
 
 function RowActions<T extends ListRow>({ row, noun, onEdit, onDuplicate, onDelete, extra }: { row: T; noun: string; onEdit: (row: T) => void; onDuplicate?: (row: T) => void; onDelete: (row: T) => void; extra?: ReactNode }) {
@@ -75,6 +79,7 @@ export function ListPage<T extends ListRow>(props: ListPageProps<T>) {
     queryKey: [props.resource, "list", query],
     queryFn: () => props.fetchPage(query),
     placeholderData: keepPreviousData,
+    refetchInterval: props.refetchInterval ? (q) => props.refetchInterval!(q.state.data?.items ?? []) : undefined,
   });
   const tags = useAllTags();
   const [search, setSearch] = useState(state.q);
@@ -189,6 +194,7 @@ export function ListPage<T extends ListRow>(props: ListPageProps<T>) {
           )}
         </Group>
       )}
+      {props.banner}
       {body}
     </Stack>
   );

@@ -1,0 +1,37 @@
+import { api, call } from "../../api/client";
+import type { ApiTracker, ApiTrackerDebugTrace, ApiTrackerTestResult, ListQuery } from "../../api/types";
+import type { TrackerKind } from "../trackers/kind";
+
+const path = (id: string) => ({ params: { path: { tracker_id: id } } });
+
+export const apiTrackersApi = {
+  list: (query: ListQuery) => call(api.GET("/api/web_scraping/api_trackers", { params: { query } })),
+  get: (id: string) => call(api.GET("/api/web_scraping/api_trackers/{tracker_id}", path(id))),
+  create: (body: Record<string, unknown>) => call(api.POST("/api/web_scraping/api_trackers", { body })),
+  update: (id: string, body: Record<string, unknown>) => call(api.PUT("/api/web_scraping/api_trackers/{tracker_id}", { ...path(id), body })),
+  remove: (id: string) => call(api.DELETE("/api/web_scraping/api_trackers/{tracker_id}", path(id))),
+  history: (id: string, body: { refresh?: boolean; diff?: boolean }) => call(api.POST("/api/web_scraping/api_trackers/{tracker_id}/_history", { ...path(id), body })),
+  clear: (id: string) => call(api.POST("/api/web_scraping/api_trackers/{tracker_id}/_clear", path(id))),
+  logs: (id: string) => call(api.GET("/api/web_scraping/api_trackers/{tracker_id}/_logs", path(id))),
+  clearLogs: (id: string) => call(api.POST("/api/web_scraping/api_trackers/{tracker_id}/_clear_logs", path(id))),
+  logsSummary: () => call(api.GET("/api/web_scraping/api_trackers/_logs_summary")),
+  /** Sends one request without scripts (supplement §17.4). */
+  test: (body: { target: Record<string, unknown>; timeout?: number }): Promise<ApiTrackerTestResult> => call(api.POST("/api/web_scraping/api_trackers/_test", { body })),
+  debug: (body: { target: Record<string, unknown>; config?: { timeout?: number }; secrets?: unknown }): Promise<ApiTrackerDebugTrace> =>
+    call(api.POST("/api/web_scraping/api_trackers/_debug", { body })),
+};
+
+export const API_TRACKERS: TrackerKind<ApiTracker> = {
+  kind: "api",
+  key: "api-trackers",
+  noun: "API tracker",
+  title: "API trackers",
+  path: "/trackers/apis",
+  api: apiTrackersApi,
+  targetUrl: (t) => t.target.requests[0]?.url ?? "",
+  phases: ["configurator", "request", "extractor", "compare", "persist", "notify"],
+};
+
+/** API tracker limits (supplement §15.1). */
+export const MAX_REQUESTS = 10;
+export const API_TIMEOUT_SEC = { min: 1, max: 60, default: 10 };

@@ -1,0 +1,36 @@
+import { api, call } from "../../api/client";
+import type { ListQuery, PageTracker, PageTrackerDebugTrace } from "../../api/types";
+import type { TrackerKind } from "../trackers/kind";
+
+const path = (id: string) => ({ params: { path: { tracker_id: id } } });
+
+export const pageTrackersApi = {
+  list: (query: ListQuery) => call(api.GET("/api/web_scraping/page_trackers", { params: { query } })),
+  get: (id: string) => call(api.GET("/api/web_scraping/page_trackers/{tracker_id}", path(id))),
+  create: (body: Record<string, unknown>) => call(api.POST("/api/web_scraping/page_trackers", { body })),
+  update: (id: string, body: Record<string, unknown>) => call(api.PUT("/api/web_scraping/page_trackers/{tracker_id}", { ...path(id), body })),
+  remove: (id: string) => call(api.DELETE("/api/web_scraping/page_trackers/{tracker_id}", path(id))),
+  history: (id: string, body: { refresh?: boolean; diff?: boolean }) => call(api.POST("/api/web_scraping/page_trackers/{tracker_id}/_history", { ...path(id), body })),
+  clear: (id: string) => call(api.POST("/api/web_scraping/page_trackers/{tracker_id}/_clear", path(id))),
+  logs: (id: string) => call(api.GET("/api/web_scraping/page_trackers/{tracker_id}/_logs", path(id))),
+  clearLogs: (id: string) => call(api.POST("/api/web_scraping/page_trackers/{tracker_id}/_clear_logs", path(id))),
+  logsSummary: () => call(api.GET("/api/web_scraping/page_trackers/_logs_summary")),
+  /** Renders the page once in Chromium: result or error, console logs, screenshots (supplement §17.5). */
+  debug: (body: { target: Record<string, unknown>; config?: { timeout?: number }; secrets?: unknown }): Promise<PageTrackerDebugTrace> =>
+    call(api.POST("/api/web_scraping/page_trackers/_debug", { body })),
+};
+
+export const PAGE_TRACKERS: TrackerKind<PageTracker> = {
+  kind: "page",
+  key: "page-trackers",
+  noun: "page tracker",
+  title: "Page trackers",
+  path: "/trackers/pages",
+  api: pageTrackersApi,
+  targetUrl: (t) => t.target.url,
+  phases: ["browser", "navigate", "extract", "compare", "persist", "notify"],
+};
+
+/** Page tracker limits (supplement §16.1). */
+export const PAGE_TIMEOUT_SEC = { min: 5, max: 120, default: 30 };
+export const MAX_DELAY_MS = 30_000;

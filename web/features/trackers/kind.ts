@@ -1,0 +1,35 @@
+// What the shared tracker pieces (list, detail page, revisions, logs, schedule) need to know about a kind: its
+// API calls and its words and paths. api-trackers/ and page-trackers/ each provide one.
+import type { ApiTracker, ListQuery, PageTracker, TrackerLog, TrackerLogsSummary, TrackerRevision } from "../../api/types";
+
+export type AnyTracker = ApiTracker | PageTracker;
+
+export interface TrackerKindApi<T extends AnyTracker> {
+  list: (q: ListQuery) => Promise<{ items: T[]; total: number | string }>;
+  get: (id: string) => Promise<T>;
+  /** Body as on create (supplement §15.1 / §16.1). */
+  create: (body: Record<string, unknown>) => Promise<T>;
+  update: (id: string, body: Record<string, unknown>) => Promise<unknown>;
+  remove: (id: string) => Promise<unknown>;
+  history: (id: string, body: { refresh?: boolean; diff?: boolean }) => Promise<TrackerRevision[]>;
+  clear: (id: string) => Promise<unknown>;
+  logs: (id: string) => Promise<TrackerLog[]>;
+  clearLogs: (id: string) => Promise<unknown>;
+  logsSummary: () => Promise<TrackerLogsSummary>;
+}
+
+export interface TrackerKind<T extends AnyTracker> {
+  kind: "api" | "page";
+  /** Query key root: every query of this kind starts with it. */
+  key: string;
+  /** "API tracker" / "page tracker" (lower-case inside sentences). */
+  noun: string;
+  title: string;
+  /** "/trackers/apis" */
+  path: string;
+  api: TrackerKindApi<T>;
+  /** What the tracker watches, for lists and headers. */
+  targetUrl: (t: T) => string;
+  /** The phases of a run, in order (supplement §17.2). */
+  phases: readonly string[];
+}
