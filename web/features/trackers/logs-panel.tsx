@@ -154,7 +154,7 @@ export function LogsPanel<T extends AnyTracker>({ kind, tracker }: { kind: Track
             ),
           },
           { accessor: "trigger", title: "Trigger", visibleMediaQuery: "(min-width: 48em)", render: (l) => <Text size="sm">{trigger(l)}</Text> },
-          { accessor: "durationMs", title: "Duration", textAlign: "right", render: (l) => <Text size="sm" className="nowrap">{Number(l.durationMs).toLocaleString()} ms</Text> },
+          { accessor: "durationMs", title: "Duration", textAlign: "right", visibleMediaQuery: "(min-width: 36em)", render: (l) => <Text size="sm" className="nowrap">{Number(l.durationMs).toLocaleString()} ms</Text> },
           {
             accessor: "phases",
             title: "Phases",

@@ -6,7 +6,7 @@ import { StateBadge } from "./state-badge";
 import { diffResources, type Resource, type ResourceChange } from "./revision-values";
 
 const TONES = { added: "ok", removed: "fail", changed: "warn" } as const;
-const short = (h: string) => h.slice(0, 12);
+const short = (h: string) => h.slice(0, 10);
 
 function Hash({ before, after }: { before?: Resource; after?: Resource }) {
   const text = (r: Resource) => (
@@ -63,7 +63,7 @@ export function ResourcesDiff({ before, after }: { before: Resource[]; after: Re
                       <StateBadge tone={TONES[c.change]}>{c.change}</StateBadge>
                     </Table.Td>
                     <Table.Td>{c.type}</Table.Td>
-                    <Table.Td className="mono" style={{ overflowWrap: "anywhere" }}>
+                    <Table.Td className="mono" style={{ overflowWrap: "anywhere", minWidth: 220 }}>
                       {c.url}
                     </Table.Td>
                     <Table.Td className="nowrap">{size(c)}</Table.Td>

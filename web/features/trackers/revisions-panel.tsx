@@ -113,11 +113,12 @@ export function RevisionsPanel<T extends AnyTracker>({ kind, tracker }: { kind: 
   const toIndex = revisions.indexOf(to);
   const from = revisions.find((r) => r.id === params.get("from") && r.id !== to.id) ?? revisions[toIndex + 1];
   const series = numericSeries(revisions);
-  const options = revisions.map((r) => ({ value: r.id, label: `${revisionLabel(r)} (${Number(r.size).toLocaleString()} B)` }));
+  const options = revisions.map((r) => ({ value: r.id, label: revisionLabel(r) }));
   const toInv = resourcesOf(to.data);
   const fromInv = from ? resourcesOf(from.data) : undefined;
   // With the inventory on both sides, the text diff is of the extracted content; the inventory has its own table.
-  const textOf = (data: unknown, inv: ReturnType<typeof resourcesOf>) => revisionText(toInv && fromInv && inv ? inv.content : data);
+  const both = toInv !== undefined && fromInv !== undefined;
+  const compared = (data: unknown, inv: ReturnType<typeof resourcesOf>) => (both && inv ? inv.content : data);
   const toText = revisionText(to.data);
 
   return (
@@ -160,8 +161,11 @@ export function RevisionsPanel<T extends AnyTracker>({ kind, tracker }: { kind: 
               style={{ flex: "1 1 200px" }}
               comboboxProps={{ withinPortal: true }}
             />
+          </Group>
+          <Group gap="xs">
             {from && (
               <SegmentedControl
+                size="xs"
                 aria-label="Diff layout"
                 value={mode}
                 onChange={(v) => setParams({ view: v === "unified" ? "unified" : undefined })}
@@ -171,8 +175,6 @@ export function RevisionsPanel<T extends AnyTracker>({ kind, tracker }: { kind: 
                 ]}
               />
             )}
-          </Group>
-          <Group gap="xs">
             <Button size="compact-sm" variant="default" onClick={() => copyWithToast(toText, "Revision")}>
               Copy revision
             </Button>
@@ -184,12 +186,17 @@ export function RevisionsPanel<T extends AnyTracker>({ kind, tracker }: { kind: 
             </Text>
           </Group>
           {toInv && fromInv && <ResourcesDiff before={fromInv.resources} after={toInv.resources} />}
+          {from && both && (
+            <Title order={3} size="h5" mt="xs">
+              Extracted content
+            </Title>
+          )}
           {from ? (
             <DiffView
-              original={textOf(from.data, fromInv)}
-              modified={textOf(to.data, toInv)}
+              original={revisionText(compared(from.data, fromInv))}
+              modified={revisionText(compared(to.data, toInv))}
               mode={mode}
-              language={isJsonData(to.data) || isJsonData(from.data) ? "json" : "text"}
+              language={isJsonData(compared(to.data, toInv)) || isJsonData(compared(from.data, fromInv)) ? "json" : "text"}
               originalLabel={revisionLabel(from)}
               modifiedLabel={revisionLabel(to)}
             />

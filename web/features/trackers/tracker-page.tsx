@@ -3,7 +3,7 @@
 // testing happen on the edit page.
 import { ActionIcon, Anchor, Badge, Button, Group, Menu, Stack, Tabs, Text } from "@mantine/core";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import type { ReactNode } from "react";
+import { useEffect, useRef, type ReactNode } from "react";
 import { Link, useLocation, useParams } from "wouter";
 import { confirmDelete } from "../../components/confirm";
 import { copyWithToast } from "../../components/copy-button";
@@ -48,6 +48,12 @@ function TrackerView<T extends AnyTracker>({ kind, tracker, details }: { kind: T
   const summary = useLogsSummary(kind);
   const running = useIsRunning(kind, tracker);
   const run = useRunNow(kind, tracker);
+  // A run that someone else started (the schedule, another tab) ended: its revision and log are new.
+  const wasRunning = useRef(running);
+  useEffect(() => {
+    if (wasRunning.current && !running) void invalidateKind(qc, kind);
+    wasRunning.current = running;
+  }, [running, qc, kind]);
   const remove = useMutation({
     mutationFn: () => kind.api.remove(tracker.id),
     onSuccess: () => {
