@@ -14,9 +14,8 @@ import { ErrorState, LoadingState } from "../../components/states";
 import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-guard";
 import { commonBody, errorFieldPath, type CommonValues } from "./editor-values";
 import type { AnyTracker, TrackerKind } from "./kind";
-import { BasicsFields, RunFields } from "./editor-fields";
+import { BasicsFields, RunFields, Section } from "./editor-fields";
 import { ScheduleField } from "./schedule-field";
-import { Section } from "./editor-fields";
 import { invalidateKind, trackerKeys } from "./use-trackers";
 
 export interface EditorSpec<T extends AnyTracker, V extends CommonValues> {

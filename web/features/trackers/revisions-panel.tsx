@@ -14,7 +14,7 @@ import { EmptyState, ErrorState, LoadingState } from "../../components/states";
 import type { AnyTracker, TrackerKind } from "./kind";
 import { changeSize, isJsonData, numericSeries, resourcesOf, revisionFileName, revisionText } from "./revision-values";
 import { ResourcesDiff } from "./resources-diff";
-import { useSearchParams } from "./use-search-param";
+import { useSearchParams } from "./use-search-params";
 import { invalidateKind, useHistory } from "./use-trackers";
 import { ValueChart } from "./value-chart";
 

@@ -5,7 +5,7 @@
 import { Alert, Anchor, Button, Group, Stack, Switch, Text, Tooltip } from "@mantine/core";
 import { useMutation, useQueries, useQueryClient } from "@tanstack/react-query";
 import type { DataTableColumn } from "mantine-datatable";
-import type { ReactNode } from "react";
+import { useEffect, useRef, type ReactNode } from "react";
 import { Link, useLocation } from "wouter";
 import { confirmDelete } from "../../components/confirm";
 import { ListPage } from "../../components/list-page/list-page";
@@ -168,5 +168,12 @@ export function TrackerListPage<T extends AnyTracker>({ kind, description, empty
 
 function StatusCell<T extends AnyTracker>({ kind, tracker, logs }: { kind: TrackerKind<T>; tracker: T; logs: Parameters<typeof healthOf>[0] }) {
   const running = useIsRunning(kind, tracker);
+  const qc = useQueryClient();
+  // A run seen through polling (the schedule, another tab) ended: its log and revision count are new.
+  const wasRunning = useRef(running);
+  useEffect(() => {
+    if (wasRunning.current && !running) void invalidateKind(qc, kind);
+    wasRunning.current = running;
+  }, [running, qc, kind]);
   return <TrackerStatus health={healthOf(logs)} running={running} />;
 }

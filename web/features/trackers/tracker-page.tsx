@@ -17,7 +17,7 @@ import { LogsPanel } from "./logs-panel";
 import { RevisionsPanel } from "./revisions-panel";
 import { scheduleWords } from "./schedule";
 import { TrackerStatus } from "./tracker-status";
-import { useSearchParams } from "./use-search-param";
+import { useSearchParams } from "./use-search-params";
 import { healthOf, invalidateKind, useIsRunning, useLogsSummary, useRunNow, useTracker } from "./use-trackers";
 
 export function TrackerPage<T extends AnyTracker>({ kind, details }: { kind: TrackerKind<T>; details?: (t: T) => ReactNode }) {
