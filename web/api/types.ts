@@ -45,14 +45,24 @@ export type ImportResult = Ok<paths["/api/user/data/_import"]["post"]>;
 export type ImportData = paths["/api/user/data/_import"]["post"]["requestBody"]["content"]["application/json"]["data"];
 
 // Trackers (supplement §14–§17).
+type Body<Op> = Op extends { requestBody?: { content: { "application/json": infer B } } } ? B : never;
 type ApiTrackers = "/api/web_scraping/api_trackers";
 type PageTrackers = "/api/web_scraping/page_trackers";
 export type ApiTracker = Ok<paths[`${ApiTrackers}/{tracker_id}`]["get"]>;
 export type PageTracker = Ok<paths[`${PageTrackers}/{tracker_id}`]["get"]>;
 export type ApiTrackerRequest = ApiTracker["target"]["requests"][number];
+export type ApiTrackerCreateParams = Body<paths[ApiTrackers]["post"]>;
+export type PageTrackerCreateParams = Body<paths[PageTrackers]["post"]>;
+/** One request as a create/update/_test body takes it. */
+export type ApiTrackerRequestParam = Extract<ApiTrackerCreateParams["target"], { requests: unknown }>["requests"][number];
+export type ApiTrackerTestParams = Body<paths[`${ApiTrackers}/_test`]["post"]>;
+export type ApiTrackerDebugParams = Body<paths[`${ApiTrackers}/_debug`]["post"]>;
+export type PageTrackerDebugParams = Body<paths[`${PageTrackers}/_debug`]["post"]>;
 export type TrackerRevision = Ok<paths[`${ApiTrackers}/{tracker_id}/_history`]["post"]>[number];
-export type TrackerLog = Ok<paths[`${ApiTrackers}/{tracker_id}/_logs`]["get"]>[number];
-export type TrackerLogsSummary = Ok<paths[`${ApiTrackers}/_logs_summary`]["get"]>;
+export type ApiTrackerLog = Ok<paths[`${ApiTrackers}/{tracker_id}/_logs`]["get"]>[number];
+export type PageTrackerLog = Ok<paths[`${PageTrackers}/{tracker_id}/_logs`]["get"]>[number];
+export type TrackerLog = ApiTrackerLog | PageTrackerLog;
+export type TrackerLogsSummary = Record<string, TrackerLog[]>;
 export type ApiTrackerTestResult = Ok<paths[`${ApiTrackers}/_test`]["post"]>;
 export type ApiTrackerDebugTrace = Ok<paths[`${ApiTrackers}/_debug`]["post"]>;
 export type PageTrackerDebugTrace = Ok<paths[`${PageTrackers}/_debug`]["post"]>;

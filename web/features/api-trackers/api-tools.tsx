@@ -7,12 +7,12 @@ import { Alert, Button, Drawer, Group, Loader, Paper, Stack, Text, Title } from 
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { errorMessage } from "../../api/client";
-import type { ApiTrackerDebugTrace, ApiTrackerTestResult } from "../../api/types";
+import type { ApiTrackerCreateParams, ApiTrackerDebugParams, ApiTrackerDebugTrace, ApiTrackerRequestParam, ApiTrackerTestResult } from "../../api/types";
 import { BodyView, HeadersTable, StageCard, StatusBadge, ValueView } from "../trackers/debug-views";
 import { StateBadge } from "../trackers/state-badge";
 import { apiTrackersApi } from "./api-trackers-api";
 
-type Target = Record<string, unknown> & { requests: Record<string, unknown>[] };
+type Target = Extract<ApiTrackerCreateParams["target"], { requests: unknown }>;
 
 function Results({ opened, onClose, title, running, onRerun, children }: { opened: boolean; onClose: () => void; title: string; running: boolean; onRerun: () => void; children: React.ReactNode }) {
   return (
@@ -30,7 +30,7 @@ function Results({ opened, onClose, title, running, onRerun, children }: { opene
   );
 }
 
-type TestOutcome = { request: Record<string, unknown>; result?: ApiTrackerTestResult; error?: string };
+type TestOutcome = { request: ApiTrackerRequestParam; result?: ApiTrackerTestResult; error?: string };
 
 function TestResult({ i, outcome }: { i: number; outcome: TestOutcome }) {
   const { request, result, error } = outcome;
@@ -39,7 +39,7 @@ function TestResult({ i, outcome }: { i: number; outcome: TestOutcome }) {
       <Stack gap="xs">
         <Group justify="space-between" gap="xs" wrap="nowrap">
           <Title order={3} size="h5" style={{ overflowWrap: "anywhere" }}>
-            {i + 1}. {String(request.method)} <span className="mono">{String(request.url)}</span>
+            {i + 1}. {request.method ?? "GET"} <span className="mono">{request.url}</span>
           </Title>
           {result && (
             <Group gap={6} wrap="nowrap">
@@ -115,36 +115,32 @@ function DebugTrace({ trace }: { trace: ApiTrackerDebugTrace }) {
               Not sent: an earlier stage failed.
             </Text>
           ) : (
-            requestsState.map((pair, i) => {
-              const req = pair.request as { method?: string; url?: string; headers?: Record<string, string>; body?: string };
-              const res = pair.response as { status?: number; headers?: Record<string, string>; body?: string; bodySize?: number; latencyMs?: number; error?: string };
-              return (
-                <Paper key={i} withBorder p="xs" radius="sm">
-                  <Stack gap={6}>
-                    <Group justify="space-between" gap="xs" wrap="nowrap">
-                      <Text size="sm" fw={500} style={{ overflowWrap: "anywhere" }}>
-                        {i + 1}. {req.method} <span className="mono">{req.url}</span>
+            requestsState.map(({ request: req, response: res }, i) => (
+              <Paper key={i} withBorder p="xs" radius="sm">
+                <Stack gap={6}>
+                  <Group justify="space-between" gap="xs" wrap="nowrap">
+                    <Text size="sm" fw={500} style={{ overflowWrap: "anywhere" }}>
+                      {i + 1}. {req.method} <span className="mono">{req.url}</span>
+                    </Text>
+                    {"status" in res && <StatusBadge status={res.status} />}
+                  </Group>
+                  <HeadersTable headers={req.headers} label={`Request ${i + 1} headers as sent`} />
+                  {"error" in res ? (
+                    <Alert color="red" p="xs" role="alert">
+                      {res.error}
+                    </Alert>
+                  ) : (
+                    <>
+                      <Text size="xs" c="dimmed">
+                        {res.bodySize.toLocaleString()} B in {res.latencyMs} ms
                       </Text>
-                      {res.status !== undefined && <StatusBadge status={res.status} />}
-                    </Group>
-                    <HeadersTable headers={req.headers ?? {}} label={`Request ${i + 1} headers as sent`} />
-                    {res.error ? (
-                      <Alert color="red" p="xs" role="alert">
-                        {res.error}
-                      </Alert>
-                    ) : (
-                      <>
-                        <Text size="xs" c="dimmed">
-                          {Number(res.bodySize ?? 0).toLocaleString()} B in {Number(res.latencyMs ?? 0)} ms
-                        </Text>
-                        <HeadersTable headers={res.headers ?? {}} label={`Response ${i + 1} headers`} />
-                        <BodyView body={res.body ?? ""} label={`Response ${i + 1} body`} />
-                      </>
-                    )}
-                  </Stack>
-                </Paper>
-              );
-            })
+                      <HeadersTable headers={res.headers} label={`Response ${i + 1} headers`} />
+                      <BodyView body={res.body} label={`Response ${i + 1} body`} />
+                    </>
+                  )}
+                </Stack>
+              </Paper>
+            ))
           )}
         </Stack>
       </Paper>
@@ -162,7 +158,7 @@ function DebugTrace({ trace }: { trace: ApiTrackerDebugTrace }) {
   );
 }
 
-export function ApiDebugButton({ body }: { body: () => { target: Record<string, unknown>; config: { timeout: number }; secrets: unknown } | null }) {
+export function ApiDebugButton({ body }: { body: () => ApiTrackerDebugParams | null }) {
   const [opened, setOpened] = useState(false);
   const debug = useMutation({ mutationFn: apiTrackersApi.debug });
   const start = () => {

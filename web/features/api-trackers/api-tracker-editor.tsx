@@ -3,16 +3,16 @@
 // configurator and extractor scripts, and the Test and Debug tools.
 import { Code, Stack } from "@mantine/core";
 import type { UseFormReturnType } from "@mantine/form";
-import type { ApiTracker } from "../../api/types";
+import type { ApiTracker, ApiTrackerCreateParams, ApiTrackerRequestParam } from "../../api/types";
 import { utf8Length } from "../../components/format";
 import { Section } from "../trackers/editor-fields";
 import { TrackerEditorPage } from "../trackers/editor-page";
-import { commonFrom, headersBody, headersFrom, rowKey, secretsBody, type CommonValues } from "../trackers/editor-values";
+import { commonBody, commonFrom, headersBody, headersFrom, rowKey, secretsBody, type CommonValues } from "../trackers/editor-values";
 import { MAX_SCRIPT_BYTES, ScriptField } from "../trackers/script-field";
 import { CONFIGURATOR_EXAMPLES, EXTRACTOR_EXAMPLES } from "./api-examples";
-import { API_TIMEOUT_SEC, API_TRACKERS } from "./api-trackers-api";
+import { API_TIMEOUT_SEC, API_TRACKERS, apiTrackersApi } from "./api-trackers-api";
 import { ApiDebugButton, ApiTestButton } from "./api-tools";
-import { newRequest, parseStatuses, RequestsEditor, type RequestValues } from "./requests-editor";
+import { METHODS, newRequest, parseStatuses, RequestsEditor, type RequestValues } from "./requests-editor";
 
 interface ApiValues extends CommonValues {
   requests: RequestValues[];
@@ -39,11 +39,11 @@ function initialValues(t: ApiTracker | undefined, copy: boolean): ApiValues {
   };
 }
 
-function requestBody(r: RequestValues): Record<string, unknown> {
+function requestBody(r: RequestValues): ApiTrackerRequestParam {
   const statuses = parseStatuses(r.acceptStatuses);
   return {
     url: r.url.trim(),
-    method: r.method,
+    method: METHODS.find((m) => m === r.method) ?? "GET",
     headers: headersBody(r.headers),
     ...(r.body !== "" ? { body: r.body } : {}),
     acceptInvalidCertificates: r.acceptInvalidCertificates,
@@ -51,7 +51,7 @@ function requestBody(r: RequestValues): Record<string, unknown> {
   };
 }
 
-function target(v: ApiValues) {
+function target(v: ApiValues): Extract<ApiTrackerCreateParams["target"], { requests: unknown }> {
   return { requests: v.requests.map(requestBody), configurator: v.configurator.trim() === "" ? null : v.configurator, extractor: v.extractor.trim() === "" ? null : v.extractor };
 }
 
@@ -65,10 +65,11 @@ function checkedTarget(form: UseFormReturnType<ApiValues>) {
 
 export function ApiTrackerEditorPage() {
   return (
-    <TrackerEditorPage<ApiTracker, ApiValues>
+    <TrackerEditorPage<ApiTracker, ApiValues, ApiTrackerCreateParams>
       kind={API_TRACKERS}
+      save={apiTrackersApi}
       initialValues={initialValues}
-      target={target}
+      body={(v) => ({ ...commonBody(v), target: target(v) })}
       timeout={{ min: API_TIMEOUT_SEC.min, max: API_TIMEOUT_SEC.max, help: "Per request, 1 to 60" }}
       validate={{
         requests: {

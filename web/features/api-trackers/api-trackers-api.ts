@@ -1,5 +1,5 @@
 import { api, call } from "../../api/client";
-import type { ApiTracker, ApiTrackerDebugTrace, ApiTrackerTestResult, ListQuery } from "../../api/types";
+import type { ApiTracker, ApiTrackerCreateParams, ApiTrackerDebugParams, ApiTrackerDebugTrace, ApiTrackerTestParams, ApiTrackerTestResult, ListQuery } from "../../api/types";
 import type { TrackerKind } from "../trackers/kind";
 
 const path = (id: string) => ({ params: { path: { tracker_id: id } } });
@@ -7,8 +7,10 @@ const path = (id: string) => ({ params: { path: { tracker_id: id } } });
 export const apiTrackersApi = {
   list: (query: ListQuery) => call(api.GET("/api/web_scraping/api_trackers", { params: { query } })),
   get: (id: string) => call(api.GET("/api/web_scraping/api_trackers/{tracker_id}", path(id))),
-  create: (body: Record<string, unknown>) => call(api.POST("/api/web_scraping/api_trackers", { body })),
-  update: (id: string, body: Record<string, unknown>) => call(api.PUT("/api/web_scraping/api_trackers/{tracker_id}", { ...path(id), body })),
+  create: (body: ApiTrackerCreateParams) => call(api.POST("/api/web_scraping/api_trackers", { body })),
+  /** Update = create's shape, every member optional (supplement §15.1); the editor sends them all. */
+  update: (id: string, body: ApiTrackerCreateParams) => call(api.PUT("/api/web_scraping/api_trackers/{tracker_id}", { ...path(id), body })),
+  setEnabled: (id: string, enabled: boolean) => call(api.PUT("/api/web_scraping/api_trackers/{tracker_id}", { ...path(id), body: { enabled } })),
   remove: (id: string) => call(api.DELETE("/api/web_scraping/api_trackers/{tracker_id}", path(id))),
   history: (id: string, body: { refresh?: boolean; diff?: boolean }) => call(api.POST("/api/web_scraping/api_trackers/{tracker_id}/_history", { ...path(id), body })),
   clear: (id: string) => call(api.POST("/api/web_scraping/api_trackers/{tracker_id}/_clear", path(id))),
@@ -16,8 +18,8 @@ export const apiTrackersApi = {
   clearLogs: (id: string) => call(api.POST("/api/web_scraping/api_trackers/{tracker_id}/_clear_logs", path(id))),
   logsSummary: () => call(api.GET("/api/web_scraping/api_trackers/_logs_summary")),
   /** Sends one request without scripts (supplement §17.4). */
-  test: (body: { target: Record<string, unknown>; timeout?: number }): Promise<ApiTrackerTestResult> => call(api.POST("/api/web_scraping/api_trackers/_test", { body })),
-  debug: (body: { target: Record<string, unknown>; config?: { timeout?: number }; secrets?: unknown }): Promise<ApiTrackerDebugTrace> =>
+  test: (body: ApiTrackerTestParams): Promise<ApiTrackerTestResult> => call(api.POST("/api/web_scraping/api_trackers/_test", { body })),
+  debug: (body: ApiTrackerDebugParams): Promise<ApiTrackerDebugTrace> =>
     call(api.POST("/api/web_scraping/api_trackers/_debug", { body })),
 };
 

@@ -5,7 +5,7 @@ import { Alert, Button, Drawer, Group, Image, Loader, Paper, SimpleGrid, Stack, 
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { errorMessage } from "../../api/client";
-import type { PageTrackerDebugTrace } from "../../api/types";
+import type { PageTrackerDebugParams, PageTrackerDebugTrace } from "../../api/types";
 import { ConsoleLogs, ValueView } from "../trackers/debug-views";
 import { pageTrackersApi } from "./page-trackers-api";
 
@@ -45,7 +45,7 @@ function Trace({ trace }: { trace: PageTrackerDebugTrace }) {
   );
 }
 
-export function PageDebugButton({ body }: { body: () => { target: Record<string, unknown>; config: { timeout: number }; secrets: unknown } | null }) {
+export function PageDebugButton({ body }: { body: () => PageTrackerDebugParams | null }) {
   const [opened, setOpened] = useState(false);
   const debug = useMutation({ mutationFn: pageTrackersApi.debug });
   const start = () => {

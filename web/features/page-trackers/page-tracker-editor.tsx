@@ -3,15 +3,15 @@
 // wait for, user agent, headers, the resource inventory switch), the in-page extractor and Debug.
 import { Code, Group, NumberInput, Stack, Switch, TextInput } from "@mantine/core";
 import type { UseFormReturnType } from "@mantine/form";
-import type { PageTracker } from "../../api/types";
+import type { PageTracker, PageTrackerCreateParams } from "../../api/types";
 import { utf8Length } from "../../components/format";
 import { HeadersField, Section } from "../trackers/editor-fields";
 import { TrackerEditorPage } from "../trackers/editor-page";
-import { commonFrom, headersBody, headersFrom, secretsBody, type CommonValues, type KeyedHeader } from "../trackers/editor-values";
+import { commonBody, commonFrom, headersBody, headersFrom, secretsBody, type CommonValues, type KeyedHeader } from "../trackers/editor-values";
 import { MAX_SCRIPT_BYTES, ScriptField } from "../trackers/script-field";
 import { PAGE_EXTRACTOR_EXAMPLES } from "./page-examples";
 import { PageDebugButton } from "./page-tools";
-import { MAX_DELAY_MS, PAGE_TIMEOUT_SEC, PAGE_TRACKERS } from "./page-trackers-api";
+import { MAX_DELAY_MS, PAGE_TIMEOUT_SEC, PAGE_TRACKERS, pageTrackersApi } from "./page-trackers-api";
 
 interface PageValues extends CommonValues {
   url: string;
@@ -38,7 +38,7 @@ function initialValues(t: PageTracker | undefined, copy: boolean): PageValues {
   };
 }
 
-function target(v: PageValues) {
+function target(v: PageValues): PageTrackerCreateParams["target"] {
   const waitFor = { ...(v.waitSelector.trim() ? { selector: v.waitSelector.trim() } : {}), ...(v.waitDelayMs > 0 ? { delayMs: v.waitDelayMs } : {}) };
   return {
     url: v.url.trim(),
@@ -55,10 +55,11 @@ const checkedTarget = (form: UseFormReturnType<PageValues>) => (form.validateFie
 
 export function PageTrackerEditorPage() {
   return (
-    <TrackerEditorPage<PageTracker, PageValues>
+    <TrackerEditorPage<PageTracker, PageValues, PageTrackerCreateParams>
       kind={PAGE_TRACKERS}
+      save={pageTrackersApi}
       initialValues={initialValues}
-      target={target}
+      body={(v) => ({ ...commonBody(v), target: target(v) })}
       timeout={{ min: PAGE_TIMEOUT_SEC.min, max: PAGE_TIMEOUT_SEC.max, help: "For the whole check, 5 to 120" }}
       validate={{
         url: ((v: string) => (/^https?:\/\/\S+$/i.test(v.trim()) ? null : "Enter an http:// or https:// URL")) as never,

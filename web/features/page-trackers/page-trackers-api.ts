@@ -1,5 +1,5 @@
 import { api, call } from "../../api/client";
-import type { ListQuery, PageTracker, PageTrackerDebugTrace } from "../../api/types";
+import type { ListQuery, PageTracker, PageTrackerCreateParams, PageTrackerDebugParams, PageTrackerDebugTrace } from "../../api/types";
 import type { TrackerKind } from "../trackers/kind";
 
 const path = (id: string) => ({ params: { path: { tracker_id: id } } });
@@ -7,8 +7,10 @@ const path = (id: string) => ({ params: { path: { tracker_id: id } } });
 export const pageTrackersApi = {
   list: (query: ListQuery) => call(api.GET("/api/web_scraping/page_trackers", { params: { query } })),
   get: (id: string) => call(api.GET("/api/web_scraping/page_trackers/{tracker_id}", path(id))),
-  create: (body: Record<string, unknown>) => call(api.POST("/api/web_scraping/page_trackers", { body })),
-  update: (id: string, body: Record<string, unknown>) => call(api.PUT("/api/web_scraping/page_trackers/{tracker_id}", { ...path(id), body })),
+  create: (body: PageTrackerCreateParams) => call(api.POST("/api/web_scraping/page_trackers", { body })),
+  /** Update = create's shape, every member optional (supplement §16.1); the editor sends them all. */
+  update: (id: string, body: PageTrackerCreateParams) => call(api.PUT("/api/web_scraping/page_trackers/{tracker_id}", { ...path(id), body })),
+  setEnabled: (id: string, enabled: boolean) => call(api.PUT("/api/web_scraping/page_trackers/{tracker_id}", { ...path(id), body: { enabled } })),
   remove: (id: string) => call(api.DELETE("/api/web_scraping/page_trackers/{tracker_id}", path(id))),
   history: (id: string, body: { refresh?: boolean; diff?: boolean }) => call(api.POST("/api/web_scraping/page_trackers/{tracker_id}/_history", { ...path(id), body })),
   clear: (id: string) => call(api.POST("/api/web_scraping/page_trackers/{tracker_id}/_clear", path(id))),
@@ -16,7 +18,7 @@ export const pageTrackersApi = {
   clearLogs: (id: string) => call(api.POST("/api/web_scraping/page_trackers/{tracker_id}/_clear_logs", path(id))),
   logsSummary: () => call(api.GET("/api/web_scraping/page_trackers/_logs_summary")),
   /** Renders the page once in Chromium: result or error, console logs, screenshots (supplement §17.5). */
-  debug: (body: { target: Record<string, unknown>; config?: { timeout?: number }; secrets?: unknown }): Promise<PageTrackerDebugTrace> =>
+  debug: (body: PageTrackerDebugParams): Promise<PageTrackerDebugTrace> =>
     call(api.POST("/api/web_scraping/page_trackers/_debug", { body })),
 };
 

@@ -51,7 +51,7 @@ export function BasicsFields({ form, noun }: { form: Form; noun: string }) {
 
 function SecretsAccess({ form }: { form: Form }) {
   const v = form.getValues();
-  const secrets = useQuery({ queryKey: ["secrets", "all"], queryFn: async () => (await secretsApi.list({ pageSize: "100", sort: "name" })).items, enabled: v.secretsMode === "selected" });
+  const secrets = useQuery({ queryKey: ["secrets", "all"], queryFn: async () => (await secretsApi.list({ pageSize: 100, sort: "name" })).items, enabled: v.secretsMode === "selected" });
   return (
     <Stack gap={6}>
       <Text size="sm" fw={500} id="secrets-access-label">

@@ -12,19 +12,22 @@ import { notifySuccess } from "../../components/notify";
 import { PageHeader } from "../../components/page-header";
 import { ErrorState, LoadingState } from "../../components/states";
 import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-guard";
-import { commonBody, errorFieldPath, type CommonValues } from "./editor-values";
+import { errorFieldPath, type CommonValues } from "./editor-values";
 import type { AnyTracker, TrackerKind } from "./kind";
 import { BasicsFields, RunFields, Section } from "./editor-fields";
 import { ScheduleField } from "./schedule-field";
 import { invalidateKind, trackerKeys } from "./use-trackers";
 
-export interface EditorSpec<T extends AnyTracker, V extends CommonValues> {
+export interface EditorSpec<T extends AnyTracker, V extends CommonValues, B> {
   kind: TrackerKind<T>;
+  /** The kind's typed create and update (update sends every member, like create). */
+  save: { create: (body: B) => Promise<{ id: string }>; update: (id: string, body: B) => Promise<unknown> };
+  /** The create/update body: commonBody(v) plus the kind's target. */
+  body: (v: V) => B;
   /** Values for a new tracker (no source), a copy or an existing tracker. */
   initialValues: (source: T | undefined, copy: boolean) => V;
   /** The kind's client-side checks (the common ones are built in). */
   validate: Partial<Record<keyof V, (value: never, values: V) => ReactNode>>;
-  target: (v: V) => Record<string, unknown>;
   /** The kind's API field paths ([n] written .n) → form fields. */
   errorFields: [RegExp, string | ((m: RegExpExecArray) => string)][];
   timeout: { min: number; max: number; help: string };
@@ -34,7 +37,7 @@ export interface EditorSpec<T extends AnyTracker, V extends CommonValues> {
   tools: (form: UseFormReturnType<V>) => ReactNode;
 }
 
-export function TrackerEditorPage<T extends AnyTracker, V extends CommonValues>(spec: EditorSpec<T, V>) {
+export function TrackerEditorPage<T extends AnyTracker, V extends CommonValues, B>(spec: EditorSpec<T, V, B>) {
   const params = useParams<{ id?: string }>();
   const from = new URLSearchParams(useSearch()).get("from");
   const sourceId = params.id ?? from ?? undefined;
@@ -44,7 +47,7 @@ export function TrackerEditorPage<T extends AnyTracker, V extends CommonValues>(
   return <Editor key={`${params.id ?? "new"}-${from ?? ""}`} spec={spec} existing={params.id ? source.data : undefined} copyOf={params.id ? undefined : source.data} />;
 }
 
-function Editor<T extends AnyTracker, V extends CommonValues>({ spec, existing, copyOf }: { spec: EditorSpec<T, V>; existing?: T; copyOf?: T }) {
+function Editor<T extends AnyTracker, V extends CommonValues, B>({ spec, existing, copyOf }: { spec: EditorSpec<T, V, B>; existing?: T; copyOf?: T }) {
   const { kind } = spec;
   const qc = useQueryClient();
   const form = useForm<V>({
@@ -68,14 +71,14 @@ function Editor<T extends AnyTracker, V extends CommonValues>({ spec, existing, 
       setBusy(true);
       setError(null);
       try {
-        const body = { ...commonBody(v), target: spec.target(v) };
+        const body = spec.body(v);
         let id: string;
         if (existing) {
-          await kind.api.update(existing.id, body);
+          await spec.save.update(existing.id, body);
           id = existing.id;
           notifySuccess(`“${v.name.trim()}” saved`);
         } else {
-          id = (await kind.api.create(body)).id;
+          id = (await spec.save.create(body)).id;
           notifySuccess(`${kind.noun.charAt(0).toUpperCase()}${kind.noun.slice(1)} “${v.name.trim()}” created`);
         }
         form.resetDirty();

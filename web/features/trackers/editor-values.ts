@@ -1,6 +1,7 @@
 // The editor's values shared by both kinds (name, tags, switches, secrets access, timeout, revisions, schedule),
 // how they come from a stored tracker and go into a create/update body (supplement §15.1, §16.1), and where an API
 // error that names a field ("target.requests[0].url: …") is shown in the form.
+import type { ApiTrackerCreateParams } from "../../api/types";
 import type { AnyTracker } from "./kind";
 import { DEFAULT_SCHEDULE, jobBody, scheduleFromJob, type ScheduleValue } from "./schedule";
 
@@ -48,8 +49,11 @@ export function commonFrom(t: AnyTracker | undefined, opts: { copy: boolean; tim
   };
 }
 
+/** Create/update members both kinds share (the page kind's are the same type). */
+export type CommonBody = Omit<ApiTrackerCreateParams, "target">;
+
 /** The common members of a create/update body; `target` is the kind's. */
-export function commonBody(v: CommonValues): Record<string, unknown> {
+export function commonBody(v: CommonValues): CommonBody {
   return {
     name: v.name.trim(),
     enabled: v.enabled,
@@ -61,7 +65,7 @@ export function commonBody(v: CommonValues): Record<string, unknown> {
 }
 
 /** `secrets` as `_debug` takes it. */
-export const secretsBody = (v: CommonValues) => commonBody(v).secrets;
+export const secretsBody = (v: CommonValues): CommonBody["secrets"] => commonBody(v).secrets;
 
 const COMMON_FIELDS: [RegExp, string][] = [
   [/^name$/, "name"],

@@ -5,11 +5,10 @@ import type { ApiTracker, ListQuery, PageTracker, TrackerLog, TrackerLogsSummary
 export type AnyTracker = ApiTracker | PageTracker;
 
 export interface TrackerKindApi<T extends AnyTracker> {
-  list: (q: ListQuery) => Promise<{ items: T[]; total: number | string }>;
+  list: (q: ListQuery) => Promise<{ items: T[]; total: number }>;
   get: (id: string) => Promise<T>;
-  /** Body as on create (supplement §15.1 / §16.1). */
-  create: (body: Record<string, unknown>) => Promise<T>;
-  update: (id: string, body: Record<string, unknown>) => Promise<unknown>;
+  /** The list's enabled switch (an update with `enabled` only). Create and update are typed per kind (editors). */
+  setEnabled: (id: string, enabled: boolean) => Promise<unknown>;
   remove: (id: string) => Promise<unknown>;
   history: (id: string, body: { refresh?: boolean; diff?: boolean }) => Promise<TrackerRevision[]>;
   clear: (id: string) => Promise<unknown>;

@@ -31,7 +31,7 @@ export function useParsedSchedule(cron: string | undefined) {
   const [debounced] = useDebouncedValue(cron, 350);
   return useQuery({
     queryKey: ["parse-schedule", debounced],
-    queryFn: () => call(api.POST("/api/scheduler/parse_schedule", { body: { schedule: debounced } })),
+    queryFn: () => call(api.POST("/api/scheduler/parse_schedule", { body: { schedule: debounced ?? "" } })),
     enabled: debounced !== undefined && debounced !== "",
     retry: false,
     staleTime: 30_000,

@@ -35,7 +35,7 @@ function RunNowButton<T extends AnyTracker>({ kind, tracker }: { kind: TrackerKi
 function EnabledSwitch<T extends AnyTracker>({ kind, tracker }: { kind: TrackerKind<T>; tracker: T }) {
   const qc = useQueryClient();
   const toggle = useMutation({
-    mutationFn: (enabled: boolean) => kind.api.update(tracker.id, { enabled }),
+    mutationFn: (enabled: boolean) => kind.api.setEnabled(tracker.id, enabled),
     onSuccess: (_r, enabled) => notifySuccess(`“${tracker.name}” ${enabled ? "enabled" : "disabled: it runs only when you run it"}`),
     onError: (err) => notifyError(err, `Could not change “${tracker.name}”`),
     onSettled: () => invalidateKind(qc, kind),
