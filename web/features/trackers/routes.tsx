@@ -1,25 +1,15 @@
-// The tracker pages' routes. The pages load on demand (React.lazy): with their editors, diff and chart they add
-// ~35 KiB gz, which the first load (budget 300 KiB gz) cannot carry. One chunk for both kinds.
-import { lazy, Suspense, type ComponentType } from "react";
+// The tracker pages' routes for app/routes.tsx. The pages load on demand (components/lazy-page): with their
+// editors, diff and chart they weigh ~39 KiB gz, kept out of the first load. Both kinds share one chunk (pages.ts).
 import { Route } from "wouter";
-import { LoadingState } from "../../components/states";
+import { lazyPage } from "../../components/lazy-page";
 
 const pages = () => import("./pages");
-const page = (name: keyof Awaited<ReturnType<typeof pages>>) => {
-  const Lazy = lazy(() => pages().then((m) => ({ default: m[name] as ComponentType })));
-  return () => (
-    <Suspense fallback={<LoadingState />}>
-      <Lazy />
-    </Suspense>
-  );
-};
-
-const ApiTrackers = page("ApiTrackersPage");
-const ApiTrackerEditor = page("ApiTrackerEditorPage");
-const ApiTracker = page("ApiTrackerPage");
-const PageTrackers = page("PageTrackersPage");
-const PageTrackerEditor = page("PageTrackerEditorPage");
-const PageTracker = page("PageTrackerPage");
+const ApiTrackers = lazyPage(() => pages().then((m) => m.ApiTrackersPage));
+const ApiTrackerEditor = lazyPage(() => pages().then((m) => m.ApiTrackerEditorPage));
+const ApiTracker = lazyPage(() => pages().then((m) => m.ApiTrackerPage));
+const PageTrackers = lazyPage(() => pages().then((m) => m.PageTrackersPage));
+const PageTrackerEditor = lazyPage(() => pages().then((m) => m.PageTrackerEditorPage));
+const PageTracker = lazyPage(() => pages().then((m) => m.PageTrackerPage));
 
 export const TRACKER_ROUTES = [
   <Route key="a" path="/trackers/apis" component={ApiTrackers} />,
