@@ -5,6 +5,7 @@ import { Elysia } from "elysia";
 import { authPlugin } from "./platform/auth/plugin";
 import { docsPlugin } from "./platform/http/docs";
 import { httpPlugin } from "./platform/http/plugin";
+import { InstanceRegistry } from "./platform/db/instances";
 import { Outbox } from "./platform/mail/outbox";
 import { uiPlugin } from "./platform/ui/serve";
 import { smtpTransport } from "./platform/mail/transport";
@@ -43,6 +44,8 @@ import { userDataRoutes } from "./features/user-data/routes";
 import { UserDataService } from "./features/user-data/service";
 
 export function createServices(rt: Runtime) {
+  // Several instances on one PostgreSQL database: this one's registration and heartbeat (claims name it).
+  const instances = new InstanceRegistry(rt.db, (err) => rt.log.error("instance heartbeat failed", { error: String(err) }));
   const outbox = new Outbox(rt, rt.config.smtp.host !== "" ? smtpTransport(rt.config.smtp) : null);
   const users = new UsersService(rt, outbox);
   const apiKeys = new ApiKeysService(rt, users);
@@ -86,7 +89,7 @@ export function createServices(rt: Runtime) {
       byEmail: (e) => users.byEmail(e),
     },
   });
-  return { rt, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages, shares, certificates, csp, responders, trackers, sandbox, userData, search };
+  return { rt, instances, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages, shares, certificates, csp, responders, trackers, sandbox, userData, search };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -126,6 +129,7 @@ const SHUTDOWN_GRACE_MS = 5000;
 const housekeeping = new WeakMap<Services, ReturnType<typeof setInterval>>();
 
 export async function startBackground(services: Services) {
+  await services.instances.start();
   await services.outbox.start();
   await services.responders.start();
   await services.trackers.start();
@@ -145,6 +149,7 @@ export async function stopBackground(services: Services) {
   await services.sandbox.close();
   await services.responders.stop();
   await services.outbox.stop();
+  await services.instances.stop();
 }
 
 export interface RunningServer {

@@ -1,17 +1,17 @@
 // The operator CLI (supplement §23.3), run as a real subprocess (`bun run src/main.ts ...`) against a temporary
 // data directory: output formats, exit codes, config errors, and commands working next to a running server.
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createServices } from "../app";
 import { loadConfig } from "../config/load";
 import { verifyJwt } from "../platform/auth/jwt";
 import { openRuntime } from "../platform/boot";
-import { openDatabase } from "../platform/db/db";
 import { MIGRATIONS } from "../platform/db/migrations";
 import { createLogger } from "../platform/log";
 import { VERSION } from "../platform/runtime";
+import { onPostgres, openDataDirDb, testDatabaseEnv } from "../tests/backend";
 
 const MAIN = resolve(import.meta.dir, "../main.ts");
 const root = mkdtempSync(join(tmpdir(), "secbox-cli-"));
@@ -29,11 +29,19 @@ interface Run {
   stderr: string;
 }
 
+/** The database settings of the data directory in `args` (`--data-dir`) on the test backend (tests/backend.ts). */
+async function databaseEnv(args: string[]): Promise<Record<string, string>> {
+  const i = args.indexOf("--data-dir");
+  if (!onPostgres || i < 0) return {};
+  mkdirSync(args[i + 1]!, { recursive: true, mode: 0o700 });
+  return (await testDatabaseEnv(args[i + 1]!, false)).env;
+}
+
 /** Runs the CLI in a scratch working directory (no ./secbox.toml, no .env). */
 async function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const proc = Bun.spawn(["bun", "run", MAIN, ...args], {
     cwd: root,
-    env: { ...baseEnv, SECBOX_SERVER_LOG_LEVEL: "error", ...env },
+    env: { ...baseEnv, SECBOX_SERVER_LOG_LEVEL: "error", ...(await databaseEnv(args)), ...env },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -52,12 +60,12 @@ async function freePort(): Promise<number> {
 
 /** Reads the data directory in-process (the way a server started on it would see it). */
 async function withServices<T>(dataDir: string, fn: (s: ReturnType<typeof createServices>) => Promise<T>): Promise<T> {
-  const config = loadConfig({ file: join(root, "empty.toml"), env: { SECBOX_SERVER_DATA_DIR: dataDir } });
+  const config = loadConfig({ file: join(root, "empty.toml"), env: { SECBOX_SERVER_DATA_DIR: dataDir, ...(await databaseEnv(["--data-dir", dataDir])) } });
   const rt = await openRuntime(config, { log: createLogger("error") });
   try {
     return await fn(createServices(rt));
   } finally {
-    rt.close();
+    await rt.close();
   }
 }
 writeFileSync(join(root, "empty.toml"), "");
@@ -258,7 +266,9 @@ describe("users", () => {
     const dataDir = freshDir();
     const file = join(root, "with-data-dir.toml");
     writeFileSync(file, `[server]\ndata_dir = "${dataDir}"\n`);
-    expect((await cli(["users", "add", "--email", "cfg@example.com", "--password", "correct horse battery", "--config", file])).code).toBe(0);
+    // (on PostgreSQL the database of that data directory is given explicitly: tests/backend.ts)
+    const database = await databaseEnv(["--data-dir", dataDir]);
+    expect((await cli(["users", "add", "--email", "cfg@example.com", "--password", "correct horse battery", "--config", file], database)).code).toBe(0);
     const list = await cli(["users", "list", "--data-dir", dataDir]);
     expect(JSON.parse(list.stdout).map((u: any) => u.email)).toEqual(["cfg@example.com"]);
     // SECBOX_CONFIG works the same way; --data-dir beats the file.
@@ -330,9 +340,9 @@ describe("api-keys, token, status, migrate", () => {
     const dataDir = freshDir();
     const migrated = await cli(["migrate", "--data-dir", dataDir]);
     expect(migrated).toEqual({ code: 0, stdout: "", stderr: "" });
-    const db = openDatabase(dataDir);
-    expect(db.raw.query("SELECT version FROM schema_migrations ORDER BY version").all()).toEqual(MIGRATIONS.map((m) => ({ version: m.version })));
-    db.close();
+    const db = await openDataDirDb(dataDir);
+    expect(await db.all("SELECT version FROM schema_migrations ORDER BY version")).toEqual(MIGRATIONS.map((m) => ({ version: m.version })));
+    await db.close();
     expect(await cli(["migrate", "--data-dir", dataDir])).toEqual({ code: 0, stdout: "", stderr: "" });
 
     expect(await cli(["status", "set", "--level", "unavailable", "--data-dir", dataDir])).toEqual({ code: 0, stdout: "", stderr: "" });
@@ -359,9 +369,9 @@ describe("api-keys, token, status, migrate", () => {
     const dataDir = freshDir();
     expect((await cli(["migrate", "--data-dir", dataDir])).code).toBe(0);
     const future = MIGRATIONS.at(-1)!.version + 1;
-    const db = openDatabase(dataDir);
-    db.raw.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future', 0)").run(future);
-    db.close();
+    const db = await openDataDirDb(dataDir);
+    await db.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future', 0)", [future]);
+    await db.close();
     const [migrate, list] = await Promise.all([cli(["migrate", "--data-dir", dataDir]), cli(["users", "list", "--data-dir", dataDir])]);
     for (const r of [migrate, list]) {
       expect(r.code).toBe(1);
@@ -385,7 +395,7 @@ describe("next to a running server", () => {
     const port = await freePort();
     const proc = Bun.spawn(["bun", "run", MAIN, "serve", "--data-dir", dataDir, "--port", String(port), "--host", "127.0.0.1"], {
       cwd: root,
-      env: { ...baseEnv, SECBOX_SERVER_LOG_LEVEL: "error", ...env },
+      env: { ...baseEnv, SECBOX_SERVER_LOG_LEVEL: "error", ...(await databaseEnv(["--data-dir", dataDir])), ...env },
       stdout: "pipe",
       stderr: "pipe",
     });

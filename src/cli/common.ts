@@ -91,17 +91,18 @@ export function helpRequested(values: { help?: boolean }, usage: string): boolea
 
 /**
  * Opens the data directory (migrated, master key verified), builds the services and runs `fn`; the database is
- * closed afterwards. SQLite runs in WAL mode with a busy timeout, so this works next to a running server.
+ * closed afterwards. SQLite runs in WAL mode with a busy timeout, so this works next to a running server; on
+ * PostgreSQL the command's commits are announced to running servers (boot's `cli`).
  */
 export async function withServices<T>(values: { config?: string; "data-dir"?: string }, fn: (s: Services) => Promise<T>): Promise<T> {
   const config = configFrom(values);
   // Loaded on demand: help, usage errors and `token` stay fast because they never build the application.
   const [{ createServices }, { openRuntime }, { createLogger }] = await Promise.all([import("../app"), import("../platform/boot"), import("../platform/log")]);
-  const rt = await openRuntime(config, { log: createLogger(config.server.log_level) });
+  const rt = await openRuntime(config, { log: createLogger(config.server.log_level), cli: true });
   try {
     return await fn(createServices(rt));
   } finally {
-    rt.close();
+    await rt.close();
   }
 }
 

@@ -16,7 +16,12 @@ let srv: TestServer;
 let ana: TestUser;
 
 async function cli(args: string[], env: Record<string, string> = {}) {
-  const proc = Bun.spawn(["bun", "run", MAIN, ...args, "--data-dir", dataDir], { cwd: root, env: { ...baseEnv, SECBOX_SERVER_LOG_LEVEL: "error", ...env }, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn(["bun", "run", MAIN, ...args, "--data-dir", dataDir], {
+    cwd: root,
+    env: { ...baseEnv, SECBOX_SERVER_LOG_LEVEL: "error", SECBOX_DATABASE_URL: srv.config.database.url, ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { code, stdout, stderr };
 }

@@ -24,7 +24,7 @@ export const serveCommand: Command = {
     try {
       server = listen(app, services, config.server.host, config.server.port);
     } catch (err) {
-      rt.close();
+      await rt.close();
       throw new Error(`cannot listen on ${config.server.host}:${config.server.port}: ${(err as Error).message} (is the port already in use?)`);
     }
     await startBackground(services);
@@ -43,7 +43,7 @@ export const serveCommand: Command = {
         try {
           await server.stop();
           await stopBackground(services);
-          rt.close();
+          await rt.close();
           resolve();
         } catch (err) {
           reject(err);

@@ -150,6 +150,8 @@ function validate(tree: Tree): Config {
   if (cfg.security.master_key !== "" && !/^[0-9a-fA-F]{64}$/.test(cfg.security.master_key))
     throw new ConfigError("security.master_key", "must be empty or 64 hex characters");
   cfg.server.data_dir = resolve(cfg.server.data_dir);
+  if (cfg.database.url !== "" && !/^postgres(ql)?:\/\/./.test(cfg.database.url))
+    throw new ConfigError("database.url", "must be empty (SQLite in data_dir) or a postgres:// URL");
 
   const tiers = {} as Record<Tier, any>;
   for (const tier of TIERS) tiers[tier] = { ...TIER_DEFAULTS[tier], ...cfg.subscriptions.tiers[tier] };

@@ -73,6 +73,10 @@ export const ConfigSchema = T.Object(
       trust_proxy: T.Boolean({ default: false }),
       log_level: T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")], { default: "info" }),
     }),
+    database: section({
+      url: T.String({ default: "" }),
+      pool_size: T.Integer({ minimum: 2, maximum: 1000, default: 10 }),
+    }),
     responders: section({
       domain: T.String({ minLength: 1, default: "localhost" }),
       url_style: T.Union([T.Literal("subdomain"), T.Literal("path")], { default: "subdomain" }),

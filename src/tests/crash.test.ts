@@ -3,11 +3,11 @@
 // §18.1 outbox). Data directories are prepared (users, responders, trackers) by an in-process server on the same
 // directory before the child starts.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { Subprocess } from "bun";
+import { openDataDirDb, testDatabaseEnv } from "./backend";
 import { ApiClient, startTestServer, type TestServer, type TestUser } from "./harness";
 import { startSmtpSink, type SmtpSink } from "./smtp-sink";
 
@@ -42,9 +42,10 @@ interface Child {
 /** `secbox serve` as a child process on a free port, with only the given SECBOX_* settings; resolves once it answers. */
 async function spawnServer(dataDir: string, env: Record<string, string>): Promise<Child> {
   const port = freePort();
+  const database = (await testDatabaseEnv(dataDir, false)).env;
   const proc = Bun.spawn(["bun", MAIN, "serve", "--data-dir", dataDir, "--host", "127.0.0.1", "--port", String(port)], {
     cwd: dataDir, // no ./secbox.toml or .env of the checkout
-    env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? "/root", SECBOX_SERVER_LOG_LEVEL: "warn", ...env },
+    env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? "/root", SECBOX_SERVER_LOG_LEVEL: "warn", ...database, ...env },
     stdin: "ignore",
     stdout: "ignore",
     stderr: "pipe",
@@ -75,12 +76,13 @@ async function userOn(srv: TestServer): Promise<TestUser> {
 
 const asClient = (u: TestUser, url: string) => new ApiClient(url, { session: u.session });
 
-function count(dataDir: string, sql: string, params: (string | number)[] = []): number {
-  const db = new Database(join(dataDir, "secbox.db"));
+/** A count read from the data directory's database (SQLite file, or its PostgreSQL database: backend.ts). */
+async function count(dataDir: string, sql: string, params: (string | number)[] = []): Promise<number> {
+  const db = await openDataDirDb(dataDir);
   try {
-    return (db.query(sql).get(...params) as { n: number }).n;
+    return (await db.get<{ n: number }>(sql, params))!.n;
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -134,7 +136,7 @@ describe("responder captures", () => {
       child.proc.kill("SIGKILL");
       await child.proc.exited;
       expect(child.proc.signalCode).toBe("SIGKILL");
-      expect(recordsOf(dataDir, responderId)).toBe(300);
+      expect(await recordsOf(dataDir, responderId)).toBe(300);
     }
   }, 180_000);
 
@@ -147,7 +149,7 @@ describe("responder captures", () => {
       expected += 300;
       child.proc.kill(signal);
       expect(await child.proc.exited).toBe(0); // a clean stop, not the signal's default action
-      expect(recordsOf(dataDir, responderId)).toBe(expected);
+      expect(await recordsOf(dataDir, responderId)).toBe(expected);
     }
   }, 180_000);
 });
@@ -191,9 +193,9 @@ describe("tracker runs", () => {
       child.proc.kill("SIGKILL");
       await child.proc.exited;
       expect(await running).toBeInstanceOf(Error); // the caller saw the connection end
-      expect(count(dataDir, "SELECT COUNT(*) AS n FROM tracker_logs WHERE tracker_id = ?", [id])).toBe(0);
-      expect(count(dataDir, "SELECT COUNT(*) AS n FROM tracker_revisions WHERE tracker_id = ?", [id])).toBe(0);
-      expect(count(dataDir, "SELECT COUNT(*) AS n FROM trackers WHERE id = ? AND last_ran_at IS NULL", [id])).toBe(1);
+      expect(await count(dataDir, "SELECT COUNT(*) AS n FROM tracker_logs WHERE tracker_id = ?", [id])).toBe(0);
+      expect(await count(dataDir, "SELECT COUNT(*) AS n FROM tracker_revisions WHERE tracker_id = ?", [id])).toBe(0);
+      expect(await count(dataDir, "SELECT COUNT(*) AS n FROM trackers WHERE id = ? AND last_ran_at IS NULL", [id])).toBe(1);
 
       slow = false;
       release();
@@ -283,8 +285,8 @@ describe("page tracker runs", () => {
       while (browsers.some(running) && Date.now() < deadline) await Bun.sleep(100);
       expect(browsers.filter(running)).toEqual([]);
       expect(existsSync(browserDir)).toBe(true); // nobody was left to clean up ...
-      expect(count(dataDir, "SELECT COUNT(*) AS n FROM tracker_logs WHERE tracker_id = ?", [id])).toBe(0);
-      expect(count(dataDir, "SELECT COUNT(*) AS n FROM tracker_revisions WHERE tracker_id = ?", [id])).toBe(0);
+      expect(await count(dataDir, "SELECT COUNT(*) AS n FROM tracker_logs WHERE tracker_id = ?", [id])).toBe(0);
+      expect(await count(dataDir, "SELECT COUNT(*) AS n FROM tracker_revisions WHERE tracker_id = ?", [id])).toBe(0);
 
       slow = false;
       release();

@@ -1,6 +1,7 @@
-// Test harness: a real server on loopback with a real SQLite file in a fresh temporary data directory.
-// Nothing of our own is mocked; tests talk HTTP to it. Every API response a test receives through ApiClient is
-// checked against the server's OpenAPI document (conformance.ts): a mismatch fails the test that caused it.
+// Test harness: a real server on loopback with a real SQLite file in a fresh temporary data directory (or, with
+// SECBOX_TEST_BACKEND=postgres, a fresh PostgreSQL database: backend.ts). Nothing of our own is mocked; tests talk
+// HTTP to it. Every API response a test receives through ApiClient is checked against the server's OpenAPI
+// document (conformance.ts): a mismatch fails the test that caused it.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,6 +9,7 @@ import { createApp, createServices, listen, startBackground, stopBackground, typ
 import { loadConfig } from "../config/load";
 import type { Config } from "../config/schema";
 import { openRuntime } from "../platform/boot";
+import { testDatabaseEnv } from "./backend";
 import { createLogger } from "../platform/log";
 import type { Clock, Runtime } from "../platform/runtime";
 import { conformanceFor } from "./conformance";
@@ -104,8 +106,9 @@ let counter = 0;
 
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "secbox-test-"));
+  const database = await testDatabaseEnv(dataDir, !opts.dataDir);
   const config = loadConfig({
-    env: { SECBOX_SERVER_DATA_DIR: dataDir, SECBOX_SERVER_PORT: "7070", SECBOX_SERVER_LOG_LEVEL: "error", ...opts.env },
+    env: { SECBOX_SERVER_DATA_DIR: dataDir, SECBOX_SERVER_PORT: "7070", SECBOX_SERVER_LOG_LEVEL: "error", ...database.env, ...opts.env },
     file: "",
   });
   const rt = await openRuntime(config, { clock: opts.clock, log: createLogger("error") });
@@ -134,7 +137,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     async stop() {
       await server.stop();
       await stopBackground(services);
-      rt.close();
+      await rt.close();
+      await database.drop();
       if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };

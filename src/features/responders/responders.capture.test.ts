@@ -494,7 +494,11 @@ describe("capture batching: respond first, write in batches, flush on stop", () 
     await srv.services.responders.flushCaptures();
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const locked = srv.rt.db.tx(() => gate);
+    // SQLite: a transaction holds the single writer lock; PostgreSQL: the table lock a write needs.
+    const locked = srv.rt.db.tx(async (tx) => {
+      if (tx.dialect === "postgres") await tx.exec("LOCK TABLE responder_requests IN EXCLUSIVE MODE");
+      await gate;
+    });
     try {
       const started = performance.now();
       const res = await hit(u, "/fast");

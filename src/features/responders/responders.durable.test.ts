@@ -3,6 +3,7 @@
 // hosts, and strict capture (the record is in the database before the response leaves).
 // Long hits (> the server's 10 s idle timeout) are in responders.long.test.ts; crash tests in src/tests/crash.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { failingTrigger } from "../../tests/backend";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
 import { quickUser } from "./test-users";
 
@@ -204,15 +205,14 @@ describe("hit summaries (§18.2) are queued exactly once", () => {
     await hit(u, "/summary");
     const emails = async () =>
       (await srv.rt.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM outbox WHERE user_id = ? AND kind = 'responder_summary'", [u.id]))!.n;
-    // The count reset fails after the email was queued (SQLite aborts the statement, as a crash would end the process).
-    await srv.rt.db.run(
-      `CREATE TRIGGER fail_mark_notified BEFORE UPDATE OF notified_at ON responders WHEN NEW.id = '${r.id}' BEGIN SELECT RAISE(ABORT, 'simulated failure'); END`,
-    );
+    // The count reset fails in the email's transaction (the database aborts the statement, as a crash would end the
+    // process).
+    const dropTrigger = await failingTrigger(srv.rt.db, "fail_mark_notified", "UPDATE OF notified_at", "responders", `NEW.id = '${r.id}'`, "simulated failure");
     try {
       expect(await srv.services.responders.runHitSummaries().catch(() => -1)).toBe(0);
       expect(await emails()).toBe(0);
     } finally {
-      await srv.rt.db.run("DROP TRIGGER fail_mark_notified");
+      await dropTrigger();
     }
     expect(await srv.services.responders.runHitSummaries()).toBe(1);
     expect(await srv.services.responders.runHitSummaries()).toBe(0);

@@ -1,7 +1,8 @@
 // A tracker run is written whole or not at all (supplement §17, §18.2): the new revision, its change email and the
-// run's log commit in one transaction. A SQLite trigger makes the log insert fail (a stand-in for a crash between the
+// run's log commit in one transaction. A trigger (SQLite or PostgreSQL: tests/backend.ts) makes the log insert fail (a stand-in for a crash between the
 // writes): neither the revision nor the email may remain. Real HTTP, real upstream, real database.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { failingTrigger } from "../../tests/backend";
 import { startTestServer, type TestServer } from "../../tests/harness";
 import { startUpstream, type Upstream } from "./test-upstream";
 
@@ -32,9 +33,7 @@ test("a failure while writing the run's log leaves no revision and no change ema
   expect(await revisions()).toBe(1);
 
   up.state.value = '{"version":"2.0.0"}';
-  await srv.rt.db.run(
-    `CREATE TRIGGER fail_run_log BEFORE INSERT ON tracker_logs WHEN NEW.tracker_id = '${id}' AND NEW.status = 'success' BEGIN SELECT RAISE(ABORT, 'simulated failure'); END`,
-  );
+  const dropTrigger = await failingTrigger(srv.rt.db, "fail_run_log", "INSERT", "tracker_logs", `NEW.tracker_id = '${id}' AND NEW.status = 'success'`, "simulated failure");
   try {
     const res = await u.client.post(`${base}/_history`, { refresh: true });
     expect(res.status).toBe(200);
@@ -45,7 +44,7 @@ test("a failure while writing the run's log leaves no revision and no change ema
     expect(log.error).toContain("simulated failure");
     expect(log.phases.find((p: any) => p.phase === "notify")).toMatchObject({ status: "skipped" });
   } finally {
-    await srv.rt.db.run("DROP TRIGGER fail_run_log");
+    await dropTrigger();
   }
 
   expect((await u.client.post(`${base}/_history`, { refresh: true })).status).toBe(200);

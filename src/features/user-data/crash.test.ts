@@ -11,6 +11,7 @@ import { createServices } from "../../app";
 import { loadConfig } from "../../config/load";
 import { openRuntime } from "../../platform/boot";
 import { createLogger } from "../../platform/log";
+import { onPostgres } from "../../tests/backend";
 import { ApiClient } from "../../tests/harness";
 
 const MAIN = resolve(import.meta.dir, "../../main.ts");
@@ -76,7 +77,9 @@ const sizeOf = (name: string) => (existsSync(join(dataDir, name)) ? statSync(joi
  *  and in the database file itself (committed pages checkpointed into it). */
 const written = () => sizeOf("secbox.db-wal") + sizeOf("secbox.db");
 
-test("kill -9 during a large import: after the restart nothing of it is there", async () => {
+// SQLite only: the kill is timed on the write-ahead log file. On PostgreSQL the import is one transaction of the server
+// too, and a killed client's open transaction is rolled back by the server (the multi-instance test kills instances).
+test.skipIf(onPostgres)("kill -9 during a large import: after the restart nothing of it is there", async () => {
   const session = await setup();
   const port = await freePort();
   const client = new ApiClient(`http://127.0.0.1:${port}`, { session });

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { signJwt } from "../../platform/auth/jwt";
-import { openDatabase } from "../../platform/db/db";
+import { openDataDirDb } from "../../tests/backend";
 import { migrate } from "../../platform/db/migrate";
 import { MIGRATIONS } from "../../platform/db/migrations";
 import { ApiClient, startTestServer, type TestServer, type TestUser } from "../../tests/harness";
@@ -191,7 +191,11 @@ describe("proof paths", () => {
   test("the CLI (`users add`) proves the email", async () => {
     const proc = Bun.spawn(
       ["bun", "run", resolve(import.meta.dir, "../../main.ts"), "users", "add", "--email", "cli@corp.example", "--password", PASSWORD, "--data-dir", srv.dataDir],
-      { env: { ...process.env, SECBOX_SECURITY_OPERATORS: OPERATORS, SECBOX_SERVER_LOG_LEVEL: "error" }, stdout: "pipe", stderr: "pipe" },
+      {
+        env: { ...process.env, SECBOX_SECURITY_OPERATORS: OPERATORS, SECBOX_SERVER_LOG_LEVEL: "error", SECBOX_DATABASE_URL: srv.config.database.url },
+        stdout: "pipe",
+        stderr: "pipe",
+      },
     );
     const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
     expect(code).toBe(0);
@@ -233,13 +237,13 @@ describe("upgrade (migration 0010)", () => {
   test("accounts that exist when the migration runs count as proven (legacy) and keep their operator rights", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "secbox-proof-"));
     try {
-      const db = openDatabase(dataDir);
-      migrate(db, MIGRATIONS.filter((m) => m.version < 10));
-      db.raw.run(
+      const db = await openDataDirDb(dataDir);
+      await migrate(db, MIGRATIONS.filter((m) => m.version < 10));
+      await db.run(
         `INSERT INTO users (id, email, handle, password_hash, is_activated, tier, tier_started_at, unsubscribe_token, created_at, updated_at)
          VALUES ('0193b2c4-7e1a-7c3d-9a61-2f0c1d2e3f40', 'old-admin@corp.example', 'oldadmin', NULL, 1, 'basic', 100, 'tok', 100, 100)`,
       );
-      db.close();
+      await db.close();
       const up = await startTestServer({ dataDir, env: { SECBOX_SECURITY_OPERATORS: "old-admin@corp.example" } });
       try {
         const row = await up.rt.db.get<{ email_proof: string; email_proven_at: number }>("SELECT email_proof, email_proven_at FROM users");

@@ -1,33 +1,64 @@
-// The small storage interface every store uses (design: "Scale path"). Promises even over bun:sqlite, so a
-// PostgreSQL backend can implement the same four methods. SQL uses `?` placeholders and the subset both
-// engines share.
-import { Database, type SQLQueryBindings } from "bun:sqlite";
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
-import { join } from "node:path";
+// The small storage interface every store uses (design: "Scale path"). Two backends implement it: SQLite
+// (sqlite.ts, the default: one file, one serving process) and PostgreSQL (postgres.ts, Bun's built-in client: one
+// database shared by several instances). SQL uses `?` placeholders and the subset both engines share; the few
+// differences are dialect seams in dialect.ts, chosen through `db.dialect`.
+//
+// Beyond the four data methods the interface carries what several instances on one database need, with a
+// single-process form on SQLite:
+// - publish/subscribe: cross-instance events (cache invalidation, KV watch). PostgreSQL: NOTIFY on one channel,
+//   delivered on commit when published inside a transaction; an instance never receives its own events. SQLite:
+//   there are no other instances; publish does nothing.
+// - externalVersion: another *process* (the CLI next to a running server) committed a change. SQLite: PRAGMA
+//   data_version. PostgreSQL: CLI processes announce their commits on the event channel (openDb's `announceCommits`).
+// - lock (inside a transaction): an exclusive named lock until the transaction ends. PostgreSQL: an advisory
+//   transaction lock; SQLite: nothing (writers are serialized anyway).
+// - elect: leadership among the processes sharing the database (the scheduler leader). PostgreSQL: a session
+//   advisory lock held on a dedicated connection; SQLite: the one serving process leads at once.
+import type { Dialect } from "./dialect";
 
+export type { Dialect } from "./dialect";
 export type Param = string | number | bigint | boolean | null | Uint8Array;
 export type Row = Record<string, any>;
 
 export interface Db {
+  readonly dialect: Dialect;
+  /** Random id of this process's connection to the database (events and claims name it). */
+  readonly instanceId: string;
   all<T = Row>(sql: string, params?: Param[]): Promise<T[]>;
   get<T = Row>(sql: string, params?: Param[]): Promise<T | undefined>;
   run(sql: string, params?: Param[]): Promise<{ changes: number }>;
-  /** Runs `fn` in one transaction; writers are serialized. Inside `fn` use only the `tx` handle given
-   *  (calls on the outer Db would wait for the transaction to end). Nested `tx.tx` joins the outer one. */
+  /** Several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+  /** Runs `fn` in one transaction. Inside `fn` use only the `tx` handle given (the outer Db is another connection:
+   *  it does not see the transaction's rows, and its writes may wait for the transaction's locks). Nested `tx.tx`
+   *  joins the outer one. SQLite serializes writers; PostgreSQL runs transactions at READ COMMITTED, each on its own
+   *  pooled connection: invariants over several rows take a `lock` first. */
   tx<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
-  /** A number that changes when another connection (the CLI next to a running server) commits a change; this
-   *  connection's own writes leave it as it is. Caches of stored data poll it to see such changes at once. */
+  /** Runs `fn` once the transaction commits (never after a rollback); outside a transaction, at once. */
+  afterCommit(fn: () => void): void;
+  /** Inside a transaction: waits for, then holds until the transaction ends, an exclusive lock named `key`. */
+  lock(key: string): Promise<void>;
+  /** Tells the other instances about a change; inside a transaction only once (and if) it commits. */
+  publish(topic: string, payload: string): Promise<void>;
+  /** Events of `topic` published by other instances (never this one's own). Returns the unsubscribe function. */
+  subscribe(topic: string, fn: (payload: string) => void): () => void;
+  /** A number that changes when another process (the CLI next to a running server) commits a change; this
+   *  process's own writes leave it as it is. Caches of stored data poll it to see such changes at once. */
   externalVersion(): number;
-  close(): void;
+  /** Runs for leadership of `name` among the processes sharing the database. `onChange(true)` when this process
+   *  becomes the leader, `onChange(false)` when it loses leadership (connection lost). Resolves after the first
+   *  attempt (so a lone instance leads from its start); the returned function resigns. */
+  elect(name: string, onChange: (leader: boolean) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
 }
 
 /** How often watchExternalCommits looks for another process's commits (the CLI next to a running server). */
 const EXTERNAL_COMMIT_POLL_MS = 100;
 
 /**
- * Calls `onCommit` (within ~100 ms) after another connection commits to the database — operator commands work on
- * the data directory while a server runs and "the server sees the changes at once" (supplement §23.3). For
- * caches of stored data. Returns the function that stops watching.
+ * Calls `onCommit` (within ~100 ms) after another process commits to the database — operator commands work on
+ * the data while a server runs and "the server sees the changes at once" (supplement §23.3). For caches of stored
+ * data. Returns the function that stops watching.
  */
 export function watchExternalCommits(db: Db, onCommit: () => void, onError: (err: unknown) => void): () => void {
   let version = db.externalVersion();
@@ -44,132 +75,10 @@ export function watchExternalCommits(db: Db, onCommit: () => void, onError: (err
   return () => clearInterval(timer);
 }
 
-/** Serializes async critical sections (SQLite has a single writer anyway). */
-class Mutex {
-  private tail: Promise<void> = Promise.resolve();
-  async lock(): Promise<() => void> {
-    let release!: () => void;
-    const next = new Promise<void>((r) => (release = r));
-    const prev = this.tail;
-    this.tail = prev.then(() => next);
-    await prev;
-    return release;
-  }
-}
-
-export class SqliteDb implements Db {
-  readonly raw: Database;
-  private readonly writeLock = new Mutex();
-
-  constructor(path: string) {
-    this.raw = new Database(path, { create: true });
-    this.raw.exec("PRAGMA busy_timeout = 5000");
-    this.raw.exec("PRAGMA journal_mode = WAL");
-    this.raw.exec("PRAGMA synchronous = NORMAL");
-    this.raw.exec("PRAGMA foreign_keys = ON");
-  }
-
-  externalVersion(): number {
-    return (this.raw.query("PRAGMA data_version").get() as { data_version: number }).data_version;
-  }
-
-  private stmt(sql: string) {
-    return this.raw.query(sql);
-  }
-
-  async all<T = Row>(sql: string, params: Param[] = []): Promise<T[]> {
-    return this.stmt(sql).all(...(params as SQLQueryBindings[])) as T[];
-  }
-
-  async get<T = Row>(sql: string, params: Param[] = []): Promise<T | undefined> {
-    return (this.stmt(sql).get(...(params as SQLQueryBindings[])) ?? undefined) as T | undefined;
-  }
-
-  async run(sql: string, params: Param[] = []): Promise<{ changes: number }> {
-    const release = await this.writeLock.lock();
-    try {
-      return this.runNow(sql, params);
-    } finally {
-      release();
-    }
-  }
-
-  private runNow(sql: string, params: Param[]) {
-    const res = this.stmt(sql).run(...(params as SQLQueryBindings[]));
-    return { changes: res.changes };
-  }
-
-  async tx<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
-    const release = await this.writeLock.lock();
-    const view = this.txView();
-    try {
-      this.raw.exec("BEGIN IMMEDIATE");
-      try {
-        const out = await fn(view);
-        this.raw.exec("COMMIT");
-        return out;
-      } catch (err) {
-        this.raw.exec("ROLLBACK");
-        throw err;
-      }
-    } finally {
-      release();
-    }
-  }
-
-  /** The Db handed to a transaction body: same connection, no locking, nested tx joins. */
-  private txView(): Db {
-    return {
-      all: (s, p) => this.all(s, p),
-      get: (s, p) => this.get(s, p),
-      run: async (s, p = []) => this.runNow(s, p),
-      tx: (fn) => fn(this.txView()),
-      externalVersion: () => this.externalVersion(),
-      close: () => {},
-    };
-  }
-
-  close() {
-    this.raw.close();
-  }
-}
-
-/** Told about a file whose mode was looser than 0600 and has been tightened (the caller logs it). */
-export type OnModeTightened = (path: string, previousMode: number) => void;
-
-/**
- * Makes an existing file owner-only (0600) when group or others have any access; reports the old mode. Files
- * of the data directory hold secrets (hashed tokens, encrypted secrets, the master key).
- */
-export function tightenToOwnerOnly(path: string, onTightened?: OnModeTightened): void {
-  let mode: number;
-  try {
-    mode = statSync(path).mode & 0o777;
-  } catch {
-    return; // absent
-  }
-  if ((mode & 0o077) === 0) return;
-  chmodSync(path, 0o600);
-  onTightened?.(path, mode);
-}
-
-/**
- * Opens `<dataDir>/secbox.db`, creating the directory (0700) when missing. The database is created 0600 before
- * SQLite opens it (SQLite gives `-wal` and `-shm` the mode of the database file), and an existing database,
- * `-wal` or `-shm` readable by group or others is tightened to 0600 (reported through `onTightened`).
- */
-export function openDatabase(dataDir: string, onTightened?: OnModeTightened): SqliteDb {
-  if (!existsSync(dataDir)) {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    chmodSync(dataDir, 0o700);
-  }
-  const path = join(dataDir, "secbox.db");
-  if (!existsSync(path)) closeSync(openSync(path, "a", 0o600));
-  for (const file of [path, `${path}-wal`, `${path}-shm`]) tightenToOwnerOnly(file, onTightened);
-  return new SqliteDb(path);
-}
-
 /** `?, ?, ?` for an IN list. */
 export function placeholders(n: number): string {
   return Array.from({ length: n }, () => "?").join(", ");
 }
+
+export { Mutex } from "./mutex";
+export { openDatabase, SqliteDb, tightenToOwnerOnly, type OnModeTightened } from "./sqlite";

@@ -1,5 +1,9 @@
-// Applies pending migrations in order, each in its own transaction, recorded in schema_migrations.
-import type { SqliteDb } from "./db";
+// Applies pending migrations in order, in one transaction, recorded in schema_migrations. The same numbered files
+// run on both backends (PostgreSQL gets them through dialect.ts's migrationToPostgres). Two processes starting
+// together cannot both apply a migration: SQLite's BEGIN IMMEDIATE takes the write lock first; on PostgreSQL the
+// transaction takes an advisory lock (DDL is transactional there too, so a failed migration leaves nothing behind).
+import type { Db } from "./db";
+import { migrationToPostgres } from "./dialect";
 import { MIGRATIONS, type Migration } from "./migrations";
 
 export class DatabaseTooNewError extends Error {}
@@ -9,31 +13,31 @@ export interface MigrateResult {
   current: number;
 }
 
-export function migrate(db: SqliteDb, migrations: Migration[] = MIGRATIONS, now = () => Math.floor(Date.now() / 1000)): MigrateResult {
-  const raw = db.raw;
-  raw.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+const SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)";
+
+export async function migrate(db: Db, migrations: Migration[] = MIGRATIONS, now = () => Math.floor(Date.now() / 1000)): Promise<MigrateResult> {
+  const ddl = (sql: string) => (db.dialect === "postgres" ? migrationToPostgres(sql) : sql);
   const latest = migrations.at(-1)?.version ?? 0;
-  const applied: number[] = [];
-  // BEGIN IMMEDIATE takes the write lock first, so two processes starting together cannot both apply a migration.
-  raw.exec("BEGIN IMMEDIATE");
-  try {
-    const row = raw.query("SELECT MAX(version) AS v FROM schema_migrations").get() as { v: number | null };
-    const current = row.v ?? 0;
+  await db.tx(async (tx) => {
+    await tx.lock("secbox:migrate");
+    await tx.exec(ddl(SCHEMA_TABLE));
+  });
+  return db.tx(async (tx) => {
+    await tx.lock("secbox:migrate");
+    const row = await tx.get<{ v: number | null }>("SELECT MAX(version) AS v FROM schema_migrations");
+    const current = row?.v ?? 0;
     if (current > latest) {
       throw new DatabaseTooNewError(
         `the database is at schema version ${current} but this secbox binary only knows up to ${latest}; run a newer secbox`,
       );
     }
+    const applied: number[] = [];
     for (const m of migrations) {
       if (m.version <= current) continue;
-      raw.exec(m.sql);
-      raw.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(m.version, m.name, now());
+      await tx.exec(ddl(m.sql));
+      await tx.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)", [m.version, m.name, now()]);
       applied.push(m.version);
     }
-    raw.exec("COMMIT");
-  } catch (err) {
-    raw.exec("ROLLBACK");
-    throw err;
-  }
-  return { applied, current: latest };
+    return { applied, current: latest };
+  });
 }

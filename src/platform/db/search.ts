@@ -12,11 +12,13 @@
 //   the (user_id, updated_at, id, name) index of migration 0012 newest first and stops after `limit` matches; the
 //   content is read once per row, and its page only when names leave room (COUNT(*) OVER () in one query measured
 //   2-3x slower). The id match is a primary-key lookup. The results are merged in JS: totals and order stay exact.
-// - Dialect seams (ciLike, jsonTextAt, jsonArrayAny) hold the SQL that is SQLite's own; each says what PostgreSQL
-//   uses instead. At a larger scale a pg_trgm GIN index on name there serves the same '%q%' queries without reading
-//   all of a user's rows.
+// - Dialect seams (ciLike, jsonText, jsonEach in dialect.ts) give each backend its form: LIKE / json_extract /
+//   json_each on SQLite, ILIKE / #>> / jsonb_array_elements on PostgreSQL (text columns there use the "C" collation,
+//   so ILIKE folds ASCII only, like SQLite's LIKE). At a larger scale a pg_trgm GIN index on name there serves the
+//   same '%q%' queries without reading all of a user's rows.
 import { isUuid } from "../http/ids";
 import type { Db, Param } from "./db";
+import { ciLike, jsonEach, jsonText, jsonTextOfElement, type Dialect } from "./dialect";
 import { escapeLike } from "./list";
 
 export type Matched = "name" | "id" | "content";
@@ -57,33 +59,26 @@ export interface SearchSpec {
 }
 
 export interface ContentMatch {
-  sql: string;
+  /** The condition in the database's dialect. */
+  sql: (dialect: Dialect) => string;
   params: (q: SearchText) => Param[];
 }
 
-/**
- * Dialect seam: a case-insensitive LIKE of a text expression with `?` (ESCAPE '\\'). SQLite's LIKE folds ASCII
- * letters itself (case_sensitive_like is off): exactly lower() + LIKE, without copying each value (half the time,
- * measured). PostgreSQL: `${expr} ILIKE ? ESCAPE '\\'`.
- */
-export const ciLike = (expr: string) => `${expr} LIKE ? ESCAPE '\\'`;
-
 /** Content that is a text expression. */
-export const likeContent = (expr: string): ContentMatch => ({ sql: ciLike(expr), params: (q) => [q.like] });
+export const likeContent = (expr: string): ContentMatch => ({ sql: (d) => ciLike(d, expr), params: (q) => [q.like] });
 
-/** Dialect seam: content that is the text at `path` ('$.url') of a JSON text column. The whole JSON text is tested
- *  first (a cheap superset: the query appears in it JSON-escaped), so only rows that can match are parsed (2.5x
- *  faster when few match, measured). PostgreSQL: `(column::jsonb ->> 'url') ILIKE ?`. */
+/** Content that is the text at `path` ('$.url') of a JSON text column. The whole JSON text is tested first (a cheap
+ *  superset: the query appears in it JSON-escaped), so only rows that can match are parsed (2.5x faster when few
+ *  match, measured on SQLite). */
 export const jsonTextAt = (column: string, path: string): ContentMatch => ({
-  sql: `(${ciLike(column)} AND ${ciLike(`json_extract(${column}, '${path}')`)})`,
+  sql: (d) => `(${ciLike(d, column)} AND ${ciLike(d, jsonText(d, column, path))})`,
   params: (q) => [q.jsonLike, q.like],
 });
 
-/** Dialect seam: content that is the text at `path` of any element of the JSON array at `arrayPath`; the JSON text
- *  is tested first as above (json_each only walks rows that can match: 3x faster when few do, measured).
- *  PostgreSQL: `EXISTS (SELECT 1 FROM jsonb_array_elements(column::jsonb -> 'requests') r WHERE (r ->> 'url') ILIKE ?)`. */
+/** Content that is the text at `path` of any element of the JSON array at `arrayPath`; the JSON text is tested first
+ *  as above (the array is only walked for rows that can match: 3x faster when few do, measured on SQLite). */
 export const jsonArrayAny = (column: string, arrayPath: string, path: string): ContentMatch => ({
-  sql: `(${ciLike(column)} AND EXISTS (SELECT 1 FROM json_each(${column}, '${arrayPath}') je WHERE ${ciLike(`json_extract(je.value, '${path}')`)}))`,
+  sql: (d) => `(${ciLike(d, column)} AND EXISTS (SELECT 1 FROM ${jsonEach(d, column, arrayPath, "je")} WHERE ${ciLike(d, jsonTextOfElement(d, "je.value", path))}))`,
   params: (q) => [q.jsonLike, q.like],
 });
 
@@ -98,13 +93,13 @@ export function compareHits(a: SearchHit, b: SearchHit): number {
 export async function searchTable(db: Db, userId: string, spec: SearchSpec, q: SearchText, limit: number): Promise<{ total: number; hits: SearchHit[] }> {
   const where = `e.user_id = ?${spec.filter ? ` AND (${spec.filter.sql})` : ""}`;
   const whereParams: Param[] = [userId, ...(spec.filter?.params ?? [])];
-  const contentSql = spec.content?.sql ?? "0 = 1";
+  const contentSql = spec.content?.sql(db.dialect) ?? "0 = 1";
   const contentParams: Param[] = spec.content?.params(q) ?? [];
 
   // ASCII names: everything in SQL. Name matches and content-only matches are counted and paged apart, so the
   // content (the costly part) is read once per row, and its page only when names leave room in the first `limit`.
   const ascii = `${where} AND octet_length(e.name) = length(e.name)`;
-  const nameLike = ciLike("e.name");
+  const nameLike = ciLike(db.dialect, "e.name");
   const byName: Param[] = [...whereParams, q.like];
   const byContent: Param[] = [...whereParams, q.like, ...contentParams];
   const count = async (cond: string, params: Param[]) =>

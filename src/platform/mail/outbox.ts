@@ -1,10 +1,12 @@
 // The durable outbox (supplement §18.1): every email is written to SQLite first and sent by a background
 // sender, so restarts and SMTP outages lose nothing. Without SMTP, emails are kept as `held`.
-// Delivery is at most once: each attempt first claims the message in the database (one transaction), then talks
-// SMTP, then records the outcome. A clean stop waits for the attempt in progress. If the process dies during the
-// attempt (kill -9, power loss) nobody can tell whether the SMTP server accepted the message, so at the next start
-// the claimed message is marked `failed` with INTERRUPTED_ERROR instead of being sent a second time. A claim also
-// keeps two senders (a CLI command that queues mail next to the server) from sending one message twice.
+// Delivery is at most once: each attempt first claims the message in the database (one statement: the claim names
+// this instance), then talks SMTP, then records the outcome. A clean stop waits for the attempt in progress. If the
+// process dies during the attempt (kill -9, power loss) nobody can tell whether the SMTP server accepted the message,
+// so the claimed message is marked `failed` with INTERRUPTED_ERROR instead of being sent a second time: at the next
+// start, and on every pass of the sender of any instance once the dead instance's lease has lapsed (instances.ts). A
+// claim also keeps two senders — a CLI command that queues mail next to the server, or the instances sharing one
+// PostgreSQL database, which all send — from sending one message twice.
 import type { Db } from "../db/db";
 import { newId } from "../http/ids";
 import { nowSec, type Runtime } from "../runtime";
@@ -51,7 +53,6 @@ const FIRST_RETRY_SEC = 30;
 const MAX_RETRY_SEC = 3600;
 const GIVE_UP_AFTER_SEC = 24 * 3600;
 const HELD_MAX_AGE_SEC = 7 * 24 * 3600;
-const BATCH = 50;
 
 export const retryDelaySec = (attemptsSoFar: number) => Math.min(MAX_RETRY_SEC, FIRST_RETRY_SEC * 2 ** attemptsSoFar);
 
@@ -76,7 +77,7 @@ export class Outbox {
   }
 
   /** Writes the email to the outbox; `db` = a transaction the email belongs to (it is then sent only if that
-   *  transaction commits: the sender's claim waits for it and finds nothing after a rollback). */
+   *  transaction commits: the sender is woken after the commit and never sees a rolled-back message). */
   async enqueue(email: OutgoingEmail, db: Db = this.rt.db): Promise<string> {
     const id = newId();
     const now = nowSec(this.rt.clock);
@@ -94,19 +95,25 @@ export class Outbox {
       next_attempt_at: now,
       created_at: now,
     });
-    if (this.configured) this.kick();
+    // A message written inside a transaction is only visible (and sendable) once that commits.
+    if (this.configured) db.afterCommit(() => this.kick());
     return id;
   }
 
-  /** Starts the background sender: settles sends a dead process left claimed, releases held mail when SMTP is
-   *  configured, then scans every 10 s. */
+  /** Starts the background sender: settles sends a dead instance left claimed, releases held mail when SMTP is
+   *  configured, then scans every 10 s (each scan also settles the claims of instances that died since). */
   async start() {
     if (this.timer) return;
-    const interrupted = (await outboxStore.failInterrupted(this.rt.db)).changes;
-    if (interrupted > 0) this.rt.log.warn("mail: sends interrupted by the previous stop are not repeated (marked failed)", { count: interrupted });
+    await this.failInterrupted();
     if (!this.configured) return;
     await outboxStore.releaseHeld(this.rt.db, nowSec(this.rt.clock), HELD_MAX_AGE_SEC);
-    this.timer = setInterval(() => this.kick(), SCAN_INTERVAL_MS);
+    this.timer = setInterval(() => {
+      // Several instances (PostgreSQL): one may die while the others run on; its claims lapse with its lease.
+      if (this.rt.db.dialect === "postgres") {
+        this.failInterrupted().catch((err) => this.rt.log.error("mail: settling interrupted sends failed", { error: String(err) }));
+      }
+      this.kick();
+    }, SCAN_INTERVAL_MS);
     this.kick();
   }
 
@@ -141,22 +148,26 @@ export class Outbox {
 
   private async drain() {
     try {
-      for (;;) {
-        const due = await outboxStore.due(this.rt.db, nowSec(this.rt.clock), BATCH);
-        for (const row of due) {
-          if (this.stopped) return; // a stop waits for the attempt in progress, not for the rest of the batch
-          await this.deliver(row);
-        }
-        if (due.length < BATCH) return;
+      // A stop waits for the attempt in progress, not for the rest of what is due.
+      while (!this.stopped) {
+        const row = await outboxStore.claimNext(this.rt.db, nowSec(this.rt.clock));
+        if (!row) return;
+        await this.deliver(row);
       }
     } catch (err) {
       this.rt.log.error("mail: outbox pass failed", { error: String(err) });
     }
   }
 
+  /** Claims of dead instances end as failed (never sent again). */
+  private async failInterrupted() {
+    const interrupted = (await outboxStore.failInterrupted(this.rt.db)).changes;
+    if (interrupted > 0) this.rt.log.warn("mail: sends interrupted by a stopped instance are not repeated (marked failed)", { count: interrupted });
+  }
+
+  /** One send attempt of a message this instance has claimed. */
   private async deliver(row: OutboxRow) {
     const db = this.rt.db;
-    if (!(await outboxStore.claim(db, row.id, nowSec(this.rt.clock)))) return; // sent or taken meanwhile
     try {
       await this.transport!.send({
         to: row.to_addr,
@@ -174,8 +185,8 @@ export class Outbox {
         await outboxStore.markFailed(db, row.id, reason);
         this.rt.log.warn("mail: delivery failed permanently", { id: row.id, kind: row.kind, error: reason });
       } else {
-        await outboxStore.markRetry(db, row.id, now + retryDelaySec(row.attempts), reason);
-        this.rt.log.info("mail: delivery deferred", { id: row.id, kind: row.kind, attempts: row.attempts + 1, error: reason });
+        await outboxStore.markRetry(db, row.id, now + retryDelaySec(row.attempts - 1), reason);
+        this.rt.log.info("mail: delivery deferred", { id: row.id, kind: row.kind, attempts: row.attempts, error: reason });
       }
     }
   }
