@@ -6,8 +6,8 @@
 // process (the CLI's data import, users clone) writes: resync() after each of its commits.
 import type { TierLimits } from "../../config/schema";
 import type { AuthUser } from "../../platform/auth/principal";
-import { watchExternalCommits, type Db } from "../../platform/db/db";
-import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
+import type { Db } from "../../platform/db/db";
+import { conflict, duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
 import { newId } from "../../platform/http/ids";
 import { parseListQuery } from "../../platform/http/list-query";
 import { pathId } from "../../platform/http/validate";
@@ -21,6 +21,7 @@ import type { UsersService } from "../users/service";
 import { changeEmail, failingEmail, recoveredEmail } from "./notify";
 import { checkBool, checkName, isPlainObject, present, type TrackerConfig } from "./params";
 import { cutBytes, diffText, revisionData, sameBytes, unifiedDiff } from "./revisions";
+import { TrackerScheduling } from "./scheduling";
 import { trackersStore as store, type LogRow, type RevisionRow, type TrackerKind, type TrackerRow } from "./store";
 
 export type { TrackerKind } from "./store";
@@ -29,8 +30,6 @@ export type { TrackerKind } from "./store";
 export const MAX_LOGS = 50;
 export const SUMMARY_LOGS = 10;
 export const MAX_LOG_ERROR_CHARS = 2000;
-/** How long stop() waits for running jobs. */
-const STOP_WAIT_MS = 15_000;
 
 export type PhaseStatus = "success" | "failure" | "skipped";
 
@@ -151,7 +150,20 @@ interface RunOutcome {
   error?: string;
   /** The tracker no longer exists. */
   gone?: boolean;
+  /** Not run: its claim was taken (another instance runs it, or already ran this due time). */
+  skipped?: boolean;
 }
+
+interface RunMode {
+  manual: boolean;
+  attempt: number;
+  scheduledAt?: number;
+}
+
+/** A run claim lasts twice the tracker's timeout plus this (a live instance's stuck run; a dead one's lapses sooner). */
+const CLAIM_MARGIN_MS = 60_000;
+/** How often a manual run checks whether another instance's run of the tracker has ended. */
+const CLAIM_POLL_MS = 250;
 
 export interface TrackersCoreDeps {
   tags: TagsService;
@@ -167,7 +179,7 @@ export class TrackerCore {
   readonly lanes: JobLanes;
   readonly scheduler: Scheduler;
   private readonly kinds = new Map<TrackerKind, KindHandler<any>>();
-  private stopWatching: (() => void) | undefined;
+  readonly scheduling: TrackerScheduling;
 
   constructor(
     private readonly rt: Runtime,
@@ -179,9 +191,11 @@ export class TrackerCore {
       lanes: this.lanes,
       onError: (message, fields) => rt.log.error(message, fields),
     });
-    // A removed user's trackers (rows cascade with the user) leave the schedule.
+    this.scheduling = new TrackerScheduling(rt, this);
+    // A removed user's trackers (rows cascade with the user) leave the schedule, here and on the other instances.
     deps.users.onUserRemoved(async (tx, userId) => {
       for (const { id } of await store.idsOfUser(tx, userId)) this.scheduler.remove(id);
+      tx.afterCommit(() => this.scheduling.announce("*"));
     });
     // A deleted secret leaves every selector; an emptied selection becomes "none" (supplement §7).
     deps.secrets.onDelete(async (tx, { userId, secretId }) => {
@@ -208,56 +222,23 @@ export class TrackerCore {
 
   // ---- lifecycle ----
 
-  /** Loads every enabled scheduled tracker (missed runs run once, spread over the first minute) and arms the timer. */
-  async start(): Promise<void> {
-    if (!this.rt.config.scheduler.enabled) return;
-    const limitsByUser = new Map<string, TierLimits | undefined>();
-    for (const row of await store.enabled(this.rt.db)) {
-      if (!this.kinds.has(row.kind)) continue;
-      if (!limitsByUser.has(row.user_id)) limitsByUser.set(row.user_id, await this.limitsFor(row.user_id));
-      const limits = limitsByUser.get(row.user_id);
-      if (limits) this.schedule(row, limits, true);
-    }
-    this.scheduler.start();
-    // Operator commands (`secbox data import`, `users clone`) write next to a running server (supplement §23.3).
-    this.stopWatching = watchExternalCommits(
-      this.rt.db,
-      () => void this.resync().catch((err) => this.rt.log.error("trackers: resyncing schedules failed", { error: errorText(err) })),
-      (err) => this.rt.log.error("trackers: reading the database version failed", { error: errorText(err) }),
-    );
+  /** Loads the schedule, arms the timer and runs for scheduler leadership (scheduling.ts). */
+  start(): Promise<void> {
+    return this.scheduling.start();
   }
 
-  /**
-   * After another process committed: trackers added there (or whose job changed) get their job, trackers removed or
-   * disabled there lose it. Jobs this process keeps in step itself are left as they are.
-   */
-  async resync(): Promise<void> {
-    const wanted = new Set<string>();
-    const limitsByUser = new Map<string, TierLimits | undefined>();
-    for (const row of await store.enabled(this.rt.db)) {
-      const job = (JSON.parse(row.config) as TrackerConfig).job;
-      if (!this.kinds.has(row.kind) || !job) continue;
-      wanted.add(row.id);
-      const spec = this.scheduler.specOf(row.id);
-      const rs = job.retryStrategy;
-      const retry = JSON.stringify(rs ? { intervalMs: rs.interval, maxAttempts: rs.maxAttempts } : null);
-      if (spec && spec.schedule === job.schedule && JSON.stringify(spec.retry ?? null) === retry) continue;
-      if (!limitsByUser.has(row.user_id)) limitsByUser.set(row.user_id, await this.limitsFor(row.user_id));
-      const limits = limitsByUser.get(row.user_id);
-      if (limits) this.schedule(row, limits);
-    }
-    for (const id of this.scheduler.ids()) if (!wanted.has(id)) this.scheduler.remove(id);
+  /** After another process committed: jobs follow the stored trackers (scheduling.ts). */
+  resync(): Promise<void> {
+    return this.scheduling.resync();
   }
 
   /** Stops firing, drops queued work and waits (bounded) for running jobs. */
-  async stop(): Promise<void> {
-    this.stopWatching?.();
-    this.stopWatching = undefined;
-    this.scheduler.stop();
-    this.lanes.close();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([this.scheduler.idle(), new Promise<void>((r) => (timer = setTimeout(r, STOP_WAIT_MS)))]);
-    clearTimeout(timer);
+  stop(): Promise<void> {
+    return this.scheduling.stop();
+  }
+
+  hasKind(kind: TrackerKind): boolean {
+    return this.kinds.has(kind);
   }
 
   async limitsFor(userId: string): Promise<TierLimits | undefined> {
@@ -413,6 +394,7 @@ export class TrackerCore {
     }
     const row = (await store.byId(this.rt.db, id))!;
     this.schedule(row, tierLimits(this.rt.config, user.tier));
+    this.scheduling.announce([id]);
     return (await this.toWire<Target>(kind, [row]))[0]!;
   }
 
@@ -461,6 +443,7 @@ export class TrackerCore {
     if (scheduleChanged) {
       const row = await store.byId(this.rt.db, current.id);
       if (row) this.schedule(row, limits);
+      this.scheduling.announce([current.id]);
     }
   }
 
@@ -474,6 +457,7 @@ export class TrackerCore {
       await this.deps.tags.removeEntity(tx, handler.tagType, id);
     });
     this.scheduler.remove(id);
+    this.scheduling.announce([id]);
   }
 
   // ---- revisions and logs (supplement §17) ----
@@ -538,8 +522,13 @@ export class TrackerCore {
     return this.lanes.run(kind, undefined, fn, owner);
   }
 
-  /** One run: the kind's phases, then compare, persist, notify; one log. Never throws for run failures. */
-  private async execute(id: string, mode: { manual: boolean; attempt: number; scheduledAt?: number }): Promise<RunOutcome> {
+  /**
+   * One run: the run claim (store.claimRun: on any instance sharing the database, a tracker runs once at a time and a
+   * scheduled due time runs once), then the kind's phases, compare, persist, notify; one log. Never throws for run
+   * failures. A scheduled run whose claim is taken (another instance runs it, or ran that due time) is skipped; a
+   * manual one waits for the claim.
+   */
+  private async execute(id: string, mode: RunMode): Promise<RunOutcome> {
     await yieldToIo();
     const row = await store.byId(this.rt.db, id);
     if (!row) {
@@ -550,6 +539,24 @@ export class TrackerCore {
     const limits = await this.limitsFor(row.user_id);
     if (!handler || !limits) return { ok: true, gone: true };
     if (!mode.manual) this.scheduler.update(id, { minGapMs: limits.min_schedule_interval_sec * 1000 });
+    const config = JSON.parse(row.config) as TrackerConfig;
+    const claimMs = 2 * config.timeout + CLAIM_MARGIN_MS;
+    const scheduledSec = mode.scheduledAt !== undefined ? Math.ceil(mode.scheduledAt / 1000) : undefined;
+    const deadline = Date.now() + claimMs;
+    while (!(await store.claimRun(this.rt.db, id, Date.now() + claimMs, scheduledSec))) {
+      if (!mode.manual) return { ok: true, skipped: true };
+      if (Date.now() > deadline) throw conflict("Tracker: a run on another instance is still in progress; try again later");
+      await Bun.sleep(CLAIM_POLL_MS);
+    }
+    try {
+      return await this.runClaimed(row, handler, limits, mode);
+    } finally {
+      await store.releaseRun(this.rt.db, id).catch((err) => this.rt.log.error("trackers: releasing a run claim failed", { trackerId: id, error: errorText(err) }));
+    }
+  }
+
+  private async runClaimed(row: TrackerRow, handler: KindHandler, limits: TierLimits, mode: RunMode): Promise<RunOutcome> {
+    const id = row.id;
     const tracker = this.parse(row);
     const startedMs = this.rt.clock.now();
     const t0 = performance.now();
@@ -668,7 +675,7 @@ export class TrackerCore {
 
   /** After a scheduled run: a final failure (no retry planned) extends the streak and may send the "failing" email. */
   private async afterScheduled(id: string, outcome: RunOutcome, retryAt: number | undefined): Promise<void> {
-    if (outcome.ok || outcome.gone || retryAt !== undefined) return;
+    if (outcome.ok || outcome.gone || outcome.skipped || retryAt !== undefined) return;
     const row = await store.byId(this.rt.db, id);
     if (!row) return;
     const streak = row.failure_streak + 1;

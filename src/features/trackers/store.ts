@@ -1,6 +1,7 @@
 // SQL of the trackers feature: the trackers table (API and page trackers, told apart by `kind`), revisions and
 // execution logs. Only SQL shared by SQLite and PostgreSQL.
 import { placeholders, type Db } from "../../platform/db/db";
+import { deadInstance } from "../../platform/db/instances";
 import { listPage } from "../../platform/db/list";
 import type { ListQuery } from "../../platform/http/list-query";
 import { jsonArrayAny, jsonTextAt, searchTable, type SearchText } from "../../platform/db/search";
@@ -52,6 +53,10 @@ export interface LogRow {
 
 const COLUMNS =
   "e.id, e.user_id, e.kind, e.name, e.enabled, e.config, e.target, e.notifications, e.secrets, e.schedule_anchor, e.last_ran_at, e.last_scheduled_at, e.failure_streak, e.failing_notified, e.created_at, e.updated_at";
+
+/** Releases the run claim when this instance (the first two parameters) holds it. */
+const RELEASE =
+  "claimed_until = CASE WHEN claimed_by = ? THEN NULL ELSE claimed_until END, claimed_by = CASE WHEN claimed_by = ? THEN NULL ELSE claimed_by END";
 
 const LOG_COLUMNS = "id, tracker_id, started_at, finished_at, duration_ms, status, is_manual, retry_attempt, has_changes, revision_size, error, phases";
 
@@ -120,11 +125,32 @@ export const trackersStore = {
 
   setSecrets: (db: Db, id: string, secrets: string) => db.run("UPDATE trackers SET secrets = ? WHERE id = ?", [secrets, id]),
 
-  /** End of a run: its start, and for a scheduled run (not a retry) its due time. 0 changes = the tracker is gone. */
+  /**
+   * Claims the tracker for one run by this instance until `untilMs` (wall clock): false while another live instance
+   * holds an unexpired claim, or — for a scheduled run (`scheduledAt`, its due time) — when that due time or a later
+   * one has already run. One tracker never runs twice at once on any instance, and a due time runs once.
+   */
+  async claimRun(db: Db, id: string, untilMs: number, scheduledAt?: number, nowMs = Date.now()): Promise<boolean> {
+    const dead = deadInstance(db, "claimed_by", nowMs);
+    const due = scheduledAt === undefined ? "" : " AND (last_scheduled_at IS NULL OR last_scheduled_at < ?)";
+    const { changes } = await db.run(
+      `UPDATE trackers SET claimed_by = ?, claimed_until = ?
+       WHERE id = ? AND (claimed_by IS NULL OR claimed_until < ? OR ${dead.sql})${due}`,
+      [db.instanceId, untilMs, id, nowMs, ...dead.params, ...(scheduledAt === undefined ? [] : [scheduledAt])],
+    );
+    return changes === 1;
+  },
+
+  /** Gives up this instance's claim (a run that ended before recordRun). */
+  releaseRun: (db: Db, id: string) => db.run("UPDATE trackers SET claimed_by = NULL, claimed_until = NULL WHERE id = ? AND claimed_by = ?", [id, db.instanceId]),
+
+  /** End of a run: its start, for a scheduled run (not a retry) its due time, and the run claim released. 0 changes =
+   *  the tracker is gone. */
   recordRun: (db: Db, id: string, lastRanAt: number, scheduledAt?: number) =>
-    scheduledAt === undefined
-      ? db.run("UPDATE trackers SET last_ran_at = ? WHERE id = ?", [lastRanAt, id])
-      : db.run("UPDATE trackers SET last_ran_at = ?, last_scheduled_at = ? WHERE id = ?", [lastRanAt, scheduledAt, id]),
+    db.run(
+      `UPDATE trackers SET last_ran_at = ?${scheduledAt === undefined ? "" : ", last_scheduled_at = ?"}, ${RELEASE} WHERE id = ?`,
+      [lastRanAt, ...(scheduledAt === undefined ? [] : [scheduledAt]), db.instanceId, db.instanceId, id],
+    ),
 
   setStreak: (db: Db, id: string, streak: number, notified: boolean) =>
     db.run("UPDATE trackers SET failure_streak = ?, failing_notified = ? WHERE id = ?", [streak, notified ? 1 : 0, id]),

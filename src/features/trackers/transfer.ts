@@ -130,6 +130,7 @@ export class TrackerTransfer {
   /** After the import committed: written trackers (re)scheduled from now, deleted ones unscheduled. */
   async done(userId: string, writtenIds: string[], deletedIds: string[]): Promise<void> {
     for (const id of deletedIds) this.core.scheduler.remove(id);
+    this.core.scheduling.announce([...writtenIds, ...deletedIds]);
     if (writtenIds.length === 0) return;
     const limits = await this.core.limitsFor(userId);
     if (!limits) return;

@@ -13,6 +13,9 @@
 // - Recovery: add(..., {recover: true}) with the last run time: when an occurrence was missed while the server
 //   was down, the job runs once, at a random moment within `catchUpWindowMs` (default 60 s) from now (never
 //   before the tier gap since the last scheduled fire allows).
+// - Leadership (several instances on one database): only the leader dispatches. setDispatching(false) keeps the jobs
+//   and their next occurrences moving (what `dueAt` reports stays current) without running anything; retries and
+//   catch-ups planned meanwhile are dropped (the new leader plans its own when it takes over).
 // Nothing here knows about trackers; handlers are registered per lane.
 import type { Clock } from "../runtime";
 import { nextOccurrence } from "./cron";
@@ -102,6 +105,7 @@ export class Scheduler {
   /** When the armed timer fires (clock time). */
   private armedFor: number | undefined;
   private running = false;
+  private dispatching = true;
 
   constructor(opts: SchedulerOptions) {
     this.clock = opts.clock;
@@ -200,6 +204,15 @@ export class Scheduler {
     return nextOccurrence(s.spec.schedule, Math.max(after, floor));
   }
 
+  /** Whether due jobs run (the leader) or are only moved past (an instance that does not lead). */
+  setDispatching(on: boolean): void {
+    this.dispatching = on;
+  }
+
+  get isDispatching(): boolean {
+    return this.dispatching;
+  }
+
   /** Fires every job due at `now`; returns how many were handed to their lanes. */
   tick(now: number = this.clock.now()): number {
     let fired = 0;
@@ -223,6 +236,7 @@ export class Scheduler {
       }
       due.push({ id, state: s, info });
     }
+    if (!this.dispatching) return 0;
     due.sort((a, b) => a.info.dueAt - b.info.dueAt);
     for (const { id, state, info } of due) {
       if (this.lanes.isBusy(id)) continue; // still waiting or running: this occurrence is skipped
