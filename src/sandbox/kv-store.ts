@@ -95,7 +95,6 @@ export const kvStore = {
       [now],
     ),
 
-  removeAllExpired: (db: Db, now: number) => db.run("DELETE FROM kv_entries WHERE expires_at IS NOT NULL AND expires_at <= ?", [now]),
 
   async removeOwner(db: Db, owner: string): Promise<void> {
     await db.run("DELETE FROM kv_entries WHERE owner_id = ?", [owner]);

@@ -2,8 +2,10 @@
 // thread; scripts reach it through the pool's "kv" operation. Watch waits hold no worker: the waiting happens here,
 // on a promise, while the script's runtime sits parked in its worker.
 //
-// Watchers are in-process (KvNotifier); a multi-instance deployment would put the same interface on the
-// database's notification channel.
+// Watchers are in-process (KvNotifier); with several instances on one PostgreSQL database a write is also published
+// (Db.publish, topic "kv") and wakes the watchers of the other instances. Writes of one owner take a lock for their
+// transaction (Db.lock: PostgreSQL runs them concurrently; SQLite serializes every writer anyway), so quota totals
+// stay exact.
 import type { Db } from "../platform/db/db";
 import type { Clock } from "../platform/runtime";
 import { kvStore, type KvRow } from "./kv-store";
@@ -120,9 +122,13 @@ function listOptions(options: unknown): { prefix: string; after: string | undefi
   return { prefix, after: after as string | undefined, limit };
 }
 
+/** Cross-instance event: a key was written; payload = "<owner> <key>" (owners are ids, without spaces). */
+const WRITE_TOPIC = "kv";
+
 export class KvService {
   readonly notifier = new KvNotifier();
   private sweeper: ReturnType<typeof setInterval> | null = null;
+  private unsubscribe: (() => void) | null = null;
 
   constructor(
     private readonly db: Db,
@@ -138,11 +144,17 @@ export class KvService {
     if (this.sweeper) return;
     this.sweeper = setInterval(() => void this.sweep().catch(() => {}), KV_SWEEP_MS);
     this.sweeper.unref?.();
+    this.unsubscribe = this.db.subscribe(WRITE_TOPIC, (payload) => {
+      const i = payload.indexOf(" ");
+      if (i > 0) this.notifier.notify(payload.slice(0, i), payload.slice(i + 1));
+    });
   }
 
   stop(): void {
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = null;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
   }
 
   async get(owner: string, key: unknown): Promise<string | null> {
@@ -170,6 +182,7 @@ export class KvService {
     const now = this.nowSec();
     const expiresAt = ttl === null ? null : now + ttl;
     const written = await this.db.tx(async (tx) => {
+      await tx.lock(`kv:${owner}`);
       let existing = await kvStore.row(tx, owner, key);
       const live = existing !== undefined && (existing.expires_at === null || existing.expires_at > now);
       if (ifAbsent && live) return false;
@@ -190,6 +203,7 @@ export class KvService {
       if (existing) await kvStore.update(tx, owner, key, value, size, now, expiresAt);
       else await kvStore.insert(tx, owner, key, value, size, now, expiresAt);
       await kvStore.adjustUsage(tx, owner, existing ? 0 : 1, size - (existing?.size ?? 0));
+      await tx.publish(WRITE_TOPIC, `${owner} ${key}`);
       return true;
     });
     if (written) this.notifier.notify(owner, key);
@@ -200,6 +214,7 @@ export class KvService {
     const key = checkKey(keyIn);
     const now = this.nowSec();
     return this.db.tx(async (tx) => {
+      await tx.lock(`kv:${owner}`);
       const row = await kvStore.row(tx, owner, key);
       if (!row) return false;
       await kvStore.remove(tx, owner, key);
@@ -279,25 +294,31 @@ export class KvService {
     }
   }
 
-  /** Deletes expired entries of every owner (runs every 5 minutes). */
+  /** Deletes expired entries of every owner (runs every 5 minutes, on every instance): one transaction per owner,
+   *  under the owner's lock, re-reading what is expired (another instance may have swept it meanwhile). */
   async sweep(): Promise<number> {
     const now = this.nowSec();
-    return this.db.tx(async (tx) => {
-      const owners = await kvStore.expiredByOwner(tx, now);
-      if (owners.length === 0) return 0;
-      await kvStore.removeAllExpired(tx, now);
-      let n = 0;
-      for (const o of owners) {
-        await kvStore.adjustUsage(tx, o.owner_id, -o.n, -o.bytes);
-        n += o.n;
-      }
-      return n;
-    });
+    let n = 0;
+    for (const { owner_id } of await kvStore.expiredByOwner(this.db, now)) {
+      n += await this.db.tx(async (tx) => {
+        await tx.lock(`kv:${owner_id}`);
+        const expired = await kvStore.expiredTotals(tx, owner_id, now);
+        if (!expired || expired.n === 0) return 0;
+        await kvStore.removeExpired(tx, owner_id, now);
+        await kvStore.adjustUsage(tx, owner_id, -expired.n, -(expired.bytes ?? 0));
+        return expired.n;
+      });
+    }
+    return n;
   }
 
   /** Deleting a responder deletes its KV (§11.8). */
   /** Deletes an owner's entries; pass the caller's `tx` to do it inside the owner's delete transaction. */
   deleteOwner(owner: string, tx?: Db): Promise<void> {
-    return tx ? kvStore.removeOwner(tx, owner) : this.db.tx((t) => kvStore.removeOwner(t, owner));
+    const remove = async (t: Db) => {
+      await t.lock(`kv:${owner}`);
+      await kvStore.removeOwner(t, owner);
+    };
+    return tx ? remove(tx) : this.db.tx(remove);
   }
 }

@@ -1,6 +1,7 @@
 // Contact messages to the operator mailbox and operator-queued emails (supplement §21, §4.2 EmailParams).
 import { ApiError, forbidden, invalid, rateLimited } from "../../platform/http/errors";
-import { MemoryRateLimiter, type RateLimiter } from "../../platform/http/rate-limit";
+import { rateLimiter } from "../../platform/db/rate-events";
+import type { RateLimiter } from "../../platform/http/rate-limit";
 import { charLength, normalizeEmail } from "../../platform/http/validate";
 import type { Outbox } from "../../platform/mail/outbox";
 import { escapeHtml, renderEmail } from "../../platform/mail/render";
@@ -19,7 +20,8 @@ export class MessagesService {
   constructor(
     private readonly rt: Runtime,
     private readonly outbox: Outbox,
-    private readonly limiter: RateLimiter = new MemoryRateLimiter(MESSAGES_PER_HOUR, 3600_000),
+    /** Shared by the instances on one PostgreSQL database; in memory on SQLite. */
+    private readonly limiter: RateLimiter = rateLimiter(rt.db, "contact", MESSAGES_PER_HOUR, 3600_000),
   ) {}
 
   /** 403 MAIL_NOT_CONFIGURED without `smtp.host` or `smtp.catch_all`; the route runs it before decoding the body (§21). */
@@ -36,9 +38,9 @@ export class MessagesService {
       throw invalid("message: must be 1 to 10000 characters");
     const replyTo = input.email === undefined || input.email === null ? undefined : normalizeEmail(input.email, "email");
     const now = this.rt.clock.now();
-    const wait = this.limiter.retryAfter(clientIp, now);
+    const wait = await this.limiter.retryAfter(clientIp, now);
     if (wait > 0) throw rateLimited(wait, "Too many messages from this address");
-    this.limiter.hit(clientIp, now);
+    await this.limiter.hit(clientIp, now);
     const { text, html } = renderEmail({
       heading: "Contact message",
       paragraphs: [`From: ${replyTo ?? "(no address given)"}`, `Signed-in user: ${senderEmail ?? "(anonymous)"}`],

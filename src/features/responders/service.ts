@@ -96,6 +96,8 @@ const MAX_SCRIPT_BYTES = 51_200;
 const STOP_SETTLE_MS = 2000;
 const DEFAULT_THROTTLE = 3600;
 const SUMMARY_INTERVAL_MS = 60_000;
+/** Cross-instance event (Db.publish): a user's responders changed; payload = user id. */
+const INVALIDATE_TOPIC = "responders";
 
 const present = (v: unknown) => v !== undefined && v !== null;
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -140,17 +142,24 @@ export class RespondersService {
         const next = withoutSecret(current, secretId);
         if (selectorToText(next) !== selectorToText(current)) await respondersStore.setSelector(tx, r.id, selectorToText(next));
       }
-      this.engine.invalidateUser(userId);
+      await this.invalidate(userId, tx);
     });
     // The user's responders go with the user (cascade); their KV data is keyed by responder id, not linked.
     deps.users.onUserRemoved(async (tx, userId) => {
       if (deps.deleteKv) for (const { id } of await respondersStore.idsOfUser(tx, userId)) await deps.deleteKv(tx, id);
-      this.engine.invalidateUser(userId);
+      await this.invalidate(userId, tx);
     });
   }
 
   private now() {
     return nowSec(this.rt.clock);
+  }
+
+  /** Drops the user's cached responders, here and on the other instances sharing the database, once `db` commits
+   *  (a transaction) or at once (README "Running several instances": within 1 s of a change). */
+  private async invalidate(userId: string, db: Db = this.rt.db): Promise<void> {
+    db.afterCommit(() => this.engine.invalidateUser(userId));
+    await db.publish(INVALIDATE_TOPIC, userId).catch((err) => this.rt.log.error("responders: telling other instances failed", { error: String(err) }));
   }
 
   // ---- hits ----
@@ -194,11 +203,17 @@ export class RespondersService {
     }, SUMMARY_INTERVAL_MS);
     // Operator commands change the database next to a running server (supplement §23.3: the server sees the
     // changes at once): a commit by another connection drops the cached responders and tiers.
-    this.stopWatching = watchExternalCommits(
+    const stopWatching = watchExternalCommits(
       this.rt.db,
       () => this.engine.invalidateAll(),
       (err) => this.rt.log.error("responders: reading the database version failed", { error: String(err) }),
     );
+    // Another instance on the same database changed a user's responders.
+    const unsubscribe = this.rt.db.subscribe(INVALIDATE_TOPIC, (userId) => this.engine.invalidateUser(userId));
+    this.stopWatching = () => {
+      stopWatching();
+      unsubscribe();
+    };
   }
 
   /** Shutdown, first step (the server has stopped accepting): waits up to `graceMs` for the hits in progress,
@@ -258,12 +273,14 @@ export class RespondersService {
       };
       try {
         // The email and the reset of the count commit together: a crash (or a failed write) between them can
-        // neither lose the summary nor send it twice.
-        await this.rt.db.tx(async (tx) => {
+        // neither lose the summary nor send it twice. The reset goes first and only while the window is still
+        // open, so of several instances running this job at once only one queues the summary.
+        const queued = await this.rt.db.tx(async (tx) => {
+          if (!(await respondersStore.markNotified(tx, r.id, n, now))) return false;
           await this.deps.notificationEmail.notify(r.user_id, email, tx);
-          await respondersStore.markNotified(tx, r.id, n, now);
+          return true;
         });
-        sent++;
+        if (queued) sent++;
       } catch (err) {
         this.rt.log.error("responders: queueing a hit summary failed", { responderId: r.id, error: String(err) });
       }
@@ -528,7 +545,7 @@ export class RespondersService {
       if (isUniqueViolation(err)) throw duplicateName("Responder", name);
       throw err;
     } finally {
-      this.engine.invalidateUser(user.id);
+      await this.invalidate(user.id);
     }
     return (await this.wireMany([row], user.handle))[0]!;
   }
@@ -576,7 +593,7 @@ export class RespondersService {
       if (isUniqueViolation(err)) throw duplicateName("Responder", next.name);
       throw err;
     } finally {
-      this.engine.invalidateUser(user.id);
+      await this.invalidate(user.id);
     }
     return (await this.wireMany([next], user.handle))[0]!;
   }
@@ -593,7 +610,7 @@ export class RespondersService {
       // only once it is gone: a refused delete (another user's id) must not drop the owner's pending records
       this.capture.discard(id);
     } finally {
-      this.engine.invalidateUser(user.id);
+      await this.invalidate(user.id);
     }
   }
 
@@ -657,7 +674,7 @@ export class RespondersService {
       toWire: (row) => this.toWire(row, "", []),
       done: (userId, deletedIds) => {
         for (const id of deletedIds) this.capture.discard(id);
-        this.engine.invalidateUser(userId);
+        void this.invalidate(userId);
       },
     });
     return this.transferPart;

@@ -186,8 +186,15 @@ export const respondersStore = {
       [now],
     ),
 
-  markNotified: (db: Db, id: string, sent: number, now: number) =>
-    db.run("UPDATE responders SET notify_count = notify_count - ?, notify_from = ?, notified_at = ? WHERE id = ?", [sent, now, now, id]),
+  /** Starts the next summary window, if the current one is still due at `now` (false: another instance sent it). */
+  async markNotified(db: Db, id: string, sent: number, now: number): Promise<boolean> {
+    const { changes } = await db.run(
+      `UPDATE responders SET notify_count = notify_count - ?, notify_from = ?, notified_at = ?
+       WHERE id = ? AND (notified_at IS NULL OR notified_at + notify_throttle <= ?)`,
+      [sent, now, now, id, now],
+    );
+    return changes === 1;
+  },
 
   // ---- user data (export, import, clone) ----
 

@@ -17,7 +17,8 @@ import { randomBase64Url, randomHex, sha256Hex } from "../../platform/crypto/tok
 import type { Db } from "../../platform/db/db";
 import { ApiError, forbidden, invalid, isUniqueViolation, notFound, rateLimited, unauthenticated } from "../../platform/http/errors";
 import { newId } from "../../platform/http/ids";
-import { MemoryRateLimiter, type RateLimiter } from "../../platform/http/rate-limit";
+import { rateLimiter } from "../../platform/db/rate-events";
+import type { RateLimiter } from "../../platform/http/rate-limit";
 import { charLength, futureTimestamp, normalizeEmail, pathId } from "../../platform/http/validate";
 import type { Outbox } from "../../platform/mail/outbox";
 import { renderEmail } from "../../platform/mail/render";
@@ -85,9 +86,9 @@ export function checkPassword(raw: unknown, field = "password"): string {
 /** Implements the session and email parts of platform/auth's IdentityLookup (API keys: ApiKeysService). */
 export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
   /** Failed sign-ins per (email, client IP), sliding 15 minutes (supplement §3.3). */
-  private readonly signinFailures: RateLimiter = new MemoryRateLimiter(SIGNIN_MAX_FAILURES, SIGNIN_WINDOW_MS);
+  private readonly signinFailures: RateLimiter;
   /** Recovery emails per address, sliding hour. */
-  private readonly forgotSends: RateLimiter = new MemoryRateLimiter(FORGOT_PER_HOUR, 3600 * 1000);
+  private readonly forgotSends: RateLimiter;
   private readonly removalHooks: UserRemovalHook[] = [];
   private readonly secureCookie: boolean;
 
@@ -96,6 +97,9 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
     private readonly outbox: Outbox,
   ) {
     this.secureCookie = rt.config.server.public_url.startsWith("https:");
+    // Shared by the instances on one PostgreSQL database; in memory on SQLite.
+    this.signinFailures = rateLimiter(rt.db, "signin", SIGNIN_MAX_FAILURES, SIGNIN_WINDOW_MS);
+    this.forgotSends = rateLimiter(rt.db, "forgot", FORGOT_PER_HOUR, 3600 * 1000);
   }
 
   private now() {
@@ -282,16 +286,16 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
     const email = normalizeEmail(rawEmail);
     if (typeof password !== "string") throw invalid("password: must be a string");
     const key = `${email}\n${clientKey}`;
-    const retryAfter = this.signinFailures.retryAfter(key, this.rt.clock.now());
+    const retryAfter = await this.signinFailures.retryAfter(key, this.rt.clock.now());
     if (retryAfter > 0) throw rateLimited(retryAfter, "Too many failed sign-in attempts");
     const row = await usersStore.byEmail(this.rt.db, email);
     const ok = await verifyPassword(password, row?.password_hash);
     if (!ok || !row) {
-      this.signinFailures.hit(key, this.rt.clock.now());
+      await this.signinFailures.hit(key, this.rt.clock.now());
       throw unauthenticated(INVALID_CREDENTIALS);
     }
     if (row.is_activated !== 1) throw forbidden("NOT_ACTIVATED", "This account is not activated");
-    this.signinFailures.reset(key);
+    await this.signinFailures.reset(key);
     return { user: this.toUser(row), sessionToken: await this.createSession(row.id) };
   }
 
@@ -384,8 +388,8 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
     const row = await usersStore.byEmail(this.rt.db, email);
     if (!row) return;
     const nowMs = this.rt.clock.now();
-    if (this.forgotSends.retryAfter(email, nowMs) > 0) return;
-    this.forgotSends.hit(email, nowMs);
+    if ((await this.forgotSends.retryAfter(email, nowMs)) > 0) return;
+    await this.forgotSends.hit(email, nowMs);
     const link = await this.issueRecoveryToken(row.id, FORGOT_TTL_SEC);
     const { text, html } = renderEmail({
       heading: "Reset your password",

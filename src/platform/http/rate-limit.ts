@@ -1,10 +1,11 @@
-// Sliding-window counters behind an interface (design: in-memory state is swappable for a shared store).
+// Sliding-window counters behind an interface (design: in-memory state is swappable for a shared store): in memory
+// here (one process: SQLite), in the database for several instances (platform/db/rate-events.ts: PostgreSQL).
 export interface RateLimiter {
   /** Seconds until a new event would be allowed, or 0 when it is allowed now. */
-  retryAfter(key: string, nowMs: number): number;
+  retryAfter(key: string, nowMs: number): Promise<number>;
   /** Records one event. */
-  hit(key: string, nowMs: number): void;
-  reset(key: string): void;
+  hit(key: string, nowMs: number): Promise<void>;
+  reset(key: string): Promise<void>;
 }
 
 export class MemoryRateLimiter implements RateLimiter {
@@ -22,20 +23,20 @@ export class MemoryRateLimiter implements RateLimiter {
     return list;
   }
 
-  retryAfter(key: string, nowMs: number): number {
+  async retryAfter(key: string, nowMs: number): Promise<number> {
     const list = this.live(key, nowMs);
     if (list.length < this.limit) return 0;
     return Math.max(1, Math.ceil((list[list.length - this.limit]! + this.windowMs - nowMs) / 1000));
   }
 
-  hit(key: string, nowMs: number) {
+  async hit(key: string, nowMs: number): Promise<void> {
     const list = this.live(key, nowMs);
     list.push(nowMs);
     this.events.set(key, list);
     if (this.events.size > 100_000) this.sweep(nowMs);
   }
 
-  reset(key: string) {
+  async reset(key: string): Promise<void> {
     this.events.delete(key);
   }
 
