@@ -3,6 +3,7 @@
 // its cached responders and reschedules trackers). Through the user-data feature's service, so the rules are the
 // API's: the same file format, the same all-or-nothing import.
 import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
+import { migrateDataCmd } from "./data-migrate";
 import { commandGroup, emailFlag, EXIT_OK, EXIT_USAGE, helpRequested, parseFlags, printJson, RuntimeError, UsageError, userByEmail, withServices, type Command } from "./common";
 
 /** Environment variable holding the secrets passphrase (supplement §23.3). */
@@ -117,4 +118,4 @@ const importCmd: Command = {
   },
 };
 
-export const dataCommand = commandGroup("data", "user data: export, import", [exportCmd, importCmd]);
+export const dataCommand = commandGroup("data", "user data: export, import; migrate an instance between backends", [exportCmd, importCmd, migrateDataCmd]);
