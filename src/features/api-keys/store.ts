@@ -20,7 +20,10 @@ export const apiKeysStore = {
   list: (db: Db, userId: string) => db.all<ApiKeyRow>("SELECT * FROM api_keys WHERE user_id = ? ORDER BY LOWER(name), name, id", [userId]),
   byId: (db: Db, userId: string, id: string) => db.get<ApiKeyRow>("SELECT * FROM api_keys WHERE id = ? AND user_id = ?", [id, userId]),
   byName: (db: Db, userId: string, name: string) => db.get<{ id: string }>("SELECT id FROM api_keys WHERE user_id = ? AND name = ?", [userId, name]),
+  /** The user's count, under a lock held until the transaction ends (creations racing on several instances cannot
+   *  both pass a limit check). */
   async count(db: Db, userId: string): Promise<number> {
+    await db.lock(`count:api_keys:${userId}`);
     return (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM api_keys WHERE user_id = ?", [userId]))?.n ?? 0;
   },
   insert: (db: Db, k: { id: string; userId: string; name: string; tokenHash: string; now: number; expiresAt: number | null }) =>

@@ -73,8 +73,11 @@ export const keysStore = {
 
   allOfUser: (db: Db, userId: string) => db.all<KeyRow>("SELECT * FROM private_keys WHERE user_id = ? ORDER BY name, id", [userId]),
   refs: (db: Db, userId: string) => db.all<{ id: string; name: string }>("SELECT id, name FROM private_keys WHERE user_id = ?", [userId]),
-  count: async (db: Db, userId: string): Promise<number> =>
-    (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM private_keys WHERE user_id = ?", [userId]))?.n ?? 0,
+  /** The user's count, under a lock held until the transaction ends (limit checks). */
+  count: async (db: Db, userId: string): Promise<number> => {
+    await db.lock(`count:private_keys:${userId}`);
+    return (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM private_keys WHERE user_id = ?", [userId]))?.n ?? 0;
+  },
 
   /** Overwrite by an import: name, algorithm and key replaced. */
   replace: (db: Db, r: KeyRow) =>
@@ -131,8 +134,11 @@ export const templatesStore = {
 
   allOfUser: (db: Db, userId: string) => db.all<TemplateRow>("SELECT * FROM certificate_templates WHERE user_id = ? ORDER BY name, id", [userId]),
   refs: (db: Db, userId: string) => db.all<{ id: string; name: string }>("SELECT id, name FROM certificate_templates WHERE user_id = ?", [userId]),
-  count: async (db: Db, userId: string): Promise<number> =>
-    (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM certificate_templates WHERE user_id = ?", [userId]))?.n ?? 0,
+  /** The user's count, under a lock held until the transaction ends (limit checks). */
+  count: async (db: Db, userId: string): Promise<number> => {
+    await db.lock(`count:certificate_templates:${userId}`);
+    return (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM certificate_templates WHERE user_id = ?", [userId]))?.n ?? 0;
+  },
 
   /** Search (supplement §20): name or id. */
   search: (db: Db, userId: string, q: SearchText, limit: number) => searchTable(db, userId, { table: "certificate_templates" }, q, limit),

@@ -48,8 +48,11 @@ export const cspStore = {
 
   allOfUser: (db: Db, userId: string) => db.all<PolicyRow>("SELECT * FROM content_security_policies WHERE user_id = ? ORDER BY name, id", [userId]),
   refs: (db: Db, userId: string) => db.all<{ id: string; name: string }>("SELECT id, name FROM content_security_policies WHERE user_id = ?", [userId]),
-  count: async (db: Db, userId: string): Promise<number> =>
-    (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM content_security_policies WHERE user_id = ?", [userId]))?.n ?? 0,
+  /** The user's count, under a lock held until the transaction ends (limit checks). */
+  count: async (db: Db, userId: string): Promise<number> => {
+    await db.lock(`count:content_security_policies:${userId}`);
+    return (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM content_security_policies WHERE user_id = ?", [userId]))?.n ?? 0;
+  },
 
   /** Search (supplement §20): name or id. */
   search: (db: Db, userId: string, q: SearchText, limit: number) => searchTable(db, userId, { table: "content_security_policies" }, q, limit),

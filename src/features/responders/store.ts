@@ -68,7 +68,10 @@ export const respondersStore = {
   byUser: (db: Db, userId: string) => db.all<ResponderRow>("SELECT * FROM responders WHERE user_id = ?", [userId]),
   idsOfUser: (db: Db, userId: string) => db.all<{ id: string }>("SELECT id FROM responders WHERE user_id = ?", [userId]),
 
+  /** The user's count, under a lock held until the transaction ends (creations racing on several instances cannot
+   *  both pass a limit check). */
   async count(db: Db, userId: string): Promise<number> {
+    await db.lock(`count:responders:${userId}`);
     return (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM responders WHERE user_id = ?", [userId]))?.n ?? 0;
   },
 

@@ -19,7 +19,10 @@ export type ScriptSummaryRow = Omit<ScriptRow, "content" | "user_id"> & { size: 
 export const scriptsStore = {
   get: (db: Db, userId: string, id: string) => db.get<ScriptRow>("SELECT * FROM scripts WHERE id = ? AND user_id = ?", [id, userId]),
 
+  /** The user's count, under a lock held until the transaction ends (creations racing on several instances cannot
+   *  both pass a limit check). */
   async count(db: Db, userId: string): Promise<number> {
+    await db.lock(`count:scripts:${userId}`);
     return (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM scripts WHERE user_id = ?", [userId]))?.n ?? 0;
   },
 

@@ -38,7 +38,10 @@ export const secretsStore = {
 
   get: (db: Db, userId: string, id: string) => db.get<SecretMetaRow>(`SELECT ${META} FROM secrets e WHERE e.user_id = ? AND e.id = ?`, [userId, id]),
 
+  /** The user's count, under a lock held until the transaction ends (creations racing on several instances cannot
+   *  both pass a limit check). */
   async count(db: Db, userId: string): Promise<number> {
+    await db.lock(`count:secrets:${userId}`);
     return (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM secrets WHERE user_id = ?", [userId]))?.n ?? 0;
   },
 

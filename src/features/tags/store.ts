@@ -40,7 +40,10 @@ export const tagsStore = {
 
   get: (db: Db, userId: string, id: string) => db.get<TagRow>("SELECT * FROM tags WHERE user_id = ? AND id = ?", [userId, id]),
 
+  /** The user's count, under a lock held until the transaction ends (creations racing on several instances cannot
+   *  both pass a limit check). */
   async count(db: Db, userId: string): Promise<number> {
+    await db.lock(`count:tags:${userId}`);
     return (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM tags WHERE user_id = ?", [userId]))?.n ?? 0;
   },
 

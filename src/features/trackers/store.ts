@@ -90,7 +90,9 @@ export const trackersStore = {
       ? db.all<{ id: string }>("SELECT id FROM trackers WHERE user_id = ?", [userId])
       : db.all<{ id: string }>("SELECT id FROM trackers WHERE user_id = ? AND kind = ? ORDER BY lower(name), id", [userId, kind]),
 
+  /** The user's count of a kind, under a lock held until the transaction ends (limit checks: see api-keys). */
   async count(db: Db, userId: string, kind: TrackerKind): Promise<number> {
+    await db.lock(`count:trackers:${kind}:${userId}`);
     return (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM trackers WHERE user_id = ? AND kind = ?", [userId, kind]))?.n ?? 0;
   },
 

@@ -36,7 +36,8 @@ export interface Db {
   tx<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
   /** Runs `fn` once the transaction commits (never after a rollback); outside a transaction, at once. */
   afterCommit(fn: () => void): void;
-  /** Inside a transaction: waits for, then holds until the transaction ends, an exclusive lock named `key`. */
+  /** Inside a transaction: waits for, then holds until the transaction ends, an exclusive lock named `key` (outside a
+   *  transaction: nothing). */
   lock(key: string): Promise<void>;
   /** Tells the other instances about a change; inside a transaction only once (and if) it commits. */
   publish(topic: string, payload: string): Promise<void>;
@@ -47,7 +48,7 @@ export interface Db {
   externalVersion(): number;
   /** Runs for leadership of `name` among the processes sharing the database. `onChange(true)` when this process
    *  becomes the leader, `onChange(false)` when it loses leadership (connection lost). Resolves after the first
-   *  attempt (so a lone instance leads from its start); the returned function resigns. */
+   *  attempt (so a lone instance leads from its start); the returned function resigns (without an onChange). */
   elect(name: string, onChange: (leader: boolean) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

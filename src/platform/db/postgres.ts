@@ -213,9 +213,8 @@ export class PgDb implements Db {
     return view;
   }
 
-  async lock(_key: string): Promise<void> {
-    throw new Error("Db.lock is for transactions (tx.lock)");
-  }
+  /** Outside a transaction there is nothing to hold a lock for (a statement of its own commits at once). */
+  async lock(_key: string): Promise<void> {}
 
   private async publishOn(conn: Conn, topic: string, payload: string): Promise<void> {
     await conn.unsafe("SELECT pg_notify($1, $2)", [EVENTS_CHANNEL, `${this.instanceId} ${topic} ${payload}`]);
@@ -278,11 +277,8 @@ export class PgDb implements Db {
       // Closing the connection ends the session, which frees the lock.
       const c = conn;
       conn = undefined;
+      leader = false; // resigning: onChange is for leadership lost, not given up
       if (c) await c.close().catch(() => {});
-      if (leader) {
-        leader = false;
-        onChange(false);
-      }
       this.elections.delete(resign);
     };
     this.elections.add(resign);
