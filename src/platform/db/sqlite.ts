@@ -1,7 +1,7 @@
 // The SQLite backend (the default): `<data_dir>/secbox.db` in WAL mode, one serving process.
 //
-// Two connections: the writer runs every write and every transaction; a reader runs the reads made outside a
-// transaction. A transaction awaits between its statements (other requests run meanwhile), so with a single
+// Two connections: the writer runs every write and every transaction; a read-only reader runs the SELECTs made outside
+// a transaction. A transaction awaits between its statements (other requests run meanwhile), so with a single
 // connection those requests' reads would run inside it and see rows it has not committed — or that a rollback then
 // removes. The reader only ever sees committed data (WAL: each read sees the last commit), as every read on
 // PostgreSQL does. Writers are serialized by a mutex (SQLite has one writer anyway): `run` waits for a transaction
@@ -15,6 +15,10 @@ import { Mutex } from "./mutex";
 
 const PRAGMAS = ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = ON"];
 
+/** A statement for the reader: a SELECT (an INSERT/UPDATE/DELETE … RETURNING read through all/get goes to the
+ *  writer). */
+const isRead = (sql: string) => /^\s*SELECT\b/i.test(sql);
+
 export class SqliteDb implements Db {
   readonly dialect = "sqlite" as const;
   readonly instanceId = randomUUID();
@@ -26,8 +30,9 @@ export class SqliteDb implements Db {
   constructor(path: string) {
     this.raw = new Database(path, { create: true });
     for (const p of PRAGMAS) this.raw.exec(p);
-    this.reader = new Database(path, { readwrite: true, create: false });
-    for (const p of PRAGMAS) this.reader.exec(p);
+    // Read-only: a write sent to it by mistake fails at once instead of racing the writer.
+    this.reader = new Database(path, { readonly: true });
+    this.reader.exec("PRAGMA busy_timeout = 5000");
   }
 
   externalVersion(): number {
@@ -35,11 +40,23 @@ export class SqliteDb implements Db {
   }
 
   async all<T = Row>(sql: string, params: Param[] = []): Promise<T[]> {
+    if (!isRead(sql)) return this.writing(() => this.raw.query(sql).all(...(params as SQLQueryBindings[])) as T[]);
     return this.reader.query(sql).all(...(params as SQLQueryBindings[])) as T[];
   }
 
   async get<T = Row>(sql: string, params: Param[] = []): Promise<T | undefined> {
+    if (!isRead(sql)) return this.writing(() => (this.raw.query(sql).get(...(params as SQLQueryBindings[])) ?? undefined) as T | undefined);
     return (this.reader.query(sql).get(...(params as SQLQueryBindings[])) ?? undefined) as T | undefined;
+  }
+
+  /** A write that returns rows (UPDATE … RETURNING): on the writer, after the writes before it. */
+  private async writing<T>(fn: () => T): Promise<T> {
+    const release = await this.writeLock.lock();
+    try {
+      return fn();
+    } finally {
+      release();
+    }
   }
 
   async run(sql: string, params: Param[] = []): Promise<{ changes: number }> {
