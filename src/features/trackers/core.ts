@@ -2,8 +2,9 @@
 // runs (kind-specific execute → compare → persist → notify, one log per run with phase timings), revisions and
 // their diffs, execution logs, logs summary, and the change / failing / recovered emails. A kind (api/, page/)
 // extends TrackerKindService (kind-service.ts), which registers its KindHandler with the fetching phases and calls
-// the generic CRUD helpers here; its routes come from trackerRoutes (kind-routes.ts). Jobs follow trackers that another
-// process (the CLI's data import, users clone) writes: resync() after each of its commits.
+// the generic CRUD helpers here; its routes come from trackerRoutes (kind-routes.ts). Which process runs the schedule
+// (the leader among instances sharing a database) and how jobs follow trackers written by other processes is
+// scheduling.ts; every run first claims its tracker (store.claimRun), so it runs once at a time on any instance.
 import type { TierLimits } from "../../config/schema";
 import type { AuthUser } from "../../platform/auth/principal";
 import type { Db } from "../../platform/db/db";
