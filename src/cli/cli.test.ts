@@ -272,7 +272,7 @@ describe("users", () => {
     const list = await cli(["users", "list", "--data-dir", dataDir]);
     expect(JSON.parse(list.stdout).map((u: any) => u.email)).toEqual(["cfg@example.com"]);
     // SECBOX_CONFIG works the same way; --data-dir beats the file.
-    expect(JSON.parse((await cli(["users", "list"], { SECBOX_CONFIG: file })).stdout)).toHaveLength(1);
+    expect(JSON.parse((await cli(["users", "list"], { SECBOX_CONFIG: file, ...database })).stdout)).toHaveLength(1);
     expect(JSON.parse((await cli(["users", "list", "--config", file, "--data-dir", freshDir()])).stdout)).toEqual([]);
   });
 });
