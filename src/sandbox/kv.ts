@@ -7,6 +7,7 @@
 // transaction (Db.lock: PostgreSQL runs them concurrently; SQLite serializes every writer anyway), so quota totals
 // stay exact.
 import type { Db } from "../platform/db/db";
+import { ApiError } from "../platform/http/errors";
 import type { Clock } from "../platform/runtime";
 import { kvStore, type KvRow } from "./kv-store";
 import type { KvLimits } from "./types";
@@ -275,6 +276,16 @@ export class KvService {
 
   /** One script call: `{m, key, value, options}` from Secbox.kv. */
   async call(owner: string, call: unknown, limits: KvLimits, remainingMs: number, signal: AbortSignal): Promise<unknown> {
+    try {
+      return await this.dispatch(owner, call, limits, remainingMs, signal);
+    } catch (err) {
+      // Bad input the database refused (PostgreSQL text holds no NUL character): the script's error, not ours.
+      if (err instanceof ApiError && err.status === 400) throw new KvError(`KV: ${err.message}`);
+      throw err;
+    }
+  }
+
+  private dispatch(owner: string, call: unknown, limits: KvLimits, remainingMs: number, signal: AbortSignal): Promise<unknown> {
     if (!isObject(call)) throw new KvError("KV: invalid call");
     switch (call.m) {
       case "get":

@@ -4,6 +4,7 @@
 // locks serialize, leadership passes to the other instance when the leader goes, and an instance's claims are void
 // once its sessions are gone. Runs in the PostgreSQL pass of the suite.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { KvError, KvService } from "../../sandbox/kv";
 import { ApiError } from "../http/errors";
 import { createTestDatabase, dropTestDatabase, onPostgres } from "../../tests/backend";
 import { deadInstance } from "./instances";
@@ -54,6 +55,18 @@ describe.skipIf(!onPostgres)("PostgreSQL backend", () => {
       expect(err).toBeInstanceOf(ApiError);
       expect(err).toMatchObject({ status: 400, code: "INVALID_INPUT" });
     }
+  });
+
+  test("Secbox.kv: a NUL character in a key or value is the script's error (KvError), not an internal one", async () => {
+    const kv = new KvService(a, { now: () => Date.now() });
+    const limits = { maxEntries: 10, maxBytes: 10_000, maxTtlSec: 60, opsPerRun: 10 };
+    const signal = new AbortController().signal;
+    for (const call of [{ m: "set", key: "k", value: "a\u0000b" }, { m: "get", key: "a\u0000" }]) {
+      const err = (await kv.call("owner-1", call, limits, 5000, signal).catch((e) => e)) as Error;
+      expect(err).toBeInstanceOf(KvError);
+      expect(err.message).toContain("NUL");
+    }
+    expect(await kv.call("owner-1", { m: "set", key: "k", value: "ok" }, limits, 5000, signal)).toBe(true);
   });
 
   test("events reach the other instance, never the publisher; inside a transaction only on commit", async () => {
