@@ -9,6 +9,7 @@
 // comes from a PRNG seeded by the route.
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
+import { listTables } from "../platform/db/copy";
 import { createApp } from "../app";
 import { signJwt } from "../platform/auth/jwt";
 import { createConformance } from "./conformance";
@@ -56,17 +57,19 @@ const values = new SchemaValues(doc);
 const operationOf = (route: Route) => doc.paths[route.path.replace(/:(\w+)/g, "{$1}")]?.[route.method.toLowerCase()];
 const bodySchemaOf = (route: Route) => operationOf(route)?.requestBody?.content?.["application/json"]?.schema;
 
-/** What a refused request must not change: every table's rows (sessions and API-key use times aside). */
+/** What a refused request must not change: every table's rows (sessions, API-key use times, and on PostgreSQL the
+ *  live instance registry and the shared rate-limit events, which SQLite keeps in memory, aside). */
+const VOLATILE_TABLES = new Set(["sessions", "schema_migrations", "instances", "rate_events"]);
 async function fingerprint(): Promise<string> {
-  const tables = await srv.rt.db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
   const hash = createHash("sha256");
-  for (const { name } of tables) {
-    if (name === "sessions" || name === "schema_migrations") continue;
-    const rows = await srv.rt.db.all<Record<string, unknown>>(`SELECT * FROM "${name}" ORDER BY rowid`);
-    for (const row of rows) {
+  for (const name of await listTables(srv.rt.db)) {
+    if (VOLATILE_TABLES.has(name)) continue;
+    const rows = await srv.rt.db.all<Record<string, unknown>>(`SELECT * FROM "${name}"`);
+    const lines = rows.map((row) => {
       if (name === "api_keys") delete row.last_used_at;
-      hash.update(name + JSON.stringify(row, (_, v) => (typeof v === "bigint" ? String(v) : v instanceof Uint8Array ? Buffer.from(v).toString("base64") : v)));
-    }
+      return name + JSON.stringify(row, (_, v) => (typeof v === "bigint" ? String(v) : v instanceof Uint8Array ? Buffer.from(v).toString("base64") : v));
+    });
+    for (const line of lines.sort()) hash.update(line);
   }
   return hash.digest("hex");
 }

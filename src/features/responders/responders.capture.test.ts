@@ -495,10 +495,14 @@ describe("capture batching: respond first, write in batches, flush on stop", () 
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     // SQLite: a transaction holds the single writer lock; PostgreSQL: the table lock a write needs.
+    let held!: () => void;
+    const lockHeld = new Promise<void>((resolve) => (held = resolve));
     const locked = srv.rt.db.tx(async (tx) => {
       if (tx.dialect === "postgres") await tx.exec("LOCK TABLE responder_requests IN EXCLUSIVE MODE");
+      held();
       await gate;
     });
+    await lockHeld; // on PostgreSQL the lock is taken over the network: hit only once it is held
     try {
       const started = performance.now();
       const res = await hit(u, "/fast");

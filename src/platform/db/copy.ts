@@ -30,8 +30,8 @@ export interface CopyReport {
 
 export class CopyError extends Error {}
 
-/** Table names of a database, excluding SQLite's own. */
-async function tables(db: Db): Promise<string[]> {
+/** Table names of a database (either backend), excluding SQLite's own. */
+export async function listTables(db: Db): Promise<string[]> {
   const rows =
     db.dialect === "sqlite"
       ? await db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
@@ -80,8 +80,8 @@ export async function copyDatabase(source: Db, target: Db, onTable: (table: stri
   await migrate(source);
   await migrate(target);
   const sqliteSide = source.dialect === "sqlite" ? source : target;
-  const names = (await tables(source)).filter((t) => !NOT_COPIED.has(t));
-  const targetNames = new Set(await tables(target));
+  const names = (await listTables(source)).filter((t) => !NOT_COPIED.has(t));
+  const targetNames = new Set(await listTables(target));
   for (const t of names) if (!targetNames.has(t)) throw new CopyError(`table ${t} is missing on the target`);
   for (const t of names) if ((await count(target, t)) > 0) throw new CopyError(`the target is not empty (table ${t} has rows); migrate into an empty database`);
   const order = await copyOrder(sqliteSide, names);
