@@ -60,7 +60,11 @@ uiFiles.forEach((f, i) => {
 });
 const manifest = `${imports.join("\n")}\nexport const EMBEDDED_UI = [\n${entries.join("\n")}\n];\n`;
 const embeddedModule = resolve(root, "src/platform/ui/embedded.ts");
-const firstLoad = uiFiles.filter((f) => f.path === "/index.html" || /^\/assets\/index-.*\.(js|css)$/.test(f.path));
+// The first load is what index.html names (its entry script and stylesheet); lazy chunks of a source file called
+// index.tsx are also named index-<hash>.js, so the name alone does not tell.
+const indexHtml = new TextDecoder().decode(uiFiles.find((f) => f.path === "/index.html")!.raw);
+const named = new Set([...indexHtml.matchAll(/(?:src|href)="(\/assets\/[^"]+\.(?:js|css))"/g)].map((m) => m[1]));
+const firstLoad = uiFiles.filter((f) => f.path === "/index.html" || named.has(f.path));
 const kib = (n: number) => (n / 1024).toFixed(1);
 console.log(
   `web UI: ${uiFiles.length} files; first load (HTML + entry JS + CSS) ${kib(firstLoad.reduce((n, f) => n + (f.gzip ?? f.raw).byteLength, 0))} KiB gzip, ` +
