@@ -1257,6 +1257,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/webhooks/responders/_info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** (addition) Responder URL bases and the caller's tier limits, for an editor before a responder exists */
+        get: operations["getWebhooksRespondersInfo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/webhooks/responders/_stats": {
         parameters: {
             query?: never;
@@ -1334,10 +1351,27 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Tracked requests, newest first */
+        /** Tracked requests, newest first; after/before/limit (addition) select a window */
         get: operations["getWebhooksRespondersByResponderIdHistory"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/responders/{responder_id}/_test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** (addition) Send a request to your responder, served in-process as a hit (no network): its response and the record it left */
+        post: operations["postWebhooksRespondersByResponderIdTest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2274,6 +2308,24 @@ export interface components {
              */
             url: string;
         };
+        ResponderInfo: {
+            /**
+             * Format: uri
+             * @description a responder's URL without its path, no subdomain prefix
+             */
+            baseUrl: string;
+            /** @description the caller's tier maximum of settings.requestsToTrack */
+            maxRequestsToTrack: number;
+            /** @description the allowed settings.notifications.throttleSeconds */
+            notificationThrottles: number[];
+            /** @description the same with a prefix, {prefix} standing for it (subdomain style only) */
+            prefixedBaseUrl?: string;
+            /**
+             * @description responders.url_style: <handle>.<responders domain> or the path form /api/webhooks/<handle>
+             * @enum {string}
+             */
+            urlStyle: "subdomain" | "path";
+        };
         /** @description method default ANY; settings default {} */
         RespondersCreateParams: {
             enabled?: boolean | null;
@@ -2319,6 +2371,16 @@ export interface components {
             /** Format: uuid */
             responderId: string;
         };
+        /** @description a request to the responder's own URL; every member is optional ({} or no body: the responder's method and path) */
+        RespondersTestParams: {
+            body?: string | null;
+            headers?: [
+                string,
+                string
+            ][] | null;
+            method?: ("GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS" | "CONNECT" | "TRACE") | null;
+            path?: string | null;
+        };
         /** @description present members replace (settings as a whole); absent ones are kept; {} → 400 */
         RespondersUpdateParams: {
             enabled?: boolean | null;
@@ -2351,6 +2413,36 @@ export interface components {
                 statusCode?: number | null;
             } | null;
             tagIds?: string[] | null;
+        };
+        ResponderTestResult: {
+            durationMs: number;
+            record?: components["schemas"]["TrackedRequest"];
+            request: {
+                method: string;
+                /**
+                 * Format: uri
+                 * @description the responder URL the request was built for
+                 */
+                url: string;
+            };
+            /**
+             * Format: uuid
+             * @description the responder that answered (the real match: may be another of yours); absent when none did (404)
+             */
+            responderId?: string;
+            response: {
+                /** @description base64 of the response body, its first 1 MiB; omitted when empty */
+                body?: string;
+                /** @description the whole body's size */
+                bodySize: number;
+                /** @description as a client reads them: lower-case names, a repeated name joined with ", " (Set-Cookie aside) */
+                headers: [
+                    string,
+                    string
+                ][];
+                statusCode: number;
+                truncated: boolean;
+            };
         };
         SchedulerParseScheduleParams: {
             /**
@@ -11205,6 +11297,62 @@ export interface operations {
             };
         };
     };
+    getWebhooksRespondersInfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponderInfo"];
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
     getWebhooksRespondersStats: {
         parameters: {
             query?: never;
@@ -11684,7 +11832,14 @@ export interface operations {
     };
     getWebhooksRespondersByResponderIdHistory: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description (addition) only records newer than this record id */
+                after?: string;
+                /** @description (addition) only records older than this record id */
+                before?: string;
+                /** @description (addition) at most this many records (1..1000), the newest of the window; no parameter at all = the whole history */
+                limit?: number;
+            };
             header?: never;
             path: {
                 /** @description the responder's id (a malformed id is a 404) */
@@ -11701,6 +11856,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TrackedRequest"][];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INVALID_INPUT";
+                    };
                 };
             };
             /** @description Missing, invalid or expired credentials */
@@ -11724,6 +11891,105 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "NO_USER";
+                    };
+                };
+            };
+            /** @description Not found (unknown, another user's or malformed id) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+        };
+    };
+    postWebhooksRespondersByResponderIdTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the responder's id (a malformed id is a 404) */
+                responder_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "path": "/orders/7?debug=1",
+                 *       "headers": [
+                 *         [
+                 *           "content-type",
+                 *           "application/json"
+                 *         ]
+                 *       ],
+                 *       "body": "{\"qty\":2}"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RespondersTestParams"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponderTestResult"];
+                };
+            };
+            /** @description Invalid request (body, parameters or a rule of the operation) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "INVALID_JSON";
+                    };
+                };
+            };
+            /** @description Missing, invalid or expired credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED";
+                    };
+                };
+            };
+            /** @description Credentials not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "NO_USER";
                     };
                 };
             };

@@ -36,11 +36,13 @@ export interface PendingCapture {
   body: Uint8Array;
   bodySize: number;
   response?: { statusCode: number; headers: HeaderList; body: Uint8Array; bodySize: number; truncated: boolean };
+  /** The record's id, set when it is written (a record dropped beyond the tracking depth never gets one). */
+  id?: string;
 }
 
 /** Ids are given at write time, in arrival order of the batch (UUID v7 is monotonic in-process). */
 const toRow = (c: PendingCapture): TrackedInsert => ({
-  id: newId(),
+  id: (c.id = newId()),
   responder_id: c.responderId,
   created_at: Math.floor(c.createdAtMs / 1000),
   created_at_ms: c.createdAtMs,

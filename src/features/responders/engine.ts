@@ -83,6 +83,9 @@ interface WireParts {
   hasContentType: boolean;
 }
 
+/** What dispatch() tells its caller about a hit ("Try it", try-request.ts): who answered, the record (id once written). */
+export interface HitProbe { responderId?: string; capture?: PendingCapture }
+
 export interface EngineDeps {
   secrets: SecretsService;
   users: UsersService;
@@ -224,11 +227,11 @@ export class ResponderEngine {
   // ---- dispatch ----
 
   /** Synchronous host/path check; a Promise only for responder hits (supplement §11.3). */
-  dispatch(request: Request, server: Server<unknown> | null): Promise<Response> | undefined {
+  dispatch(request: Request, server: Server<unknown> | null, probe?: HitProbe): Promise<Response> | undefined {
     const host = parseResponderHost(request.headers.get("host"), this.domainSuffix);
     if (host !== undefined) {
       const { path, rawQuery } = splitUrl(request.url);
-      return this.serve(request, server, host.handle, host.prefix, path, rawQuery, false);
+      return this.serve(request, server, host.handle, host.prefix, path, rawQuery, false, probe);
     }
     const url = request.url;
     if (!url.includes(PATH_FORM_PREFIX)) return undefined;
@@ -236,7 +239,7 @@ export class ResponderEngine {
     const form = parsePathForm(path);
     if (form === undefined) return undefined;
     // Prefixed responders are reachable only by host: the path form is the "no prefix" space.
-    return this.serve(request, server, form.handle, "", form.path, rawQuery, true);
+    return this.serve(request, server, form.handle, "", form.path, rawQuery, true, probe);
   }
 
   /** Resolves once no hit is being served (a hit in progress may still capture), or after `timeoutMs`; true if
@@ -409,6 +412,7 @@ export class ResponderEngine {
     path: string,
     rawQuery: string,
     pathForm: boolean,
+    probe: HitProbe | undefined,
   ): Promise<Response> {
     this.serving++;
     try {
@@ -427,6 +431,7 @@ export class ResponderEngine {
       if (list === undefined) return this.notFound(pathForm);
       const winner = findWinner(list, method, matchPath(path));
       if (winner === undefined || !winner.enabled) return this.notFound(pathForm);
+      if (probe) probe.responderId = winner.id;
 
       const inflight = this.inflight.get(winner.id) ?? 0;
       if (inflight >= entry.limits.max_concurrent_hits) return this.plain(429, "Too many concurrent requests", pathForm, [["retry-after", "1"]]);
@@ -525,6 +530,7 @@ export class ResponderEngine {
                 }
               : {}),
           };
+          if (probe) probe.capture = record;
           if (this.strictCapture) await this.deps.capture.pushDurable(record);
           else this.deps.capture.push(record);
         }

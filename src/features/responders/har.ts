@@ -1,5 +1,7 @@
-// Tracked request records (supplement §11.10) and their HAR 1.2 export (§11.12). Pure mapping from stored
-// rows; no I/O.
+// Tracked request records (supplement §11.10), the history window the UI polls with (`_history?after=&before=&limit=`,
+// an addition), and their HAR 1.2 export (§11.12). Pure mapping from stored rows and query text; no I/O.
+import { invalid } from "../../platform/http/errors";
+import { isUuid } from "../../platform/http/ids";
 import type { TrackedRow } from "./store";
 
 export type HeaderPair = [string, string];
@@ -24,6 +26,33 @@ export interface TrackedRecord {
   body?: string;
   bodySize: number;
   response?: TrackedResponse;
+}
+
+/** A window of the history (addition for the UI's live view): `after` / `before` a record id, at most `limit` records. */
+export interface HistoryWindow {
+  after?: string;
+  before?: string;
+  limit?: number;
+}
+
+export const HISTORY_MAX_LIMIT = 1000;
+
+/** The window in a `_history` query (400 naming the parameter); an empty query is the whole history. */
+export function parseHistoryWindow(q: Record<string, unknown>): HistoryWindow {
+  const w: HistoryWindow = {};
+  for (const k of ["after", "before"] as const) {
+    const v = q[k];
+    if (v === undefined || v === "") continue;
+    if (!isUuid(v)) throw invalid(`${k}: must be a record id (UUID)`);
+    w[k] = v.toLowerCase();
+  }
+  const limit = q.limit;
+  if (limit !== undefined && limit !== "") {
+    const n = typeof limit === "string" && /^\d{1,7}$/.test(limit) ? Number(limit) : NaN;
+    if (!(n >= 1 && n <= HISTORY_MAX_LIMIT)) throw invalid(`limit: must be an integer from 1 to ${HISTORY_MAX_LIMIT}`);
+    w.limit = n;
+  }
+  return w;
 }
 
 const b64 = (bytes: Uint8Array | null | undefined) => (bytes && bytes.byteLength > 0 ? Buffer.from(bytes).toString("base64") : undefined);

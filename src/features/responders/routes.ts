@@ -1,5 +1,7 @@
 // /api/webhooks/responders: responder management, history, stats and HAR export (supplement §11.1–§11.2,
-// §11.10–§11.12). Hits on responder hosts never reach these routes (RespondersService.dispatch runs first).
+// §11.10–§11.12), and three additions for the web UI: `_info` (URL bases, tier limits), a `_history` window
+// (`after`, `before`, `limit`) and `_test` ("Try it", try-request.ts). Hits on responder hosts never reach these
+// routes (RespondersService.dispatch runs first).
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { RespondersService } from "./service";
@@ -7,7 +9,9 @@ import { HeaderPair, looseBody, media, Named, op, Opt, Page, StringEnum, T, Unix
 import { listQueryParams, ListQuerySchema } from "../../platform/http/list-query";
 import { SecretsSelector, SecretsSelectorParam } from "../secrets/routes";
 import { TaggedMembers, TagIdsParam } from "../tags/routes";
-import { RESPONDER_METHODS } from "./match";
+import { HISTORY_MAX_LIMIT } from "./har";
+import { RESPONDER_METHODS, STANDARD_METHODS } from "./match";
+import { TRY_MAX_BODY_BYTES, TRY_MAX_RESPONSE_BYTES } from "./try-request";
 
 // ---- contract schemas (supplement §11) ----
 
@@ -105,6 +109,52 @@ export const ResponderStats = Named(
   "ResponderStats",
   T.Object({ responderId: Uuid(), requestCount: T.Integer({ minimum: 0 }), lastRequestedAt: T.Optional(UnixTime("newest record's createdAt")) }),
 );
+
+// ---- additions for the web UI ----
+
+const HistoryWindowQuery = T.Object({
+  after: T.Optional(Uuid({ description: "(addition) only records newer than this record id" })),
+  before: T.Optional(Uuid({ description: "(addition) only records older than this record id" })),
+  limit: T.Optional(T.Integer({ minimum: 1, maximum: HISTORY_MAX_LIMIT, description: `(addition) at most this many records (1..${HISTORY_MAX_LIMIT}), the newest of the window; no parameter at all = the whole history` })),
+});
+export const ResponderInfo = Named(
+  "ResponderInfo",
+  T.Object({
+    urlStyle: StringEnum(["subdomain", "path"], { description: "responders.url_style: <handle>.<responders domain> or the path form /api/webhooks/<handle>" }),
+    baseUrl: T.String({ format: "uri", description: "a responder's URL without its path, no subdomain prefix" }),
+    prefixedBaseUrl: T.Optional(T.String({ description: "the same with a prefix, {prefix} standing for it (subdomain style only)" })),
+    maxRequestsToTrack: T.Integer({ minimum: 0, description: "the caller's tier maximum of settings.requestsToTrack" }),
+    notificationThrottles: T.Array(T.Integer({ minimum: 1 }), { description: "the allowed settings.notifications.throttleSeconds" }),
+  }),
+);
+export const RespondersTestParams = Named(
+  "RespondersTestParams",
+  T.Object(
+    {
+      method: Opt(StringEnum(STANDARD_METHODS, { description: "default the responder's method (ANY: GET)" })),
+      path: Opt(T.String({ pattern: "^/", maxLength: 2048, description: "path and optional ?query in URL characters (percent-encode the others), no . or .. segments; default the responder's location.path" })),
+      headers: Opt(T.Array(HeaderPair, { maxItems: 100, description: "[name, value] pairs in order (RFC 9110 token names; values without CR, LF, NUL, ≤ 8 KiB); host, content-length and transfer-encoding are set by Secbox" })),
+      body: Opt(T.String({ description: `request body text (UTF-8, ≤ ${TRY_MAX_BODY_BYTES / 1024 / 1024} MiB)` })),
+    },
+    { description: "a request to the responder's own URL; every member is optional ({} or no body: the responder's method and path)" },
+  ),
+);
+export const ResponderTestResult = Named(
+  "ResponderTestResult",
+  T.Object({
+    responderId: T.Optional(Uuid({ description: "the responder that answered (the real match: may be another of yours); absent when none did (404)" })),
+    durationMs: T.Integer({ minimum: 0 }),
+    request: T.Object({ method: T.String(), url: T.String({ format: "uri", description: "the responder URL the request was built for" }) }),
+    response: T.Object({
+      ...TrackedResponse.properties,
+      headers: T.Array(HeaderPair, { description: "as a client reads them: lower-case names, a repeated name joined with \", \" (Set-Cookie aside)" }),
+      body: T.Optional(T.String({ contentEncoding: "base64", description: `base64 of the response body, its first ${TRY_MAX_RESPONSE_BYTES / 1024 / 1024} MiB; omitted when empty` })),
+      bodySize: T.Integer({ minimum: 0, description: "the whole body's size" }),
+    }),
+    record: T.Optional(TrackedRequest),
+  }),
+);
+
 const Har = T.Object(
   { log: T.Object({ version: T.String(), creator: T.Object({ name: T.String(), version: T.String() }), entries: T.Array(T.Object({}, { additionalProperties: true })) }) },
   { description: "HAR 1.2 (entries oldest first)" },
@@ -112,6 +162,8 @@ const Har = T.Object(
 
 const ListQuery = ListQuerySchema;
 const IdParams = t.Object({ responder_id: t.String() });
+/** Runtime query of `_history` (values as sent); har.ts parseHistoryWindow checks them with messages naming them. */
+const HistoryQuery = t.Object({ after: t.Optional(t.String()), before: t.Optional(t.String()), limit: t.Optional(t.String()) });
 const RESPONDER_EXAMPLE = {
   name: "orders-mock",
   location: { pathType: "*", path: "/orders" },
@@ -163,6 +215,14 @@ export const respondersRoutes = ({ auth, responders }: RespondersRoutesDeps) =>
       auth: "user",
       detail: op({ tags, summary: "Stored request count and last request time per responder (name ascending)", responses: { 200: T.Array(ResponderStats) } }),
     })
+    .get("/api/webhooks/responders/_info", ({ user }) => responders.info(user), {
+      auth: "user",
+      detail: op({
+        tags,
+        summary: "(addition) Responder URL bases and the caller's tier limits, for an editor before a responder exists",
+        responses: { 200: ResponderInfo },
+      }),
+    })
     .get("/api/webhooks/responders/:responder_id", ({ user, params }) => responders.get(user, params.responder_id), {
       auth: "user",
       params: IdParams,
@@ -189,10 +249,28 @@ export const respondersRoutes = ({ auth, responders }: RespondersRoutesDeps) =>
       },
       { auth: "user", params: IdParams, detail: op({ tags, summary: "Delete a responder with its history and KV data", responses: { 204: null } }) },
     )
-    .get("/api/webhooks/responders/:responder_id/_history", ({ user, params }) => responders.history(user, params.responder_id), {
+    .get("/api/webhooks/responders/:responder_id/_history", ({ user, params, query }) => responders.history(user, params.responder_id, query), {
       auth: "user",
       params: IdParams,
-      detail: op({ tags, summary: "Tracked requests, newest first", responses: { 200: T.Array(TrackedRequest) } }),
+      query: HistoryQuery,
+      detail: op({
+        tags,
+        summary: "Tracked requests, newest first; after/before/limit (addition) select a window",
+        query: HistoryWindowQuery,
+        responses: { 200: T.Array(TrackedRequest) },
+      }),
+    })
+    .post("/api/webhooks/responders/:responder_id/_test", ({ user, params, body }) => responders.tryRequest(user, params.responder_id, body), {
+      auth: "user",
+      params: IdParams,
+      body: looseBody(RespondersTestParams),
+      detail: op({
+        tags,
+        summary: "(addition) Send a request to your responder, served in-process as a hit (no network): its response and the record it left",
+        body: RespondersTestParams,
+        responses: { 200: ResponderTestResult },
+        example: { path: "/orders/7?debug=1", headers: [["content-type", "application/json"]], body: '{"qty":2}' },
+      }),
     })
     .post(
       "/api/webhooks/responders/:responder_id/_clear",

@@ -16,11 +16,12 @@ import type { TagRef, TagsService } from "../tags/service";
 import type { UsersService } from "../users/service";
 import { CaptureQueue } from "./capture";
 import { ResponderEngine } from "./engine";
-import { buildHar, harContentDisposition, toTrackedRecord, type TrackedRecord } from "./har";
+import { buildHar, harContentDisposition, parseHistoryWindow, toTrackedRecord, type TrackedRecord } from "./har";
 import { methodsOverlap, RESPONDER_METHODS, type PathType } from "./match";
 import type { HeaderList, ScriptRunner } from "./script-result";
 import { RESPONDER_SORT_KEYS, respondersStore, type ResponderRow } from "./store";
 import { ResponderTransfer } from "./transfer";
+import { checkTryInput, runTry, type TryInput, type TryResult } from "./try-request";
 import type { SearchHit, SearchText } from "../../platform/db/search";
 
 export type { ScriptRunner } from "./script-result";
@@ -71,6 +72,14 @@ export interface ResponderStats {
   responderId: string;
   requestCount: number;
   lastRequestedAt?: number;
+}
+
+export interface ResponderInfo {
+  urlStyle: "subdomain" | "path";
+  baseUrl: string;
+  prefixedBaseUrl?: string;
+  maxRequestsToTrack: number;
+  notificationThrottles: number[];
 }
 
 export interface ResponderInput {
@@ -622,11 +631,34 @@ export class RespondersService {
     return row;
   }
 
-  /** Tracked records, newest first (supplement §11.10). */
-  async history(user: AuthUser, rawId: string | undefined): Promise<TrackedRecord[]> {
+  /** Tracked records, newest first (supplement §11.10); `after`, `before`, `limit` pick a window (har.ts). */
+  async history(user: AuthUser, rawId: string | undefined, query: Record<string, unknown> = {}): Promise<TrackedRecord[]> {
+    const w = parseHistoryWindow(query);
     const row = await this.owned(user, rawId);
     await this.capture.flush();
-    return (await respondersStore.history(this.rt.db, row.id)).map(toTrackedRecord);
+    const rows = w.after || w.before || w.limit ? await respondersStore.historyWindow(this.rt.db, row.id, w) : await respondersStore.history(this.rt.db, row.id);
+    return rows.map(toTrackedRecord);
+  }
+
+  /** What the editor shows before a responder exists (addition): URL bases (`{prefix}` marks the prefix) and the
+   *  caller's tier limits. */
+  info(user: AuthUser): ResponderInfo {
+    const { url_style } = this.rt.config.responders;
+    const limits = tierLimits(this.rt.config, user.tier);
+    return {
+      urlStyle: url_style,
+      baseUrl: this.baseUrl(user.handle, ""),
+      ...(url_style === "subdomain" ? { prefixedBaseUrl: this.baseUrl(user.handle, "{prefix}") } : {}),
+      maxRequestsToTrack: limits.max_requests_to_track,
+      notificationThrottles: limits.notification_throttles,
+    };
+  }
+
+  /** "Try it" (try-request.ts): a request to the caller's own responder, served in-process as a hit. */
+  async tryRequest(user: AuthUser, rawId: string | undefined, body: TryInput): Promise<TryResult> {
+    const input = checkTryInput(body);
+    const row = await this.owned(user, rawId);
+    return runTry({ engine: this.engine, capture: this.capture, db: this.rt.db }, input, row, this.baseUrl(user.handle, row.subdomain_prefix));
   }
 
   async clear(user: AuthUser, rawId: string | undefined): Promise<void> {

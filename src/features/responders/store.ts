@@ -127,6 +127,20 @@ export const respondersStore = {
   history: (db: Db, responderId: string) =>
     db.all<TrackedRow>("SELECT * FROM responder_requests WHERE responder_id = ? ORDER BY id DESC", [responderId]),
 
+  /** A window of the history, newest first (the UI's live view): ids above `after` and below `before` when given,
+   *  at most `limit` records. Ids are UUID v7 given at write time, so "newer" is "greater id". */
+  historyWindow(db: Db, responderId: string, w: { after?: string; before?: string; limit?: number }) {
+    const where = ["responder_id = ?"];
+    const args: (string | number)[] = [responderId];
+    if (w.after !== undefined) where.push("id > ?"), args.push(w.after);
+    if (w.before !== undefined) where.push("id < ?"), args.push(w.before);
+    if (w.limit !== undefined) args.push(w.limit);
+    return db.all<TrackedRow>(`SELECT * FROM responder_requests WHERE ${where.join(" AND ")} ORDER BY id DESC${w.limit !== undefined ? " LIMIT ?" : ""}`, args);
+  },
+
+  record: (db: Db, responderId: string, id: string) =>
+    db.get<TrackedRow>("SELECT * FROM responder_requests WHERE responder_id = ? AND id = ?", [responderId, id]),
+
   historyOldestFirst: (db: Db, responderId: string) =>
     db.all<TrackedRow>("SELECT * FROM responder_requests WHERE responder_id = ? ORDER BY id ASC", [responderId]),
 
