@@ -42,7 +42,8 @@ const isLoopback = (u: string) => {
   try {
     const { protocol, hostname } = new URL(u);
     if (protocol === "data:" || protocol === "blob:" || protocol === "about:") return true;
-    return hostname === "127.0.0.1" || hostname === "localhost" || hostname === "[::1]";
+    // *.localhost is loopback by definition (RFC 6761; Chromium resolves it so without DNS): responder hosts in tests.
+    return hostname === "127.0.0.1" || hostname === "localhost" || hostname === "[::1]" || hostname.endsWith(".localhost");
   } catch {
     return false;
   }
@@ -72,8 +73,9 @@ export async function startUiHarness(opts: TestServerOptions = {}): Promise<UiHa
       "--disable-client-side-phishing-detection",
       "--disable-breakpad",
       "--deny-permission-prompts",
-      // Nothing but loopback resolves: a request to anywhere else fails here instead of leaving the machine.
-      "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+      // Nothing but loopback resolves: a request to anywhere else fails here instead of leaving the machine
+      // (localhost and *.localhost, the responder hosts users open, Chromium resolves to loopback itself).
+      "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1, EXCLUDE localhost, EXCLUDE *.localhost",
       "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,MediaRouter,Translate,OptimizationHints,AutofillServerCommunication",
     ],
     defaultViewport: { width: 1366, height: 768 },

@@ -52,11 +52,11 @@ export function formatWait(seconds: number): string {
 }
 
 /**
- * The field an INVALID_INPUT message names ("name: must be …" or "settings.statusCode: …"), for showing it under
- * that form field; undefined when it names none.
+ * The field a 400 (or 409 CONFLICT) message names ("name: must be …", "settings.statusCode: …",
+ * "settings.headers[2]: …"), for showing it under that form field; undefined when it names none.
  */
 export function errorField(err: unknown): { field: string; message: string } | undefined {
-  if (!(err instanceof ApiError) || err.status !== 400) return undefined;
-  const m = /^([A-Za-z][\w.]*): (.+)$/.exec(err.message);
+  if (!(err instanceof ApiError) || (err.status !== 400 && err.status !== 409)) return undefined;
+  const m = /^([A-Za-z][\w.[\]]*): (.+)$/.exec(err.message);
   return m ? { field: m[1]!, message: m[2]! } : undefined;
 }

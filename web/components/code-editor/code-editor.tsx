@@ -1,7 +1,10 @@
 // The code editor, loaded on demand: CodeMirror (~150 KiB gz) is a separate chunk fetched only when a page shows
-// an editor, so the first load stays small. A plain textarea stands in while it loads.
+// an editor, so the first load stays small. A plain textarea stands in while it loads. `language` picks the mode
+// (JavaScript by default; JSON, HTML and XML load as their own small chunks when first used; "text" = none).
 import { Box, Input, Textarea } from "@mantine/core";
 import { lazy, Suspense, useId } from "react";
+
+export type CodeLanguage = "javascript" | "json" | "html" | "xml" | "text";
 
 export interface CodeEditorProps {
   value: string;
@@ -12,6 +15,7 @@ export interface CodeEditorProps {
   error?: React.ReactNode;
   minHeight?: number;
   readOnly?: boolean;
+  language?: CodeLanguage;
 }
 
 const CodeMirrorEditor = lazy(() => import("./code-mirror"));

@@ -1,22 +1,40 @@
-// CodeMirror 6 with JavaScript mode, history, search, bracket matching and autocompletion; the light or dark
-// (one-dark) theme follows the UI's colour scheme through a Compartment, without recreating the editor.
+// CodeMirror 6 with a language mode (JavaScript built in; JSON, HTML, XML fetched on first use), history,
+// search, bracket matching and autocompletion; the light or dark (one-dark) theme and the language follow their
+// props through Compartments, without recreating the editor.
 import { autocompletion, closeBrackets, closeBracketsKeymap, completionKeymap } from "@codemirror/autocomplete";
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { javascript } from "@codemirror/lang-javascript";
 import { bracketMatching, defaultHighlightStyle, foldGutter, HighlightStyle, indentOnInput, syntaxHighlighting } from "@codemirror/language";
 import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
-import { Compartment, EditorState, Prec } from "@codemirror/state";
+import { Compartment, EditorState, Prec, type Extension } from "@codemirror/state";
 import { oneDark } from "@codemirror/theme-one-dark";
 import { drawSelection, EditorView, highlightActiveLine, highlightActiveLineGutter, keymap, lineNumbers } from "@codemirror/view";
 import { tags } from "@lezer/highlight";
 import { useComputedColorScheme } from "@mantine/core";
 import { useEffect, useRef } from "react";
-import type { CodeEditorProps } from "./code-editor";
+import type { CodeEditorProps, CodeLanguage } from "./code-editor";
 
-// one-dark's comment grey (#7d8799) and coral (#e06c75) are under 4.5:1 on its background; lighter tones pass.
-// Also used by the diff view (components/diff-view), so both look alike.
+/** The mode of a language; the ones besides JavaScript are separate chunks, loaded when first asked for. */
+async function languageSupport(language: CodeLanguage): Promise<Extension> {
+  switch (language) {
+    case "javascript":
+      return javascript();
+    case "json":
+      return (await import("@codemirror/lang-json")).json();
+    case "html":
+      return (await import("@codemirror/lang-html")).html();
+    case "xml":
+      return (await import("@codemirror/lang-xml")).xml();
+    default:
+      return [];
+  }
+}
+
+// one-dark's comment and gutter grey (#7d8799) and coral (#e06c75) are under 4.5:1 on its background; lighter
+// tones pass. Also used by the diff view (components/diff-view), so both look alike.
 export const darkTheme = [
   oneDark,
+  Prec.highest(EditorView.theme({ ".cm-gutters": { color: "#a3acbd" } }, { dark: true })),
   Prec.high(
     syntaxHighlighting(
       HighlightStyle.define([
@@ -29,10 +47,11 @@ export const darkTheme = [
   ),
 ];
 
-export default function CodeMirrorEditor({ value, onChange, labelledBy, minHeight = 320, readOnly = false }: CodeEditorProps & { labelledBy: string }) {
+export default function CodeMirrorEditor({ value, onChange, labelledBy, minHeight = 320, readOnly = false, language = "javascript" }: CodeEditorProps & { labelledBy: string }) {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | null>(null);
   const theme = useRef(new Compartment());
+  const lang = useRef(new Compartment());
   const onChangeRef = useRef(onChange);
   onChangeRef.current = onChange;
   const scheme = useComputedColorScheme("light");
@@ -57,7 +76,7 @@ export default function CodeMirrorEditor({ value, onChange, labelledBy, minHeigh
           syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
           // Tab indents; Escape then Tab leaves the editor (CodeMirror's keyboard escape hatch).
           keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...searchKeymap, ...historyKeymap, ...completionKeymap, indentWithTab]),
-          javascript(),
+          lang.current.of(language === "javascript" ? javascript() : []),
           // No horizontal scrolling region (a long line would need one, unreachable by keyboard: axe
           // scrollable-region-focusable); lines wrap instead.
           EditorView.lineWrapping,
@@ -80,6 +99,16 @@ export default function CodeMirrorEditor({ value, onChange, labelledBy, minHeigh
   useEffect(() => {
     view.current?.dispatch({ effects: theme.current.reconfigure(scheme === "dark" ? darkTheme : []) });
   }, [scheme]);
+
+  useEffect(() => {
+    let current = true;
+    void languageSupport(language).then((ext) => {
+      if (current) view.current?.dispatch({ effects: lang.current.reconfigure(ext) });
+    });
+    return () => {
+      current = false;
+    };
+  }, [language]);
 
   useEffect(() => {
     const v = view.current;

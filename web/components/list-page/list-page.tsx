@@ -34,6 +34,8 @@ export interface ListPageProps<T extends ListRow> {
   onDelete: (row: T) => void;
   /** Extra header actions next to the create button. */
   actions?: ReactNode;
+  /** Shown between the header and the filters (e.g. totals). */
+  above?: ReactNode;
   /** Where create/edit/duplicate go when not to this page's dialog (e.g. a full-page editor). */
   onCreate?: () => void;
   onEdit?: (row: T) => void;
@@ -152,6 +154,7 @@ export function ListPage<T extends ListRow>(props: ListPageProps<T>) {
           </>
         }
       />
+      {props.above}
       {(total > 0 || filtered) && (
         <Group gap="sm" align="flex-end" wrap="wrap">
           <TextInput
