@@ -197,7 +197,8 @@ export async function click(page: Page, role: string, name: string, timeout = 15
   const id = (await el.evaluate((e: any) => String(e.id))) as string;
   const label = id ? await page.$(`label[for="${id}"]`) : null;
   if (!label) throw new Error(`${role} ${name} is hidden and has no label to click`);
-  await label.click();
+  // The label too only once nothing covers it (a menu closing above it still takes clicks during its transition).
+  await clickWhenOnTop(label, timeout);
 }
 
 /** Types into the textbox labelled `label` (replacing what is there). */
