@@ -1,10 +1,12 @@
 #!/usr/bin/env bun
 // Dev helper (not a test): screenshots of every page in light and dark, at 1366×768 and 390×844, into
 // /tmp/ui-shots (or the folder given), with each page's problems and axe findings printed. Look at them before
-// changing how the UI looks. `bun scripts/e2e/screenshots.ts [outdir] [--only name]`
+// changing how the UI looks. `bun scripts/e2e/screenshots.ts [outdir] [--only prefix[,prefix…]]` (the pages whose
+// name starts with one of them)
 import { mkdirSync } from "node:fs";
 import { axeViolations, goto, startUiHarness, waitForText } from "./harness";
 import { seedTrackers, startTrackerFixtures, TRACKER_SERVER_ENV } from "./tracker-fixtures";
+import { seedResponders } from "./responders-seed";
 
 const out = Bun.argv[2] && !Bun.argv[2].startsWith("--") ? Bun.argv[2] : "/tmp/ui-shots";
 const only = Bun.argv.includes("--only") ? Bun.argv[Bun.argv.indexOf("--only") + 1] : undefined;
@@ -55,8 +57,9 @@ try {
   ).json;
   const policyShare = (await c.post(`/api/web_security/csp/${policy.id}/_share`)).json;
   const t = await seedTrackers(c, fixtures, tags);
+  const { responderIds, recordId } = await seedResponders(h.srv.url, user, [tags[0].id, tags[1].id]);
 
-  const pages: [string, string, string?][] = [
+  const pages: [string, string, string?, ((page: import("puppeteer-core").Page) => Promise<void>)?][] = [
     ["signin", "/signin", "Sign in"],
     ["signup", "/signup", "Create an account"],
     ["forgot", "/forgot", "Reset your password"],
@@ -81,7 +84,20 @@ try {
     ["csp-import", "/csp?import=1", "Import a policy"],
     ["csp-shared", `/shared/csp/${policy.id}?share=${policyShare.id}`, "Shared with you"],
     ["data-import", "/settings?import=1", "Import data"],
-    ["responders", "/responders", "Responders"],
+    ["responders", "/responders", "orders-mock"],
+    ["responder-new", "/responders/new", "New responder"],
+    ["responder-edit", `/responders/${responderIds.scripted}/edit`, "Edit “github-webhook”"],
+    ["responder-history", `/responders/${responderIds.orders}?request=${recordId}`, "Copy as curl"],
+    ["responder-empty", `/responders/${responderIds.legacy}`, "Waiting for requests"],
+    [
+      "responder-try",
+      `/responders/${responderIds.scripted}?tab=try`,
+      "Send request",
+      async (page) => {
+        await (await page.waitForSelector(`aria/Send request[role="button"]`))!.click();
+        await waitForText(page, "Captured record");
+      },
+    ],
     ["api-trackers", "/trackers/apis", "price-feed"],
     ["api-tracker", `/trackers/apis/${t.api}`, "Revisions"],
     ["api-tracker-inline", `/trackers/apis/${t.api}?view=unified`, "Revisions"],
@@ -93,14 +109,15 @@ try {
     ["page-tracker-edit", `/trackers/pages/${t.page}/edit`, "In-page extractor"],
     ["not-found", "/nope", "Page not found"],
   ];
-  for (const [name, url, text] of pages) {
-    if (only && !only.split(",").includes(name)) continue;
+  for (const [name, url, text, then] of pages) {
+    if (only && !only.split(",").some((prefix) => name.startsWith(prefix))) continue;
     for (const scheme of ["light", "dark"] as const) {
       for (const [w, hgt, label] of [[1366, 768, "desktop"], [390, 844, "phone"]] as const) {
         const publicPage = ["signin", "signup", "forgot", "recover", "template-shared", "csp-shared"].includes(name);
         const ui = await h.open({ user: publicPage ? undefined : user, width: w, height: hgt, colorScheme: scheme });
         await goto(ui, h.url + url);
         if (text) await waitForText(ui.page, text);
+        if (then) await then(ui.page);
         await Bun.sleep(400);
         await ui.page.screenshot({ path: `${out}/${name}-${scheme}-${label}.png`, fullPage: label === "desktop" });
         const axe = label === "desktop" ? await axeViolations(ui.page) : [];

@@ -18,7 +18,7 @@ export interface NavArea {
 export const NAV: NavArea[] = [
   {
     label: "Webhooks",
-    items: [{ label: "Responders", path: "/responders", summary: "Programmable HTTP endpoints on your own subdomain that answer with a static or scripted response and record what they receive.", api: "/api/webhooks/responders", ready: false }],
+    items: [{ label: "Responders", path: "/responders", summary: "Programmable HTTP endpoints on your own subdomain that answer with a static or scripted response and record what they receive.", api: "/api/webhooks/responders", ready: true }],
   },
   {
     label: "Certificates",

@@ -5,6 +5,7 @@ import type { ReactNode } from "react";
 import { Redirect, Route, Switch, useLocation, useSearch } from "wouter";
 import { certificateRoutes, sharedCertificateRoutes } from "../features/certificates/routes";
 import { cspRoutes, sharedCspRoutes } from "../features/csp/routes";
+import { responderRoutes } from "../features/responders/routes";
 import { ScriptEditorPage } from "../features/scripts/script-editor-page";
 import { ScriptsPage } from "../features/scripts/scripts-page";
 import { SecretsPage } from "../features/secrets/secrets-page";
@@ -94,6 +95,7 @@ export function AppRoutes() {
               <Route path="/settings" component={SettingsPage} />
               {certificateRoutes}
               {cspRoutes}
+              {responderRoutes}
               {TRACKER_ROUTES}
               {NAV.flatMap((a) => a.items)
                 .filter((i) => !i.ready)

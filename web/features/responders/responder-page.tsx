@@ -1,0 +1,295 @@
+// A responder's own page, /responders/<id> (the link of hit-summary emails): its URL and settings at a glance, the
+// live request history with a detail panel (?request=<id>), HAR download and clear, and "Try it" (?tab=try).
+import { Alert, Anchor, Badge, Button, Code, Grid, Group, Menu, Paper, ScrollArea, Stack, Tabs, Text, Title } from "@mantine/core";
+import { modals } from "@mantine/modals";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useCallback, useEffect, useState } from "react";
+import { Link, useLocation, useParams, useSearch } from "wouter";
+import { confirmDelete } from "../../components/confirm";
+import { CopyButton } from "../../components/copy-button";
+import { notifyError, notifySuccess } from "../../components/notify";
+import { PageHeader } from "../../components/page-header";
+import { ErrorState, LoadingState } from "../../components/states";
+import { TagBadges } from "../../components/tags/tag-badges";
+import { HistoryTable } from "./history-table";
+import { RequestDetail } from "./request-detail";
+import { MethodBadge, UrlCell, useResponderStats } from "./responders-page";
+import { baseOf, RESPONDERS_KEY, respondersApi, type Responder } from "./responders-api";
+import { TryItPanel } from "./try-it-panel";
+import { useLiveHistory, type LiveHistory } from "./use-live-history";
+
+export function ResponderPage() {
+  const { id } = useParams<{ id: string }>();
+  const responder = useQuery({ queryKey: [RESPONDERS_KEY, "one", id], queryFn: () => respondersApi.get(id), retry: false, staleTime: 0 });
+  if (responder.isPending) return <LoadingState />;
+  if (responder.isError) return <ErrorState error={responder.error} title="Could not open the responder" onRetry={() => responder.refetch()} />;
+  return <ResponderView key={responder.data.id} responder={responder.data} />;
+}
+
+/** Like components/use-search-param, but a tab or a selected request replaces the history entry (Back leaves the
+ *  page, not the last row clicked), and the setter is stable (effects depend on it). */
+function useSearchParam(name: string): [string | null, (value: string | null) => void] {
+  const search = useSearch();
+  const [location, navigate] = useLocation();
+  const value = new URLSearchParams(search).get(name);
+  const set = useCallback(
+    (next: string | null) => {
+      const p = new URLSearchParams(window.location.search);
+      if (next === null) p.delete(name);
+      else p.set(name, next);
+      const text = p.toString();
+      navigate(location + (text ? `?${text}` : ""), { replace: true });
+    },
+    [location, navigate, name],
+  );
+  return [value, set];
+}
+
+function ResponderView({ responder }: { responder: Responder }) {
+  const qc = useQueryClient();
+  const [, navigate] = useLocation();
+  const [tab, setTab] = useSearchParam("tab");
+  const [requestId, setRequestId] = useSearchParam("request");
+  const track = Number(responder.settings.requestsToTrack);
+  // Bumped by "Try it" so the history polls at once. The live history itself lives in RequestsTab: a poll
+  // re-renders the table, not this whole page (the Try it form stays untouched).
+  const [tries, setTries] = useState(0);
+  const stats = useResponderStats();
+  const names = useQuery({ queryKey: [RESPONDERS_KEY, "names"], queryFn: async () => new Map((await respondersApi.list({ pageSize: "100" })).items.map((r) => [r.id, r.name])) });
+  const count = stats.data?.find((s) => s.responderId === responder.id)?.requestCount;
+
+  const remove = () =>
+    confirmDelete({
+      what: "responder",
+      name: responder.name,
+      consequence: "Its URL stops answering; its request history and KV data are deleted. This cannot be undone.",
+      onConfirm: async () => {
+        try {
+          await respondersApi.remove(responder.id);
+          notifySuccess(`Responder “${responder.name}” deleted`);
+          navigate("/responders", { replace: true });
+          qc.removeQueries({ queryKey: [RESPONDERS_KEY, "one", responder.id] });
+          await qc.invalidateQueries({ queryKey: [RESPONDERS_KEY, "list"] });
+        } catch (err) {
+          notifyError(err, "Could not delete the responder");
+        }
+      },
+    });
+
+  const s = responder.settings;
+  return (
+    <Stack gap="sm">
+      <Anchor component={Link} href="/responders" size="sm">
+        ← All responders
+      </Anchor>
+      <PageHeader
+        title={responder.name}
+        actions={
+          <>
+            <Button component={Link} href={`/responders/${responder.id}/edit`}>
+              Edit
+            </Button>
+            <Menu position="bottom-end" withinPortal>
+              <Menu.Target>
+                <Button variant="default" aria-label={`More actions for ${responder.name}`}>
+                  ⋯
+                </Button>
+              </Menu.Target>
+              <Menu.Dropdown>
+                <Menu.Item onClick={() => navigate(`/responders/new?from=${responder.id}`)}>Duplicate</Menu.Item>
+                <Menu.Divider />
+                <Menu.Item color="red" onClick={remove}>
+                  Delete responder
+                </Menu.Item>
+              </Menu.Dropdown>
+            </Menu>
+          </>
+        }
+      />
+      <Paper withBorder p="sm" radius="sm">
+        <Stack gap={6}>
+          <Group gap="xs" wrap="nowrap">
+            <MethodBadge method={responder.method} />
+            <UrlCell url={responder.url} name={responder.name} wrap />
+            {!responder.enabled && (
+              <Badge color="gray" variant="outline" tt="none">
+                Disabled: answers 404
+              </Badge>
+            )}
+          </Group>
+          <Text size="sm" c="dimmed">
+            Path <Code>{responder.location.pathType}</Code> <Code>{responder.location.path}</Code> · default status {Number(s.statusCode)}
+            {s.headers?.length ? ` · ${s.headers.length} header${s.headers.length === 1 ? "" : "s"}` : ""} · {s.script ? "scripted" : "static"} · secrets{" "}
+            {typeof s.secrets === "string" ? s.secrets : `${s.secrets.selected.length} selected`} · {track === 0 ? "keeps no requests" : `keeps the last ${track} requests`}
+            {s.notifications?.enabled ? " · email summaries on" : ""}
+          </Text>
+          <TagBadges tags={responder.tags} />
+        </Stack>
+      </Paper>
+
+      <Tabs value={tab === "try" ? "try" : "requests"} onChange={(t) => setTab(t === "try" ? "try" : null)} keepMounted>
+        <Tabs.List>
+          <Tabs.Tab value="requests">Requests{count !== undefined && track > 0 ? ` (${Number(count)})` : ""}</Tabs.Tab>
+          <Tabs.Tab value="try">Try it</Tabs.Tab>
+        </Tabs.List>
+        <Tabs.Panel value="requests" pt="sm">
+          <RequestsTab responder={responder} tries={tries} requestId={requestId} onOpen={setRequestId} />
+        </Tabs.Panel>
+        <Tabs.Panel value="try" pt="sm">
+          <TryItPanel responder={responder} names={names.data ?? new Map()} onSent={() => setTries((n) => n + 1)} />
+        </Tabs.Panel>
+      </Tabs>
+    </Stack>
+  );
+}
+
+function LiveStatus({ live }: { live: LiveHistory }) {
+  if (live.paused)
+    return (
+      <Badge color="gray" variant="dot" tt="none">
+        Paused
+      </Badge>
+    );
+  if (live.error)
+    return (
+      <Badge color="orange" variant="dot" tt="none" title={String((live.error as Error)?.message ?? live.error)}>
+        Connection lost: retrying
+      </Badge>
+    );
+  return (
+    <Badge color="green" variant="dot" tt="none">
+      Live
+    </Badge>
+  );
+}
+
+/** Rows rendered at first and per "show more" (the page holds up to MAX_SHOWN records). */
+const SHOW_STEP = 100;
+
+function RequestsTab({ responder, tries, requestId, onOpen }: { responder: Responder; tries: number; requestId: string | null; onOpen: (id: string | null) => void }) {
+  const qc = useQueryClient();
+  const track = Number(responder.settings.requestsToTrack);
+  const live = useLiveHistory(responder.id, track);
+  const { pollNow } = live;
+  useEffect(() => {
+    if (tries > 0) pollNow();
+  }, [tries, pollNow]);
+  const [shown, setShown] = useState(SHOW_STEP);
+  const visible = live.records.length > shown ? live.records.slice(0, shown) : live.records;
+  const selected = requestId ? live.records.find((r) => r.id === requestId) : undefined;
+  const open = useCallback((id: string) => onOpen(id), [onOpen]);
+  const m = responder.method === "ANY" ? "POST" : responder.method;
+  const curl = m === "GET" ? `curl '${responder.url}?hello=world'` : m === "HEAD" ? `curl --head '${responder.url}'` : `curl -X ${m} '${responder.url}' -H 'content-type: application/json' --data '{"hello":"world"}'`;
+
+  if (track === 0)
+    return (
+      <Alert color="gray" title="This responder keeps no requests">
+        It answers, but records nothing. Set <b>Requests to track</b> in its{" "}
+        <Anchor component={Link} href={`/responders/${responder.id}/edit`}>
+          settings
+        </Anchor>{" "}
+        to watch what arrives.
+      </Alert>
+    );
+
+  const clear = () =>
+    modals.openConfirmModal({
+      title: `Clear the history of “${responder.name}”?`,
+      children: "Every recorded request of this responder is deleted. Its KV data stays. This cannot be undone.",
+      labels: { confirm: "Clear history", cancel: "Cancel" },
+      confirmProps: { color: "red" },
+      closeButtonProps: { "aria-label": "Close" },
+      onConfirm: async () => {
+        try {
+          await respondersApi.clear(responder.id);
+          onOpen(null);
+          live.reset();
+          notifySuccess("History cleared");
+          void qc.invalidateQueries({ queryKey: [RESPONDERS_KEY, "stats"] });
+        } catch (err) {
+          notifyError(err, "Could not clear the history");
+        }
+      },
+    });
+
+  return (
+    <Stack gap="sm">
+      <Group justify="space-between" gap="xs">
+        <Group gap="xs">
+          <LiveStatus live={live} />
+          <Button size="xs" variant="default" onClick={() => live.setPaused(!live.paused)}>
+            {live.paused ? "Resume" : "Pause"}
+          </Button>
+          <Text size="xs" c="dimmed">
+            {live.records.length} shown · keeps the last {track}
+          </Text>
+        </Group>
+        <Group gap="xs">
+          <Button size="xs" variant="default" component="a" href={respondersApi.harUrl(responder.id)} download>
+            Download HAR
+          </Button>
+          <Button size="xs" variant="light" color="red" onClick={clear} disabled={live.records.length === 0}>
+            Clear history
+          </Button>
+        </Group>
+      </Group>
+      {live.loaded && live.records.length === 0 ? (
+        <Paper withBorder p="lg" radius="sm">
+          <Stack gap="xs" align="flex-start">
+            <Title order={2} size="h4">
+              Waiting for requests…
+            </Title>
+            <Text size="sm" c="dimmed">
+              New requests appear here within a second. Send one from a terminal, point a webhook at the URL, or use <b>Try it</b>.
+            </Text>
+            {!responder.enabled && (
+              <Alert color="orange" p="xs" w="100%">
+                This responder is disabled: it answers 404 and records nothing until you enable it.
+              </Alert>
+            )}
+            <Group gap="xs" wrap="nowrap" w="100%">
+              <Code block style={{ flex: 1, minWidth: 0, overflowWrap: "anywhere", whiteSpace: "pre-wrap" }}>
+                {curl}
+              </Code>
+              <CopyButton value={curl} what="Command" />
+            </Group>
+          </Stack>
+        </Paper>
+      ) : (
+        <Grid gap="md">
+          <Grid.Col span={{ base: 12, lg: 7 }}>
+            <ScrollArea.Autosize mah="75vh" type="auto" offsetScrollbars>
+              <HistoryTable records={visible} selectedId={requestId ?? undefined} onOpen={open} />
+            </ScrollArea.Autosize>
+            {live.records.length > shown ? (
+              <Group justify="center" mt="xs">
+                <Button size="xs" variant="default" onClick={() => setShown(shown + SHOW_STEP)}>
+                  Show {Math.min(SHOW_STEP, live.records.length - shown)} more
+                </Button>
+              </Group>
+            ) : (
+              live.hasOlder && (
+              <Group justify="center" mt="xs">
+                <Button size="xs" variant="default" loading={live.loadingOlder} onClick={live.loadOlder}>
+                  Load older
+                </Button>
+              </Group>
+              )
+            )}
+          </Grid.Col>
+          <Grid.Col span={{ base: 12, lg: 5 }}>
+            {selected ? (
+              <RequestDetail key={selected.id} record={selected} base={baseOf(responder)} />
+            ) : (
+              <Paper withBorder p="lg" radius="sm">
+                <Text size="sm" c="dimmed">
+                  {requestId ? "This request is no longer in the history shown (it may have been cleared, or evicted by newer ones)." : "Pick a request to see its headers, body and response."}
+                </Text>
+              </Paper>
+            )}
+          </Grid.Col>
+        </Grid>
+      )}
+    </Stack>
+  );
+}
