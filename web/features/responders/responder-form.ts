@@ -2,13 +2,13 @@
 // URL they give (previewed as you type), checks that need no server, and where an API error's field lands.
 import type { CodeLanguage } from "../../components/code-editor/code-editor";
 import { headerRow, toHeaderPairs, toHeaderRows, type HeaderRow } from "../../components/header-list-editor";
-import type { Responder, ResponderInfo, ResponderPayload } from "./responders-api";
+import type { Method, Responder, ResponderInfo, ResponderPayload } from "./responders-api";
 
 export type SecretsMode = "none" | "all" | "selected";
 
 export interface ResponderValues {
   name: string;
-  method: string;
+  method: Method;
   pathType: "=" | "^" | "*";
   path: string;
   subdomainPrefix: string;

@@ -55,7 +55,7 @@ function ResponderView({ responder }: { responder: Responder }) {
   // re-renders the table, not this whole page (the Try it form stays untouched).
   const [tries, setTries] = useState(0);
   const stats = useResponderStats();
-  const names = useQuery({ queryKey: [RESPONDERS_KEY, "names"], queryFn: async () => new Map((await respondersApi.list({ pageSize: "100" })).items.map((r) => [r.id, r.name])) });
+  const names = useQuery({ queryKey: [RESPONDERS_KEY, "names"], queryFn: async () => new Map((await respondersApi.list({ pageSize: 100 })).items.map((r) => [r.id, r.name])) });
   const count = stats.data?.find((s) => s.responderId === responder.id)?.requestCount;
 
   const remove = () =>

@@ -15,7 +15,7 @@ export type ResponderPayload = Pick<Responder, "name" | "method" | "enabled" | "
 };
 
 export interface TryInput {
-  method: string;
+  method: TryMethod;
   path: string;
   headers: [string, string][];
   body: string;
@@ -33,7 +33,7 @@ export const respondersApi = {
   history: (responderId: string, w: { after?: string; before?: string; limit?: number }, signal?: AbortSignal) =>
     call(
       api.GET("/api/webhooks/responders/{responder_id}/_history", {
-        params: { ...id(responderId), query: { ...(w.after ? { after: w.after } : {}), ...(w.before ? { before: w.before } : {}), ...(w.limit ? { limit: String(w.limit) } : {}) } },
+        params: { ...id(responderId), query: { ...(w.after ? { after: w.after } : {}), ...(w.before ? { before: w.before } : {}), ...(w.limit ? { limit: w.limit } : {}) } },
         signal,
       }),
     ),
@@ -47,7 +47,11 @@ export const RESPONDERS_KEY = "responders";
 /** The responder URL without its location path (the base records' paths go on, §11.12). */
 export const baseOf = (r: Pick<Responder, "url" | "location">) => (r.url.endsWith(r.location.path) ? r.url.slice(0, r.url.length - r.location.path.length) : r.url);
 
-export const METHODS = ["ANY", "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "CONNECT", "TRACE"] as const;
+export const METHODS = ["ANY", "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "CONNECT", "TRACE"] as const satisfies readonly Responder["method"][];
+export type Method = (typeof METHODS)[number];
+/** What "Try it" may send: a real request has one method (ANY is the responder's wildcard). */
+export const TRY_METHODS = METHODS.filter((m): m is Exclude<Method, "ANY"> => m !== "ANY");
+export type TryMethod = (typeof TRY_METHODS)[number];
 
 export const PATH_TYPES = [
   { value: "=", label: "= exact", hint: "only this path (a trailing / does not matter; case is ignored)" },

@@ -12,7 +12,7 @@ import { SCRIPT_EXAMPLES } from "./script-examples";
 function useLibrary() {
   return useQuery({
     queryKey: ["scripts", "list", { context: "responder" }],
-    queryFn: async () => (await call(api.GET("/api/user/scripts", { params: { query: { context: "responder", pageSize: "100", sort: "name" } } }))).items,
+    queryFn: async () => (await call(api.GET("/api/user/scripts", { params: { query: { context: "responder", pageSize: 100, sort: "name" } } }))).items,
   });
 }
 

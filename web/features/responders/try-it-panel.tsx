@@ -13,12 +13,10 @@ import { headerRow, HeaderListEditor, toHeaderPairs, type HeaderRow } from "../.
 import { HeadersTable, RequestDetail } from "./request-detail";
 import { StatusBadge } from "./history-table";
 import { bodyLanguage } from "./responder-form";
-import { baseOf, respondersApi, type Responder, type TryResult } from "./responders-api";
-
-const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "CONNECT", "TRACE"];
+import { baseOf, respondersApi, TRY_METHODS, type Responder, type TryMethod, type TryResult } from "./responders-api";
 
 interface TryValues {
-  method: string;
+  method: TryMethod;
   path: string;
   headers: HeaderRow[];
   body: string;
@@ -76,7 +74,7 @@ export function TryItPanel({ responder, names, onSent }: { responder: Responder;
             </Alert>
           )}
           <Group align="flex-start" gap="sm" wrap="wrap">
-            <Select label="Method" w={140} data={METHODS} allowDeselect={false} {...form.getInputProps("method")} />
+            <Select label="Method" w={140} data={[...TRY_METHODS]} allowDeselect={false} {...form.getInputProps("method")} />
             <TextInput
               label="Path and query"
               description={`Starts with / — the responder listens on ${responder.location.pathType} ${responder.location.path}`}

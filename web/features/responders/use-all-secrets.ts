@@ -6,6 +6,6 @@ import { api, call } from "../../api/client";
 export function useAllSecrets() {
   return useQuery({
     queryKey: ["secrets", "all"],
-    queryFn: async () => (await call(api.GET("/api/user/secrets", { params: { query: { pageSize: "100", sort: "name" } } }))).items,
+    queryFn: async () => (await call(api.GET("/api/user/secrets", { params: { query: { pageSize: 100, sort: "name" } } }))).items,
   });
 }
