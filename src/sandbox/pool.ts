@@ -34,11 +34,11 @@
 //   (EXTRA_HOG_IDLE_MS while someone hogs).
 // - Parked jobs: a job waiting for a KV result or a timer lives in its worker's memory. When another user's long
 //   job holds that worker, the job resumes from inside the running job's QuickJS interrupt handler, nested above
-//   it (engine.ts "Resuming from the interrupt handler"): op results go to each worker on a MessagePort of its own,
+//   it (engine/nesting.ts): op results go to each worker on a MessagePort of its own,
 //   counted in a shared cell (MAIL_CELL), so the worker can take them while a script holds its thread. A held job's
 //   deadline and backstop move by the time it was held ("freeze"/"thaw").
 // - CPU: while more than one user uses the pool (CONTENDED_CELL), a worker whose slice runs long lowers its thread's
-//   priority until the slice ends (engine.ts), so loops do not take the CPU from this thread or from other workers.
+//   priority until the slice ends (engine/nesting.ts), so loops do not take the CPU from this thread or from other workers.
 // So a user looping at their in-flight limit delays other users' scripts by an extra worker's start (~0.1 s, once),
 // not by the time limit; a user's own jobs still queue behind their own loops.
 //
@@ -85,9 +85,12 @@ export interface ScriptPoolOptions {
   maxJobsPerWorker?: number;
   /** A job not answered by deadline + this is presumed stuck: its worker is replaced. Default 3000. */
   backstopGraceMs?: number;
-  /** Executions start from a restored memory image of a pristine runtime (engine.ts). Default true; false makes
+  /** Executions start from a restored memory image of a pristine runtime (engine/image.ts). Default true; false makes
    *  every execution create its runtime (tests and benchmarks compare the two). */
   snapshot?: boolean;
+  /** (tests) The quickjs-emscripten versions the engine's internals count as verified for (default: the pinned ones,
+   *  engine/quickjs-internals.ts): other versions make every worker take the slow safe path. */
+  quickjsVersions?: { core: string; variant: string };
 }
 
 interface Job {
@@ -227,6 +230,8 @@ export class ScriptPool {
   private flushing = false;
   /** Executions that started from their source's memory image (the compiled script included). */
   private imageRuns = 0;
+  /** A worker reported a fallback (engine/quickjs-internals.ts): logged once per pool. */
+  private warnedFallback = false;
   private readonly fetch: OutboundFetch;
   private readonly workerMemoryMib: number;
   private readonly snapshot: boolean;
@@ -422,6 +427,7 @@ export class ScriptPool {
       replies: port,
       module: this.wasmModule ?? undefined,
       snapshot: this.snapshot,
+      ...(this.opts.quickjsVersions ? { quickjs: this.opts.quickjsVersions } : {}),
     };
     slot.worker.postMessage(init, [port]);
   }
@@ -843,6 +849,11 @@ export class ScriptPool {
       case "ready":
         slot.ready = true;
         slot.snapshot = msg.snapshot;
+        if (msg.fallback !== undefined && !this.warnedFallback) {
+          // once per pool: every worker of this build says the same
+          this.warnedFallback = true;
+          this.opts.log.warn("sandbox: QuickJS runs without its verified fast internals (slower; see src/sandbox/engine/quickjs-internals.ts)", { reason: msg.fallback.slice(0, 300) });
+        }
         if (this.compiling === slot) this.compiled(msg.module ?? null);
         this.dispatch();
         return;

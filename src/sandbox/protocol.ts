@@ -16,8 +16,8 @@ export interface RunHeader {
   stackBytes: number;
   kv: boolean;
   proxy: boolean;
-  /** The job's owner (ScriptRunRequest.owner; "" when none): the worker's fair share of its thread (engine.ts
-   *  "Resuming from the interrupt handler"). */
+  /** The job's owner (ScriptRunRequest.owner; "" when none): the worker's fair share of its thread
+   *  (engine/nesting.ts). */
   owner: string;
   /** Where the context's byte arrays go (see wire.ts Packed). */
   paths: Path[];
@@ -37,7 +37,7 @@ export interface ExecHeader {
   logs: LogEntry[];
   durationMs: number;
   heapBytes: number;
-  /** It started from its source's memory image (engine.ts keepImage). */
+  /** It started from its source's memory image (engine/image.ts keepImage). */
   image?: boolean;
   /** The placeholder key of byte arrays in the value's JSON text, and how many follow the text. */
   key?: string;
@@ -72,6 +72,9 @@ export type MainToWorker =
       replies: MessagePort;
       module?: WebAssembly.Module;
       snapshot?: boolean;
+      /** The package versions the engine's quickjs-emscripten internals count as verified for (default: the pinned
+       *  ones, engine/quickjs-internals.ts; tests force a mismatch). */
+      quickjs?: { core: string; variant: string };
     };
 
 export type OpName = "proxy" | "kv";
@@ -79,17 +82,24 @@ export type OpName = "proxy" | "kv";
 /** Object messages (results travel as wire.ts text). */
 export type WorkerToMain =
   /** `module`: the QuickJS WebAssembly.Module it compiled (absent when it was given one). */
-  | { t: "ready"; module?: WebAssembly.Module; /** executions start from a memory image (see engine.ts) */ snapshot: boolean }
+  | {
+      t: "ready";
+      module?: WebAssembly.Module;
+      /** executions start from a memory image (see engine/image.ts) */
+      snapshot: boolean;
+      /** Why the worker takes the slow safe path or runs without the memory image (engine/quickjs-internals.ts). */
+      fallback?: string;
+    }
   | { t: "op"; id: number; opId: number; op: OpName; args: unknown; remainingMs: number }
   /** The job's synchronous slice ended and it now waits for a host operation or timer. */
   | { t: "park"; id: number }
   /** A parked job resumed on a worker-side event (timer, crypto). */
   | { t: "wake"; id: number }
   /** Jobs whose slice is held below a job resumed from the interrupt handler (they cannot run until it returns):
-   *  their deadline stops meanwhile; `thaw` moves it by `ms` (see engine.ts nested()). */
+   *  their deadline stops meanwhile; `thaw` moves it by `ms` (see engine/nesting.ts nested()). */
   | { t: "freeze"; ids: number[] }
   | { t: "thaw"; ids: number[]; ms: number }
-  /** A native stack overflow was contained while other executions lived in the instance (engine.ts contain()): it
+  /** A native stack overflow was contained while other executions lived in the instance (engine/faults.ts contain()): it
    *  runs them to their end but claims no new job; the pool starts a replacement and ends this worker once idle.
    *  `results`: the outcome of the execution that overflowed. */
   | { t: "retire"; reason: string; results: { id: number; error: ScriptError; logs: LogEntry[] }[] }

@@ -1,6 +1,6 @@
 // Entry of a sandbox worker thread (see pool.ts). The message handler is installed synchronously: Bun drops
 // messages that arrive before a worker's first `onmessage` is set. In a `bun build --compile` binary this file must
-// be an extra entrypoint of the build (src/sandbox/worker.ts), see workerEntry() in pool.ts.
+// be an extra entrypoint of the build (src/sandbox/worker.ts), see workerEntry() in pool/workers.ts.
 import { Engine } from "./engine";
 import type { MainToWorker, WorkerToMain } from "./protocol";
 import { batch, decodeRun, isWire, unbatch } from "./wire";
@@ -69,10 +69,11 @@ self.onmessage = (event: MessageEvent<MainToWorker | string | unknown[]>) => {
   if (msg.t === "init") {
     cells = new Int32Array(msg.cells);
     engine.attach(msg.replies, cells, msg.mailCell, msg.runCell, msg.epoch);
-    engine.init(msg.memoryMib, msg.module, msg.snapshot ?? true).then(
+    engine.init(msg.memoryMib, msg.module, msg.snapshot ?? true, msg.quickjs).then(
       (compiled) => {
         ready = true;
-        post(msg.module || !compiled ? { t: "ready", snapshot: engine.snapshotting } : { t: "ready", module: compiled, snapshot: engine.snapshotting });
+        const fallback = engine.fallback === null ? {} : { fallback: engine.fallback };
+        post(msg.module || !compiled ? { t: "ready", snapshot: engine.snapshotting, ...fallback } : { t: "ready", module: compiled, snapshot: engine.snapshotting, ...fallback });
       },
       (err: unknown) => post({ t: "poisoned", reason: `init failed: ${err instanceof Error ? err.message : String(err)}`, results: [] }),
     );
