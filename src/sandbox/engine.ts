@@ -2,7 +2,7 @@
 // module per worker, a fresh runtime + context per execution, several executions interleaved: while one waits for a
 // host operation (kv, proxy, timers) another runs. Everything here runs on the worker thread. The engine's parts
 // (src/sandbox/README.md has the map):
-//   engine.ts                   state, start-up, the run loop: start, slice, pump, interrupt, watchdog, time limits, reap
+//   engine.ts                   state, start-up, the run loop: start, slice, pump, interrupt, watchdog, reap
 //   engine/exec.ts              the execution record and the vocabulary the parts share
 //   engine/results.ts           how an execution ends: its value exported, an error described, the result posted
 //   engine/marshal.ts           values in and out of QuickJS (packed context, JSON, byte arrays, strings, errors)
