@@ -17,20 +17,16 @@
 //   name and certificate verification. Idle sockets close after AGENT_IDLE_MS; a request that fails on a reused
 //   socket before any response (the server closed it meanwhile) is retried once on a new one if it is idempotent.
 // Nothing here logs; error messages never contain bodies, header values or credentials.
-import http from "node:http";
-import https from "node:https";
-import { isIP } from "node:net";
-import zlib from "node:zlib";
+//
+// The client's parts: guard.ts (URL and address checks, resolving once), this file (the request: its headers and
+// body, redirects re-checked hop by hop, the one deadline), exchange.ts (one exchange on a pooled connection pinned
+// to the checked address), body.ts (reading the body under the cap, decoding).
+import type http from "node:http";
 import { VERSION } from "../runtime";
-import {
-  MSG_CONNECT,
-  MSG_DECOMPRESS,
-  MSG_TIMEOUT,
-  MSG_TOO_LARGE,
-  MSG_UPSTREAM,
-  OutboundError,
-} from "./errors";
-import { normalizeHost, parseOutboundUrl, resolveAllowed, type Resolver } from "./guard";
+import { responseBody } from "./body";
+import { MSG_TIMEOUT, MSG_UPSTREAM, OutboundError } from "./errors";
+import { invalidRequest, mapNetworkError, send, type Flight } from "./exchange";
+import { parseOutboundUrl, resolveAllowed, type Resolver } from "./guard";
 
 export { OutboundError, type OutboundErrorCode, type OutboundErrorStage } from "./errors";
 export {
@@ -42,6 +38,8 @@ export {
   systemResolver,
   type Resolver,
 } from "./guard";
+
+export { pooledConnections } from "./exchange";
 
 export interface OutboundRequest {
   url: string;
@@ -124,10 +122,6 @@ export function stripHopByHop(headers: [string, string][]): [string, string][] {
   });
 }
 
-function invalidRequest(message: string): OutboundError {
-  return new OutboundError("INVALID_REQUEST", message);
-}
-
 function normalizeHeaders(h: OutboundRequest["headers"]): [string, string][] {
   if (h === undefined || h === null) return [];
   const pairs: [string, string][] = Array.isArray(h) ? h : Object.entries(h);
@@ -164,354 +158,6 @@ function userinfoAuth(u: URL): string | undefined {
     throw new OutboundError("INVALID_URL", "Invalid URL: bad credentials encoding");
   }
   return `Basic ${Buffer.from(`${user}:${pass}`, "utf8").toString("base64")}`;
-}
-
-// ---- one exchange -----------------------------------------------------------------------------------------
-
-interface Flight {
-  /** Set once the overall promise settled (timeout or result); later steps stop. */
-  done: boolean;
-  /** The request in progress; null once its response was read to the end (its socket may serve another request). */
-  req: http.ClientRequest | null;
-}
-
-// ---- connection reuse -------------------------------------------------------------------------------------
-
-/** Idle keep-alive sockets close after this (below common server keep-alive timeouts: Node 5 s, nginx 75 s). */
-const AGENT_IDLE_MS = 4000;
-/** Pools kept (least recently used dropped first); idle sockets per pool. */
-const MAX_AGENTS = 64;
-const MAX_FREE_SOCKETS = 4;
-const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"]);
-
-interface PinnedAgent extends http.Agent {
-  /** Dropped from the pools: finishes its requests, keeps no socket. */
-  retired: boolean;
-}
-
-function newAgent(secure: boolean): PinnedAgent {
-  const options = { keepAlive: true, maxFreeSockets: MAX_FREE_SOCKETS, timeout: AGENT_IDLE_MS, scheduling: "lifo" as const };
-  const agent = (secure ? new https.Agent(options) : new http.Agent(options)) as PinnedAgent;
-  agent.retired = false;
-  const keep = agent.keepSocketAlive.bind(agent);
-  agent.keepSocketAlive = (socket) => !agent.retired && keep(socket);
-  return agent;
-}
-
-/** One pool per checked destination: every socket of an agent was connected (through the pinned `lookup` of the
- *  requests it served) to `address`, with the same TLS name and verification. */
-const agents = new Map<string, PinnedAgent>();
-
-function agentFor(secure: boolean, host: string, port: number, address: string, insecure: boolean): PinnedAgent {
-  const key = `${secure ? "https" : "http"} ${host} ${port} ${address} ${secure && insecure ? "insecure" : "verify"}`;
-  let agent = agents.get(key);
-  if (agent) {
-    agents.delete(key); // most recently used last
-  } else {
-    agent = newAgent(secure);
-    while (agents.size >= MAX_AGENTS) {
-      const [oldKey, old] = agents.entries().next().value as [string, PinnedAgent];
-      agents.delete(oldKey);
-      old.retired = true;
-      for (const list of Object.values(old.freeSockets)) for (const socket of list ?? []) socket.destroy();
-    }
-  }
-  agents.set(key, agent);
-  return agent;
-}
-
-/** (tests) Idle pooled connections per destination key. */
-export function pooledConnections(): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [key, agent] of agents) {
-    const n = Object.values(agent.freeSockets).reduce((sum, list) => sum + (list?.length ?? 0), 0);
-    if (n > 0) out[key] = n;
-  }
-  return out;
-}
-
-const TLS_CODE = /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|HANDSHAKE|ALTNAME|SIGNATURE/i;
-
-function mapNetworkError(err: unknown, afterResponse: boolean): OutboundError {
-  if (err instanceof OutboundError) return err;
-  const e = err as { code?: unknown; message?: unknown } | null;
-  const code = typeof e?.code === "string" ? e.code : "";
-  const msg = typeof e?.message === "string" ? e.message : "";
-  if (!afterResponse && (TLS_CODE.test(code) || /certificate|ssl|tls/i.test(msg))) {
-    return new OutboundError("TLS", `${MSG_CONNECT}: TLS error${code ? ` (${code})` : ""}`, "connect");
-  }
-  if (afterResponse) return new OutboundError("NETWORK", `${MSG_UPSTREAM}${code ? ` (${code})` : ": connection closed"}`, "upstream");
-  return new OutboundError("NETWORK", `${MSG_CONNECT}${code ? ` (${code})` : ""}`, "connect");
-}
-
-interface Exchange {
-  url: URL;
-  address: string;
-  method: string;
-  headers: [string, string][];
-  body: Uint8Array | undefined;
-  insecure: boolean;
-}
-
-/** Sends one request to the checked address; resolves with the response head (body not read yet). */
-async function send(flight: Flight, x: Exchange): Promise<http.IncomingMessage> {
-  try {
-    return await sendOnce(flight, x);
-  } catch (err) {
-    // A pooled socket the server closed while idle fails before any response: retry once on a new connection.
-    if (!(err instanceof Reused) || flight.done) throw err instanceof Reused ? err.mapped : err;
-    return sendOnce(flight, x, true);
-  }
-}
-
-/** A failure on a reused socket before the response head, for an idempotent request. */
-class Reused extends Error {
-  constructor(readonly mapped: OutboundError) {
-    super(mapped.message);
-  }
-}
-
-function sendOnce(flight: Flight, x: Exchange, retry = false): Promise<http.IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const host = normalizeHost(x.url.hostname);
-    const secure = x.url.protocol === "https:";
-    const port = x.url.port ? Number(x.url.port) : secure ? 443 : 80;
-    const family = isIP(x.address) === 6 ? 6 : 4;
-    // Group repeated names into arrays: Node/Bun then send one line per value, and a Host header stays ours.
-    const headers: Record<string, string | string[]> = {};
-    const firstName = new Map<string, string>();
-    for (const [n, v] of x.headers) {
-      const l = n.toLowerCase();
-      const key = firstName.get(l) ?? n;
-      firstName.set(l, key);
-      const prev = headers[key];
-      headers[key] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
-    }
-    if (x.body) headers["Content-Length"] = String(x.body.byteLength);
-    const options: https.RequestOptions = {
-      protocol: x.url.protocol,
-      host,
-      port,
-      path: `${x.url.pathname || "/"}${x.url.search}`,
-      method: x.method,
-      headers,
-      // Pooled per checked address (see agentFor): a reused socket was connected to this same address.
-      agent: agentFor(secure, host, port, x.address, x.insecure),
-      // The single checked address: no second DNS lookup, while host/SNI/certificate checks keep the name.
-      lookup: ((_h: string, opts: { all?: boolean } | number | undefined, cb: (...args: unknown[]) => void) => {
-        const callback = typeof opts === "function" ? (opts as unknown as (...args: unknown[]) => void) : cb;
-        if (typeof opts === "object" && opts?.all) callback(null, [{ address: x.address, family }]);
-        else callback(null, x.address, family);
-      }) as unknown as http.RequestOptions["lookup"],
-    };
-    if (secure) {
-      options.rejectUnauthorized = !x.insecure;
-      if (isIP(host) === 0) options.servername = host;
-    }
-    let req: http.ClientRequest;
-    try {
-      req = (secure ? https : http).request(options);
-    } catch (err) {
-      reject(invalidRequest(`Invalid HTTP request: ${(err as { code?: string }).code ?? "rejected"}`));
-      return;
-    }
-    flight.req = req;
-    req.once("response", resolve);
-    req.on("error", (err) => {
-      const mapped = mapNetworkError(err, false);
-      if (!retry && req.reusedSocket && IDEMPOTENT.has(x.method) && mapped.code === "NETWORK") reject(new Reused(mapped));
-      else reject(mapped);
-    });
-    if (x.body && x.body.byteLength > 0) req.end(Buffer.from(x.body.buffer, x.body.byteOffset, x.body.byteLength));
-    else req.end();
-  });
-}
-
-interface ReadBody {
-  body: Buffer;
-  truncated: boolean;
-}
-
-/** Body chunks kept up to `cap` bytes (wire bytes, or decoded output). */
-class CappedChunks {
-  private readonly chunks: Buffer[] = [];
-  private total = 0;
-  constructor(private readonly cap: number) {}
-
-  /** Keeps `chunk` and answers true when it fits; otherwise false, having kept the part that fits if `cut`. */
-  add(chunk: Buffer, cut: boolean): boolean {
-    if (this.total + chunk.length <= this.cap) {
-      this.total += chunk.length;
-      this.chunks.push(chunk);
-      return true;
-    }
-    if (cut) {
-      this.chunks.push(chunk.subarray(0, this.cap - this.total));
-      this.total = this.cap;
-    }
-    return false;
-  }
-
-  get body(): Buffer {
-    return Buffer.concat(this.chunks, this.total);
-  }
-}
-
-/** Reads the wire body; beyond `cap` it aborts (TOO_LARGE), or with `truncate` keeps the first `cap` bytes and
- *  stops reading (the connection is closed). */
-function readBody(flight: Flight, res: http.IncomingMessage, cap: number, truncate: boolean): Promise<ReadBody> {
-  return new Promise((resolve, reject) => {
-    const kept = new CappedChunks(cap);
-    let settled = false;
-    const fail = (e: OutboundError) => {
-      if (settled) return;
-      settled = true;
-      res.destroy();
-      flight.req?.destroy();
-      reject(e);
-    };
-    res.on("data", (chunk: Buffer) => {
-      if (settled || kept.add(chunk, truncate)) return;
-      if (!truncate) return fail(new OutboundError("TOO_LARGE", MSG_TOO_LARGE));
-      // The rest is never read: the connection cannot serve another request, so it is closed.
-      settled = true;
-      res.destroy();
-      flight.req?.destroy();
-      resolve({ body: kept.body, truncated: true });
-    });
-    res.once("end", () => {
-      if (settled) return;
-      settled = true;
-      // Read to the end: the socket goes back to its pool and may serve another request, so never destroy it.
-      flight.req = null;
-      resolve({ body: kept.body, truncated: false });
-    });
-    res.on("error", (err) => fail(mapNetworkError(err, true)));
-    res.once("aborted", () => fail(new OutboundError("NETWORK", `${MSG_UPSTREAM}: connection closed`, "upstream")));
-    res.once("close", () => {
-      if (!settled && !res.complete) fail(new OutboundError("NETWORK", `${MSG_UPSTREAM}: connection closed`, "upstream"));
-    });
-  });
-}
-
-// ---- decoding ---------------------------------------------------------------------------------------------
-
-type Decoder = (buf: Buffer, opts: zlib.ZlibOptions & zlib.BrotliOptions, cb: (err: Error | null, out: Buffer) => void) => void;
-const zstdDecompress = (zlib as unknown as { zstdDecompress?: Decoder }).zstdDecompress;
-
-/** RFC 9110 "deflate" is zlib-wrapped; many servers send raw deflate. Checks the zlib header. */
-function zlibWrapped(buf: Buffer): boolean {
-  const b0 = buf[0] ?? 0;
-  const b1 = buf[1] ?? 0;
-  return buf.length >= 2 && (b0 & 0x0f) === 8 && ((b0 << 8) | b1) % 31 === 0;
-}
-
-function decoderFor(coding: string, buf: Buffer): Decoder | undefined {
-  switch (coding) {
-    case "gzip":
-    case "x-gzip":
-      return zlib.gunzip as Decoder;
-    case "deflate":
-      return (zlibWrapped(buf) ? zlib.inflate : zlib.inflateRaw) as Decoder;
-    case "br":
-      return zlib.brotliDecompress as Decoder;
-    case "zstd":
-      return zstdDecompress;
-    default:
-      return undefined;
-  }
-}
-
-function parseCodings(headers: [string, string][]): string[] {
-  const out: string[] = [];
-  for (const [n, v] of headers) {
-    if (n !== "content-encoding") continue;
-    for (const t of v.split(",")) {
-      const c = t.trim().toLowerCase();
-      if (c && c !== "identity") out.push(c);
-    }
-  }
-  return out;
-}
-
-type StreamDecoder = (opts: zlib.ZlibOptions & zlib.BrotliOptions) => zlib.Gunzip | zlib.Inflate | zlib.InflateRaw | zlib.BrotliDecompress;
-const createZstdDecompress = (zlib as unknown as { createZstdDecompress?: StreamDecoder }).createZstdDecompress;
-
-/** Streaming decoders for `overflow: "truncate"`, flushing at the end so that a cut input decodes as far as it goes. */
-function streamDecoderFor(coding: string, buf: Buffer): (() => ReturnType<StreamDecoder>) | undefined {
-  const sync = { finishFlush: zlib.constants.Z_SYNC_FLUSH };
-  switch (coding) {
-    case "gzip":
-    case "x-gzip":
-      return () => zlib.createGunzip(sync);
-    case "deflate":
-      return zlibWrapped(buf) ? () => zlib.createInflate(sync) : () => zlib.createInflateRaw(sync);
-    case "br":
-      return () => zlib.createBrotliDecompress({ finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH });
-    case "zstd":
-      return createZstdDecompress ? () => createZstdDecompress({}) : undefined;
-    default:
-      return undefined;
-  }
-}
-
-/** Decodes `input` through `stream`, keeping at most `cap` bytes of output; stops the decoder once past them. */
-function decodeUpTo(stream: ReturnType<StreamDecoder>, input: Buffer, cap: number, coding: string): Promise<ReadBody> {
-  return new Promise((resolve, reject) => {
-    const kept = new CappedChunks(cap);
-    let settled = false;
-    stream.on("data", (chunk: Buffer) => {
-      if (settled || kept.add(chunk, true)) return;
-      settled = true;
-      stream.destroy();
-      resolve({ body: kept.body, truncated: true });
-    });
-    stream.once("end", () => {
-      if (settled) return;
-      settled = true;
-      resolve({ body: kept.body, truncated: false });
-    });
-    stream.once("error", () => {
-      if (settled) return;
-      settled = true;
-      reject(new OutboundError("NETWORK", `${MSG_DECOMPRESS} (${coding})`, "upstream"));
-    });
-    stream.end(input);
-  });
-}
-
-/** `decode` for `overflow: "truncate"`: output cut at `cap` per coding instead of failing. */
-async function decodeTruncating(raw: Buffer, codings: string[], cap: number): Promise<ReadBody | undefined> {
-  if (!codings.every((c) => streamDecoderFor(c, raw) !== undefined)) return undefined;
-  let out: ReadBody = { body: raw, truncated: false };
-  for (let i = codings.length - 1; i >= 0; i--) {
-    const coding = codings[i] as string;
-    const make = streamDecoderFor(coding, out.body) as () => ReturnType<StreamDecoder>;
-    const next = await decodeUpTo(make(), out.body, cap, coding);
-    out = { body: next.body, truncated: out.truncated || next.truncated };
-  }
-  return out;
-}
-
-/** Undoes the content codings (last applied first). Returns undefined when one is unsupported (body kept raw). */
-async function decode(raw: Buffer, codings: string[], cap: number): Promise<Buffer | undefined> {
-  if (!codings.every((c) => decoderFor(c, raw) !== undefined)) return undefined;
-  let buf = raw;
-  for (let i = codings.length - 1; i >= 0; i--) {
-    const coding = codings[i] as string;
-    const fn = decoderFor(coding, buf) as Decoder;
-    buf = await new Promise<Buffer>((resolve, reject) => {
-      fn(buf, { maxOutputLength: Math.max(1, cap) }, (err, out) => {
-        if (!err) return resolve(out);
-        if ((err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" || err instanceof RangeError) {
-          return reject(new OutboundError("TOO_LARGE", MSG_TOO_LARGE));
-        }
-        reject(new OutboundError("NETWORK", `${MSG_DECOMPRESS} (${coding})`, "upstream"));
-      });
-    });
-    if (buf.length > cap) throw new OutboundError("TOO_LARGE", MSG_TOO_LARGE);
-  }
-  return buf;
 }
 
 // ---- the client -------------------------------------------------------------------------------------------
@@ -572,54 +218,18 @@ async function run(flight: Flight, r: OutboundRequest): Promise<OutboundResponse
       }
     }
 
-    const contentLength = resHeaders.find(([n]) => n === "content-length")?.[1];
-    const declared = Number(contentLength ?? "");
-    const bodyless = currentMethod === "HEAD" || status === 204 || status === 304 || (status >= 100 && status < 200);
-    if (!bodyless && !truncate && Number.isFinite(declared) && declared > cap) {
-      res.destroy();
-      flight.req?.destroy();
-      throw new OutboundError("TOO_LARGE", MSG_TOO_LARGE);
-    }
-    let read: ReadBody;
-    if (truncate && cap === 0 && !bodyless && !(contentLength !== undefined && declared === 0)) {
-      // Nothing of the body is wanted: do not wait for it (it may be slow or endless).
-      res.destroy();
-      flight.req?.destroy();
-      read = { body: Buffer.alloc(0), truncated: true };
-    } else {
-      read = await readBody(flight, res, cap, truncate);
-    }
-    const raw = read.body;
-    let truncated = read.truncated;
-    let out: Buffer = raw;
-    let outHeaders = resHeaders;
-    const codings = parseCodings(resHeaders);
-    if (r.decompress !== false && codings.length > 0 && raw.length > 0) {
-      let decoded: Buffer | undefined;
-      if (truncate) {
-        const cut = await decodeTruncating(raw, codings, cap);
-        decoded = cut?.body;
-        truncated ||= cut?.truncated ?? false;
-      } else {
-        decoded = await decode(raw, codings, cap);
-      }
-      if (decoded) {
-        out = decoded;
-        outHeaders = resHeaders.map(([n, v]): [string, string] =>
-          n === "content-encoding" ? ["x-original-content-encoding", v] : n === "content-length" ? ["x-original-content-length", v] : [n, v],
-        );
-      }
-    }
+    const read = await responseBody(flight, res, currentMethod, status, resHeaders, cap, truncate, r.decompress !== false);
+    const out = read.body;
     const finalUrl = new URL(url.href);
     finalUrl.username = "";
     finalUrl.password = "";
     return {
       status,
-      headers: outHeaders,
+      headers: read.headers,
       body: new Uint8Array(out.buffer, out.byteOffset, out.byteLength),
       url: finalUrl.href, // credentials from the URL are never echoed back
       remoteAddress: address,
-      ...(truncated ? { truncated: true as const } : {}),
+      ...(read.truncated ? { truncated: true as const } : {}),
     };
   }
 }
