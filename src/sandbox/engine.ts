@@ -39,7 +39,7 @@ import { compile, invoke, normalizeSource, type Form } from "./engine/compile";
 import { MEM_CHECK_MS, MemoryView, memoryError, newExec, resetExec, ScriptThrew, timeoutError, type Exec } from "./engine/exec";
 import { contain, guard, isNativeOverflow, poison } from "./engine/faults";
 import { installGlobals } from "./engine/host-functions";
-import { buildTemplate, keepImage, releaseTemplate, reseed, restoreImage, type Template } from "./engine/image";
+import { buildTemplate, keepImage, releaseTemplate, reseed, restoreImage, seedFresh, type Template } from "./engine/image";
 import { importValue, installContext, newError, own, snippet } from "./engine/marshal";
 import { charge, LOW_PRIORITY_AFTER_MS, lower, raise, resumeOthers, takeMail, threadPriority } from "./engine/nesting";
 import { checkFast, checkGlue, memoryUsage, stackPointer, stackSave, versionMismatch, type QuickJSVersions } from "./engine/quickjs-internals";
@@ -311,6 +311,7 @@ export class Engine {
       rt.setInterruptHandler(() => this.interrupt(exec));
       const ctx = rt.newContext();
       exec.ctx = ctx;
+      if (tpl) seedFresh(this, tpl, ctx);
       installGlobals(this, exec);
       // before any code of the script: the built-ins they hold are the pristine ones
       exec.helpers.importData = snippet(exec, IMPORT_SNIPPET);

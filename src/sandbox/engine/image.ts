@@ -4,9 +4,9 @@
 // and that holds no per-execution state), records the parts of the memory that hold state, and copies them back
 // before the next execution on it; a source compiled there becomes the source's own image (no parsing next time).
 // Owns: Engine.tpl (the Template, its source images, the host-function table and Math.random seed restored with
-// them). Must never: keep an image in which any code of a script ran, restore while an execution is alive in the
+// them; the seed of contexts executions create for themselves too). Must never: keep an image in which any code of a script ran, restore while an execution is alive in the
 // instance, or be used when the speed internals are off (Engine.fast false: the engine never builds a template).
-import type { QuickJSHandle } from "quickjs-emscripten-core";
+import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import type { Engine } from "../engine";
 import { CONSOLE_SNIPPET, DEFINE_SNIPPET, DESCRIBE_SNIPPET, SECBOX_SNIPPET, TEXT_SNIPPET, TIMERS_SNIPPET } from "../bridge";
 import type { Compiled, Form } from "./compile";
@@ -44,8 +44,9 @@ export interface Template {
   /** quickjs-emscripten's host-function table as it was in the image, and the live one. */
   refs: HostRefs;
   liveRefs: HostRefs;
-  /** Address of the context's Math.random state (8 bytes). */
+  /** Address of the context's Math.random state (8 bytes), and its offset in any JSContext (see seedFresh). */
   randomAt: number;
+  randomOffset: number;
   seeds: BigUint64Array;
   seedNext: number;
   inUse: boolean;
@@ -174,6 +175,7 @@ export function buildTemplate(eng: Engine): Template | string {
     refs: copyRefs(refs),
     liveRefs: refs,
     randomAt,
+    randomOffset: randomAt - ctxPtr,
     seeds: new BigUint64Array(64),
     seedNext: 64,
     inUse: false,
@@ -256,15 +258,29 @@ export function keepImage(eng: Engine, tpl: Template, src: string, key: number |
   tpl.at = img;
 }
 
-/** A new Math.random state for the next execution (never 0: xorshift would stay at 0). */
+/** A new Math.random state for the next execution on the pristine runtime. */
 export function reseed(eng: Engine, tpl: Template): void {
+  const mem = eng.view.bytes();
+  new DataView(mem.buffer, tpl.randomAt, 8).setBigUint64(0, nextSeed(tpl), true);
+}
+
+/** The same for a context an execution created for itself (the pristine runtime was in use): QuickJS seeded it from
+ *  the millisecond clock, the same seed as any other context created in that millisecond, on any worker. The state
+ *  lies at the same offset in every JSContext of this build (found with the image's, see findRandomState). */
+export function seedFresh(eng: Engine, tpl: Template, ctx: QuickJSContext): void {
+  const at = contextPointer(ctx);
+  if (at === null) return;
+  const mem = eng.view.bytes();
+  new DataView(mem.buffer, at + tpl.randomOffset, 8).setBigUint64(0, nextSeed(tpl), true);
+}
+
+/** 64 bits from the CSPRNG, drawn 64 at a time (never 0: xorshift would stay at 0). */
+function nextSeed(tpl: Template): bigint {
   if (tpl.seedNext >= tpl.seeds.length) {
     crypto.getRandomValues(tpl.seeds);
     tpl.seedNext = 0;
   }
-  const seed = tpl.seeds[tpl.seedNext++]! || 1n;
-  const mem = eng.view.bytes();
-  new DataView(mem.buffer, tpl.randomAt, 8).setBigUint64(0, seed, true);
+  return tpl.seeds[tpl.seedNext++]! || 1n;
 }
 
 /** The pristine runtime's execution ended: its handles point into the memory the next restore overwrites, so they
