@@ -31,8 +31,7 @@
 //   "poisoned" and the pool replaces the worker.
 // The run loop must never: run a slice while a fault stands or after poisoning, free a runtime while a slice runs
 // (reap() waits for the outermost one), or let an execution end without exactly one result.
-import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSHandle, type QuickJSWASMModule } from "quickjs-emscripten-core";
-import baseVariant from "@jitl/quickjs-singlefile-mjs-release-sync";
+import type { QuickJSHandle, QuickJSWASMModule } from "quickjs-emscripten-core";
 import { EXPORT_SNIPPET, IMPORT_SNIPPET } from "./bridge";
 import { sodiumReady } from "./crypto";
 import { compile, invoke, normalizeSource, type Form } from "./engine/compile";
@@ -42,7 +41,7 @@ import { installGlobals } from "./engine/host-functions";
 import { buildTemplate, keepImage, releaseTemplate, reseed, restoreImage, seedFresh, type Template } from "./engine/image";
 import { importValue, installContext, newError, own, snippet } from "./engine/marshal";
 import { charge, LOW_PRIORITY_AFTER_MS, lower, raise, resumeOthers, takeMail, threadPriority } from "./engine/nesting";
-import { checkFast, checkGlue, memoryUsage, stackPointer, stackSave, versionMismatch, type QuickJSVersions } from "./engine/quickjs-internals";
+import { checkFast, checkGlue, loadQuickJS, memoryUsage, stackPointer, stackSave, versionMismatch, type QuickJSVersions } from "./engine/quickjs-internals";
 import { fail, finishError, succeed } from "./engine/results";
 import type { MainToWorker, OpReply, RunJob, WorkerToMain } from "./protocol";
 import { encodeDone } from "./wire";
@@ -144,29 +143,10 @@ export class Engine {
     });
     this.memory = memory;
     this.view = new MemoryView(memory);
-    let compiled: WebAssembly.Module | null = shared ?? null;
-    // Keep the instance (its stack-pointer export locates the regions of the memory image, see image.ts) and,
-    // on the first worker, the module the single-file variant compiles from its embedded binary. Only while this
-    // worker initializes; nothing else runs on this thread meanwhile.
-    const real = WebAssembly.instantiate;
-    const capture = async (source: unknown, imports?: object) => {
-      const r = await (real as (s: unknown, i?: object) => Promise<unknown>)(source, imports);
-      // Other modules may instantiate meanwhile (libsodium): QuickJS's is the one importing this memory.
-      const ours = !!imports && Object.values(imports).some((ns) => !!ns && typeof ns === "object" && Object.values(ns).includes(memory));
-      if (!ours) return r;
-      if (r instanceof WebAssembly.Instance) this.instance ??= r;
-      else if (r && typeof r === "object" && "instance" in r && r.instance instanceof WebAssembly.Instance) {
-        this.instance ??= r.instance;
-        if ("module" in r && r.module instanceof WebAssembly.Module) compiled ??= r.module;
-      }
-      return r;
-    };
-    WebAssembly.instantiate = capture as typeof WebAssembly.instantiate;
-    try {
-      this.mod = await newQuickJSWASMModuleFromVariant(newVariant(baseVariant, shared ? { wasmMemory: memory, wasmModule: shared } : { wasmMemory: memory }));
-    } finally {
-      WebAssembly.instantiate = real;
-    }
+    const loaded = await loadQuickJS(memory, shared);
+    this.mod = loaded.mod;
+    this.instance = loaded.instance;
+    const compiled = loaded.compiled;
     guard(this);
     const glue = checkGlue(this.mod);
     if (glue !== null) throw new Error(`sandbox: unexpected quickjs-emscripten internals: ${glue}`);

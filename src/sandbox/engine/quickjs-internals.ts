@@ -1,5 +1,5 @@
-// Every reach of the engine into quickjs-emscripten-core's private fields and the emscripten variant's exports and
-// memory layout, in one place, with the versions they were verified for and a self-check at worker start.
+// Every reach of the engine into quickjs-emscripten-core's private fields and the emscripten variant's exports, its
+// way of instantiating and its memory layout, in one place, with the versions they were verified for and a self-check at worker start.
 //
 // Two kinds of internals, two policies:
 // - Speed: the memory image (stack pointer exports, allocator, host-function table, the Math.random state and the
@@ -21,7 +21,8 @@
 // @ts-ignore: not in the package's "exports" (Bun resolves and embeds it; tsc does not)
 import corePackage from "quickjs-emscripten-core/package.json" with { type: "json" };
 import variantPackage from "@jitl/quickjs-singlefile-mjs-release-sync/package.json" with { type: "json" };
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
+import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime, type QuickJSWASMModule } from "quickjs-emscripten-core";
+import baseVariant from "@jitl/quickjs-singlefile-mjs-release-sync";
 
 /** The package versions the internals below were verified for. */
 export const PINNED = { core: "0.32.0", variant: "0.32.0" } as const;
@@ -41,6 +42,37 @@ export const WASM_STACK_BYTES = 5 * 1024 * 1024;
 
 /** Pointers in an argument block of fastCall. */
 export const ARGV_SLOTS = 8;
+
+// ---------------------------------------------------------------- loading the module
+
+/** The QuickJS module of the single-file variant on `memory`, its WebAssembly.Instance (whose exports the functions
+ *  below use) and, when not `shared`, the WebAssembly.Module the variant compiled from its embedded binary (for the
+ *  next workers). The variant instantiates through WebAssembly.instantiate with `memory` among its imports: that
+ *  call is watched, only while this worker initializes (nothing else runs on its thread meanwhile). */
+export async function loadQuickJS(memory: WebAssembly.Memory, shared?: WebAssembly.Module): Promise<{ mod: QuickJSWASMModule; instance: WebAssembly.Instance | null; compiled: WebAssembly.Module | null }> {
+  let compiled: WebAssembly.Module | null = shared ?? null;
+  let instance: WebAssembly.Instance | null = null;
+  const real = WebAssembly.instantiate;
+  const capture = async (source: unknown, imports?: object) => {
+    const r = await (real as (s: unknown, i?: object) => Promise<unknown>)(source, imports);
+    // Other modules may instantiate meanwhile (libsodium): QuickJS's is the one importing this memory.
+    const ours = !!imports && Object.values(imports).some((ns) => !!ns && typeof ns === "object" && Object.values(ns).includes(memory));
+    if (!ours) return r;
+    if (r instanceof WebAssembly.Instance) instance ??= r;
+    else if (r && typeof r === "object" && "instance" in r && r.instance instanceof WebAssembly.Instance) {
+      instance ??= r.instance;
+      if ("module" in r && r.module instanceof WebAssembly.Module) compiled ??= r.module;
+    }
+    return r;
+  };
+  WebAssembly.instantiate = capture as typeof WebAssembly.instantiate;
+  try {
+    const mod = await newQuickJSWASMModuleFromVariant(newVariant(baseVariant, shared ? { wasmMemory: memory, wasmModule: shared } : { wasmMemory: memory }));
+    return { mod, instance, compiled };
+  } finally {
+    WebAssembly.instantiate = real;
+  }
+}
 
 // ---------------------------------------------------------------- the emscripten stack (variant exports)
 
