@@ -1,186 +1,43 @@
 // The tracker core every kind reuses (design: "trackers/ shared tracker core"): scheduling glue (platform/jobs),
-// runs (kind-specific execute → compare → persist → notify, one log per run with phase timings), revisions and
-// their diffs, execution logs, logs summary, and the change / failing / recovered emails. A kind (api/, page/)
+// reading and writing trackers, revisions and their diffs, execution logs and the logs summary. A kind (api/, page/)
 // extends TrackerKindService (kind-service.ts), which registers its KindHandler with the fetching phases and calls
-// the generic CRUD helpers here; its routes come from trackerRoutes (kind-routes.ts). Which process runs the schedule
-// (the leader among instances sharing a database) and how jobs follow trackers written by other processes is
-// scheduling.ts; every run first claims its tracker (store.claimRun), so it runs once at a time on any instance.
+// the generic CRUD helpers here; its routes come from trackerRoutes (kind-routes.ts). Around it:
+// - core-types.ts: the shapes kinds and core share (re-exported here, so kinds import from "./core");
+// - runs.ts: one run (kind-specific execute → compare → persist → notify, one log per run with phase timings) and
+//   the change / failing / recovered emails; every run first claims its tracker (store.claimRun), so it runs once at
+//   a time on any instance;
+// - scheduling.ts: which process runs the schedule (the leader among instances sharing a database) and how jobs
+//   follow trackers written by other processes.
+// Owns: tracker CRUD, the schedule's jobs, revisions and logs as the API reads (and clears) them. Must never: run a
+// tracker itself or add a revision or log (runs.ts does, inside the run's claim).
 import type { TierLimits } from "../../config/schema";
 import type { AuthUser } from "../../platform/auth/principal";
 import type { Db } from "../../platform/db/db";
-import { conflict, duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
+import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
 import { newId } from "../../platform/http/ids";
 import { parseListQuery } from "../../platform/http/list-query";
 import { pathId } from "../../platform/http/validate";
 import { JobLanes, QueueClosedError } from "../../platform/jobs/queue";
 import { Scheduler, type RunInfo } from "../../platform/jobs/scheduler";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
-import type { Notification, NotificationEmailService } from "../notification-email/service";
-import { selectorFromText, selectorToText, withoutSecret, type SecretsSelector, type SecretsService } from "../secrets/service";
-import type { TagRef, TagsService, TaggableType } from "../tags/service";
-import type { UsersService } from "../users/service";
-import { changeEmail, failingEmail, recoveredEmail } from "./notify";
+import { selectorFromText, selectorToText, withoutSecret } from "../secrets/service";
+import { SUMMARY_LOGS, MAX_LOGS, type CommonInput, type KindHandler, type PhaseRecord, type Revision, type StoredTracker, type TrackerLog, type TrackersCoreDeps, type TrackerWire, type TrackerWrite } from "./core-types";
 import { checkBool, checkName, isPlainObject, present, type TrackerConfig } from "./params";
-import { cutBytes, diffText, revisionData, sameBytes, unifiedDiff } from "./revisions";
+import { revisionData } from "./revisions";
+import { diffOf, TrackerRuns, type RunOutcome } from "./runs";
 import { TrackerScheduling } from "./scheduling";
-import { trackersStore as store, type LogRow, type RevisionRow, type TrackerKind, type TrackerRow } from "./store";
+import { trackersStore as store, type LogRow, type TrackerKind, type TrackerRow } from "./store";
 
 export type { TrackerKind } from "./store";
-
-/** Logs kept per tracker, and per tracker in the summary (supplement §17.2, §17.3, §22). */
-export const MAX_LOGS = 50;
-export const SUMMARY_LOGS = 10;
-export const MAX_LOG_ERROR_CHARS = 2000;
-
-export type PhaseStatus = "success" | "failure" | "skipped";
-
-export interface PhaseRecord {
-  phase: string;
-  durationMs: number;
-  status: PhaseStatus;
-  error?: string;
-}
-
-/** A stored tracker with its JSON columns parsed. `target` is in its stored (echoed) form, kind-specific. */
-export interface StoredTracker<Target = unknown> {
-  id: string;
-  userId: string;
-  kind: TrackerKind;
-  name: string;
-  enabled: boolean;
-  config: TrackerConfig;
-  target: Target;
-  notifications: boolean;
-  secrets: SecretsSelector;
-  createdAt: number;
-  updatedAt: number;
-  lastRanAt?: number;
-}
-
-export interface ExecuteInput<Target = unknown> {
-  tracker: StoredTracker<Target>;
-  /** The newest revision's `data` (supplement §15.3), absent when there is none. */
-  previousContent?: unknown;
-  /** Secret values the selector grants, by name. */
-  secrets: Record<string, string>;
-  /** The owner's effective tier limits. */
-  limits: TierLimits;
-}
-
-/** What a kind's fetching produces: its own phases, and the value on success or the error on failure. */
-export interface ExecuteOutput {
-  phases: PhaseRecord[];
-  value?: Uint8Array;
-  error?: string;
-}
-
-export interface KindHandler<Target = unknown> {
-  kind: TrackerKind;
-  tagType: TaggableType;
-  /** The kind's own phases in order (listed as failed/skipped when a run breaks before them). */
-  phases: string[];
-  /** Runs the fetching phases. Must not throw (failures are reported in the output). */
-  execute(input: ExecuteInput<Target>): Promise<ExecuteOutput>;
-}
-
-export interface TrackerLog {
-  id: string;
-  trackerId: string;
-  startedAt: number;
-  finishedAt: number;
-  durationMs: number;
-  status: "success" | "failure";
-  isManual: boolean;
-  retryAttempt?: number;
-  hasChanges?: boolean;
-  revisionSize?: number;
-  error?: string;
-  phases: PhaseRecord[];
-}
-
-export interface Revision {
-  id: string;
-  trackerId: string;
-  createdAt: number;
-  size: number;
-  data: unknown;
-  diff?: string;
-}
-
-/** Base wire object of every kind (target is the kind's). */
-export interface TrackerWire<Target = unknown> {
-  id: string;
-  name: string;
-  enabled: boolean;
-  config: TrackerConfig;
-  target: Target;
-  notifications: boolean;
-  secrets: SecretsSelector;
-  tags: TagRef[];
-  tagIds: string[];
-  createdAt: number;
-  updatedAt: number;
-  scheduledAt?: number;
-  lastRanAt?: number;
-  /** (addition) Revisions stored now. */
-  revisionCount: number;
-  /** (addition) A run of this tracker (scheduled, retry or manual) is waiting for a slot or running. */
-  running: boolean;
-}
-
-/** Validated common members of a create/update body (absent members are undefined). */
-export interface CommonInput {
-  name?: string;
-  enabled?: boolean;
-  notifications?: boolean;
-  /** Raw selector / tag list, resolved against stored data after the 404 check. */
-  secrets?: unknown;
-  tagIds?: unknown;
-}
-
-export interface TrackerWrite<Target> {
-  name: string;
-  enabled: boolean;
-  config: TrackerConfig;
-  target: Target;
-  notifications: boolean;
-}
-
-interface RunOutcome {
-  ok: boolean;
-  error?: string;
-  /** The tracker no longer exists. */
-  gone?: boolean;
-  /** Not run: its claim was taken (another instance runs it, or already ran this due time). */
-  skipped?: boolean;
-}
-
-interface RunMode {
-  manual: boolean;
-  attempt: number;
-  scheduledAt?: number;
-}
-
-/** A run claim lasts twice the tracker's timeout plus this (a live instance's stuck run; a dead one's lapses sooner). */
-const CLAIM_MARGIN_MS = 60_000;
-/** How often a manual run checks whether another instance's run of the tracker has ended. */
-const CLAIM_POLL_MS = 250;
-
-export interface TrackersCoreDeps {
-  tags: TagsService;
-  secrets: SecretsService;
-  users: UsersService;
-  notificationEmail: NotificationEmailService;
-}
-
-const truncate = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
-const errorText = (err: unknown) => String((err as Error)?.message ?? err);
+export * from "./core-types";
 
 export class TrackerCore {
   readonly lanes: JobLanes;
   readonly scheduler: Scheduler;
-  private readonly kinds = new Map<TrackerKind, KindHandler<any>>();
+  /** The registered kinds' handlers (runs.ts reads them). */
+  readonly kinds = new Map<TrackerKind, KindHandler<any>>();
   readonly scheduling: TrackerScheduling;
+  private readonly runs: TrackerRuns;
 
   constructor(
     private readonly rt: Runtime,
@@ -193,6 +50,7 @@ export class TrackerCore {
       onError: (message, fields) => rt.log.error(message, fields),
     });
     this.scheduling = new TrackerScheduling(rt, this);
+    this.runs = new TrackerRuns(rt, deps, this);
     // A removed user's trackers (rows cascade with the user) leave the schedule, here and on the other instances.
     deps.users.onUserRemoved(async (tx, userId) => {
       for (const { id } of await store.idsOfUser(tx, userId)) this.scheduler.remove(id);
@@ -216,8 +74,8 @@ export class TrackerCore {
     this.kinds.set(handler.kind, handler);
     this.scheduler.setHandler(handler.kind, {
       run: (id: string, info: RunInfo) =>
-        this.execute(id, { manual: false, attempt: info.attempt, ...(info.attempt === 0 ? { scheduledAt: info.dueAt } : {}) }),
-      settled: (id: string, _info: RunInfo, outcome: RunOutcome, retryAt: number | undefined) => this.afterScheduled(id, outcome, retryAt),
+        this.runs.execute(id, { manual: false, attempt: info.attempt, ...(info.attempt === 0 ? { scheduledAt: info.dueAt } : {}) }),
+      settled: (id: string, _info: RunInfo, outcome: RunOutcome, retryAt: number | undefined) => this.runs.afterScheduled(id, outcome, retryAt),
     });
   }
 
@@ -475,14 +333,10 @@ export class TrackerCore {
     for (const [i, r] of rows.entries()) {
       const rev: Revision = { id: r.id, trackerId: r.tracker_id, createdAt: r.created_at, size: r.size, data: revisionData(r.data) };
       const older = rows[i + 1];
-      if (withDiff && older) rev.diff = await this.diffOf(older, r);
+      if (withDiff && older) rev.diff = await diffOf(older, r);
       out.push(rev);
     }
     return out;
-  }
-
-  private diffOf(older: RevisionRow, newer: RevisionRow): Promise<string> {
-    return unifiedDiff({ text: diffText(older.data), createdAt: older.created_at }, { text: diffText(newer.data), createdAt: newer.created_at });
   }
 
   async clear(userId: string, kind: TrackerKind, rawId: string | undefined): Promise<void> {
@@ -512,7 +366,7 @@ export class TrackerCore {
   /** A manual run (`_history {refresh: true}`): waits for the tracker's previous run and for a slot. */
   async runManual(row: TrackerRow): Promise<void> {
     try {
-      await this.lanes.run(row.kind, row.id, () => this.execute(row.id, { manual: true, attempt: 0 }), row.user_id);
+      await this.lanes.run(row.kind, row.id, () => this.runs.execute(row.id, { manual: true, attempt: 0 }), row.user_id);
     } catch (err) {
       if (!(err instanceof QueueClosedError)) throw err;
     }
@@ -522,184 +376,7 @@ export class TrackerCore {
   inSlot<T>(kind: TrackerKind, fn: () => Promise<T>, owner: string): Promise<T> {
     return this.lanes.run(kind, undefined, fn, owner);
   }
-
-  /**
-   * One run: the run claim (store.claimRun: on any instance sharing the database, a tracker runs once at a time and a
-   * scheduled due time runs once), then the kind's phases, compare, persist, notify; one log. Never throws for run
-   * failures. A scheduled run whose claim is taken (another instance runs it, or ran that due time) is skipped; a
-   * manual one waits for the claim.
-   */
-  private async execute(id: string, mode: RunMode): Promise<RunOutcome> {
-    await yieldToIo();
-    const row = await store.byId(this.rt.db, id);
-    if (!row) {
-      this.scheduler.remove(id);
-      return { ok: true, gone: true };
-    }
-    const handler = this.kinds.get(row.kind);
-    const limits = await this.limitsFor(row.user_id);
-    if (!handler || !limits) return { ok: true, gone: true };
-    if (!mode.manual) this.scheduler.update(id, { minGapMs: limits.min_schedule_interval_sec * 1000 });
-    const config = JSON.parse(row.config) as TrackerConfig;
-    const claimMs = 2 * config.timeout + CLAIM_MARGIN_MS;
-    const scheduledSec = mode.scheduledAt !== undefined ? Math.ceil(mode.scheduledAt / 1000) : undefined;
-    const deadline = Date.now() + claimMs;
-    while (!(await store.claimRun(this.rt.db, id, Date.now() + claimMs, scheduledSec))) {
-      if (!mode.manual) return { ok: true, skipped: true };
-      if (Date.now() > deadline) throw conflict("Tracker: a run on another instance is still in progress; try again later");
-      await Bun.sleep(CLAIM_POLL_MS);
-    }
-    try {
-      return await this.runClaimed(row, handler, limits, mode);
-    } finally {
-      await store.releaseRun(this.rt.db, id).catch((err) => this.rt.log.error("trackers: releasing a run claim failed", { trackerId: id, error: errorText(err) }));
-    }
-  }
-
-  private async runClaimed(row: TrackerRow, handler: KindHandler, limits: TierLimits, mode: RunMode): Promise<RunOutcome> {
-    const id = row.id;
-    const tracker = this.parse(row);
-    const startedMs = this.rt.clock.now();
-    const t0 = performance.now();
-    const prev = await store.newestRevision(this.rt.db, id);
-
-    let out: ExecuteOutput;
-    try {
-      const secrets = await this.deps.secrets.valuesFor(row.user_id, tracker.secrets);
-      out = await handler.execute({ tracker, ...(prev ? { previousContent: revisionData(prev.data) } : {}), secrets, limits });
-    } catch (err) {
-      this.rt.log.error("tracker run failed unexpectedly", { trackerId: id, error: errorText(err) });
-      out = { phases: [{ phase: handler.phases[0]!, durationMs: 0, status: "failure", error: "Internal error" }], error: "Internal error" };
-    }
-    const phases = [...out.phases];
-    for (const name of handler.phases) if (!phases.some((p) => p.phase === name)) phases.push({ phase: name, durationMs: 0, status: "skipped" });
-
-    let error = out.value === undefined ? (out.error ?? "Run failed") : undefined;
-    let hasChanges: boolean | undefined;
-    let revisionSize: number | undefined;
-    /** A revision to write together with the log (one transaction), and the change email that goes with it. */
-    let pending: RevisionRow | undefined;
-    let changeNotice: Notification | undefined;
-    const keep = Math.min(tracker.config.revisions, limits.max_revisions);
-    const startedSec = Math.floor(startedMs / 1000);
-    // Rounded up: occurrences fall on whole seconds and gaps are whole seconds, so the floor stays exact for a
-    // catch-up run due at a fractional time.
-    const scheduledSec = mode.scheduledAt !== undefined ? Math.ceil(mode.scheduledAt / 1000) : undefined;
-    if (out.value !== undefined) {
-      // compare
-      const t = performance.now();
-      const value = cutBytes(out.value);
-      hasChanges = !prev || !sameBytes(prev.data, value);
-      revisionSize = value.byteLength;
-      phases.push({ phase: "compare", durationMs: ms(t), status: "success" });
-      const revision: RevisionRow | undefined = hasChanges
-        ? { id: newId(), tracker_id: id, created_at: nowSec(this.rt.clock), size: value.byteLength, data: value }
-        : undefined;
-      if (!revision) {
-        phases.push({ phase: "persist", durationMs: 0, status: "skipped" }, { phase: "notify", durationMs: 0, status: "skipped" });
-      } else {
-        // Persisted with the log below, in one transaction with the change email (when one is due): a crash leaves
-        // the run either wholly written or not at all, never a revision without its email or log.
-        pending = revision;
-        if (prev && tracker.notifications) {
-          const diff = await this.diffOf(prev, revision);
-          changeNotice = changeEmail(tracker, revision.created_at, diff, this.rt.config.server.public_url);
-        }
-      }
-    } else {
-      for (const phase of ["compare", "persist", "notify"]) phases.push({ phase, durationMs: 0, status: "skipped" });
-    }
-
-    const logRow = (persist?: PhaseRecord, notify?: PhaseRecord): LogRow => {
-      const all = persist ? [...phases, persist, notify ?? { phase: "notify", durationMs: 0, status: "skipped" as const }] : phases;
-      const ok = error === undefined;
-      return {
-        id: newId(),
-        tracker_id: id,
-        started_at: startedSec,
-        finished_at: Math.floor(this.rt.clock.now() / 1000),
-        duration_ms: ms(t0),
-        status: ok ? "success" : "failure",
-        is_manual: mode.manual ? 1 : 0,
-        retry_attempt: mode.attempt > 0 ? mode.attempt : null,
-        has_changes: ok ? (hasChanges ? 1 : 0) : null,
-        revision_size: ok ? (revisionSize ?? null) : null,
-        error: ok ? null : truncate(error!, MAX_LOG_ERROR_CHARS),
-        phases: JSON.stringify(all.map((p) => (p.error !== undefined ? { ...p, error: truncate(p.error, MAX_LOG_ERROR_CHARS) } : p))),
-      };
-    };
-    const writeLog = (revision: RevisionRow | undefined) =>
-      this.rt.db.tx(async (tx) => {
-        if ((await store.recordRun(tx, id, startedSec, scheduledSec)).changes === 0) return undefined;
-        let persist: PhaseRecord | undefined;
-        let notify: PhaseRecord | undefined;
-        if (revision) {
-          let t = performance.now();
-          await store.insertRevision(tx, revision);
-          await store.trimRevisions(tx, id, keep);
-          persist = { phase: "persist", durationMs: ms(t), status: "success" };
-          if (changeNotice) {
-            t = performance.now();
-            try {
-              await this.deps.notificationEmail.notify(row.user_id, changeNotice, tx);
-              notify = { phase: "notify", durationMs: ms(t), status: "success" };
-            } catch (err) {
-              notify = { phase: "notify", durationMs: ms(t), status: "failure", error: `Notification failed: ${errorText(err)}` };
-            }
-          }
-        }
-        const log = logRow(persist, notify);
-        await store.insertLog(tx, log);
-        await store.trimLogs(tx, id, MAX_LOGS);
-        if (log.status === "success" && (row.failure_streak > 0 || row.failing_notified === 1)) await store.setStreak(tx, id, 0, false);
-        return log;
-      });
-    let log: LogRow | undefined;
-    await yieldToIo();
-    try {
-      log = await writeLog(pending);
-    } catch (err) {
-      if (!pending) throw err;
-      // The revision could not be written: log the run as a persist failure.
-      error = `Saving the revision failed: ${errorText(err)}`;
-      phases.push({ phase: "persist", durationMs: 0, status: "failure", error }, { phase: "notify", durationMs: 0, status: "skipped" });
-      log = await writeLog(undefined);
-    }
-    const gone = log === undefined;
-    const ok = error === undefined;
-    if (gone) return { ok: true, gone: true };
-    if (ok && row.failing_notified === 1 && tracker.notifications) {
-      await this.sendQuietly(row.user_id, recoveredEmail(tracker, log!.finished_at, this.rt.config.server.public_url));
-    }
-    return ok ? { ok } : { ok, error: log!.error! };
-  }
-
-  /** After a scheduled run: a final failure (no retry planned) extends the streak and may send the "failing" email. */
-  private async afterScheduled(id: string, outcome: RunOutcome, retryAt: number | undefined): Promise<void> {
-    if (outcome.ok || outcome.gone || outcome.skipped || retryAt !== undefined) return;
-    const row = await store.byId(this.rt.db, id);
-    if (!row) return;
-    const streak = row.failure_streak + 1;
-    const threshold = this.rt.config.scheduler.failure_alert_after;
-    const alert = streak >= threshold && row.failing_notified !== 1 && row.notifications === 1;
-    await store.setStreak(this.rt.db, id, streak, row.failing_notified === 1 || alert);
-    if (alert) {
-      await this.sendQuietly(row.user_id, failingEmail(this.parse(row), streak, outcome.error ?? "Run failed", this.now(), this.rt.config.server.public_url));
-    }
-  }
-
-  private async sendQuietly(userId: string, n: Parameters<NotificationEmailService["notify"]>[1]): Promise<void> {
-    try {
-      await this.deps.notificationEmail.notify(userId, n);
-    } catch (err) {
-      this.rt.log.error("tracker notification failed", { kind: n.kind, error: errorText(err) });
-    }
-  }
 }
-
-const ms = (since: number) => Math.max(0, Math.round(performance.now() - since));
-/** Lets pending I/O (API requests) in between the synchronous database steps of a run. */
-const yieldToIo = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function toLog(r: LogRow): TrackerLog {
   return {

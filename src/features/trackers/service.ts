@@ -1,6 +1,6 @@
-// Trackers: the shared core (core.ts: scheduling glue, runs, revisions, logs, diffs, notifications) and its kinds
-// (api/: HTTP API trackers; page/: page trackers rendered in Chromium), plus `POST /api/scheduler/parse_schedule`
-// (supplement §14), and transfer.ts for user data export, import and clone.
+// Trackers: the shared core (core.ts: scheduling glue, revisions, logs, diffs; runs.ts: runs and their notifications)
+// and its kinds (api/: HTTP API trackers; page/: page trackers rendered in Chromium), plus
+// `POST /api/scheduler/parse_schedule` (supplement §14), and transfer.ts for user data export, import and clone.
 import type { AuthUser } from "../../platform/auth/principal";
 import { invalid } from "../../platform/http/errors";
 import { analyzeSchedule } from "../../platform/jobs/cron";
