@@ -1,29 +1,46 @@
-// Webhook responders (supplement §11, §18.2): management rules and validation, the hit engine (engine.ts),
-// capture batching (capture.ts), history / stats / HAR, and the hit-summary job. At the end: `transfer` (transfer.ts:
-// user data export, import and clone on these rules) and `search` (§20).
+// Webhook responders (supplement §11, §18.2): management (CRUD on the rules of rules.ts: shapes, validation, settings
+// ↔ row, clashes), URLs and wire objects, history / stats / HAR, "Try it", the hit engine (engine.ts), capture
+// batching (capture.ts) and the hit-summary job (hit-summary.ts), started and stopped with the service. At the end:
+// `transfer` (transfer.ts: user data export, import and clone on these rules) and `search` (§20). The shapes are
+// re-exported from here.
+// Owns: the service's lifecycle and the management API's flow (check → 404 → resolve → one transaction → invalidate
+// the cached responders here and on the other instances). Must never: check a member itself (rules.ts does), or
+// change a user's responders without invalidating them.
 import type { Server } from "bun";
-import type { TierLimits } from "../../config/schema";
 import type { AuthUser } from "../../platform/auth/principal";
 import { watchExternalCommits, type Db } from "../../platform/db/db";
-import { conflict, duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
+import type { SearchHit, SearchText } from "../../platform/db/search";
+import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
 import { newId } from "../../platform/http/ids";
 import { parseListQuery } from "../../platform/http/list-query";
-import { normalizeName, pathId, utf8Length } from "../../platform/http/validate";
+import { normalizeName, pathId } from "../../platform/http/validate";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import type { NotificationEmailService } from "../notification-email/service";
-import { selectorFromText, selectorToText, withoutSecret, type ParsedSelector, type SecretsSelector, type SecretsService } from "../secrets/service";
+import { selectorFromText, selectorToText, withoutSecret, type SecretsService } from "../secrets/service";
 import type { TagRef, TagsService } from "../tags/service";
 import type { UsersService } from "../users/service";
 import { CaptureQueue } from "./capture";
 import { ResponderEngine } from "./engine";
 import { buildHar, harContentDisposition, parseHistoryWindow, toTrackedRecord, type TrackedRecord } from "./har";
-import { methodsOverlap, RESPONDER_METHODS, type PathType } from "./match";
+import { HitSummaries } from "./hit-summary";
+import type { PathType } from "./match";
+import { DEFAULT_THROTTLE, NAME_MAX, present, ResponderRules, type Responder, type ResponderInfo, type ResponderInput, type ResponderSettings, type ResponderStats } from "./rules";
 import type { HeaderList, ScriptRunner } from "./script-result";
 import { RESPONDER_SORT_KEYS, respondersStore, type ResponderRow } from "./store";
 import { ResponderTransfer } from "./transfer";
 import { checkTryInput, runTry, type TryInput, type TryResult } from "./try-request";
-import type { SearchHit, SearchText } from "../../platform/db/search";
 
+export type {
+  CheckedSettings,
+  NormalizedLocation,
+  NormalizedSettings,
+  Responder,
+  ResponderInfo,
+  ResponderInput,
+  ResponderLocation,
+  ResponderSettings,
+  ResponderStats,
+} from "./rules";
 export type { ScriptRunner } from "./script-result";
 
 export interface RespondersDeps {
@@ -37,107 +54,17 @@ export interface RespondersDeps {
   deleteKv?: (tx: Db, ownerId: string) => Promise<void>;
 }
 
-export interface ResponderLocation {
-  pathType: PathType;
-  path: string;
-  subdomainPrefix?: string;
-}
-
-export interface ResponderSettings {
-  requestsToTrack: number;
-  statusCode: number;
-  headers?: HeaderList;
-  body?: string;
-  script?: string;
-  secrets: SecretsSelector;
-  notifications?: { enabled: boolean; throttleSeconds: number };
-}
-
-/** Stored responder (supplement §11.1). */
-export interface Responder {
-  id: string;
-  name: string;
-  url: string;
-  location: ResponderLocation;
-  method: string;
-  enabled: boolean;
-  settings: ResponderSettings;
-  tags: TagRef[];
-  tagIds: string[];
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface ResponderStats {
-  responderId: string;
-  requestCount: number;
-  lastRequestedAt?: number;
-}
-
-export interface ResponderInfo {
-  urlStyle: "subdomain" | "path";
-  baseUrl: string;
-  prefixedBaseUrl?: string;
-  maxRequestsToTrack: number;
-  notificationThrottles: number[];
-}
-
-export interface ResponderInput {
-  name?: unknown;
-  location?: unknown;
-  method?: unknown;
-  enabled?: unknown;
-  settings?: unknown;
-  tagIds?: unknown;
-}
-
-const NAME_MAX = 100;
-const PATH_MAX = 255;
-const PATH_RE = /^\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*$/;
-const PREFIX_RE = /^[a-z0-9]([a-z0-9-]{0,34}[a-z0-9])?$/;
-const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const BAD_HEADER_VALUE_RE = /[\r\n\0]/;
-const MAX_HEADERS = 100;
-const MAX_HEADER_VALUE_BYTES = 8 * 1024;
-const MAX_BODY_BYTES = 1024 * 1024;
-const MAX_SCRIPT_BYTES = 51_200;
 /** Shutdown: how long stop() waits for hits that the closing sandbox pool has just ended. */
 const STOP_SETTLE_MS = 2000;
-const DEFAULT_THROTTLE = 3600;
-const SUMMARY_INTERVAL_MS = 60_000;
 /** Cross-instance event (Db.publish): a user's responders changed; payload = user id. */
 const INVALIDATE_TOPIC = "responders";
-
-const present = (v: unknown) => v !== undefined && v !== null;
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const isInt = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v);
-
-export interface NormalizedSettings {
-  requestsToTrack: number;
-  statusCode: number;
-  headers: HeaderList;
-  body: string;
-  script: string | null;
-  secrets: SecretsSelector;
-  notifications: { enabled: boolean; throttleSeconds: number } | null;
-}
-
-export type CheckedSettings = Omit<NormalizedSettings, "secrets"> & { secrets: ParsedSelector };
-
-export interface NormalizedLocation {
-  pathType: PathType;
-  path: string;
-  prefix: string;
-}
-
-const isoUtc = (sec: number) => new Date(sec * 1000).toISOString().replace(".000Z", "Z");
 
 export class RespondersService {
   private readonly capture: CaptureQueue;
   private readonly engine: ResponderEngine;
-  private summaryTimer: ReturnType<typeof setInterval> | undefined;
+  private readonly rules: ResponderRules;
+  private readonly summaries: HitSummaries;
   private stopWatching: (() => void) | undefined;
-  private summaryRun: Promise<number> | undefined;
 
   constructor(
     private readonly rt: Runtime,
@@ -145,6 +72,8 @@ export class RespondersService {
   ) {
     this.capture = new CaptureQueue(rt.db, rt.log);
     this.engine = new ResponderEngine(rt, { secrets: deps.secrets, users: deps.users, capture: this.capture, scripts: deps.scripts });
+    this.rules = new ResponderRules(rt, deps);
+    this.summaries = new HitSummaries(rt, this.capture, deps);
     deps.secrets.onDelete(async (tx, { userId, secretId }) => {
       for (const r of await respondersStore.selectorsMentioning(tx, userId, secretId)) {
         const current = selectorFromText(r.secrets);
@@ -206,10 +135,8 @@ export class RespondersService {
   // ---- background ----
 
   async start(): Promise<void> {
-    if (this.summaryTimer !== undefined) return;
-    this.summaryTimer = setInterval(() => {
-      this.runHitSummaries().catch((err) => this.rt.log.error("responders: hit summary job failed", { error: String(err) }));
-    }, SUMMARY_INTERVAL_MS);
+    if (this.stopWatching !== undefined) return;
+    this.summaries.start();
     // Operator commands change the database next to a running server (supplement §23.3: the server sees the
     // changes at once): a commit by another connection drops the cached responders and tiers.
     const stopWatching = watchExternalCommits(
@@ -235,11 +162,9 @@ export class RespondersService {
   /** Stops the summary job and writes the last capture batch, after the hits in progress (a script still running
    *  at shutdown ends when the sandbox pool closes, before this). */
   async stop(): Promise<void> {
-    clearInterval(this.summaryTimer);
-    this.summaryTimer = undefined;
     this.stopWatching?.();
     this.stopWatching = undefined;
-    await this.summaryRun?.catch(() => {});
+    await this.summaries.stop();
     if (!(await this.engine.settle(STOP_SETTLE_MS))) {
       this.rt.log.warn("responders: hits still in progress at shutdown are not recorded", { hits: this.engine.hitsInProgress });
     }
@@ -247,54 +172,11 @@ export class RespondersService {
   }
 
   /**
-   * One tick of the hit-summary job (supplement §18.2), at `rt.clock` time: every responder with
-   * notifications on, tracked hits since its last summary and its throttle window elapsed gets one email.
-   * Returns the number of summaries queued. Runs do not overlap.
+   * One tick of the hit-summary job (hit-summary.ts, supplement §18.2), at `rt.clock` time: returns the number of
+   * summaries queued. Runs do not overlap.
    */
   runHitSummaries(): Promise<number> {
-    if (this.summaryRun) return this.summaryRun;
-    const run = this.summaryTick().finally(() => {
-      this.summaryRun = undefined;
-    });
-    this.summaryRun = run;
-    return run;
-  }
-
-  private async summaryTick(): Promise<number> {
-    await this.capture.flush();
-    const now = this.now();
-    let sent = 0;
-    for (const r of await respondersStore.dueSummaries(this.rt.db, now)) {
-      const n = r.notify_count;
-      const from = r.notify_from ?? r.created_at;
-      const title = `Responder "${r.name}" received ${n} request(s)`;
-      const email = {
-        kind: "responder_summary" as const,
-        subject: `[Secbox] ${title}`,
-        content: {
-          heading: title,
-          paragraphs: [
-            `${n} request(s) were tracked by your responder "${r.name}" since ${isoUtc(from)} (UTC).`,
-            "Individual requests do not each cause an email; this summary is sent at most once per notification window.",
-          ],
-          link: { label: "Open the request history", url: `${this.rt.config.server.public_url}/responders/${r.id}` },
-        },
-      };
-      try {
-        // The email and the reset of the count commit together: a crash (or a failed write) between them can
-        // neither lose the summary nor send it twice. The reset goes first and only while the window is still
-        // open, so of several instances running this job at once only one queues the summary.
-        const queued = await this.rt.db.tx(async (tx) => {
-          if (!(await respondersStore.markNotified(tx, r.id, n, now))) return false;
-          await this.deps.notificationEmail.notify(r.user_id, email, tx);
-          return true;
-        });
-        if (queued) sent++;
-      } catch (err) {
-        this.rt.log.error("responders: queueing a hit summary failed", { responderId: r.id, error: String(err) });
-      }
-    }
-    return sent;
+    return this.summaries.run();
   }
 
   // ---- URLs ----
@@ -338,160 +220,6 @@ export class RespondersService {
     return rows.map((r) => this.toWire(r, handle, tagMap.get(r.id) ?? []));
   }
 
-  // ---- validation (supplement §11.2) ----
-
-  private location(raw: unknown): NormalizedLocation {
-    if (!isPlainObject(raw)) throw invalid("location: must be an object with pathType and path");
-    const { pathType, path, subdomainPrefix } = raw;
-    if (!present(pathType)) throw invalid("location.pathType: is required");
-    if (pathType !== "=" && pathType !== "^" && pathType !== "*") throw invalid("location.pathType: must be one of =, ^, *");
-    if (!present(path)) throw invalid("location.path: is required");
-    if (typeof path !== "string") throw invalid("location.path: must be a string");
-    if (path.length < 1 || path.length > PATH_MAX) throw invalid(`location.path: must be 1 to ${PATH_MAX} characters`);
-    if (!path.startsWith("/")) throw invalid("location.path: must start with /");
-    if (!PATH_RE.test(path)) throw invalid("location.path: may contain only RFC 3986 path characters (unreserved, %XX, sub-delims, :, @, /)");
-    let end = path.length;
-    while (end > 1 && path[end - 1] === "/") end--;
-    let prefix = "";
-    if (present(subdomainPrefix)) {
-      if (typeof subdomainPrefix !== "string") throw invalid("location.subdomainPrefix: must be a string or null");
-      if (!PREFIX_RE.test(subdomainPrefix))
-        throw invalid("location.subdomainPrefix: must be 1 to 36 lower-case letters, digits or -, not starting or ending with -");
-      if (this.rt.config.responders.url_style === "path") throw invalid("location.subdomainPrefix: not available with responders.url_style = \"path\"");
-      prefix = subdomainPrefix;
-    }
-    return { pathType, path: path.slice(0, end), prefix };
-  }
-
-  private method(raw: unknown): string {
-    if (!present(raw)) return "ANY";
-    if (typeof raw !== "string" || !(RESPONDER_METHODS as readonly string[]).includes(raw))
-      throw invalid(`method: must be one of ${RESPONDER_METHODS.join(", ")}`);
-    return raw;
-  }
-
-  private enabled(raw: unknown): boolean {
-    if (!present(raw)) return true;
-    if (typeof raw !== "boolean") throw invalid("enabled: must be a boolean");
-    return raw;
-  }
-
-  /** Every check of `settings` that needs no stored data; the secrets selector's entries are looked up by
-   *  resolveSettings (after the 404 check of an update, supplement §1 check order). */
-  private settings(user: Pick<AuthUser, "tier">, raw: unknown, limits: TierLimits = tierLimits(this.rt.config, user.tier)): CheckedSettings {
-    if (present(raw) && !isPlainObject(raw)) throw invalid("settings: must be an object");
-    const s = (raw ?? {}) as Record<string, unknown>;
-
-    let requestsToTrack = 0;
-    if (present(s.requestsToTrack)) {
-      const max = limits.max_requests_to_track;
-      if (!isInt(s.requestsToTrack) || s.requestsToTrack < 0 || s.requestsToTrack > max)
-        throw invalid(`settings.requestsToTrack: must be an integer from 0 to ${max} (the ${user.tier} tier maximum)`);
-      requestsToTrack = s.requestsToTrack;
-    }
-
-    let statusCode = 200;
-    if (present(s.statusCode)) {
-      if (!isInt(s.statusCode) || s.statusCode < 200 || s.statusCode > 599) throw invalid("settings.statusCode: must be an integer from 200 to 599");
-      statusCode = s.statusCode;
-    }
-
-    let body = "";
-    if (present(s.body)) {
-      if (typeof s.body !== "string") throw invalid("settings.body: must be a string");
-      if (utf8Length(s.body) > MAX_BODY_BYTES) throw invalid(`settings.body: must be at most ${MAX_BODY_BYTES} UTF-8 bytes`);
-      body = s.body;
-    }
-
-    const headers: HeaderList = [];
-    if (present(s.headers)) {
-      if (!Array.isArray(s.headers)) throw invalid("settings.headers: must be an array of [name, value] pairs");
-      if (s.headers.length > MAX_HEADERS) throw invalid(`settings.headers: at most ${MAX_HEADERS} headers`);
-      s.headers.forEach((pair: unknown, i) => {
-        const field = `settings.headers[${i}]`;
-        if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== "string" || typeof pair[1] !== "string")
-          throw invalid(`${field}: must be a [name, value] pair of strings`);
-        const [name, value] = pair as [string, string];
-        if (!TOKEN_RE.test(name)) throw invalid(`${field}: header name must be an RFC 9110 token`);
-        if (BAD_HEADER_VALUE_RE.test(value)) throw invalid(`${field}: header value must not contain CR, LF or NUL`);
-        if (utf8Length(value) > MAX_HEADER_VALUE_BYTES) throw invalid(`${field}: header value must be at most ${MAX_HEADER_VALUE_BYTES} bytes`);
-        headers.push([name, value]);
-      });
-    }
-
-    let script: string | null = null;
-    if (present(s.script)) {
-      if (typeof s.script !== "string") throw invalid("settings.script: must be a string or null");
-      const bytes = utf8Length(s.script);
-      if (bytes < 1 || bytes > MAX_SCRIPT_BYTES) throw invalid(`settings.script: must be 1 to ${MAX_SCRIPT_BYTES} UTF-8 bytes`);
-      script = s.script;
-    }
-
-    let notifications: NormalizedSettings["notifications"] = null;
-    if (present(s.notifications)) {
-      const n = s.notifications;
-      if (!isPlainObject(n)) throw invalid("settings.notifications: must be an object {enabled, throttleSeconds?}");
-      if (typeof n.enabled !== "boolean") throw invalid("settings.notifications.enabled: must be a boolean");
-      const allowed = limits.notification_throttles;
-      let throttleSeconds = allowed.includes(DEFAULT_THROTTLE) || allowed.length === 0 ? DEFAULT_THROTTLE : allowed[0]!;
-      if (present(n.throttleSeconds)) {
-        if (!isInt(n.throttleSeconds) || !allowed.includes(n.throttleSeconds))
-          throw invalid(`settings.notifications.throttleSeconds: must be one of ${allowed.join(", ")}`);
-        throttleSeconds = n.throttleSeconds;
-      }
-      if (n.enabled && requestsToTrack === 0)
-        throw invalid("settings.notifications.enabled: requires settings.requestsToTrack > 0 (summaries count tracked requests)");
-      notifications = { enabled: n.enabled, throttleSeconds };
-    }
-
-    const secrets = this.deps.secrets.parseSelector(s.secrets, "settings.secrets");
-    return { requestsToTrack, statusCode, headers, body, script, secrets, notifications };
-  }
-
-  private async resolveSettings(user: AuthUser, checked: CheckedSettings): Promise<NormalizedSettings> {
-    return { ...checked, secrets: await this.deps.secrets.resolveSelector(user.id, checked.secrets) };
-  }
-
-  /** Writes `s` into `row`; true when the hit-summary count starts over (notifications turned on, or off). */
-  private applySettings(row: ResponderRow, s: NormalizedSettings, now: number, previous: ResponderRow | undefined): boolean {
-    row.requests_to_track = s.requestsToTrack;
-    row.status_code = s.statusCode;
-    row.headers = s.headers.length > 0 ? JSON.stringify(s.headers) : null;
-    row.body = s.body === "" ? null : s.body;
-    row.script = s.script;
-    row.secrets = selectorToText(s.secrets);
-    if (s.notifications === null) {
-      // "omitted when never set": a settings object without notifications keeps none.
-      row.notify_enabled = null;
-      row.notify_throttle = null;
-    } else {
-      row.notify_enabled = s.notifications.enabled ? 1 : 0;
-      row.notify_throttle = s.notifications.throttleSeconds;
-    }
-    const wasOn = previous?.notify_enabled === 1;
-    if (row.notify_enabled === 1 && !wasOn) {
-      // Counting starts when notifications are enabled.
-      row.notify_count = 0;
-      row.notify_from = now;
-      return true;
-    }
-    if (row.notify_enabled !== 1) {
-      row.notify_count = 0;
-      row.notify_from = null;
-      return true;
-    }
-    return false;
-  }
-
-  private async checkConflicts(tx: Db, row: ResponderRow, exceptId: string | null): Promise<void> {
-    if (await respondersStore.nameTaken(tx, row.user_id, row.name, exceptId)) throw duplicateName("Responder", row.name);
-    const clash = (await respondersStore.sameLocation(tx, row.user_id, row.subdomain_prefix, row.path_type, row.path_lower, exceptId)).find((o) =>
-      methodsOverlap(o.method, row.method),
-    );
-    if (clash)
-      throw conflict(`location: responder "${clash.name}" already serves ${row.path_type} ${row.path} for method ${clash.method}${row.subdomain_prefix ? ` on prefix ${row.subdomain_prefix}` : ""}`);
-  }
-
   // ---- CRUD ----
 
   async list(user: AuthUser, rawQuery: Record<string, unknown>): Promise<{ items: Responder[]; total: number }> {
@@ -511,10 +239,10 @@ export class RespondersService {
     if (!present(body.name)) throw invalid("name: is required");
     const name = normalizeName(body.name, NAME_MAX);
     if (!present(body.location)) throw invalid("location: is required");
-    const location = this.location(body.location);
-    const method = this.method(body.method);
-    const enabled = this.enabled(body.enabled);
-    const settings = await this.resolveSettings(user, this.settings(user, body.settings));
+    const location = this.rules.location(body.location);
+    const method = this.rules.method(body.method);
+    const enabled = this.rules.enabled(body.enabled);
+    const settings = await this.rules.resolveSettings(user, this.rules.settings(user, body.settings));
     const tagIds = present(body.tagIds) ? await this.deps.tags.resolveTagIds(user.id, body.tagIds) : [];
     const now = this.now();
     const row: ResponderRow = {
@@ -541,11 +269,11 @@ export class RespondersService {
       created_at: now,
       updated_at: now,
     };
-    this.applySettings(row, settings, now, undefined);
+    this.rules.applySettings(row, settings, now, undefined);
     const max = tierLimits(this.rt.config, user.tier).max_responders;
     try {
       await this.rt.db.tx(async (tx) => {
-        await this.checkConflicts(tx, row, null);
+        await this.rules.checkConflicts(tx, row, null);
         if ((await respondersStore.count(tx, user.id)) >= max) throw limitReached(`responders: at most ${max} responders allowed on the ${user.tier} tier`);
         await respondersStore.insert(tx, row);
         await this.deps.tags.setEntityTags(tx, "responder", row.id, user.id, tagIds);
@@ -564,15 +292,15 @@ export class RespondersService {
     if (!has("name") && !has("location") && !has("method") && !has("enabled") && !has("settings") && !has("tagIds"))
       throw invalid("body: at least one of name, location, method, enabled, settings or tagIds is required");
     const name = has("name") ? normalizeName(body.name, NAME_MAX) : undefined;
-    const location = has("location") ? this.location(body.location) : undefined;
-    const method = has("method") ? this.method(body.method) : undefined;
-    const enabled = has("enabled") ? this.enabled(body.enabled) : undefined;
-    const checkedSettings = has("settings") ? this.settings(user, body.settings) : undefined;
+    const location = has("location") ? this.rules.location(body.location) : undefined;
+    const method = has("method") ? this.rules.method(body.method) : undefined;
+    const enabled = has("enabled") ? this.rules.enabled(body.enabled) : undefined;
+    const checkedSettings = has("settings") ? this.rules.settings(user, body.settings) : undefined;
 
     const id = pathId(rawId, "Responder");
     const current = await respondersStore.get(this.rt.db, user.id, id);
     if (!current) throw notFound("Responder");
-    const settings = checkedSettings && (await this.resolveSettings(user, checkedSettings));
+    const settings = checkedSettings && (await this.rules.resolveSettings(user, checkedSettings));
     const tagIds = has("tagIds") ? await this.deps.tags.resolveTagIds(user.id, body.tagIds) : undefined;
 
     const now = this.now();
@@ -586,14 +314,14 @@ export class RespondersService {
     }
     if (method !== undefined) next.method = method;
     if (enabled !== undefined) next.enabled = enabled ? 1 : 0;
-    const resetNotify = settings !== undefined && this.applySettings(next, settings, now, current);
+    const resetNotify = settings !== undefined && this.rules.applySettings(next, settings, now, current);
     const keep = Math.min(next.requests_to_track, tierLimits(this.rt.config, user.tier).max_requests_to_track);
 
     // Records served before this update are written first, so the trim below sees them.
     await this.capture.flush();
     try {
       await this.rt.db.tx(async (tx) => {
-        await this.checkConflicts(tx, next, id);
+        await this.rules.checkConflicts(tx, next, id);
         if ((await respondersStore.update(tx, next, resetNotify)).changes === 0) throw notFound("Responder");
         if (tagIds !== undefined) await this.deps.tags.setEntityTags(tx, "responder", id, user.id, tagIds);
         await respondersStore.trim(tx, id, keep);
@@ -697,12 +425,12 @@ export class RespondersService {
     this.transferPart ??= new ResponderTransfer(this.rt, {
       tags: this.deps.tags,
       deleteKv: this.deps.deleteKv,
-      location: (raw) => this.location(raw),
-      method: (raw) => this.method(raw),
-      enabled: (raw) => this.enabled(raw),
-      settings: (tier, raw, limits) => this.settings({ tier }, raw, limits),
-      applySettings: (row, settings, now, previous) => this.applySettings(row, settings, now, previous),
-      checkConflicts: (tx, row, exceptId) => this.checkConflicts(tx, row, exceptId),
+      location: (raw) => this.rules.location(raw),
+      method: (raw) => this.rules.method(raw),
+      enabled: (raw) => this.rules.enabled(raw),
+      settings: (tier, raw, limits) => this.rules.settings({ tier }, raw, limits),
+      applySettings: (row, settings, now, previous) => this.rules.applySettings(row, settings, now, previous),
+      checkConflicts: (tx, row, exceptId) => this.rules.checkConflicts(tx, row, exceptId),
       toWire: (row) => this.toWire(row, "", []),
       done: (userId, deletedIds) => {
         for (const id of deletedIds) this.capture.discard(id);
