@@ -227,6 +227,15 @@ describe("responders pages", () => {
       await page.waitForFunction(`${rowCount} === 2`);
       await Bun.sleep(1500); // a poll or two later: still two (a poll that overlapped another once listed them twice)
       expect(await page.evaluate(rowCount)).toBe(2);
+
+      // Delete from the editor: asked first, then back on the list, and the responder is gone.
+      await goto(ui, `${h.url}/responders/${id}/edit`);
+      await waitForText(page, "Where it listens");
+      await click(page, "button", "Delete");
+      await clickInDialog(page, "Delete");
+      await waitForText(page, "Responder “private” deleted");
+      await page.waitForFunction(`location.pathname === "/responders"`);
+      expect((await user.client.get(`${BASE}/${id}`)).status).toBe(404);
       expectClean(ui);
     },
     TEST_TIMEOUT,

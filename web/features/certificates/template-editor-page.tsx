@@ -7,7 +7,7 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useParams, useSearch } from "wouter";
 import type { TemplateGetResponse } from "../../api/types";
-import { confirmDelete } from "../../components/confirm";
+import { confirmDeleteAndLeave } from "../../components/confirm";
 import { applyApiError } from "../../components/form";
 import { notifyError, notifySuccess } from "../../components/notify";
 import { PageHeader } from "../../components/page-header";
@@ -79,22 +79,16 @@ function TemplateEditor({ existing, copyOf }: { existing?: TemplateGetResponse; 
 
   const refresh = () => qc.invalidateQueries({ queryKey: [TEMPLATES_KEY, "one", existing?.template.id] });
   const remove = () =>
-    confirmDelete({
+    confirmDeleteAndLeave({
       what: "template",
       name: existing!.template.name,
       consequence: existing!.userShare ? "Its share link stops working. Certificates already generated are not affected. This cannot be undone." : "Certificates already generated are not affected. This cannot be undone.",
-      onConfirm: async () => {
-        try {
-          await templatesApi.remove(existing!.template.id);
-          form.resetDirty();
-          notifySuccess(`Template “${existing!.template.name}” deleted`);
-          navigateSaved("/certificates/templates", { replace: true });
-          qc.removeQueries({ queryKey: [TEMPLATES_KEY, "one", existing!.template.id] });
-          await qc.invalidateQueries({ queryKey: [TEMPLATES_KEY, "list"] });
-        } catch (err) {
-          notifyError(err, "Could not delete the template");
-        }
-      },
+      remove: () => templatesApi.remove(existing!.template.id),
+      beforeLeave: form.resetDirty,
+      listPath: "/certificates/templates",
+      queryClient: qc,
+      queryKey: TEMPLATES_KEY,
+      id: existing!.template.id,
     });
 
   return (

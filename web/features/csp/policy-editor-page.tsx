@@ -6,7 +6,7 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useMemo, useState } from "react";
 import { Link, useParams, useSearch } from "wouter";
 import { errorField, errorMessage } from "../../api/client";
-import { confirmDelete } from "../../components/confirm";
+import { confirmDeleteAndLeave } from "../../components/confirm";
 import { notifyError, notifySuccess } from "../../components/notify";
 import { PageHeader } from "../../components/page-header";
 import { SharePanel, shareLink } from "../../components/share-panel";
@@ -107,21 +107,15 @@ function PolicyEditor({ existing, copyOf }: { existing?: PolicyGetResponse; copy
   };
 
   const remove = () =>
-    confirmDelete({
+    confirmDeleteAndLeave({
       what: "policy",
       name: existing!.policy.name,
       consequence: existing!.userShare ? "Its share link stops working. This cannot be undone." : "This cannot be undone.",
-      onConfirm: async () => {
-        try {
-          await cspApi.remove(existing!.policy.id);
-          notifySuccess(`Policy “${existing!.policy.name}” deleted`);
-          navigateSaved("/csp", { replace: true });
-          qc.removeQueries({ queryKey: [CSP_KEY, "one", existing!.policy.id] });
-          await qc.invalidateQueries({ queryKey: [CSP_KEY, "list"] });
-        } catch (err) {
-          notifyError(err, "Could not delete the policy");
-        }
-      },
+      remove: () => cspApi.remove(existing!.policy.id),
+      listPath: "/csp",
+      queryClient: qc,
+      queryKey: CSP_KEY,
+      id: existing!.policy.id,
     });
 
   return (

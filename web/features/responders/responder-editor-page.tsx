@@ -8,7 +8,7 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useParams, useSearch } from "wouter";
 import { CodeEditor } from "../../components/code-editor/code-editor";
-import { confirmDelete } from "../../components/confirm";
+import { confirmDeleteAndLeave } from "../../components/confirm";
 import { CopyButton } from "../../components/copy-button";
 import { applyApiError } from "../../components/form";
 import { HeaderListEditor } from "../../components/header-list-editor";
@@ -252,22 +252,16 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
               color="red"
               variant="light"
               onClick={() =>
-                confirmDelete({
+                confirmDeleteAndLeave({
                   what: "responder",
                   name: existing.name,
                   consequence: "Its URL stops answering; its request history and KV data are deleted. This cannot be undone.",
-                  onConfirm: async () => {
-                    try {
-                      await respondersApi.remove(existing.id);
-                      form.resetDirty();
-                      notifySuccess(`Responder “${existing.name}” deleted`);
-                      navigateSaved("/responders", { replace: true });
-                      qc.removeQueries({ queryKey: [RESPONDERS_KEY, "one", existing.id] });
-                      await qc.invalidateQueries({ queryKey: [RESPONDERS_KEY, "list"] });
-                    } catch (err) {
-                      notifyError(err, "Could not delete the responder");
-                    }
-                  },
+                  remove: () => respondersApi.remove(existing.id),
+                  beforeLeave: form.resetDirty,
+                  listPath: "/responders",
+                  queryClient: qc,
+                  queryKey: RESPONDERS_KEY,
+                  id: existing.id,
                 })
               }
             >

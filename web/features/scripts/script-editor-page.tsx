@@ -6,7 +6,7 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { Link, useParams, useSearch } from "wouter";
 import { CodeEditor } from "../../components/code-editor/code-editor";
-import { confirmDelete } from "../../components/confirm";
+import { confirmDeleteAndLeave } from "../../components/confirm";
 import { applyApiError } from "../../components/form";
 import { utf8Length } from "../../components/format";
 import { notifyError, notifySuccess } from "../../components/notify";
@@ -134,23 +134,16 @@ function ScriptEditor({ existing, copyOf }: { existing?: Script; copyOf?: Script
               color="red"
               variant="light"
               onClick={() =>
-                confirmDelete({
+                confirmDeleteAndLeave({
                   what: "script",
                   name: existing.name,
                   consequence: "Responders and trackers that copied it keep their copy. This cannot be undone.",
-                  onConfirm: async () => {
-                    try {
-                      await scriptsApi.remove(existing.id);
-                      form.resetDirty();
-                      notifySuccess(`Script “${existing.name}” deleted`);
-                      // Leave first and forget the deleted script (refetching it would be a 404), then refresh lists.
-                      navigateSaved("/scripts", { replace: true });
-                      qc.removeQueries({ queryKey: [SCRIPTS_KEY, "one", existing.id] });
-                      await qc.invalidateQueries({ queryKey: [SCRIPTS_KEY, "list"] });
-                    } catch (err) {
-                      notifyError(err, "Could not delete the script");
-                    }
-                  },
+                  remove: () => scriptsApi.remove(existing.id),
+                  beforeLeave: form.resetDirty,
+                  listPath: "/scripts",
+                  queryClient: qc,
+                  queryKey: SCRIPTS_KEY,
+                  id: existing.id,
                 })
               }
             >
