@@ -14,7 +14,8 @@
 import type { Db } from "../../platform/db/db";
 import { newId } from "../../platform/http/ids";
 import type { Logger } from "../../platform/log";
-import { headerPairs, type RawHeaders } from "./engine";
+import type { RawHeaders } from "./cookies";
+import { headerPairs } from "./request-parts";
 import type { HeaderList } from "./script-result";
 import { respondersStore, type TrackedInsert } from "./store";
 

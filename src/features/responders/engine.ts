@@ -1,7 +1,8 @@
 // The hit path (supplement §11.3–§11.6, §11.10): host/path dispatch, a per-handle cache of compiled
 // responders, matching, the concurrency limit, the inbound body cap, default and script responses, and
 // handing the tracked record to the capture batch after the response is ready (strict capture: waiting for its
-// write first). No Elysia, no SQL on a warm static hit.
+// write first). No Elysia, no SQL on a warm static hit. How a hit's parts are read (header text, client address,
+// query) is in request-parts.ts.
 // Long hits: the HTTP server closes a connection idle for HTTP_IDLE_TIMEOUT_SEC, also while a handler is still
 // working on its request (Bun). A scripted hit lifts that timeout for its request while the script is queued and
 // runs (the sandbox's limits end it: time limit, proxy and kv.watch timeouts are all within script_timeout_sec) and
@@ -10,7 +11,6 @@
 // Cookies (cookies.ts): path-form responses (the API's own origin) set none (a pile of large cookies would lock the
 // user out of the API with 431); on responder hosts cookies lose their Domain attribute.
 import type { Server } from "bun";
-import { isIP } from "node:net";
 import type { TierLimits } from "../../config/schema";
 import { readBodyBytes } from "../../platform/http/body";
 import { HTTP_IDLE_TIMEOUT_SEC, tierLimits, type Runtime } from "../../platform/runtime";
@@ -18,9 +18,9 @@ import { selectorFromText, type SecretsSelector, type SecretsService } from "../
 import type { UsersService } from "../users/service";
 import type { CaptureQueue, PendingCapture } from "./capture";
 import { hostOnlyCookie, PATH_FORM_DROPPED, setsCookie, withoutCookie, type RawHeaders } from "./cookies";
-import { decodeQueryComponent } from "./har";
 import { byPrecedence, findWinner, isStandardMethod, matchPath, parsePathForm, parseResponderHost, PATH_FORM_PREFIX, splitUrl, type Matchable, type PathType } from "./match";
 import { BAD_VALUE_RE, failureFor, failureResponse, responseFromScript, type HeaderList, type ProducedResponse, type ResponseDefaults, type ScriptRunner } from "./script-result";
+import { clientAddressOf, headerPairs, headerText, parseQuery, wireValue } from "./request-parts";
 import { respondersStore, type ResponderRow } from "./store";
 
 export const MAX_INBOUND_BODY_BYTES = 10 * 1024 * 1024;
@@ -28,7 +28,6 @@ export const PATH_FORM_CSP = "sandbox allow-scripts allow-forms allow-popups all
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"]);
 const SECRET_REF_RE = /\$\{secrets\.([A-Za-z][A-Za-z0-9_-]{0,127})\}/g;
 const utf8 = new TextEncoder();
-const utf8Lenient = new TextDecoder("utf-8", { fatal: false });
 const EMPTY = new Uint8Array(0);
 
 /** How long a handle's compiled responders (and its owner's tier) are served from memory without a re-read. */
@@ -103,83 +102,6 @@ function setIdleTimeout(server: Server<unknown> | null, request: Request, second
 }
 
 class TooLarge extends Error {}
-
-const isAsciiOnly = (s: string) => {
-  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
-  return true;
-};
-
-/** Header values arrive as one char per byte; reinterpret them as UTF-8 (invalid bytes → U+FFFD). */
-const headerText = (v: string) => (isAsciiOnly(v) ? v : utf8Lenient.decode(Buffer.from(v, "latin1")));
-
-/** The reverse for sending: a value's UTF-8 bytes, one char per byte (Bun writes such a string byte for byte and
- *  rejects chars above U+00FF). ASCII is unchanged. */
-const wireValue = (v: string) => (isAsciiOnly(v) ? v : Buffer.from(v, "utf8").toString("latin1"));
-
-/** `::ffff:1.2.3.4` → `1.2.3.4`. */
-const plainIp = (ip: string) => (ip.startsWith("::ffff:") && ip.includes(".") ? ip.slice(7) : ip);
-
-/** An address as a proxy header gives it → IP text without port (`1.2.3.4:80`, `[::1]:80`, `[::1]` accepted), or
- *  undefined when it is not an IP address. */
-export function ipOnly(text: string): string | undefined {
-  let ip = text.trim();
-  if (ip.startsWith("[")) {
-    const end = ip.indexOf("]");
-    if (end === -1) return undefined;
-    ip = ip.slice(1, end);
-  } else if (ip.indexOf(":") === ip.lastIndexOf(":") && ip.includes(".")) {
-    // IPv4 with a port (one colon; IPv6 text has at least two)
-    const colon = ip.indexOf(":");
-    if (colon !== -1) ip = ip.slice(0, colon);
-  }
-  return isIP(ip) ? plainIp(ip) : undefined;
-}
-
-/** X-Real-IP, else the first X-Forwarded-For entry, else the TCP peer (supplement §11.6.1); a header that holds no
- *  IP address (garbage, a name) is passed over. */
-export function clientAddressOf(request: Request, server: Server<unknown> | null, raw: RawHeaders): string | undefined {
-  const real = raw["x-real-ip"];
-  if (typeof real === "string") {
-    const ip = ipOnly(real);
-    if (ip) return ip;
-  }
-  const fwd = raw["x-forwarded-for"];
-  if (typeof fwd === "string") {
-    const ip = ipOnly(fwd.split(",")[0]!);
-    if (ip) return ip;
-  }
-  const peer = server?.requestIP(request)?.address;
-  return peer ? plainIp(peer) : undefined;
-}
-
-export type { RawHeaders } from "./cookies";
-
-/**
- * Record form of request headers (supplement §11.10): `[name, value]` pairs sorted by name, repeats joined
- * with `, ` (`cookie` with `; `), values as UTF-8 text. Run when a record is written, not on the hit path.
- */
-export function headerPairs(raw: RawHeaders): HeaderList {
-  const out: HeaderList = [];
-  for (const name of Object.keys(raw)) {
-    const v = raw[name]!;
-    out.push([name, headerText(typeof v === "string" ? v : v.join(", "))]);
-  }
-  out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  return out;
-}
-
-/** No prototype: a `__proto__` key is a field like any other (it reaches the script as JSON). */
-function parseQuery(rawQuery: string): Record<string, string> {
-  const out = Object.create(null) as Record<string, string>;
-  if (rawQuery === "") return out;
-  for (const part of rawQuery.split("&")) {
-    if (part === "") continue;
-    const eq = part.indexOf("=");
-    const name = decodeQueryComponent(eq === -1 ? part : part.slice(0, eq));
-    out[name] = eq === -1 ? "" : decodeQueryComponent(part.slice(eq + 1));
-  }
-  return out;
-}
 
 /** The hit's body within `limit`: a declared Content-Length is checked up front and the body read whole; else readBodyBytes counts the bytes. */
 async function readBody(request: Request, limit: number): Promise<Uint8Array> {

@@ -12,6 +12,7 @@ import { utf8Length } from "../../platform/http/validate";
 import type { Db } from "../../platform/db/db";
 import type { CaptureQueue } from "./capture";
 import type { HitProbe, ResponderEngine } from "./engine";
+import { wireValue } from "./request-parts";
 import { toTrackedRecord, type TrackedRecord, type TrackedResponse } from "./har";
 import { STANDARD_METHODS } from "./match";
 import type { HeaderList } from "./script-result";
@@ -99,8 +100,6 @@ export function checkTryInput(raw: TryInput): TryRequest {
   return { method, target, headers, body };
 }
 
-/** Header values go out as their UTF-8 bytes, one char per byte (as a client writes them; the engine reads them so). */
-const wireValue = (v: string) => (/^[\x00-\x7f]*$/.test(v) ? v : Buffer.from(v, "utf8").toString("latin1"));
 
 /** The Request a client would send to `base` (the responder URL without its path); `host` is its authority. */
 export function buildTryRequest(t: Required<TryRequest>, base: string): Request {
