@@ -206,8 +206,10 @@ describe("fair share of the queue", () => {
       const r = await pool.run(job("user-b", "'b'"));
       done.push("b");
       expect(outcome(r)).toBe("b");
-      // first come would have run all 2,000 first; the jobs already offered to the worker go back to the queue
-      expect(done.indexOf("b") - before).toBeLessThan(8);
+      // First come would have run all 2,000 first; the jobs already offered to the worker go back to the queue. What
+      // may still finish first: the jobs the worker had claimed, and results batched with them (8 seen under load
+      // in CI, so the bound leaves room: the property is "not behind the flood", not a batch size).
+      expect(done.indexOf("b") - before).toBeLessThan(64);
       await Promise.all(flood);
     });
   }, 60_000);
