@@ -48,7 +48,7 @@ export const DIRECTIVES: DirectiveInfo[] = [
 export const directiveInfo = (name: string) => DIRECTIVES.find((d) => d.name === name);
 export const MAX_DIRECTIVES = 50;
 
-const KEYWORDS = [
+export const KEYWORDS = [
   "'self'",
   "'none'",
   "'unsafe-inline'",
@@ -64,7 +64,7 @@ const KEYWORDS = [
   "'report-sha384'",
   "'report-sha512'",
 ];
-const SANDBOX = [
+export const SANDBOX = [
   "allow-downloads",
   "allow-forms",
   "allow-modals",
