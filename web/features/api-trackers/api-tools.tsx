@@ -3,32 +3,16 @@
 //   shows each raw response: status, latency, headers, body pretty or raw.
 // - Debug: runs configurator → requests → extractor (`_debug`) and shows each stage's input, output, console
 //   logs and error, and the value a run would store.
-import { Alert, Button, Drawer, Group, Loader, Paper, Stack, Text, Title } from "@mantine/core";
+import { Alert, Button, Group, Paper, Stack, Text, Title } from "@mantine/core";
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { errorMessage } from "../../api/client";
 import type { ApiTrackerCreateParams, ApiTrackerDebugParams, ApiTrackerDebugTrace, ApiTrackerRequestParam, ApiTrackerTestResult } from "../../api/types";
-import { BodyView, HeadersTable, StageCard, StatusBadge, ValueView } from "../trackers/debug-views";
+import { BodyView, HeadersTable, ResultsDrawer, StageCard, StatusBadge, ValueView } from "../trackers/debug-views";
 import { StateBadge } from "../trackers/state-badge";
 import { apiTrackersApi } from "./api-trackers-api";
 
 type Target = Extract<ApiTrackerCreateParams["target"], { requests: unknown }>;
-
-function Results({ opened, onClose, title, running, onRerun, children }: { opened: boolean; onClose: () => void; title: string; running: boolean; onRerun: () => void; children: React.ReactNode }) {
-  return (
-    <Drawer opened={opened} onClose={onClose} title={title} position="right" size="xl" closeButtonProps={{ "aria-label": "Close" }}>
-      <Stack gap="sm">
-        <Group gap="xs">
-          <Button size="compact-sm" variant="default" onClick={onRerun} loading={running}>
-            Run again
-          </Button>
-          {running && <Loader size="xs" aria-label="Running" />}
-        </Group>
-        {children}
-      </Stack>
-    </Drawer>
-  );
-}
 
 type TestOutcome = { request: ApiTrackerRequestParam; result?: ApiTrackerTestResult; error?: string };
 
@@ -90,12 +74,12 @@ export function ApiTestButton({ target, timeoutSec }: { target: () => Target | n
       <Button variant="default" onClick={start}>
         Test requests
       </Button>
-      <Results opened={opened} onClose={() => setOpened(false)} title="Test: raw responses" running={test.isPending} onRerun={start}>
+      <ResultsDrawer opened={opened} onClose={() => setOpened(false)} title="Test: raw responses" running={test.isPending} onRerun={start}>
         <Text size="sm" c="dimmed">
           Each request is sent as written, without the configurator or the extractor. Nothing is stored.
         </Text>
         {test.data?.map((o, i) => <TestResult key={i} i={i} outcome={o} />)}
-      </Results>
+      </ResultsDrawer>
     </>
   );
 }
@@ -172,7 +156,7 @@ export function ApiDebugButton({ body }: { body: () => ApiTrackerDebugParams | n
       <Button variant="default" onClick={start}>
         Debug
       </Button>
-      <Results opened={opened} onClose={() => setOpened(false)} title="Debug: configurator → requests → extractor" running={debug.isPending} onRerun={start}>
+      <ResultsDrawer opened={opened} onClose={() => setOpened(false)} title="Debug: configurator → requests → extractor" running={debug.isPending} onRerun={start}>
         {debug.isError && (
           <Alert color="red" role="alert">
             {errorMessage(debug.error)}
@@ -186,7 +170,7 @@ export function ApiDebugButton({ body }: { body: () => ApiTrackerDebugParams | n
             <DebugTrace trace={debug.data} />
           </>
         )}
-      </Results>
+      </ResultsDrawer>
     </>
   );
 }

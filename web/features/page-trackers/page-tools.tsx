@@ -1,12 +1,12 @@
 // The page tracker editor's Debug: renders the page once in Chromium with the form's unsaved values (`_debug`) and
 // shows the result or the error, the page's console output (and refused requests) and the screenshots taken after
 // navigation and at the end. Nothing is stored.
-import { Alert, Button, Drawer, Group, Image, Loader, Paper, SimpleGrid, Stack, Text } from "@mantine/core";
+import { Alert, Button, Image, Paper, SimpleGrid, Stack, Text } from "@mantine/core";
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { errorMessage } from "../../api/client";
 import type { PageTrackerDebugParams, PageTrackerDebugTrace } from "../../api/types";
-import { ConsoleLogs, ValueView } from "../trackers/debug-views";
+import { ConsoleLogs, ResultsDrawer, ValueView } from "../trackers/debug-views";
 import { pageTrackersApi } from "./page-trackers-api";
 
 const SHOT_LABELS: Record<string, string> = { navigated: "After navigation", final: "Final (after waiting and extracting)", error: "When it failed" };
@@ -59,29 +59,14 @@ export function PageDebugButton({ body }: { body: () => PageTrackerDebugParams |
       <Button variant="default" onClick={start}>
         Debug
       </Button>
-      <Drawer opened={opened} onClose={() => setOpened(false)} title="Debug: load the page once" position="right" size="xl" closeButtonProps={{ "aria-label": "Close" }}>
-        <Stack gap="sm">
-          <Group gap="xs">
-            <Button size="compact-sm" variant="default" onClick={start} loading={debug.isPending}>
-              Run again
-            </Button>
-            {debug.isPending && (
-              <Group gap={6}>
-                <Loader size="xs" aria-label="Running" />
-                <Text size="sm" c="dimmed">
-                  Loading the page in Chromium…
-                </Text>
-              </Group>
-            )}
-          </Group>
-          {debug.isError && (
-            <Alert color="red" role="alert">
-              {errorMessage(debug.error)}
-            </Alert>
-          )}
-          {debug.data && !debug.isPending && <Trace trace={debug.data} />}
-        </Stack>
-      </Drawer>
+      <ResultsDrawer opened={opened} onClose={() => setOpened(false)} title="Debug: load the page once" running={debug.isPending} runningText="Loading the page in Chromium…" onRerun={start}>
+        {debug.isError && (
+          <Alert color="red" role="alert">
+            {errorMessage(debug.error)}
+          </Alert>
+        )}
+        {debug.data && !debug.isPending && <Trace trace={debug.data} />}
+      </ResultsDrawer>
     </>
   );
 }

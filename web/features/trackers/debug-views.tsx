@@ -1,6 +1,6 @@
 // Pieces of the test and debug results: a value or body shown pretty (JSON indented) or raw, a response with its
 // status and headers, a script's console output, and a pipeline stage with its input, output, logs and error.
-import { Alert, Box, Code, Group, Paper, SegmentedControl, Stack, Table, Text, Title } from "@mantine/core";
+import { Alert, Box, Button, Code, Drawer, Group, Loader, Paper, SegmentedControl, Stack, Table, Text, Title } from "@mantine/core";
 import { useState, type ReactNode } from "react";
 import { CopyButton } from "../../components/copy-button";
 import { StateBadge, type Tone } from "./state-badge";
@@ -161,5 +161,33 @@ export function StageCard({ title, stage, skipped, children }: { title: string; 
         {children}
       </Stack>
     </Paper>
+  );
+}
+
+/** The editors' test and debug results: a drawer with "Run again", a running indicator (with `runningText` when the
+ *  run takes a while) and the results. */
+export function ResultsDrawer(props: { opened: boolean; onClose: () => void; title: string; running: boolean; runningText?: string; onRerun: () => void; children: ReactNode }) {
+  const { opened, onClose, title, running, runningText, onRerun, children } = props;
+  return (
+    <Drawer opened={opened} onClose={onClose} title={title} position="right" size="xl" closeButtonProps={{ "aria-label": "Close" }}>
+      <Stack gap="sm">
+        <Group gap="xs">
+          <Button size="compact-sm" variant="default" onClick={onRerun} loading={running}>
+            Run again
+          </Button>
+          {running && (
+            <Group gap={6}>
+              <Loader size="xs" aria-label="Running" />
+              {runningText && (
+                <Text size="sm" c="dimmed">
+                  {runningText}
+                </Text>
+              )}
+            </Group>
+          )}
+        </Group>
+        {children}
+      </Stack>
+    </Drawer>
   );
 }
