@@ -8,6 +8,7 @@ import { useState } from "react";
 import { Link, useParams, useSearch } from "wouter";
 import type { TemplateGetResponse } from "../../api/types";
 import { confirmDeleteAndLeave } from "../../components/confirm";
+import { EditorActions } from "../../components/editor-actions";
 import { applyApiError } from "../../components/form";
 import { notifyError, notifySuccess } from "../../components/notify";
 import { PageHeader } from "../../components/page-header";
@@ -131,21 +132,7 @@ function TemplateEditor({ existing, copyOf }: { existing?: TemplateGetResponse; 
               <KeyFields form={form} />
               <ValidityFields form={form} />
               <ExtensionFields form={form} />
-              <Group justify="space-between">
-                <Group gap="xs">
-                  <Button type="submit" loading={busy}>
-                    {existing ? "Save" : "Create template"}
-                  </Button>
-                  <Button variant="default" component={Link} href="/certificates/templates">
-                    {dirty ? "Cancel" : "Close"}
-                  </Button>
-                </Group>
-                {existing && (
-                  <Button color="red" variant="light" onClick={remove}>
-                    Delete
-                  </Button>
-                )}
-              </Group>
+              <EditorActions createLabel="Create template" existing={!!existing} busy={busy} dirty={dirty} backHref="/certificates/templates" onDelete={remove} />
             </Stack>
           </form>
         </Grid.Col>

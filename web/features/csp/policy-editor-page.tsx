@@ -7,6 +7,7 @@ import { useMemo, useState } from "react";
 import { Link, useParams, useSearch } from "wouter";
 import { errorField, errorMessage } from "../../api/client";
 import { confirmDeleteAndLeave } from "../../components/confirm";
+import { EditorActions } from "../../components/editor-actions";
 import { notifyError, notifySuccess } from "../../components/notify";
 import { PageHeader } from "../../components/page-header";
 import { SharePanel, shareLink } from "../../components/share-panel";
@@ -160,21 +161,7 @@ function PolicyEditor({ existing, copyOf }: { existing?: PolicyGetResponse; copy
               }}
               rowErrors={rowErrors}
             />
-            <Group justify="space-between">
-              <Group gap="xs">
-                <Button onClick={save} loading={busy}>
-                  {existing ? "Save" : "Create policy"}
-                </Button>
-                <Button variant="default" component={Link} href="/csp">
-                  {dirty ? "Cancel" : "Close"}
-                </Button>
-              </Group>
-              {existing && (
-                <Button color="red" variant="light" onClick={remove}>
-                  Delete
-                </Button>
-              )}
-            </Group>
+            <EditorActions createLabel="Create policy" existing={!!existing} busy={busy} dirty={dirty} backHref="/csp" onSave={save} onDelete={remove} />
           </Stack>
         </Grid.Col>
         <Grid.Col span={{ base: 12, md: 5 }}>

@@ -2,13 +2,14 @@
 // form: where it listens (method, path type, path, subdomain prefix, the resulting URL as you type), the default
 // response (status, ordered headers, body with a mode from its Content-Type), the script (with examples and the
 // user's script library), secrets access, history depth and notifications, tags. API errors land on their field.
-import { Alert, Anchor, Button, Code, Fieldset, Group, MultiSelect, NumberInput, SegmentedControl, Select, Stack, Switch, Text, TextInput } from "@mantine/core";
+import { Alert, Anchor, Code, Fieldset, Group, MultiSelect, NumberInput, SegmentedControl, Select, Stack, Switch, Text, TextInput } from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useParams, useSearch } from "wouter";
 import { CodeEditor } from "../../components/code-editor/code-editor";
 import { confirmDeleteAndLeave } from "../../components/confirm";
+import { EditorActions } from "../../components/editor-actions";
 import { CopyButton } from "../../components/copy-button";
 import { applyApiError } from "../../components/form";
 import { HeaderListEditor } from "../../components/header-list-editor";
@@ -238,37 +239,27 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
           <Switch label="Enabled" description="A disabled responder answers 404" {...form.getInputProps("enabled", { type: "checkbox" })} />
         </Group>
 
-        <Group justify="space-between">
-          <Group gap="xs">
-            <Button type="submit" loading={busy}>
-              {existing ? "Save" : "Create responder"}
-            </Button>
-            <Button variant="default" component={Link} href={back}>
-              {dirty ? "Cancel" : "Close"}
-            </Button>
-          </Group>
-          {existing && (
-            <Button
-              color="red"
-              variant="light"
-              onClick={() =>
-                confirmDeleteAndLeave({
-                  what: "responder",
-                  name: existing.name,
-                  consequence: "Its URL stops answering; its request history and KV data are deleted. This cannot be undone.",
-                  remove: () => respondersApi.remove(existing.id),
-                  beforeLeave: form.resetDirty,
-                  listPath: "/responders",
-                  queryClient: qc,
-                  queryKey: RESPONDERS_KEY,
-                  id: existing.id,
-                })
-              }
-            >
-              Delete
-            </Button>
-          )}
-        </Group>
+        <EditorActions
+          createLabel="Create responder"
+          existing={!!existing}
+          busy={busy}
+          dirty={dirty}
+          backHref={back}
+          onDelete={() =>
+            existing &&
+            confirmDeleteAndLeave({
+              what: "responder",
+              name: existing.name,
+              consequence: "Its URL stops answering; its request history and KV data are deleted. This cannot be undone.",
+              remove: () => respondersApi.remove(existing.id),
+              beforeLeave: form.resetDirty,
+              listPath: "/responders",
+              queryClient: qc,
+              queryKey: RESPONDERS_KEY,
+              id: existing.id,
+            })
+          }
+        />
       </Stack>
     </form>
   );

@@ -1,12 +1,13 @@
 // Create or edit a script on its own page: /scripts/new (?from=<id> duplicates), /scripts/<id>. The type is fixed
 // once created (supplement §8); the size counter follows the 51,200-byte limit as you type.
-import { Alert, Anchor, Button, Group, Select, Stack, Text, TextInput } from "@mantine/core";
+import { Alert, Anchor, Group, Select, Stack, Text, TextInput } from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { Link, useParams, useSearch } from "wouter";
 import { CodeEditor } from "../../components/code-editor/code-editor";
 import { confirmDeleteAndLeave } from "../../components/confirm";
+import { EditorActions } from "../../components/editor-actions";
 import { applyApiError } from "../../components/form";
 import { utf8Length } from "../../components/format";
 import { notifyError, notifySuccess } from "../../components/notify";
@@ -120,37 +121,28 @@ function ScriptEditor({ existing, copyOf }: { existing?: Script; copyOf?: Script
             </Text>
           }
         />
-        <Group justify="space-between">
-          <Group gap="xs">
-            <Button type="submit" loading={busy} disabled={size > MAX_SCRIPT_BYTES}>
-              {existing ? "Save" : "Create script"}
-            </Button>
-            <Button variant="default" component={Link} href="/scripts">
-              {dirty ? "Cancel" : "Close"}
-            </Button>
-          </Group>
-          {existing && (
-            <Button
-              color="red"
-              variant="light"
-              onClick={() =>
-                confirmDeleteAndLeave({
-                  what: "script",
-                  name: existing.name,
-                  consequence: "Responders and trackers that copied it keep their copy. This cannot be undone.",
-                  remove: () => scriptsApi.remove(existing.id),
-                  beforeLeave: form.resetDirty,
-                  listPath: "/scripts",
-                  queryClient: qc,
-                  queryKey: SCRIPTS_KEY,
-                  id: existing.id,
-                })
-              }
-            >
-              Delete
-            </Button>
-          )}
-        </Group>
+        <EditorActions
+          createLabel="Create script"
+          existing={!!existing}
+          busy={busy}
+          dirty={dirty}
+          backHref="/scripts"
+          saveDisabled={size > MAX_SCRIPT_BYTES}
+          onDelete={() =>
+            existing &&
+            confirmDeleteAndLeave({
+              what: "script",
+              name: existing.name,
+              consequence: "Responders and trackers that copied it keep their copy. This cannot be undone.",
+              remove: () => scriptsApi.remove(existing.id),
+              beforeLeave: form.resetDirty,
+              listPath: "/scripts",
+              queryClient: qc,
+              queryKey: SCRIPTS_KEY,
+              id: existing.id,
+            })
+          }
+        />
       </Stack>
     </form>
   );
