@@ -138,7 +138,9 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
                 <Code data-testid="url-preview" style={{ overflowWrap: "anywhere", minWidth: 0 }}>
                   {url}
                 </Code>
-                <CopyButton value={url} what="URL" label="Copy" />
+                <div style={{ flexShrink: 0 }}>
+                  <CopyButton value={url} what="URL" label="Copy" />
+                </div>
               </Group>
             )}
           </Stack>
