@@ -91,6 +91,25 @@ function privateEmbeddedV4(hi: number, lo: number): boolean {
   return privateV4(hi >> 8, hi & 0xff, lo >> 8);
 }
 
+/**
+ * Local-use NAT64 (64:ff9b:1::/48, RFC 8215): the operator picks the prefix length, /48 to /96, so where the IPv4
+ * address sits (RFC 6052 §2.2) is not known here. Fail closed: private when any plausible embedding is. /96 (the
+ * IPv4 in the last 32 bits) is always plausible; /48, /56 and /64 only when bits 64-71 (the "u" octet) and the
+ * suffix after the IPv4 are zero, as RFC 6052 requires (else every /96 address would also read as some /48 one).
+ */
+function privateLocalNat64(g: number[]): boolean {
+  const [, , , g3 = 0, g4 = 0, g5 = 0, g6 = 0, g7 = 0] = g;
+  if (privateEmbeddedV4(g6, g7)) return true; // /96
+  if (g4 >> 8 !== 0) return false; // the u octet: no shorter prefix can apply
+  // /64: IPv4 in bits 72-103, suffix 104-127.
+  if ((g6 & 0xff) === 0 && g7 === 0 && privateV4(g4 & 0xff, g5 >> 8, g5 & 0xff)) return true;
+  // /56: IPv4 in bits 56-63 and 72-95, suffix 96-127.
+  if (g6 === 0 && g7 === 0 && privateV4(g3 & 0xff, g4 & 0xff, g5 >> 8)) return true;
+  // /48: IPv4 in bits 48-63 and 72-87, suffix 88-127.
+  if ((g5 & 0xff) === 0 && g6 === 0 && g7 === 0 && privateV4(g3 >> 8, g3 & 0xff, g4 & 0xff)) return true;
+  return false;
+}
+
 function privateV6(g: number[]): boolean {
   const [g0 = 0, g1 = 0, g2 = 0, g3 = 0, g4 = 0, g5 = 0, g6 = 0, g7 = 0] = g;
   const first64Zero = g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0;
@@ -102,6 +121,10 @@ function privateV6(g: number[]): boolean {
   if (first64Zero && g4 === 0xffff && g5 === 0) return privateEmbeddedV4(g6, g7);
   // 64:ff9b::/96 NAT64 well-known prefix carrying an IPv4 address.
   if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return privateEmbeddedV4(g6, g7);
+  // 64:ff9b:1::/48 local-use NAT64 (RFC 8215).
+  if (g0 === 0x64 && g1 === 0xff9b && g2 === 1) return privateLocalNat64(g);
+  // 2002::/16 6to4: the IPv4 address of the site is bits 16-47.
+  if (g0 === 0x2002) return privateEmbeddedV4(g1, g2);
   if ((g0 & 0xfe00) === 0xfc00) return true; // fc00::/7 unique local (fd00:ec2::254 included)
   if ((g0 & 0xffc0) === 0xfe80) return true; // fe80::/10 link-local
   if ((g0 & 0xffc0) === 0xfec0) return true; // fec0::/10 deprecated site-local
@@ -118,8 +141,9 @@ export function normalizeHost(host: string): string {
 }
 
 /**
- * True when the address is in a range §1.1 refuses (IPv4, IPv6, IPv4-mapped/compatible/translated and NAT64
- * forms). Text that is not an IP address counts as private (fail closed).
+ * True when the address is in a range §1.1 refuses (IPv4, IPv6, and the IPv6 forms that carry an IPv4 address:
+ * IPv4-mapped/compatible/translated, NAT64 64:ff9b::/96 and 64:ff9b:1::/48, 6to4 2002::/16). Text that is not an
+ * IP address counts as private (fail closed).
  */
 export function isPrivateAddress(ip: string): boolean {
   const h = normalizeHost(ip);
