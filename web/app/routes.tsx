@@ -14,6 +14,7 @@ import { TagsPage } from "../features/tags/tags-page";
 import { TRACKER_ROUTES } from "../features/trackers/routes";
 import { ForgotPage } from "./auth/forgot-page";
 import { RecoverPage } from "./auth/recover-page";
+import { safeNext } from "./auth/safe-next";
 import { useSelf } from "./auth/session";
 import { SignInPage } from "./auth/sign-in-page";
 import { SignUpPage } from "./auth/sign-up-page";
@@ -52,11 +53,6 @@ function PublicOnly({ children }: { children: ReactNode }) {
   if (self.isPending) return <Loading />;
   if (self.data) return <Redirect to={safeNext(new URLSearchParams(window.location.search).get("next"))} replace />;
   return <>{children}</>;
-}
-
-/** Only same-app paths: never an absolute URL or a protocol-relative one (open redirect). */
-export function safeNext(next: string | null): string {
-  return next && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\") ? next : "/";
 }
 
 export function AppRoutes() {
