@@ -51,7 +51,7 @@ function RequireUser({ children }: { children: ReactNode }) {
 function PublicOnly({ children }: { children: ReactNode }) {
   const self = useSelf();
   if (self.isPending) return <Loading />;
-  if (self.data) return <Redirect to={safeNext(new URLSearchParams(window.location.search).get("next"))} replace />;
+  if (self.data) return <Redirect to={safeNext(new URLSearchParams(window.location.search).get("next"), window.location.origin)} replace />;
   return <>{children}</>;
 }
 

@@ -7,7 +7,7 @@
  * "//evil.example"); the answer is the path as the URL parser resolves it against `origin`, so it is checked in
  * the form it is used: never absolute, protocol-relative (`//`, `/\`) or another origin (open redirect).
  */
-export function safeNext(next: string | null, origin: string = window.location.origin): string {
+export function safeNext(next: string | null, origin: string): string {
   if (!next) return "/";
   const path = next.replace(/[\t\n\r]/g, "");
   const protocolRelative = (p: string) => p.startsWith("//") || p.startsWith("/\\");
