@@ -1,5 +1,5 @@
-// Request-wide HTTP mechanics: body size limits and raw body capture, and the one mapper from errors to
-// `{message, code}` JSON responses (supplement §2).
+// Request-wide HTTP mechanics: the headers of every /api answer (nosniff, no-store), body size limits and raw body
+// capture, and the one mapper from errors to `{message, code}` JSON responses (supplement §2).
 import { Elysia } from "elysia";
 import type { Logger } from "../log";
 import { bodyLimitFor, checkContentLength, RawBody, readBodyText, requestPath, type BodyLimits } from "./body";
@@ -25,8 +25,16 @@ export function errorResponse(status: number, code: string, message: string, hea
   });
 }
 
+/** Headers of every /api answer: no MIME sniffing of JSON (or of any download), and no caching of what carries session
+ *  state, tokens or user data (a route that chooses its own Cache-Control keeps it). Responder hits never get here. */
+const API_HEADERS = { "x-content-type-options": "nosniff", "cache-control": "no-store" };
+
 export function httpPlugin(limits: BodyLimits, log: Logger) {
   return new Elysia({ name: "platform/http" })
+    .onRequest(({ request, set }) => {
+      const path = requestPath(request);
+      if (path === "/api" || path.startsWith("/api/")) Object.assign(set.headers, API_HEADERS);
+    })
     // Check order (supplement §1): unknown route 404 → 413 → credentials. Both hooks run only for a matched
     // route, before its `auth` transform: parse for every route that reads a body (Content-Length first, then
     // counting the bytes as they arrive), transform for the others (a GET announcing a huge body).
