@@ -2,6 +2,7 @@
 // an addition), and their HAR 1.2 export (§11.12). Pure mapping from stored rows and query text; no I/O.
 import { invalid } from "../../platform/http/errors";
 import { isUuid } from "../../platform/http/ids";
+import { stripInvisible } from "../../platform/http/validate";
 import type { TrackedRow } from "./store";
 
 export type HeaderPair = [string, string];
@@ -201,9 +202,10 @@ export function buildHar(rows: TrackedRow[], opts: HarOptions) {
   return { log: { version: "1.2", creator: { name: "Secbox", version: opts.version }, entries } };
 }
 
-/** `attachment; filename="<name>-history.har"; filename*=UTF-8''…` (§11.12). */
+/** `attachment; filename="<name>-history.har"; filename*=UTF-8''…` (§11.12). Bidi controls and zero-width characters
+ *  are dropped first (a name stored before names refused them must not make `x\u202Erah.exe` look like another file). */
 export function harContentDisposition(name: string): string {
-  const file = `${name}-history.har`;
+  const file = `${stripInvisible(name)}-history.har`;
   const ascii = file.replace(/[^A-Za-z0-9._-]/g, "_");
   const star = encodeURIComponent(file).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `attachment; filename="${ascii}"; filename*=UTF-8''${star}`;

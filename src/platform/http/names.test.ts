@@ -43,6 +43,9 @@ const ENTITIES: [string, string, string, Record<string, unknown>][] = [
 ];
 
 // NUL, TAB, LF, CR, ESC, DEL, C1 (NEL, CSI), a lone high and a lone low surrogate, inside the name.
+// Bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) and zero-width characters (U+200B–U+200D,
+// U+2060, U+FEFF): a name that reads differently from what it is (supplement §28.1).
+const INVISIBLE = ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"];
 const BAD = ["a\u0000b", "a\tb", "a\nb", "a\rb", "a\u001b[31mb", "a\u007fb", "a\u0085b", "a\u009bb", "a\ud800b", "a\udc00b", "a\ud83d"];
 
 describe("names", () => {
@@ -78,6 +81,34 @@ describe("names", () => {
     const key = (await user.client.post("/api/user/api_keys", { name: "k1" })).json;
     expect((await user.client.put(`/api/user/api_keys/${key.id}`, { name: "k\r\n1" })).status).toBe(400);
     expect((await user.client.get(`/api/user/tags/${tag.id}`)).json.name).toBe("renamable");
+  });
+
+  test("every entity type: bidi controls and zero-width characters → 400 INVALID_INPUT naming the field (issue 29 C)", async () => {
+    for (const [label, path, field, body] of ENTITIES) {
+      for (const bad of INVISIBLE) {
+        const res = await user.client.post(path, { ...body, [field]: `evil${bad}gpj.exe` });
+        expect([label, JSON.stringify(bad), res.status, res.json?.code]).toEqual([label, JSON.stringify(bad), 400, "INVALID_INPUT"]);
+        expect(res.json.message).toBe(`${field}: must not contain bidirectional controls or zero-width characters`);
+      }
+    }
+    // Updates and imports go through the same rule.
+    const tag = (await user.client.post("/api/user/tags", { name: "plain-tag" })).json;
+    expect((await user.client.put(`/api/user/tags/${tag.id}`, { name: "a\u202eb" })).status).toBe(400);
+    const script = (await user.client.post("/api/user/scripts", { name: "plain-script", scriptType: "universal", content: "1" })).json;
+    expect((await user.client.put(`/api/user/scripts/${script.id}`, { name: "a\u200bb" })).status).toBe(400);
+    const file = { format: "secbox-export", version: 1, exportedAt: now, data: { tags: [{ id: "0193aaaa-aaaa-7aaa-8aaa-aaaaaaaaaaaa", name: "x\u2066y", color: "default", createdAt: now, updatedAt: now }] } };
+    const imported = await user.client.post("/api/user/data/_import", { data: file });
+    expect([imported.status, imported.json.code]).toEqual([400, "INVALID_INPUT"]);
+  });
+
+  test("the HAR download's file name drops bidi controls and zero-width characters of names stored before the rule", async () => {
+    const made = await user.client.post("/api/webhooks/responders", { name: "har-name", location: { pathType: "=", path: "/har-name" }, settings: { body: "x" } });
+    expect(made.status).toBe(201);
+    await srv.rt.db.run("UPDATE responders SET name = ? WHERE id = ?", ["invoice\u202eexe.\u200bhar-\u2067x", made.json.id]);
+    const res = await user.client.get(`/api/webhooks/responders/${made.json.id}/_har`);
+    expect(res.status).toBe(200);
+    const disposition = res.headers.get("content-disposition")!;
+    expect(disposition).toBe(`attachment; filename="invoiceexe.har-x-history.har"; filename*=UTF-8''invoiceexe.har-x-history.har`);
   });
 
   test("secrets keep their stricter pattern (controls were already refused)", async () => {

@@ -28,9 +28,23 @@ export function hasForbiddenChars(s: string): boolean {
   return CONTROL_CHAR_RE.test(s) || LONE_SURROGATE_RE.test(s);
 }
 
-/** 400 INVALID_INPUT naming the field when `s` holds control characters or unpaired surrogates. */
+/**
+ * Characters that make a name read differently from what it is (supplement §28.1): bidi embeddings, overrides and
+ * isolates (U+202A–U+202E, U+2066–U+2069: `invoice\u202Egpj.exe` shows as "invoiceexe.jpg") and zero-width
+ * characters (U+200B–U+200D, U+2060, U+FEFF: two names that look the same). Refused in names; stripped from file
+ * names built from names stored before the rule (stripInvisible).
+ */
+const INVISIBLE_RE = /[\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060\ufeff]/;
+const INVISIBLE_RE_G = new RegExp(INVISIBLE_RE.source, "g");
+
+export const hasInvisibleChars = (s: string) => INVISIBLE_RE.test(s);
+export const stripInvisible = (s: string) => s.replace(INVISIBLE_RE_G, "");
+
+/** 400 INVALID_INPUT naming the field when the name `s` holds control characters, unpaired surrogates, bidi controls
+ *  or zero-width characters. */
 export function checkNameChars(s: string, field = "name"): string {
   if (hasForbiddenChars(s)) throw invalid(`${field}: must not contain control characters or unpaired UTF-16 surrogates`);
+  if (hasInvisibleChars(s)) throw invalid(`${field}: must not contain bidirectional controls or zero-width characters`);
   return s;
 }
 
@@ -55,7 +69,8 @@ export function normalizeEmail(raw: unknown, field = "email"): string {
 }
 
 /**
- * Trimmed name of 1..max characters without control characters or unpaired surrogates (checked after trimming,
+ * Trimmed name of 1..max characters without control characters, unpaired surrogates, bidi controls or zero-width
+ * characters (checkNameChars; checked after trimming,
  * so surrounding whitespace such as a trailing newline is simply dropped). The one name rule of every entity;
  * tags add lower-casing, secrets a stricter pattern.
  */
