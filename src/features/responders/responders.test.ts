@@ -189,7 +189,7 @@ describe("validation (§11.2) → 400 INVALID_INPUT naming the field", () => {
     ["header name empty", { name: "v", location: loc, settings: { headers: [["", "x"]] } }, "settings.headers[0]"],
     ["header value with LF", { name: "v", location: loc, settings: { headers: [["x-a", "1\nx-b: 2"]] } }, "settings.headers[0]"],
     ["header value with CR", { name: "v", location: loc, settings: { headers: [["x-a", "1\r"]] } }, "settings.headers[0]"],
-    ["header value with NUL", { name: "v", location: loc, settings: { headers: [["x-a", "1\u0000"]] } }, "settings.headers[0]"],
+    ["header value with NUL", { name: "v", location: loc, settings: { headers: [["x-a", "1\u0000"]] } }, "settings.headers[0][1]"],
     ["header value over 8 KiB", { name: "v", location: loc, settings: { headers: [["x-a", "v".repeat(8193)]] } }, "settings.headers[0]"],
     ["101 headers", { name: "v", location: loc, settings: { headers: Array.from({ length: 101 }, (_, i) => [`x-${i}`, "1"]) } }, "settings.headers"],
     ["empty script", { name: "v", location: loc, settings: { script: "" } }, "settings.script"],

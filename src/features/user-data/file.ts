@@ -2,7 +2,7 @@
 // every entity type shares (objects with a unique UUID `id`, `tagIds`, timestamps); each type's own fields are
 // checked by its handler (entities.ts) with the owning feature's create rules. Problems are collected, not thrown:
 // a preview answers `{valid: false, warnings}` with all of them (up to MAX_PROBLEMS), an import a 400 naming the first.
-import { jsonTooDeep, MAX_JSON_DEPTH } from "../../platform/http/body";
+import { jsonTooDeep, MAX_JSON_DEPTH, nulProblem } from "../../platform/http/body";
 import { isUuid } from "../../platform/http/ids";
 import { MAX_TIMESTAMP } from "../../platform/http/validate";
 import { readSecretsEncryption, type KdfParams } from "./crypto";
@@ -76,6 +76,9 @@ export function readFile(raw: unknown): FileReading {
   if (typeof doc.version !== "number" || !Number.isInteger(doc.version)) return fail("version: must be an integer");
   const version = doc.version;
   if (version !== FILE_VERSION) return fail(`version: ${version} is not supported (this server reads version ${FILE_VERSION})`, version);
+  // No stored text may hold U+0000 (supplement §28.1): the API body check leaves the file to this reader.
+  const nul = nulProblem(doc);
+  if (nul) return fail(nul, version);
   if (!isObject(doc.data)) return fail("data: must be an object of entity lists", version);
 
   const file: ParsedFile = { version, entities: {} };

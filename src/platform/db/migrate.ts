@@ -1,5 +1,6 @@
 // Applies pending migrations in order, in one transaction, recorded in schema_migrations. The same numbered files
-// run on both backends (PostgreSQL gets them through dialect.ts's migrationToPostgres). Two processes starting
+// run on both backends (PostgreSQL gets them through dialect.ts's migrationToPostgres), then a migration's data step
+// if it has one (TypeScript, same transaction). Two processes starting
 // together cannot both apply a migration: SQLite's BEGIN IMMEDIATE takes the write lock first; on PostgreSQL the
 // transaction takes an advisory lock (DDL is transactional there too, so a failed migration leaves nothing behind).
 import type { Db } from "./db";
@@ -34,7 +35,8 @@ export async function migrate(db: Db, migrations: Migration[] = MIGRATIONS, now 
     const applied: number[] = [];
     for (const m of migrations) {
       if (m.version <= current) continue;
-      await tx.exec(ddl(m.sql));
+      if (m.sql.trim() !== "") await tx.exec(ddl(m.sql));
+      if (m.data) await m.data(tx);
       await tx.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)", [m.version, m.name, now()]);
       applied.push(m.version);
     }

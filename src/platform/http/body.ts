@@ -1,12 +1,14 @@
-// Request bodies: size limits (413 before anything else), content-type rules and JSON decoding
-// (supplement §1). Elysia's parse stage only reads the bytes into a RawBody; decoding happens after the
-// credentials check so the documented check order (413 → 401/403 → 400) holds.
+// Request bodies: size limits (413 before anything else), content-type rules, JSON decoding (supplement §1) and the
+// one check that no text of an API body holds U+0000 (§28.1). Elysia's parse stage only reads the bytes into a
+// RawBody; decoding happens after the credentials check so the documented check order (413 → 401/403 → 400) holds.
 import { ApiError, invalid, tooLarge } from "./errors";
 
 export class RawBody {
   constructor(
     readonly text: string,
     readonly contentType: string,
+    /** The request's path (requestPath): which members the NUL check leaves to the route (NUL_LEFT_TO_ROUTE). */
+    readonly path = "",
   ) {}
 }
 
@@ -99,6 +101,57 @@ export function jsonTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
   return false;
 }
 
+/**
+ * U+0000 in stored text (supplement §28.1): every text an API body carries may end up stored, and PostgreSQL can
+ * hold it neither in a text column (22021) nor in a JSON document its JSON functions read (a `\u0000` escape makes
+ * the whole document unreadable: search answered 500). So one check over every decoded body, before any route sees
+ * it, refuses a NUL in any string, member names included, with 400 INVALID_INPUT naming the first one's path
+ * (`target.requests[0].body: must not contain U+0000`); both backends answer alike. Responder hits are not API
+ * routes and never get here: they accept any bytes.
+ */
+export function nulProblem(value: unknown, skipTop: readonly string[] = []): string | undefined {
+  const walk = (v: unknown, path: string): string | undefined => {
+    if (typeof v === "string") return v.includes("\u0000") ? `${path || "body"}: must not contain U+0000` : undefined;
+    if (typeof v !== "object" || v === null) return undefined;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const found = walk(v[i], `${path}[${i}]`);
+        if (found) return found;
+      }
+      return undefined;
+    }
+    for (const [key, item] of Object.entries(v)) {
+      if (key.includes("\u0000")) return `${path || "body"}: member names must not contain U+0000`;
+      if (path === "" && skipTop.includes(key)) continue;
+      const found = walk(item, path === "" ? pathKey(key) : `${path}.${pathKey(key)}`);
+      if (found) return found;
+    }
+    return undefined;
+  };
+  return walk(value, "");
+}
+
+/** A member name as a path segment, shortened: it is the caller's text. */
+const pathKey = (key: string) => (key.length > 64 ? `${key.slice(0, 64)}…` : key);
+
+/**
+ * Top-level members whose text the NUL check leaves to the route, by path: the import file (its reader applies the
+ * same rule and answers with the import's own 400, or the preview's `valid: false` warning, §19.3) and the body of
+ * a responder test request (bytes handed to the responder, which accepts any, as a hit does).
+ */
+const NUL_LEFT_TO_ROUTE: [RegExp, string[]][] = [
+  [/^\/api\/user\/data\/_import(?:_preview)?\/?$/, ["data"]],
+  [/^\/api\/webhooks\/responders\/[^/]+\/_test\/?$/, ["body"]],
+];
+
+/** 400 INVALID_INPUT when a decoded body holds U+0000 outside the members its route checks itself. */
+function refuseNul<T>(value: T, raw: RawBody): T {
+  const skip = NUL_LEFT_TO_ROUTE.find(([re]) => re.test(raw.path))?.[1];
+  const problem = nulProblem(value, skip);
+  if (problem) throw invalid(problem);
+  return value;
+}
+
 const mediaType = (raw: RawBody) => raw.contentType.split(";")[0]!.trim().toLowerCase();
 
 /** A multipart/form-data body (RFC 8058 allows it for one-click unsubscribe POSTs), for routes that accept forms. */
@@ -116,7 +169,7 @@ export async function decodeMultipart(raw: RawBody): Promise<Record<string, stri
   form.forEach((value, name) => {
     if (typeof value === "string") out[name] = value;
   });
-  return out;
+  return refuseNul(out, raw);
 }
 
 const isJsonType = (ct: string) => ct === "" || ct === "application/json" || /^application\/[a-z0-9.+-]*\+json$/.test(ct);
@@ -124,17 +177,20 @@ const isJsonType = (ct: string) => ct === "" || ct === "application/json" || /^a
 /**
  * Decodes a RawBody: empty → `{}` (routes whose fields are all optional accept no body); JSON (or no
  * content type) → parsed value (at most MAX_JSON_DEPTH levels deep); a form body only where the route accepts it;
- * anything else → 400.
+ * anything else → 400. No text of the result holds U+0000 (refuseNul).
  */
 export function decodeBody(raw: RawBody, acceptForm = false): unknown {
   const ct = mediaType(raw);
   if (raw.text.trim() === "") return {};
-  if (acceptForm && ct === "application/x-www-form-urlencoded") return Object.fromEntries(new URLSearchParams(raw.text));
+  if (acceptForm && ct === "application/x-www-form-urlencoded") return refuseNul(Object.fromEntries(new URLSearchParams(raw.text)), raw);
   if (!isJsonType(ct)) throw invalid(`Content-Type must be application/json, got ${ct}`, "BAD_CONTENT_TYPE");
   if (jsonTooDeep(raw.text)) throw invalid(`body: arrays and objects may be nested at most ${MAX_JSON_DEPTH} levels deep`);
+  let value: unknown;
   try {
-    return JSON.parse(raw.text);
+    value = JSON.parse(raw.text);
   } catch (err) {
     throw new ApiError(400, "INVALID_JSON", `Request body is not valid JSON: ${(err as Error).message}`);
   }
+  // JSON text can only carry U+0000 as the escape `\u0000` (a raw one is invalid JSON): without it, nothing to walk.
+  return raw.text.includes("\\u0000") ? refuseNul(value, raw) : value;
 }

@@ -39,9 +39,10 @@ export function httpPlugin(limits: BodyLimits, log: Logger) {
     // route, before its `auth` transform: parse for every route that reads a body (Content-Length first, then
     // counting the bytes as they arrive), transform for the others (a GET announcing a huge body).
     .onParse({ as: "global" }, async ({ request, contentType }) => {
-      const limit = bodyLimitFor(requestPath(request), limits);
+      const path = requestPath(request);
+      const limit = bodyLimitFor(path, limits);
       checkContentLength(request, limit);
-      return new RawBody(await readBodyText(request, limit), request.headers.get("content-type") ?? contentType ?? "");
+      return new RawBody(await readBodyText(request, limit), request.headers.get("content-type") ?? contentType ?? "", path);
     })
     .onTransform({ as: "global" }, ({ request }) => {
       checkContentLength(request, bodyLimitFor(requestPath(request), limits));

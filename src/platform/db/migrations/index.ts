@@ -1,4 +1,6 @@
-// Numbered SQL migrations, embedded in the binary as text. Append new files here in order.
+// Numbered SQL migrations, embedded in the binary as text. Append new files here in order. A migration may add a
+// data step in TypeScript (`data`, run after its SQL in the same transaction) where SQL shared by both backends
+// cannot do the work.
 import m0001 from "./0001_init.sql" with { type: "text" };
 import m0002 from "./0002_mail.sql" with { type: "text" };
 import m0003 from "./0003_shares.sql" with { type: "text" };
@@ -12,11 +14,16 @@ import m0010 from "./0010_email_proof.sql" with { type: "text" };
 import m0011 from "./0011_durability.sql" with { type: "text" };
 import m0012 from "./0012_search.sql" with { type: "text" };
 import m0013 from "./0013_instances.sql" with { type: "text" };
+import { trackersWithoutNul } from "./trackers-without-nul";
+import type { Db } from "../db";
 
 export interface Migration {
   version: number;
   name: string;
+  /** Statements for both backends ("" when the migration is only a data step). */
   sql: string;
+  /** Rows rewritten in TypeScript, after `sql`, inside the migration's transaction. */
+  data?: (tx: Db) => Promise<void>;
 }
 
 export const MIGRATIONS: Migration[] = [
@@ -33,4 +40,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 11, name: "0011_durability", sql: m0011 },
   { version: 12, name: "0012_search", sql: m0012 },
   { version: 13, name: "0013_instances", sql: m0013 },
+  { version: 14, name: "0014_trackers_without_nul", sql: "", data: trackersWithoutNul },
 ];
