@@ -1,6 +1,7 @@
 // Fault containment: what happens when an error comes out of the WebAssembly code instead of a QuickJS exception.
 // - guard(): while a fault stands, no call enters the instance, and quickjs-emscripten's glue can no longer swallow
-//   one (so QuickJS never runs on after it);
+//   one (so QuickJS never runs on after it); a host-side allocation in the instance that fails is refused (the
+//   execution's memory error) instead of being written at address 0;
 // - contain(): a native stack overflow ends only the execution that caused it; the worker goes on, or retires when
 //   other executions live in the instance;
 // - poison(): anything else (a trap), or an overflow that cannot be contained: the instance is untrustworthy, every
@@ -9,9 +10,9 @@
 // state may be half-updated), or let an execution go unreported.
 import type { Engine } from "../engine";
 import type { LogEntry, ScriptError } from "../types";
-import { clip, dropHandles, timeoutError, type Exec } from "./exec";
+import { clip, dropHandles, OutOfMemory, timeoutError, type Exec } from "./exec";
 import { releaseTemplate } from "./image";
-import { installGuard, stackPointer, stackRestore, type Ffi } from "./quickjs-internals";
+import { guardAllocations, installGuard, stackPointer, stackRestore, type Ffi } from "./quickjs-internals";
 import { post } from "./results";
 
 /**
@@ -38,6 +39,13 @@ export function guard(eng: Engine): void {
     return r;
   };
   installGuard(eng.mod!, (fn, name) => guarded(fn, name.startsWith("QTS_Free"), () => eng.fault, fault), escaping);
+  // Host data that does not fit: the running execution's memory error, thrown where the data would have been made
+  // (marshal.ts admit() refuses most of it before; this is for whatever gets past, e.g. free memory the worker no
+  // longer has).
+  guardAllocations(eng.mod!, () => {
+    if (eng.current) eng.current.reason ??= "memory";
+    return new OutOfMemory();
+  });
 }
 
 /** An FFI function that does not enter the instance while a fault stands (a free is skipped, anything else rethrows
