@@ -5,7 +5,8 @@
 // - contain(): a native stack overflow ends only the execution that caused it; the worker goes on, or retires when
 //   other executions live in the instance;
 // - poison(): anything else (a trap), or an overflow that cannot be contained: the instance is untrustworthy, every
-//   unfinished execution is reported in one message and the pool replaces the worker.
+//   unfinished execution is reported in one message and the pool replaces the worker; those that were not on the
+//   thread and never started a host operation are marked for the pool to run again elsewhere.
 // Owns: Engine.fault, .poisoned, .draining. Must never: run script code, free a runtime that a fault cut off (its
 // state may be half-updated), or let an execution go unreported.
 import type { Engine } from "../engine";
@@ -137,7 +138,7 @@ export function poison(eng: Engine, exec: Exec | null, err: unknown): void {
   if (eng.poisoned) return;
   eng.poisoned = true;
   const nativeOverflow = err instanceof RangeError && /call stack/i.test(err.message);
-  const results: { id: number; error: ScriptError; logs: LogEntry[] }[] = [];
+  const results: { id: number; error: ScriptError; logs: LogEntry[]; retry?: boolean }[] = [];
   for (const e of eng.execs.values()) {
     if (e.finished) continue;
     e.finished = true;
@@ -149,6 +150,13 @@ export function poison(eng: Engine, exec: Exec | null, err: unknown): void {
       error = timeoutError();
     } else {
       error = { kind: "internal", message: "Script worker failed and was restarted; try again" };
+      // Another execution, parked (not on the thread's slice stack, so none of its code ran when the fault came)
+      // and without a host operation started (kv, proxy: every effect outside the worker goes through one): all it
+      // did lives in this instance, and running it again elsewhere is indistinguishable from a first run.
+      if (!eng.stack.includes(e) && e.opSeq === 0) {
+        results.push({ id: e.id, error, logs: e.logs, retry: true });
+        continue;
+      }
     }
     results.push({ id: e.id, error, logs: e.logs });
   }
