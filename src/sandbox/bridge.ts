@@ -21,6 +21,22 @@ export const DESCRIBE_SNIPPET = `(function (e) {
   return JSON.stringify([name.slice(0, 200), message.slice(0, 4000), stack.slice(0, 8000), code.slice(0, 200)]);
 })`;
 
+/** `(buffer, wide) => string`: the string whose code units are the buffer's bytes (Latin-1), or its 16-bit words
+ *  when `wide`: how the host hands in a string holding U+0000 (quickjs-emscripten passes strings as C strings; see
+ *  engine/marshal.ts newString). The built-ins it uses are taken when it is made (in the memory image, before any
+ *  script code). */
+export const CODE_UNITS_SNIPPET = `(function () {
+  "use strict";
+  const U8 = Uint8Array, U16 = Uint16Array, apply = Reflect.apply, fromCharCode = String.fromCharCode;
+  const subarray = Object.getPrototypeOf(Uint8Array.prototype).subarray, join = Array.prototype.join;
+  return function (buffer, wide) {
+    const units = wide ? new U16(buffer) : new U8(buffer);
+    const parts = [];
+    for (let i = 0, n = 0; i < units.length; i += 8192, n++) parts[n] = apply(fromCharCode, null, apply(subarray, units, [i, i + 8192]));
+    return apply(join, parts, [""]);
+  };
+})()`;
+
 /** `(name, value)`: a writable, configurable, non-enumerable global. */
 export const DEFINE_SNIPPET = `(function (name, value) {
   Object.defineProperty(globalThis, name, { configurable: true, enumerable: false, writable: true, value });

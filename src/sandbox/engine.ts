@@ -21,11 +21,14 @@
 //   while this one held the thread (their results are posted at once, their runtimes freed after the slice).
 // - Memory: QuickJS's own limit (setMemoryLimit) is unreliable in this build: the emscripten malloc reports no
 //   usable size, so QuickJS counts 8 bytes per allocation and only bounds single allocations (quickjs-emscripten
-//   issue #271). Three measures bound it instead: (1) setMemoryLimit still refuses any single allocation above the
+//   issue #271). Four measures bound it instead: (1) setMemoryLimit still refuses any single allocation above the
 //   limit and bounds the number of allocations; (2) every growth of the worker's WebAssembly memory during an
 //   execution's slice is charged to it and refused beyond its limit, and the memory has a hard per-worker maximum
 //   (a refused growth is an ordinary QuickJS "out of memory"); (3) every MEM_CHECK_MS of running time the runtime's
-//   measured heap (JS_ComputeMemoryUsage) is compared with the limit.
+//   measured heap (JS_ComputeMemoryUsage) is compared with the limit; (4) host data handed into the script
+//   (decoded strings, op results…) is admitted against the limit first (marshal.ts admit), and a host-side
+//   allocation in the instance that fails anyway is refused, never written at address 0 (faults.ts guard): both
+//   end the run as its memory limit (exec.ts OutOfMemory).
 // - Stack: setMaxStackSize. A native stack overflow inside the WebAssembly code (see DEFAULT_STACK_KIB) ends only
 //   its execution (faults.ts contain()); any other trap leaves the instance untrustworthy: the engine reports
 //   "poisoned" and the pool replaces the worker.
@@ -35,13 +38,13 @@ import type { QuickJSHandle, QuickJSWASMModule } from "quickjs-emscripten-core";
 import { EXPORT_SNIPPET, IMPORT_SNIPPET } from "./bridge";
 import { sodiumReady } from "./crypto";
 import { compile, invoke, normalizeSource, type Form } from "./engine/compile";
-import { MEM_CHECK_MS, MemoryView, memoryError, newExec, resetExec, ScriptThrew, timeoutError, type Exec } from "./engine/exec";
+import { MEM_CHECK_MS, MemoryView, memoryError, newExec, OutOfMemory, resetExec, ScriptThrew, timeoutError, type Exec } from "./engine/exec";
 import { contain, guard, isNativeOverflow, poison } from "./engine/faults";
 import { installGlobals } from "./engine/host-functions";
 import { buildTemplate, keepImage, releaseTemplate, reseed, restoreImage, seedFresh, type Template } from "./engine/image";
-import { importValue, installContext, newError, own, snippet } from "./engine/marshal";
+import { heapUsed, importValue, installContext, newError, own, snippet, toScriptError } from "./engine/marshal";
 import { charge, LOW_PRIORITY_AFTER_MS, lower, raise, resumeOthers, takeMail, threadPriority } from "./engine/nesting";
-import { checkFast, checkGlue, loadQuickJS, memoryUsage, stackPointer, stackSave, versionMismatch, type QuickJSVersions } from "./engine/quickjs-internals";
+import { checkFast, checkGlue, loadQuickJS, stackPointer, stackSave, versionMismatch, type QuickJSVersions } from "./engine/quickjs-internals";
 import { fail, finishError, succeed } from "./engine/results";
 import type { MainToWorker, OpReply, RunJob, WorkerToMain } from "./protocol";
 import { encodeDone } from "./wire";
@@ -307,6 +310,7 @@ export class Engine {
   }
 
   private begin(exec: Exec, setup: () => void): void {
+    exec.fast = this.fast;
     this.execs.set(exec.id, exec);
     this.watchdogAt = Math.min(this.watchdogAt, exec.deadline);
     this.slice(exec, setup);
@@ -335,9 +339,15 @@ export class Engine {
       try {
         fn();
       } catch (err) {
-        // The script's own code threw while the host was calling into it (context setup, a helper).
-        if (!(err instanceof ScriptThrew)) throw err;
-        fail(this, exec, err.handle);
+        if (err instanceof OutOfMemory) {
+          // host data the execution's memory could not hold (its context, an op result): refused before any write
+          exec.reason ??= "memory";
+          finishError(this, exec, memoryError());
+        } else {
+          // The script's own code threw while the host was calling into it (context setup, a helper).
+          if (!(err instanceof ScriptThrew)) throw err;
+          fail(this, exec, err.handle);
+        }
       }
       if (!exec.finished) this.pump(exec);
       if (this.fault) throw this.fault; // swallowed on the way out: still a fault
@@ -460,18 +470,7 @@ export class Engine {
   }
 
   private measuredHeap(exec: Exec): number {
-    const ctx = exec.ctx!;
-    const usage = memoryUsage(exec.rt!, ctx, this.fast);
-    try {
-      const used = ctx.getProp(usage, "memory_used_size");
-      try {
-        return ctx.typeof(used) === "number" ? ctx.getNumber(used) : 0;
-      } finally {
-        used.dispose();
-      }
-    } finally {
-      usage.dispose();
-    }
+    return heapUsed(exec);
   }
 
   private timeUp(exec: Exec): void {
@@ -531,22 +530,30 @@ export class Engine {
     if (!d) return;
     exec.ops.delete(msg.opId);
     this.slice(exec, () => {
-      if (msg.ok) {
-        const h = importValue(exec, msg.value);
-        try {
-          d.resolve(h);
-        } finally {
-          h.dispose();
+      try {
+        let h: QuickJSHandle | null = null;
+        let e: QuickJSHandle | null = null;
+        if (msg.ok) {
+          try {
+            h = importValue(exec, msg.value);
+          } catch (err) {
+            // more than its memory holds (marshal.ts admit): the await throws, the run ends as its memory limit
+            if (!(err instanceof OutOfMemory)) throw err;
+            e = toScriptError(exec, err);
+          }
+        } else {
+          e = newError(exec, msg.error?.message ?? "Operation failed", "Error", msg.error?.code);
         }
-      } else {
-        const e = newError(exec, msg.error?.message ?? "Operation failed", "Error", msg.error?.code);
         try {
-          d.reject(e);
+          if (h !== null) d.resolve(h);
+          else d.reject(e!);
         } finally {
-          e.dispose();
+          h?.dispose();
+          e?.dispose();
         }
+      } finally {
+        d.dispose();
       }
-      d.dispose();
     });
   }
 

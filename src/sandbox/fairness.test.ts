@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { openDatabase, type SqliteDb } from "../platform/db/db";
 import { migrate } from "../platform/db/migrate";
 import { createLogger } from "../platform/log";
+import { CRASH_SCRIPTS } from "./crash-scripts";
 import { ScriptPool, type ScriptPoolOptions } from "./pool";
 import type { ScriptLimits, ScriptRunRequest, ScriptRunResult } from "./types";
 
@@ -227,4 +228,46 @@ describe("fair share of the queue", () => {
       expect((await Promise.all(sleepers)).map(outcome)).toEqual(Array(12).fill("a"));
     });
   }, 20_000);
+});
+
+describe("one user's failures stay theirs", () => {
+  test("one user's crash scripts (host data beyond their memory limit) fail none of another user's scripts, on the same workers", async () => {
+    await withPool({ workers: 2 }, async (pool) => {
+      await Promise.all([pool.run(job("user-b", "1")), pool.run(job("user-b", "2"))]); // both workers up
+      let attacking = true;
+      const attacker = (async () => {
+        const kinds: string[] = [];
+        // 3 of user A's crash scripts in flight at a time, every script 3 times
+        const queue = [...CRASH_SCRIPTS, ...CRASH_SCRIPTS, ...CRASH_SCRIPTS];
+        const lane = async () => {
+          for (let s = queue.shift(); s !== undefined; s = queue.shift()) kinds.push(String(outcome(await pool.run(job("user-a", s, { timeoutMs: 20_000 })))));
+        };
+        await Promise.all([lane(), lane(), lane()]);
+        attacking = false;
+        return kinds;
+      })();
+      // user B meanwhile: short scripts one after another, and scripts parked on a timer or a KV result on the same workers
+      const victims: Promise<ScriptRunResult>[] = [];
+      const expected: unknown[] = [];
+      for (let i = 0; attacking; i++) {
+        victims.push(pool.run(job("user-b", "await new Promise((r) => setTimeout(r, 40)); return context.i * 2", { context: { i }, timeoutMs: 10_000 })));
+        expected.push(i * 2);
+        victims.push(pool.run(job("user-b", "await Secbox.kv.set('k' + context.i, 'v'); return await Secbox.kv.get('k' + context.i)", { context: { i }, kvOwner: "responder-b", timeoutMs: 10_000 })));
+        expected.push("v");
+        const r = await pool.run(job("user-b", "context.i + 1", { context: { i }, timeoutMs: 10_000 }));
+        victims.push(Promise.resolve(r));
+        expected.push(i + 1);
+        await Bun.sleep(5);
+      }
+      const kinds = await attacker;
+      const results = await Promise.all(victims);
+      expect(results.length).toBeGreaterThan(30);
+      // zero failures of user B's scripts, no worker replaced
+      expect(results.filter((r) => !r.ok).map((r) => !r.ok && r.error)).toEqual([]);
+      expect(results.map(outcome)).toEqual(expected);
+      expect(pool.stats().replaced).toBe(0);
+      // and each of user A's scripts ended as its own memory error
+      expect(kinds).toEqual(Array(CRASH_SCRIPTS.length * 3).fill("memory"));
+    });
+  }, 120_000);
 });

@@ -56,7 +56,8 @@
 //
 // Failure handling: a worker that reports itself poisoned (a trap inside the WebAssembly code), errors, exits, or
 // does not answer a job by its deadline + backstopGraceMs is terminated and replaced; its unfinished jobs end with
-// kind "internal" (the stuck one with "timeout"). A worker whose WebAssembly memory grew past recycleMib is
+// kind "internal" (the stuck one with "timeout"), except, for a poisoned worker, the jobs it reports as never seen
+// outside it (parked, no host operation started): those run again once elsewhere, with the rest of their time. A worker whose WebAssembly memory grew past recycleMib is
 // replaced once idle, returning that memory to the system. A worker that contained a native stack overflow while
 // other jobs were parked on it retires (see pool/workers.ts retire()): a replacement starts, the old one finishes
 // its jobs.
@@ -145,6 +146,8 @@ export class ScriptPool {
   flushing = false;
   /** Executions that started from their source's memory image (the compiled script included). */
   imageRuns = 0;
+  /** Jobs run again after their worker failed (see pool/workers.ts settleReported()). */
+  retried = 0;
   readonly fetch: OutboundFetch;
   readonly workerMemoryMib: number;
   readonly snapshot: boolean;
@@ -186,8 +189,9 @@ export class ScriptPool {
   /** Workers, queued jobs (including prefetched ones not yet started), jobs in workers (running or parked),
    *  whether the workers share one compiled QuickJS module, and how many executions started from the memory image
    *  of their source (see engine/image.ts). */
-  stats(): { workers: number; ready: number; queued: number; inFlight: number; replaced: number; retiring: number; extra: number; sharedModule: boolean; snapshotWorkers: number; imageRuns: number } {
+  stats(): { workers: number; ready: number; queued: number; inFlight: number; replaced: number; retiring: number; extra: number; sharedModule: boolean; snapshotWorkers: number; imageRuns: number; retried: number } {
     return {
+      retried: this.retried,
       retiring: this.retiring.size,
       extra: this.slots.filter((s) => s.extra).length,
       imageRuns: this.imageRuns,
@@ -246,6 +250,7 @@ export class ScriptPool {
         slot: null,
         parked: false,
         kvOps: 0,
+        ops: 0,
         abort: null,
         backstopAt: Infinity,
         dispatchedAt: 0,
@@ -255,6 +260,8 @@ export class ScriptPool {
         cell: -1,
         token: 0,
         frozenBackstop: null,
+        spentMs: 0,
+        retried: false,
       };
       this.queues.push(job);
       busy(this);

@@ -104,5 +104,7 @@ export type WorkerToMain =
    *  `results`: the outcome of the execution that overflowed. */
   | { t: "retire"; reason: string; results: { id: number; error: ScriptError; logs: LogEntry[] }[] }
   /** The WebAssembly instance is no longer trustworthy (native stack exhausted inside QuickJS, an abort): the
-   *  worker must be replaced; jobs not reported done are lost. */
-  | { t: "poisoned"; reason: string; results: { id: number; error: ScriptError; logs: LogEntry[] }[] };
+   *  worker must be replaced; jobs not reported done are lost. `retry`: the execution was not on the thread when
+   *  it happened and never started a host operation (nothing outside the worker saw it), so the pool may run it
+   *  again elsewhere (engine/faults.ts poison(), pool/workers.ts settleReported()). */
+  | { t: "poisoned"; reason: string; results: { id: number; error: ScriptError; logs: LogEntry[]; retry?: boolean }[] };

@@ -57,18 +57,22 @@ export interface Exec {
    *  memory it lies in (see quickjs-internals.ts fastCall). */
   argv: number;
   mem: MemoryView | null;
+  /** The engine's speed internals are verified (Engine.fast): the heap is measured through them (marshal.ts
+   *  heapUsed). Set when the execution begins. */
+  fast: boolean;
 }
 
 /** Handles an execution looks up or creates at most once (host functions, snippet factories, built-ins). */
 export type HelperSlot =
   | "describe" | "construct" | "Uint8Array" | "isView" | "json" | "jsonParse" | "jsonStringify" | "define" | "toJSON" | "String"
   | "enc" | "dec" | "encode" | "decode" | "proxy" | "atob" | "btoa" | "log" | "seal" | "sha256" | "sleep" | "cancel" | "op"
+  | "codeUnits"
   | "secboxF" | "consoleF" | "textF" | "timersF" | "Promise" | "promiseResolve" | "fnToString"
   | "importData" | "exportJson";
 
 /** A new execution record for `job` (its runtime and context are set by the caller). */
 export function newExec(job: RunJob): Exec {
-  return resetExec({ rt: null, ctx: null, argv: 0, mem: null } as Exec, job);
+  return resetExec({ rt: null, ctx: null, argv: 0, mem: null, fast: false } as Exec, job);
 }
 
 /** Every per-execution field set for `job` (rt, ctx, argv and mem kept). */
@@ -130,6 +134,16 @@ export class HostThrow extends Error {
     message: string,
   ) {
     super(message);
+  }
+}
+
+/** Host data for the execution that its memory limit or the worker's memory cannot hold (marshal.ts admit(), and
+ *  any host-side allocation in the instance that failed: faults.ts guard()). Thrown where the data would have been
+ *  made; the script sees QuickJS's own catchable "out of memory", and the run ends as its memory limit anyway
+ *  (whoever throws it sets `reason`). */
+export class OutOfMemory extends HostThrow {
+  constructor() {
+    super("InternalError", "out of memory");
   }
 }
 

@@ -1,17 +1,19 @@
 // Fault containment: what happens when an error comes out of the WebAssembly code instead of a QuickJS exception.
 // - guard(): while a fault stands, no call enters the instance, and quickjs-emscripten's glue can no longer swallow
-//   one (so QuickJS never runs on after it);
+//   one (so QuickJS never runs on after it); a host-side allocation in the instance that fails is refused (the
+//   execution's memory error) instead of being written at address 0;
 // - contain(): a native stack overflow ends only the execution that caused it; the worker goes on, or retires when
 //   other executions live in the instance;
 // - poison(): anything else (a trap), or an overflow that cannot be contained: the instance is untrustworthy, every
-//   unfinished execution is reported in one message and the pool replaces the worker.
+//   unfinished execution is reported in one message and the pool replaces the worker; those that were not on the
+//   thread and never started a host operation are marked for the pool to run again elsewhere.
 // Owns: Engine.fault, .poisoned, .draining. Must never: run script code, free a runtime that a fault cut off (its
 // state may be half-updated), or let an execution go unreported.
 import type { Engine } from "../engine";
 import type { LogEntry, ScriptError } from "../types";
-import { clip, dropHandles, timeoutError, type Exec } from "./exec";
+import { clip, dropHandles, OutOfMemory, timeoutError, type Exec } from "./exec";
 import { releaseTemplate } from "./image";
-import { installGuard, stackPointer, stackRestore, type Ffi } from "./quickjs-internals";
+import { guardAllocations, installGuard, stackPointer, stackRestore, type Ffi } from "./quickjs-internals";
 import { post } from "./results";
 
 /**
@@ -38,6 +40,13 @@ export function guard(eng: Engine): void {
     return r;
   };
   installGuard(eng.mod!, (fn, name) => guarded(fn, name.startsWith("QTS_Free"), () => eng.fault, fault), escaping);
+  // Host data that does not fit: the running execution's memory error, thrown where the data would have been made
+  // (marshal.ts admit() refuses most of it before; this is for whatever gets past, e.g. free memory the worker no
+  // longer has).
+  guardAllocations(eng.mod!, () => {
+    if (eng.current) eng.current.reason ??= "memory";
+    return new OutOfMemory();
+  });
 }
 
 /** An FFI function that does not enter the instance while a fault stands (a free is skipped, anything else rethrows
@@ -129,7 +138,7 @@ export function poison(eng: Engine, exec: Exec | null, err: unknown): void {
   if (eng.poisoned) return;
   eng.poisoned = true;
   const nativeOverflow = err instanceof RangeError && /call stack/i.test(err.message);
-  const results: { id: number; error: ScriptError; logs: LogEntry[] }[] = [];
+  const results: { id: number; error: ScriptError; logs: LogEntry[]; retry?: boolean }[] = [];
   for (const e of eng.execs.values()) {
     if (e.finished) continue;
     e.finished = true;
@@ -141,6 +150,13 @@ export function poison(eng: Engine, exec: Exec | null, err: unknown): void {
       error = timeoutError();
     } else {
       error = { kind: "internal", message: "Script worker failed and was restarted; try again" };
+      // Another execution, parked (not on the thread's slice stack, so none of its code ran when the fault came)
+      // and without a host operation started (kv, proxy: every effect outside the worker goes through one): all it
+      // did lives in this instance, and running it again elsewhere is indistinguishable from a first run.
+      if (!eng.stack.includes(e) && e.opSeq === 0) {
+        results.push({ id: e.id, error, logs: e.logs, retry: true });
+        continue;
+      }
     }
     results.push({ id: e.id, error, logs: e.logs });
   }

@@ -12,7 +12,7 @@ import { CONSOLE_SNIPPET, DEFINE_SNIPPET, SECBOX_SNIPPET, TEXT_SNIPPET, TIMERS_S
 import { CryptoInputError, sealSync, sha256Hex } from "../crypto";
 import { MAX_LOG_BYTES, MAX_LOG_ENTRIES, type LogEntry } from "../types";
 import { HostThrow, type Exec } from "./exec";
-import { call, exportValue, newString, newU8, own, readString, snippet, toScriptError, withBytes } from "./marshal";
+import { call, exportValue, newBuffer, newString, newU8, own, readString, snippet, toScriptError, withBytes } from "./marshal";
 import { defineAccessor } from "./quickjs-internals";
 
 const MAX_TIMERS = 100;
@@ -165,7 +165,7 @@ function encFn(_eng: Engine, exec: Exec): QuickJSHandle {
   return hostFn(exec, "enc", "encode", (s) => {
     const ctx = exec.ctx!;
     const text = s && ctx.typeof(s) === "string" ? readString(exec, s) : "";
-    return ctx.newArrayBuffer(utf8.encode(text).buffer);
+    return newBuffer(exec, utf8.encode(text));
   });
 }
 
@@ -222,22 +222,27 @@ function proxyFn(eng: Engine, exec: Exec): QuickJSHandle {
 
 function atobFn(_eng: Engine, exec: Exec): QuickJSHandle {
   return hostFn(exec, "atob", "atob", (s) => {
+    const text = readString(exec, s!);
+    let binary: string;
     try {
-      return newString(exec, atob(readString(exec, s!)));
+      binary = atob(text);
     } catch {
       throw new HostThrow("InvalidCharacterError", "atob: the string is not correctly encoded");
     }
+    return newString(exec, binary);
   });
 }
 
 function btoaFn(_eng: Engine, exec: Exec): QuickJSHandle {
   return hostFn(exec, "btoa", "btoa", (s) => {
-    const ctx = exec.ctx!;
+    const text = readString(exec, s!);
+    let encoded: string;
     try {
-      return ctx.newString(btoa(readString(exec, s!)));
+      encoded = btoa(text);
     } catch {
       throw new HostThrow("InvalidCharacterError", "btoa: the string contains characters outside of the Latin1 range");
     }
+    return newString(exec, encoded);
   });
 }
 
@@ -255,17 +260,19 @@ function sealFn(_eng: Engine, exec: Exec): QuickJSHandle {
   return hostFn(exec, "seal", "seal", (pk, data) => {
     const ctx = exec.ctx!;
     const key = pk && ctx.typeof(pk) === "string" ? ctx.getString(pk) : null;
+    let sealed: string;
     try {
-      return ctx.newString(sealSync(key, stringOrBytes(exec, data!)));
+      sealed = sealSync(key, stringOrBytes(exec, data!));
     } catch (err) {
       if (err instanceof CryptoInputError) throw new HostThrow("TypeError", err.message);
       throw err;
     }
+    return newString(exec, sealed);
   });
 }
 
 function sha256Fn(_eng: Engine, exec: Exec): QuickJSHandle {
-  return hostFn(exec, "sha256", "sha256", (data) => exec.ctx!.newString(sha256Hex(stringOrBytes(exec, data!))));
+  return hostFn(exec, "sha256", "sha256", (data) => newString(exec, sha256Hex(stringOrBytes(exec, data!))));
 }
 
 function sleepFn(eng: Engine, exec: Exec): QuickJSHandle {

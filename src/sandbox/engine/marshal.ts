@@ -4,14 +4,16 @@
 // ArrayBuffer view, thrown values described, host failures turned into errors to throw. Plus the calls it makes:
 // helper lookups kept per execution (`helpers`), snippets, and calls through fastCall where the runtime has an
 // argument block.
+// Host data into the instance is admitted first (admit(): the run's memory limit against its measured heap), so an
+// over-size string or byte array is that run's memory error, never a write the worker's memory cannot hold.
 // Owns: Exec.helpers, .key, .exporting, .exportedBytes. Must never: decide an execution's outcome (results.ts),
 // keep a handle it did not register with own(), or trust a value the script could have shaped (accessors it may have
 // replaced are re-checked against the buffer's real length; host details never reach the script).
 import type { QuickJSHandle } from "quickjs-emscripten-core";
-import { DESCRIBE_SNIPPET, EXPORT_SNIPPET, IMPORT_SNIPPET } from "../bridge";
+import { CODE_UNITS_SNIPPET, DESCRIBE_SNIPPET, EXPORT_SNIPPET, IMPORT_SNIPPET } from "../bridge";
 import { pack, parseWithBytes, type Packed } from "../wire";
-import { ExportError, HostThrow, ScriptThrew, type Exec } from "./exec";
-import { ARGV_SLOTS, fastCall } from "./quickjs-internals";
+import { ExportError, HostThrow, OutOfMemory, ScriptThrew, type Exec } from "./exec";
+import { ARGV_SLOTS, fastCall, memoryUsage } from "./quickjs-internals";
 
 export function own(exec: Exec, h: QuickJSHandle): QuickJSHandle {
   exec.handles.push(h);
@@ -57,6 +59,7 @@ export function primeBuiltins(exec: Exec): void {
   const fnCtor = own(exec, ctx.getProp(ctx.global, "Function"));
   const fnProto = own(exec, ctx.getProp(fnCtor, "prototype"));
   exec.helpers.fnToString = own(exec, ctx.getProp(fnProto, "toString"));
+  exec.helpers.codeUnits = snippet(exec, CODE_UNITS_SNIPPET);
   exec.helpers.importData = snippet(exec, IMPORT_SNIPPET);
   exec.helpers.exportJson = snippet(exec, EXPORT_SNIPPET);
 }
@@ -76,8 +79,17 @@ export function importValue(exec: Exec, value: unknown): QuickJSHandle {
   if (typeof value === "string") return newString(exec, value);
   if (typeof value === "number") return ctx.newNumber(value);
   if (typeof value === "boolean") return (value ? ctx.true : ctx.false).dup();
-  return importPacked(exec, pack(value), false);
+  const packed = pack(value);
+  // the JSON text's UTF-8 copy and QuickJS string, the value parsed from it (about as large), and each byte array
+  // twice (the host's copy in the instance, then QuickJS's)
+  if (packed.json.length * 5 + packedBytesOf(packed) * 2 >= ADMIT_MIN) {
+    const text = stringBytes(packed.json);
+    admit(exec, text.utf8 + 2 * text.vm + 2 * packedBytesOf(packed));
+  }
+  return importPacked(exec, packed, false);
 }
+
+const packedBytesOf = (p: Packed): number => p.bytes.reduce((n, b) => n + b.byteLength, 0);
 
 /** One call of the import helper (IMPORT_SNIPPET): the JSON text, then the byte arrays. */
 function importPacked(exec: Exec, packed: Packed, install: boolean): QuickJSHandle {
@@ -117,10 +129,83 @@ export function readString(exec: Exec, h: QuickJSHandle): string {
   }
 }
 
-/** newString, NUL-safe (see readString). */
+// ---------------------------------------------------------------- host data into the instance
+
+/** Host data at least this large is admitted against the run's measured heap (~0.1 ms) before it is made; smaller
+ *  values are bounded like the script's own allocations (growth charged, the heap measured while it runs). */
+const ADMIT_MIN = 256 * 1024;
+
+/** Room for `bytes` more in the execution's memory, or the run's memory error: QuickJS's "out of memory" thrown here
+ *  (catchable, like a refused allocation of the script's own), and the run ends as its memory limit. The bytes are
+ *  what making the value takes in the instance at once (the host's copy and QuickJS's). */
+export function admit(exec: Exec, bytes: number): void {
+  if (bytes < ADMIT_MIN) return;
+  if (bytes <= exec.memLimit && heapUsed(exec) + bytes <= exec.memLimit) return;
+  exec.reason ??= "memory";
+  throw new OutOfMemory();
+}
+
+/** The execution's measured heap (JS_ComputeMemoryUsage's memory_used_size). */
+export function heapUsed(exec: Exec): number {
+  const ctx = exec.ctx!;
+  const usage = memoryUsage(exec.rt!, ctx, exec.fast);
+  try {
+    const used = ctx.getProp(usage, "memory_used_size");
+    try {
+      return ctx.typeof(used) === "number" ? ctx.getNumber(used) : 0;
+    } finally {
+      used.dispose();
+    }
+  } finally {
+    usage.dispose();
+  }
+}
+
+const WIDE = /[^\u0000-\u00ff]/;
+
+/** A host string's size in the instance: its UTF-8 copy (how quickjs-emscripten passes it) and the QuickJS string
+ *  (1 byte per character when all are Latin-1, else 2). */
+function stringBytes(s: string): { utf8: number; vm: number } {
+  const utf8 = Buffer.byteLength(s, "utf8");
+  return { utf8, vm: utf8 === s.length || !WIDE.test(s) ? s.length : 2 * s.length };
+}
+
+/** Strings holding U+0000 shorter than this go in as JSON text (cheaper for a short one); longer ones as code
+ *  units (see newString). */
+const JSON_NUL_MAX = 4096;
+
+/** A new string in the context (admitted), NUL-safe (see readString): quickjs-emscripten passes strings as C
+ *  strings, so a string holding U+0000 goes in otherwise: a short one as JSON text, parsed inside; a longer one as
+ *  its code units in an ArrayBuffer (1 byte each when all are Latin-1, else 2), made into the string inside by the
+ *  code-units helper (bridge.ts). JSON text takes up to 6 bytes per NUL, twice (its UTF-8 copy and its QuickJS
+ *  string), and took ~1.6× the CPU of the code units for a NUL-dense MiB. */
 export function newString(exec: Exec, s: string): QuickJSHandle {
-  if (!s.includes("\u0000")) return exec.ctx!.newString(s);
-  return parseJson(exec, JSON.stringify(s));
+  const ctx = exec.ctx!;
+  const nul = s.includes("\u0000");
+  if (!nul || s.length < JSON_NUL_MAX) {
+    if (s.length * 5 >= ADMIT_MIN) {
+      const { utf8, vm } = stringBytes(s);
+      admit(exec, utf8 + vm);
+    }
+    return nul ? parseJson(exec, JSON.stringify(s)) : ctx.newString(s);
+  }
+  const wide = WIDE.test(s);
+  const units = Buffer.from(s, wide ? "utf16le" : "latin1");
+  // the buffer (the host's copy, then QuickJS's), the parts made from it and the string they are joined into
+  admit(exec, 3 * units.byteLength);
+  exec.helpers.codeUnits ??= snippet(exec, CODE_UNITS_SNIPPET);
+  const buffer = ctx.newArrayBuffer(units.byteOffset === 0 && units.byteLength === units.buffer.byteLength ? (units.buffer as ArrayBuffer) : new Uint8Array(units).buffer);
+  try {
+    return call(exec, exec.helpers.codeUnits, buffer, wide ? ctx.true : ctx.false);
+  } finally {
+    buffer.dispose();
+  }
+}
+
+/** A new ArrayBuffer in the context holding `bytes` (admitted: the host's copy in the instance, then QuickJS's). */
+export function newBuffer(exec: Exec, bytes: Uint8Array): QuickJSHandle {
+  admit(exec, 2 * bytes.byteLength);
+  return exec.ctx!.newArrayBuffer(bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : new Uint8Array(bytes).buffer);
 }
 
 /** JSON.parse / JSON.stringify of the context (looked up once per execution; the first lookup happens before any
@@ -154,7 +239,7 @@ export function newU8(exec: Exec, bytes: Uint8Array): QuickJSHandle {
     exec.helpers.construct = own(exec, ctx.getProp(reflect, "construct"));
     exec.helpers.Uint8Array = own(exec, ctx.getProp(ctx.global, "Uint8Array"));
   }
-  const ab = ctx.newArrayBuffer(bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : bytes.slice().buffer);
+  const ab = newBuffer(exec, bytes);
   const args = ctx.newArray();
   try {
     ctx.setProp(args, 0, ab);

@@ -7,7 +7,8 @@ import { createLogger } from "../../platform/log";
 import { Engine } from "../engine";
 import { ScriptPool } from "../pool";
 import type { ScriptLimits, ScriptRunResult } from "../types";
-import { checkFast, checkGlue, INSTALLED, installGuard, PINNED, versionMismatch } from "./quickjs-internals";
+import { OutOfMemory } from "./exec";
+import { checkFast, checkGlue, guardAllocations, INSTALLED, installGuard, MAX_HOST_ALLOC, PINNED, versionMismatch } from "./quickjs-internals";
 
 const LIMITS: ScriptLimits = { memoryMib: 10, timeoutMs: 5000, proxyTimeoutMs: 30_000, maxProxyBodyBytes: 1 << 20 };
 
@@ -25,6 +26,28 @@ describe("quickjs-emscripten internals", () => {
 
   test("a module whose host-callback glue is not as verified is refused: the guard has no slow path", () => {
     expect(() => installGuard({} as never, (fn) => fn, (inner) => (_a, ...a) => inner(...a))).toThrow("unexpected quickjs-emscripten internals");
+    expect(() => guardAllocations({} as never, () => new Error("refused"))).toThrow("unexpected quickjs-emscripten internals");
+  });
+
+  test("a host-side allocation the instance cannot make throws before anything is written, instead of returning address 0", async () => {
+    // quickjs-emscripten writes host strings and buffers into the block _malloc returns, unchecked (issue 29)
+    const engine = new Engine(() => {});
+    await engine.init(512);
+    const malloc = (engine.mod as unknown as { module: { _malloc(n: number): number } }).module._malloc;
+    expect(() => malloc(600 * 1024 * 1024)).toThrow(OutOfMemory); // beyond the worker's 512 MiB cap
+    expect(() => malloc(2 ** 32 + 16)).toThrow(OutOfMemory); // would wrap to a 16-byte block in 32 bits
+    expect(() => malloc(MAX_HOST_ALLOC + 1)).toThrow(OutOfMemory);
+    const rt = engine.mod!.newRuntime();
+    const ctx = rt.newContext();
+    try {
+      expect(() => ctx.newArrayBuffer(new ArrayBuffer(600 * 1024 * 1024))).toThrow(OutOfMemory);
+      const h = ctx.newString("still fine");
+      expect(ctx.getString(h)).toBe("still fine");
+      h.dispose();
+    } finally {
+      ctx.dispose();
+      rt.dispose();
+    }
   });
 });
 
@@ -60,6 +83,10 @@ describe("the slow safe path (versions other than the pinned ones)", () => {
       ["while (true) {}", {}],
       ["function f() { return f() } f()", {}],
       ["({ f: () => 1 })", {}],
+      // host data beyond the memory limit (issue 29), and a long string holding NULs (code units, not JSON)
+      ["atob('A'.repeat(8 * 1024 * 1024)).length", {}],
+      ["const s = Sandbox.core.decode(new Uint8Array(5000).map((_, i) => i % 3 === 0 ? 0 : 0xe9)); return [s.length, s.charCodeAt(0), s.charCodeAt(1)]", {}],
+      ["const s = atob(btoa('\\0\\xe9'.repeat(3000))); return [s.length, s.charCodeAt(0), s.charCodeAt(1), s.charCodeAt(5999)]", {}],
     ];
     for (let round = 0; round < 3; round++) {
       for (const [source, context] of cases) {

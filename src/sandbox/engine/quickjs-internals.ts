@@ -138,6 +138,46 @@ export function installGuard(
   glue.shouldInterrupt = escaping((rt: number) => runtimeCallbacks.get(rt)!.shouldInterrupt(rt));
 }
 
+/** The largest block a host-side allocation may ask for: emscripten's `_malloc` takes a 32-bit size, so a larger one
+ *  would wrap around to a small block that the copy then overruns. */
+export const MAX_HOST_ALLOC = 0x7fff_0000;
+
+/**
+ * quickjs-emscripten copies host data into the instance (ctx.newString, newArrayBuffer, callFunction's argument
+ * arrays, evalCode's source: ModuleMemory in quickjs-emscripten-core 0.32) into a block from the module's `_malloc`
+ * without checking it: when the allocation fails (the execution's memory limit refused the growth, or the worker's
+ * memory is at its cap) it writes the data from address 0 over the C program's globals, the allocator's state, the
+ * stack and every runtime of the instance, then hands that address to QuickJS (issue 29: a trap, or silent
+ * corruption of other users' parked scripts). The module's `_malloc` is replaced by one that throws `refused(bytes)`
+ * instead of returning 0 (or a size that does not fit 32 bits), before anything is written. Checked at once in a
+ * throwaway runtime: a host string must come through it. Throws when the module does not look as in the pinned
+ * version (the guard has no slow path).
+ */
+export function guardAllocations(mod: QuickJSWASMModule, refused: (bytes: number) => Error): void {
+  const module = (mod as unknown as { module?: { _malloc?: unknown } }).module;
+  const raw = module?._malloc;
+  if (!module || typeof raw !== "function") throw new Error("sandbox: unexpected quickjs-emscripten internals: module._malloc");
+  const malloc = raw as (n: number) => number;
+  let calls = 0;
+  module._malloc = (n: number): number => {
+    calls++;
+    if (!(n >= 0 && n <= MAX_HOST_ALLOC)) throw refused(n);
+    const p = malloc(n);
+    if (p === 0) throw refused(n);
+    return p;
+  };
+  const rt = mod.newRuntime();
+  const ctx = rt.newContext();
+  try {
+    const before = calls;
+    ctx.newString("probe").dispose();
+    if (calls === before) throw new Error("sandbox: unexpected quickjs-emscripten internals: host strings do not go through module._malloc");
+  } finally {
+    ctx.dispose();
+    rt.dispose();
+  }
+}
+
 /**
  * Self-check of the guard (after installGuard): a host-function call and an interrupt must go through the glue
  * installed in the module's callbacks (the emscripten code looks it up per call). Runs in a throwaway runtime;

@@ -1,7 +1,7 @@
 // Host operations answered on the main thread (supplement §11.7, §11.8): a worker's script called Secbox.kv or
 // op_proxy_request; the operation runs here (database, network) and its result goes back on the worker's own port,
 // counted in its MAIL_CELL so that the worker can take it while a script holds its thread (engine/nesting.ts).
-// Owns: Job.kvOps, Job.abort. Must never: answer a job that ended or moved meanwhile, let one job exceed its KV
+// Owns: Job.kvOps, Job.ops, Job.abort. Must never: answer a job that ended or moved meanwhile, let one job exceed its KV
 // budget, or pass a host error's details to the script (opError keeps only our own messages and codes).
 import type { Logger } from "../../platform/log";
 import type { ScriptPool } from "../pool";
@@ -15,6 +15,7 @@ export async function operation(pool: ScriptPool, slot: Slot, msg: Extract<Worke
   const job = slot.jobs.get(msg.id);
   if (!job) return;
   claimed(pool, slot, job);
+  job.ops++;
   let reply: OpReply;
   try {
     const value = await perform(pool, job, msg);

@@ -161,7 +161,7 @@ function takeBack(pool: ScriptPool, slot: Slot, which: (j: Job) => boolean): boo
 }
 
 export function timeoutOf(job: Job): number {
-  return Math.max(1, Math.floor(job.req.limits.timeoutMs));
+  return Math.max(1, Math.floor(job.req.limits.timeoutMs) - job.spentMs);
 }
 
 function assign(pool: ScriptPool, slot: Slot, job: Job): void {

@@ -17,6 +17,8 @@ export interface Job {
   slot: Slot | null;
   parked: boolean;
   kvOps: number;
+  /** Host operations (kv, proxy) it asked this thread for: effects outside its worker. */
+  ops: number;
   /** Created on the first host operation; aborted when the job settles (ends KV watches). */
   abort: AbortController | null;
   /** Epoch ms after which the job is presumed stuck (deadline + backstopGraceMs). */
@@ -32,6 +34,11 @@ export interface Job {
   token: number;
   /** Its backstop while its slice is held below a nested one (see "freeze" in workers.ts onMessage); null otherwise. */
   frozenBackstop: number | null;
+  /** Time of its limit used by an earlier attempt on a worker that failed (see workers.ts settleReported()): the
+   *  next attempt gets the rest. */
+  spentMs: number;
+  /** It was run again once after its worker failed (never twice). */
+  retried: boolean;
 }
 
 export interface Slot {

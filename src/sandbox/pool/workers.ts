@@ -3,15 +3,16 @@
 // stack overflow while other jobs were parked on it, and the messages a worker posts: ready, park/wake,
 // freeze/thaw, op, retire, poisoned, and results (onDone).
 // Owns: pool.slots/.retiring membership, Slot.ready/.dead/.retiring/.heapBytes/.snapshot, the compiled module and
-// who compiles it. Must never: lose a job (a worker that goes away settles or requeues every job it held), or keep
-// a worker whose instance is untrustworthy.
+// who compiles it, pool.retried and Job.retried/.spentMs. Must never: lose a job (a worker that goes away settles or
+// requeues every job it held), keep a worker whose instance is untrustworthy, or run a job again that anything
+// outside its worker may have seen (a host operation) or that already ran twice.
 import { existsSync } from "node:fs";
 import type { ScriptPool } from "../pool";
 import type { MainToWorker, WorkerToMain } from "../protocol";
 import type { LogEntry, ScriptError, ScriptRunResult } from "../types";
 import { decodeDone, isWire, unbatch } from "../wire";
 import { operation } from "./host-ops";
-import { claimed, dispatch, left, revoke } from "./offers";
+import { claimed, dispatch, left, revoke, timeoutOf } from "./offers";
 import { CONTENDED_CELL, failure, MAIL_CELL, MiB, OFFER_CELLS, RUN_CELL, runsLong, settle, type Job, type Slot } from "./state";
 
 /** The worker script: beside pool.ts in development; an extra entrypoint inside a compiled binary. */
@@ -233,8 +234,11 @@ function onMessage(pool: ScriptPool, slot: Slot, msg: WorkerToMain): void {
   }
 }
 
-/** Outcomes a worker reported with its retirement or poisoning. */
-function settleReported(pool: ScriptPool, slot: Slot, results: { id: number; error: ScriptError; logs: LogEntry[] }[]): void {
+/** Outcomes a worker reported with its retirement or poisoning. A job the worker marks `retry` (engine/faults.ts
+ *  poison(): it was parked when the instance failed and never started a host operation, so nothing outside the
+ *  worker saw it) goes back to its owner's queue, in its place, once, with the rest of its time limit; its logs so
+ *  far are dropped (the next attempt makes its own). */
+function settleReported(pool: ScriptPool, slot: Slot, results: { id: number; error: ScriptError; logs: LogEntry[]; retry?: boolean }[]): void {
   for (const r of results) {
     const job = slot.jobs.get(r.id);
     if (!job) continue;
@@ -242,7 +246,20 @@ function settleReported(pool: ScriptPool, slot: Slot, results: { id: number; err
     slot.jobs.delete(r.id);
     if (!job.parked) slot.active--;
     left(pool, job);
-    settle(job, { ok: false, error: r.error, logs: r.logs, durationMs: Math.max(0, Date.now() - job.dispatchedAt) });
+    const spent = Math.max(0, Date.now() - job.dispatchedAt);
+    if (r.retry === true && !job.retried && !pool.closed && job.ops === 0 && timeoutOf(job) - spent >= 1) {
+      job.retried = true;
+      job.spentMs += spent;
+      job.slot = null;
+      job.parked = false;
+      job.backstopAt = Infinity;
+      job.frozenBackstop = null;
+      job.owner = pool.queues.owner(job.owner.key); // its record may have been released meanwhile
+      pool.retried++;
+      pool.queues.push(job);
+      continue;
+    }
+    settle(job, { ok: false, error: r.error, logs: r.logs, durationMs: spent });
   }
 }
 
