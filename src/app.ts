@@ -9,7 +9,9 @@ import { InstanceRegistry } from "./platform/db/instances";
 import { Outbox } from "./platform/mail/outbox";
 import { uiPlugin } from "./platform/ui/serve";
 import { smtpTransport } from "./platform/mail/transport";
-import { HTTP_IDLE_TIMEOUT_SEC, type Runtime } from "./platform/runtime";
+import { HTTP_IDLE_TIMEOUT_SEC, tierLimits, type Runtime } from "./platform/runtime";
+import { storageGuardPlugin } from "./platform/storage/http";
+import { StorageQuota } from "./platform/storage/quota";
 import { ScriptPool } from "./sandbox/pool";
 import { messagesRoutes } from "./features/messages/routes";
 import { MessagesService } from "./features/messages/service";
@@ -57,6 +59,19 @@ export function createServices(rt: Runtime) {
   const notificationEmail = new NotificationEmailService(rt, users, settings, outbox);
   const messages = new MessagesService(rt, outbox);
   const shares = new Shares(rt.db, rt.clock);
+  // Per-user storage cap (tier max_storage_bytes) and the free-disk guard of the SQLite data directory (§28).
+  const storage = new StorageQuota({
+    db: rt.db,
+    log: rt.log,
+    limitOf: async (userId, db) => {
+      const row = await users.getRow(userId, db);
+      if (!row) return undefined;
+      const tier = users.effectiveTier(row);
+      return { tier, maxBytes: tierLimits(rt.config, tier).max_storage_bytes };
+    },
+    diskDir: rt.db.dialect === "sqlite" ? rt.config.server.data_dir : null,
+    minFreeDiskMib: rt.config.server.min_free_disk_mib,
+  });
   // The QuickJS worker pool; workers start on the first script.
   const sandbox = new ScriptPool({
     workers: rt.config.scripts.workers,
@@ -75,10 +90,13 @@ export function createServices(rt: Runtime) {
     users,
     notificationEmail,
     scripts: sandbox,
-    deleteKv: async (tx, ownerId) => sandbox.kv?.deleteOwner(ownerId, tx),
+    deleteKv: async (tx, ownerId, userId) => sandbox.kv?.deleteOwner(ownerId, tx, userId),
+    storage,
   });
-  const trackers = new TrackersService(rt, { tags, secrets, users, notificationEmail, scripts: sandbox });
-  const userData = new UserDataService(rt, { tags, secrets, scripts, settings, responders, certificates, csp, trackers, users });
+  // Secbox.kv data counts against the responder's user (KV owners are responders).
+  sandbox.kv?.useStorage({ quota: storage, userOf: (owner) => responders.ownerOf(owner), ownersOf: (db, userId) => responders.idsOfUser(db, userId) });
+  const trackers = new TrackersService(rt, { tags, secrets, users, notificationEmail, scripts: sandbox, storage });
+  const userData = new UserDataService(rt, { tags, secrets, scripts, settings, responders, certificates, csp, trackers, users, storage });
   const search = new SearchService(rt, { tags, secrets, scripts, responders, certificates, csp, trackers });
   const auth = authPlugin({
     config: rt.config,
@@ -89,7 +107,7 @@ export function createServices(rt: Runtime) {
       byEmail: (e) => users.byEmail(e),
     },
   });
-  return { rt, instances, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages, shares, certificates, csp, responders, trackers, sandbox, userData, search };
+  return { rt, instances, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages, shares, storage, certificates, csp, responders, trackers, sandbox, userData, search };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -102,6 +120,8 @@ export function createApp(services: Services) {
     // The web UI: GET/HEAD of paths outside /api and /api-docs (platform/ui/serve.ts).
     .use(uiPlugin(rt.log))
     .use(httpPlugin({ maxBodyBytes: rt.config.server.max_body_bytes, maxImportBytes: rt.config.server.max_import_bytes }, rt.log))
+    // 507 for writes that add data while the disk is low (§28).
+    .use(storageGuardPlugin(services.storage))
     .use(docsPlugin({ publicUrl: rt.config.server.public_url, sessionCookie: rt.config.security.session_cookie }))
     .use(statusRoutes({ auth, status: services.status }))
     .use(usersRoutes({ auth, users: services.users, trustProxy }))
@@ -130,6 +150,7 @@ const housekeeping = new WeakMap<Services, ReturnType<typeof setInterval>>();
 
 export async function startBackground(services: Services) {
   await services.instances.start();
+  await services.storage.start();
   await services.outbox.start();
   await services.responders.start();
   await services.trackers.start();
@@ -149,6 +170,7 @@ export async function stopBackground(services: Services) {
   await services.sandbox.close();
   await services.responders.stop();
   await services.outbox.stop();
+  services.storage.stop();
   await services.instances.stop();
 }
 

@@ -1,6 +1,6 @@
 // SQL of Secbox.kv (supplement §11.8); tables in migrations/0006_kv.sql. Only through the async Db interface.
 // Live = expires_at IS NULL OR expires_at > now.
-import type { Db } from "../platform/db/db";
+import { placeholders, type Db } from "../platform/db/db";
 
 export interface KvRow {
   key: string;
@@ -96,8 +96,21 @@ export const kvStore = {
     ),
 
 
-  async removeOwner(db: Db, owner: string): Promise<void> {
-    await db.run("DELETE FROM kv_entries WHERE owner_id = ?", [owner]);
+  /** Deletes an owner's entries; returns the bytes they held. */
+  async removeOwner(db: Db, owner: string): Promise<number> {
+    const rows = await db.all<{ size: number }>("DELETE FROM kv_entries WHERE owner_id = ? RETURNING size", [owner]);
     await db.run("DELETE FROM kv_usage WHERE owner_id = ?", [owner]);
+    return rows.reduce((n, r) => n + Number(r.size), 0);
+  },
+
+  /** Bytes stored by the given owners (a user's responders: the storage recount). */
+  bytesOfOwners: async (db: Db, owners: string[]): Promise<number> => {
+    let n = 0;
+    for (let i = 0; i < owners.length; i += 500) {
+      const part = owners.slice(i, i + 500);
+      const r = await db.get<{ n: number | null }>(`SELECT SUM(size) AS n FROM kv_entries WHERE owner_id IN (${placeholders(part.length)})`, part);
+      n += Number(r?.n ?? 0);
+    }
+    return n;
   },
 };

@@ -6,8 +6,15 @@
 // (Db.publish, topic "kv") and wakes the watchers of the other instances. Writes of one owner take a lock for their
 // transaction (Db.lock: PostgreSQL runs them concurrently; SQLite serializes every writer anyway), so quota totals
 // stay exact.
+//
+// Per-user storage (§28, `max_storage_bytes`; wired with useStorage by the composition root, since owners are
+// responders): every write, delete, expiry purge and owner deletion changes the owner's user's counter in the same
+// transaction (platform/storage/quota.ts), after the user's storage lock and before the owner's lock. A write beyond
+// the user's cap fails like one beyond `kv_max_bytes` ("KV size limit reached (…)"); while the server's disk is low
+// (`server.min_free_disk_mib`) every set fails; reads and deletes keep working.
 import type { Db } from "../platform/db/db";
 import { ApiError } from "../platform/http/errors";
+import { storageUsage, type StorageQuota } from "../platform/storage/quota";
 import type { Clock } from "../platform/runtime";
 import { kvStore, type KvRow } from "./kv-store";
 import type { KvLimits } from "./types";
@@ -123,6 +130,15 @@ function listOptions(options: unknown): { prefix: string; after: string | undefi
   return { prefix, after: after as string | undefined, limit };
 }
 
+/** Per-user accounting of KV data (§28): KV owners are responders, whose users the responders feature knows. */
+export interface KvStorage {
+  quota: StorageQuota;
+  /** The user a KV owner (responder id) belongs to; undefined when it no longer exists. */
+  userOf(owner: string): Promise<string | undefined>;
+  /** The KV owners (responder ids) of a user, for the recount. */
+  ownersOf(db: Db, userId: string): Promise<string[]>;
+}
+
 /** Cross-instance event: a key was written; payload = "<owner> <key>" (owners are ids, without spaces). */
 const WRITE_TOPIC = "kv";
 
@@ -130,6 +146,7 @@ export class KvService {
   readonly notifier = new KvNotifier();
   private sweeper: ReturnType<typeof setInterval> | null = null;
   private unsubscribe: (() => void) | null = null;
+  private storage: KvStorage | null = null;
 
   constructor(
     private readonly db: Db,
@@ -138,6 +155,30 @@ export class KvService {
 
   private nowSec(): number {
     return Math.floor(this.clock.now() / 1000);
+  }
+
+  /** Counts KV bytes per user against `max_storage_bytes` from now on, and registers the KV recount. */
+  useStorage(storage: KvStorage): void {
+    this.storage = storage;
+    storage.quota.counter("kv", async (db, userId) => kvStore.bytesOfOwners(db, await storage.ownersOf(db, userId)));
+  }
+
+  /** The user whose counter an owner's writes change (null without storage accounting). */
+  private async userOf(owner: string): Promise<string | null> {
+    if (!this.storage) return null;
+    const userId = await this.storage.userOf(owner);
+    if (userId === undefined) throw new KvError("KV: the responder no longer exists");
+    return userId;
+  }
+
+  /** Drops an owner's expired rows, giving their bytes back to the owner's and the user's totals. */
+  private async purgeExpired(tx: Db, owner: string, userId: string | null, now: number): Promise<number> {
+    const expired = await kvStore.expiredTotals(tx, owner, now);
+    if (!expired || Number(expired.n) === 0) return 0;
+    await kvStore.removeExpired(tx, owner, now);
+    await kvStore.adjustUsage(tx, owner, -expired.n, -(expired.bytes ?? 0));
+    if (userId !== null) await storageUsage.adjust(tx, userId, "kv", -Number(expired.bytes ?? 0));
+    return Number(expired.n);
   }
 
   /** Sweeps expired entries every 5 minutes (§11.8). */
@@ -180,26 +221,40 @@ export class KvService {
     }
     const ifAbsent = o.ifAbsent === true;
     const size = byteLength(key) + byteLength(value);
+    const quota = this.storage?.quota;
+    if (quota?.diskLow) throw new KvError("KV write refused: the server is low on disk space");
+    const userId = await this.userOf(owner);
     const now = this.nowSec();
     const expiresAt = ttl === null ? null : now + ttl;
     const written = await this.db.tx(async (tx) => {
+      if (quota && userId !== null) await quota.lock(tx, userId);
       await tx.lock(`kv:${owner}`);
       let existing = await kvStore.row(tx, owner, key);
       const live = existing !== undefined && (existing.expires_at === null || existing.expires_at > now);
       if (ifAbsent && live) return false;
       let usage = await kvStore.usage(tx, owner);
+      let purged = false;
+      // Quotas count live entries: drop this owner's expired rows first, then decide.
+      const purge = async () => {
+        purged = true;
+        if ((await this.purgeExpired(tx, owner, userId, now)) === 0) return;
+        usage = await kvStore.usage(tx, owner);
+        if (existing && !live) existing = undefined;
+      };
       const over = () => usage.entries + (existing ? 0 : 1) > limits.maxEntries || usage.bytes + size - (existing?.size ?? 0) > limits.maxBytes;
       if (over()) {
-        // Quotas count live entries: drop this owner's expired rows first, then decide.
-        const expired = await kvStore.expiredTotals(tx, owner, now);
-        if (expired && expired.n > 0) {
-          await kvStore.removeExpired(tx, owner, now);
-          await kvStore.adjustUsage(tx, owner, -expired.n, -(expired.bytes ?? 0));
-          usage = await kvStore.usage(tx, owner);
-          if (existing && !live) existing = undefined;
-        }
+        await purge();
         if (usage.entries + (existing ? 0 : 1) > limits.maxEntries) throw new KvError(`KV entry limit reached (${limits.maxEntries} entries)`);
         if (usage.bytes + size - (existing?.size ?? 0) > limits.maxBytes) throw new KvError(`KV size limit reached (${limits.maxBytes} bytes)`);
+      }
+      if (quota && userId !== null) {
+        // The user's cap over every responder's KV, history and revisions (§28).
+        let added = await quota.tryAdd(tx, userId, "kv", size - (existing?.size ?? 0));
+        if (!added && !purged) {
+          await purge();
+          added = await quota.tryAdd(tx, userId, "kv", size - (existing?.size ?? 0));
+        }
+        if (!added) throw new KvError(`KV size limit reached (${(await quota.limit(userId, tx))?.maxBytes ?? 0} bytes of stored data per user: max_storage_bytes)`);
       }
       if (existing) await kvStore.update(tx, owner, key, value, size, now, expiresAt);
       else await kvStore.insert(tx, owner, key, value, size, now, expiresAt);
@@ -214,12 +269,15 @@ export class KvService {
   async delete(owner: string, keyIn: unknown): Promise<boolean> {
     const key = checkKey(keyIn);
     const now = this.nowSec();
+    const userId = await this.userOf(owner);
     return this.db.tx(async (tx) => {
+      if (userId !== null) await this.storage!.quota.lock(tx, userId);
       await tx.lock(`kv:${owner}`);
       const row = await kvStore.row(tx, owner, key);
       if (!row) return false;
       await kvStore.remove(tx, owner, key);
       await kvStore.adjustUsage(tx, owner, -1, -row.size);
+      if (userId !== null) await storageUsage.adjust(tx, userId, "kv", -row.size);
       return row.expires_at === null || row.expires_at > now;
     });
   }
@@ -311,24 +369,24 @@ export class KvService {
     const now = this.nowSec();
     let n = 0;
     for (const { owner_id } of await kvStore.expiredByOwner(this.db, now)) {
+      const userId = this.storage ? ((await this.storage.userOf(owner_id)) ?? null) : null;
       n += await this.db.tx(async (tx) => {
+        if (userId !== null) await this.storage!.quota.lock(tx, userId);
         await tx.lock(`kv:${owner_id}`);
-        const expired = await kvStore.expiredTotals(tx, owner_id, now);
-        if (!expired || expired.n === 0) return 0;
-        await kvStore.removeExpired(tx, owner_id, now);
-        await kvStore.adjustUsage(tx, owner_id, -expired.n, -(expired.bytes ?? 0));
-        return expired.n;
+        return this.purgeExpired(tx, owner_id, userId, now);
       });
     }
     return n;
   }
 
-  /** Deleting a responder deletes its KV (§11.8). */
-  /** Deletes an owner's entries; pass the caller's `tx` to do it inside the owner's delete transaction. */
-  deleteOwner(owner: string, tx?: Db): Promise<void> {
+  /** Deleting a responder deletes its KV (§11.8): the owner's entries, inside the caller's `tx` when given (the
+   *  responder's delete transaction), their bytes given back to `userId`'s counter. */
+  deleteOwner(owner: string, tx?: Db, userId?: string): Promise<void> {
     const remove = async (t: Db) => {
+      if (userId !== undefined && this.storage) await this.storage.quota.lock(t, userId);
       await t.lock(`kv:${owner}`);
-      await kvStore.removeOwner(t, owner);
+      const freed = await kvStore.removeOwner(t, owner);
+      if (userId !== undefined) await storageUsage.adjust(t, userId, "kv", -freed);
     };
     return tx ? remove(tx) : this.db.tx(remove);
   }

@@ -1903,7 +1903,7 @@ export interface components {
              * @description stable token: what clients test
              * @enum {string}
              */
-            code: "INVALID_JSON" | "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "LIMIT_REACHED" | "TARGET_NOT_ALLOWED" | "UPSTREAM_FAILED" | "INVALID_SCHEDULE" | "SCHEDULE_TOO_FREQUENT" | "BAD_PASSPHRASE" | "ALGORITHM_UNAVAILABLE" | "BAD_PASSWORD" | "WEAK_PASSWORD" | "INVALID_TOKEN" | "EMAIL_TAKEN" | "HANDLE_TAKEN" | "VERIFICATION_FAILED" | "COOLDOWN" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_OPERATOR" | "API_KEY_NOT_ALLOWED" | "NO_USER" | "SIGNUP_CLOSED" | "NOT_ACTIVATED" | "SIGNUP_RESERVED" | "MAIL_NOT_CONFIGURED" | "NOT_FOUND" | "DUPLICATE_NAME" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL";
+            code: "INVALID_JSON" | "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "LIMIT_REACHED" | "TARGET_NOT_ALLOWED" | "UPSTREAM_FAILED" | "INVALID_SCHEDULE" | "SCHEDULE_TOO_FREQUENT" | "BAD_PASSPHRASE" | "ALGORITHM_UNAVAILABLE" | "BAD_PASSWORD" | "WEAK_PASSWORD" | "INVALID_TOKEN" | "EMAIL_TAKEN" | "HANDLE_TAKEN" | "VERIFICATION_FAILED" | "COOLDOWN" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_OPERATOR" | "API_KEY_NOT_ALLOWED" | "NO_USER" | "SIGNUP_CLOSED" | "NOT_ACTIVATED" | "SIGNUP_RESERVED" | "MAIL_NOT_CONFIGURED" | "NOT_FOUND" | "DUPLICATE_NAME" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "INSUFFICIENT_STORAGE" | "INTERNAL";
             /** @description human-readable; names the field when there is one (`settings.statusCode: …`) */
             message: string;
         };
@@ -3553,6 +3553,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
+                    };
+                };
+            };
         };
     };
     postCertificatesFetch: {
@@ -3806,6 +3818,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
+                    };
+                };
+            };
         };
     };
     getCertificatesPrivateKeysByKeyId: {
@@ -3971,6 +3995,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
                     };
                 };
             };
@@ -4333,6 +4369,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
+                    };
+                };
+            };
         };
     };
     getCertificatesTemplatesByTemplateId: {
@@ -4474,6 +4522,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
                     };
                 };
             };
@@ -4626,6 +4686,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
+                    };
+                };
+            };
         };
     };
     postCertificatesTemplatesByTemplateIdShare: {
@@ -4709,6 +4781,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
+                    };
+                };
+            };
         };
     };
     postCertificatesTemplatesByTemplateIdUnshare: {
@@ -4787,6 +4871,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
                     };
                 };
             };
@@ -5123,6 +5219,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
+                    };
+                };
+            };
         };
     };
     getStatus: {
@@ -5239,6 +5347,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "INTERNAL";
+                    };
+                };
+            };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
                     };
                 };
             };
@@ -5387,6 +5507,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
+                    };
+                };
+            };
         };
     };
     putUserApiKeysByApiKeyId: {
@@ -5488,6 +5620,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
                     };
                 };
             };
@@ -5656,6 +5800,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
                     };
                 };
             };
@@ -5830,6 +5986,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
                     };
                 };
             };
@@ -6038,6 +6206,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
+                    };
+                };
+            };
         };
     };
     deleteUserNotificationEmail: {
@@ -6182,6 +6362,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
+                    };
+                };
+            };
         };
     };
     postUserNotificationEmailVerify: {
@@ -6263,6 +6455,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
                     };
                 };
             };
@@ -6441,6 +6645,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
+                    };
+                };
+            };
         };
     };
     getUserScriptsByScriptId: {
@@ -6613,6 +6829,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
                     };
                 };
             };
@@ -6870,6 +7098,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
+                    };
+                };
+            };
         };
     };
     getUserSecretsBySecretId: {
@@ -7030,6 +7270,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
                     };
                 };
             };
@@ -7247,6 +7499,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
+                    };
+                };
+            };
         };
     };
     postUserSubscription: {
@@ -7334,6 +7598,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
                     };
                 };
             };
@@ -7510,6 +7786,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
+                    };
+                };
+            };
         };
     };
     getUserTagsByTagId: {
@@ -7682,6 +7970,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
                     };
                 };
             };
@@ -7943,6 +8243,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
+                    };
+                };
+            };
         };
     };
     getUsersByUserId: {
@@ -8199,6 +8511,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
+                    };
+                };
+            };
         };
     };
     postUsersEmail: {
@@ -8273,6 +8597,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
                     };
                 };
             };
@@ -8479,6 +8815,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
+                    };
+                };
+            };
         };
     };
     getWebScrapingApiTrackers: {
@@ -8665,6 +9013,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
                     };
                 };
             };
@@ -9053,6 +9413,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
                     };
                 };
             };
@@ -9639,6 +10011,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
+                    };
+                };
+            };
         };
     };
     postWebScrapingPageTrackersDebug: {
@@ -9945,6 +10329,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
                     };
                 };
             };
@@ -10531,6 +10927,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
+                    };
+                };
+            };
         };
     };
     postWebSecurityCspEvaluate: {
@@ -10794,6 +11202,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
+                    };
+                };
+            };
         };
     };
     deleteWebSecurityCspByPolicyId: {
@@ -11026,6 +11446,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
+                    };
+                };
+            };
         };
     };
     postWebSecurityCspByPolicyIdUnshare: {
@@ -11104,6 +11536,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
                     };
                 };
             };
@@ -11292,6 +11736,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
                     };
                 };
             };
@@ -11579,6 +12035,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "INSUFFICIENT_STORAGE";
                     };
                 };
             };

@@ -11,13 +11,18 @@
 //   turn, so the hits of one turn, and those arriving while a write runs, share a transaction (group commit). A
 //   failed write is logged and the hit still answered. Durable against a crash of the process (kill -9); with
 //   SQLite's synchronous = NORMAL (WAL) the last commits can still be lost by a power cut or OS crash.
+// - storage (supplement §28): a record counts its bytes against its user's max_storage_bytes. A batch takes each
+//   user's storage lock (user id order), then adds the user's records in one step when they fit; when they do not,
+//   per responder the newest records that fit once the records they push out are given back. A hit beyond the cap is
+//   answered but not captured (`notCaptured`); so are all hits while the disk is low (`server.min_free_disk_mib`).
 import type { Db } from "../../platform/db/db";
 import { newId } from "../../platform/http/ids";
 import type { Logger } from "../../platform/log";
+import { storageUsage, type StorageQuota } from "../../platform/storage/quota";
 import type { RawHeaders } from "./cookies";
 import { headerPairs } from "./request-parts";
 import type { HeaderList } from "./script-result";
-import { respondersStore, type TrackedInsert } from "./store";
+import { recordSize, respondersStore, type TrackedInsert } from "./store";
 
 export interface PendingCapture {
   responderId: string;
@@ -41,26 +46,42 @@ export interface PendingCapture {
   id?: string;
 }
 
-/** Ids are given at write time, in arrival order of the batch (UUID v7 is monotonic in-process). */
-const toRow = (c: PendingCapture): TrackedInsert => ({
-  id: (c.id = newId()),
-  responder_id: c.responderId,
-  created_at: Math.floor(c.createdAtMs / 1000),
-  created_at_ms: c.createdAtMs,
-  duration_ms: c.durationMs,
-  client_address: c.clientAddress ?? null,
-  method: c.method,
-  path: c.path,
-  raw_query: c.rawQuery === "" ? null : c.rawQuery,
-  headers: JSON.stringify(headerPairs(c.headers)),
-  body: c.body.byteLength > 0 ? c.body : null,
-  body_size: c.bodySize,
-  response_status: c.response?.statusCode ?? null,
-  response_headers: c.response ? JSON.stringify(c.response.headers) : null,
-  response_body: c.response && c.response.body.byteLength > 0 ? c.response.body : null,
-  response_body_size: c.response?.bodySize ?? null,
-  response_truncated: c.response ? (c.response.truncated ? 1 : 0) : null,
-});
+/** The row of a record; its id is given when it is inserted (in arrival order of the batch: UUID v7 is monotonic
+ *  in-process), so a record not captured never gets one. */
+const toRow = (c: PendingCapture): TrackedInsert => {
+  const row: TrackedInsert = {
+    id: "",
+    responder_id: c.responderId,
+    created_at: Math.floor(c.createdAtMs / 1000),
+    created_at_ms: c.createdAtMs,
+    duration_ms: c.durationMs,
+    client_address: c.clientAddress ?? null,
+    method: c.method,
+    path: c.path,
+    raw_query: c.rawQuery === "" ? null : c.rawQuery,
+    headers: JSON.stringify(headerPairs(c.headers)),
+    body: c.body.byteLength > 0 ? c.body : null,
+    body_size: c.bodySize,
+    response_status: c.response?.statusCode ?? null,
+    response_headers: c.response ? JSON.stringify(c.response.headers) : null,
+    response_body: c.response && c.response.body.byteLength > 0 ? c.response.body : null,
+    response_body_size: c.response?.bodySize ?? null,
+    response_truncated: c.response ? (c.response.truncated ? 1 : 0) : null,
+    size: 0,
+  };
+  row.size = recordSize(row);
+  return row;
+};
+
+/** One responder's share of a batch: the records to write (oldest first) and the depth to keep. */
+interface Plan {
+  responderId: string;
+  keep: number;
+  items: PendingCapture[];
+  rows: TrackedInsert[];
+}
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
 export interface CaptureOptions {
   /** Delay between the first pending record and the write (ms). */
@@ -88,9 +109,13 @@ export class CaptureQueue {
   /** Callers of pushDurable() waiting for the next batch taken (resolved when its write ends). */
   private waiters: (() => void)[] = [];
 
+  /** Hits answered but not captured: beyond their user's max_storage_bytes, or while the disk was low. */
+  notCaptured = 0;
+
   constructor(
     private readonly db: Db,
     private readonly log: Logger,
+    private readonly storage: StorageQuota,
     private readonly opts: CaptureOptions = { delayMs: 50, maxBatch: 2000, maxBatchBytes: 32 * 1024 * 1024 },
   ) {}
 
@@ -105,6 +130,11 @@ export class CaptureQueue {
   }
 
   push(c: PendingCapture): void {
+    // The disk is low: nothing is kept (the hit was answered).
+    if (this.storage.diskLow) {
+      this.notCaptured++;
+      return;
+    }
     let g = this.groups.get(c.responderId);
     if (g === undefined) this.groups.set(c.responderId, (g = { items: [], hits: 0 }));
     g.hits++;
@@ -129,6 +159,10 @@ export class CaptureQueue {
   /** Pushes the record and resolves once the write of its batch has ended (strict capture). The write starts at
    *  once, or right after the write in progress, together with every record pushed meanwhile. */
   pushDurable(c: PendingCapture): Promise<void> {
+    if (this.storage.diskLow) {
+      this.notCaptured++;
+      return Promise.resolve();
+    }
     const done = new Promise<void>((resolve) => this.waiters.push(resolve));
     this.push(c);
     if (!this.urgent) {
@@ -192,15 +226,67 @@ export class CaptureQueue {
 
   private async write(groups: Map<string, Group>): Promise<void> {
     await this.db.tx(async (tx) => {
+      const byUser = new Map<string, Plan[]>();
+      const notify: { id: string; hits: number }[] = [];
       for (const state of await respondersStore.trackingState(tx, [...groups.keys()])) {
         const { items, hits } = groups.get(state.id)!;
         const keep = Math.min(state.requests_to_track, items[items.length - 1]!.maxKeep);
         if (keep <= 0) continue;
-        for (const c of items.length > keep ? items.slice(items.length - keep) : items) await respondersStore.insertTracked(tx, toRow(c));
-        await respondersStore.trim(tx, state.id, keep);
-        if (state.notify_enabled === 1) await respondersStore.addNotifyCount(tx, state.id, hits);
+        const kept = items.length > keep ? items.slice(items.length - keep) : items;
+        const plans = byUser.get(state.user_id) ?? [];
+        plans.push({ responderId: state.id, keep, items: kept, rows: kept.map(toRow) });
+        byUser.set(state.user_id, plans);
+        if (state.notify_enabled === 1) notify.push({ id: state.id, hits });
       }
+      // One storage lock per user, taken in the same order by every writer (several instances).
+      for (const userId of [...byUser.keys()].sort()) await this.writeUser(tx, userId, byUser.get(userId)!);
+      for (const n of notify) await respondersStore.addNotifyCount(tx, n.id, n.hits);
     });
+  }
+
+  /** Writes one user's records within their max_storage_bytes (see the file comment). */
+  private async writeUser(tx: Db, userId: string, plans: Plan[]): Promise<void> {
+    if (this.storage.diskLow) {
+      for (const p of plans) this.notCaptured += p.rows.length;
+      return;
+    }
+    await this.storage.lock(tx, userId);
+    const insert = async (p: Plan, from: number) => {
+      for (let i = from; i < p.rows.length; i++) {
+        const row = p.rows[i]!;
+        row.id = p.items[i]!.id = newId();
+        row.responder_id = p.responderId;
+        await respondersStore.insertTracked(tx, row);
+      }
+      await respondersStore.trim(tx, userId, p.responderId, p.keep);
+    };
+    // Fast path: everything fits even before the records it pushes out are given back.
+    if (await this.storage.tryAdd(tx, userId, "history", sum(plans.flatMap((p) => p.rows.map((r) => r.size))))) {
+      for (const p of plans) await insert(p, 0);
+      return;
+    }
+    const limit = (await this.storage.limit(userId, tx))?.maxBytes ?? 0;
+    let used = (await storageUsage.get(tx, userId)).total;
+    for (const p of plans) {
+      const n = p.rows.length;
+      // Under the user's lock these are exactly the records the trim after inserting m ≤ n new ones deletes:
+      // stored[n - m ..] (stored = those after the newest keep − n, newest first).
+      const stored = await respondersStore.sizesAfter(tx, p.responderId, p.keep - n);
+      // From m = n down: the newest m records added, stored[n - m ..] given back (suffix sums, one pass).
+      let added = sum(p.rows.map((r) => r.size));
+      let freed = sum(stored);
+      let m = n;
+      for (; m > 0; m--) {
+        if (used + added - freed <= limit) break;
+        added -= p.rows[n - m]!.size;
+        freed -= stored[n - m] ?? 0;
+      }
+      this.notCaptured += n - m;
+      if (m === 0) continue;
+      await insert(p, n - m);
+      await this.storage.force(tx, userId, "history", added);
+      used = (await storageUsage.get(tx, userId)).total;
+    }
   }
 }
 

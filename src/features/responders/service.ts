@@ -15,6 +15,7 @@ import { newId } from "../../platform/http/ids";
 import { parseListQuery } from "../../platform/http/list-query";
 import { normalizeName, pathId } from "../../platform/http/validate";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
+import type { StorageQuota } from "../../platform/storage/quota";
 import type { NotificationEmailService } from "../notification-email/service";
 import { selectorFromText, selectorToText, withoutSecret, type SecretsService } from "../secrets/service";
 import type { TagRef, TagsService } from "../tags/service";
@@ -50,8 +51,11 @@ export interface RespondersDeps {
   notificationEmail: NotificationEmailService;
   /** The QuickJS sandbox pool (issue 4); without it a scripted responder answers 500 "Script failed". */
   scripts?: ScriptRunner;
-  /** Deletes a responder's `Secbox.kv` data inside the responder's delete transaction (sandbox KV store). */
-  deleteKv?: (tx: Db, ownerId: string) => Promise<void>;
+  /** Deletes a responder's `Secbox.kv` data inside the responder's delete transaction (sandbox KV store), giving
+   *  its bytes back to the user's storage counter. */
+  deleteKv?: (tx: Db, ownerId: string, userId: string) => Promise<void>;
+  /** Per-user storage cap and the free-disk guard (supplement §28): history records count against it. */
+  storage: StorageQuota;
 }
 
 /** Shutdown: how long stop() waits for hits that the closing sandbox pool has just ended. */
@@ -70,7 +74,8 @@ export class RespondersService {
     private readonly rt: Runtime,
     private readonly deps: RespondersDeps,
   ) {
-    this.capture = new CaptureQueue(rt.db, rt.log);
+    this.capture = new CaptureQueue(rt.db, rt.log, deps.storage);
+    deps.storage.counter("history", (db, userId) => respondersStore.historyBytesOfUser(db, userId));
     this.engine = new ResponderEngine(rt, { secrets: deps.secrets, users: deps.users, capture: this.capture, scripts: deps.scripts });
     this.rules = new ResponderRules(rt, deps);
     this.summaries = new HitSummaries(rt, this.capture, deps);
@@ -84,7 +89,7 @@ export class RespondersService {
     });
     // The user's responders go with the user (cascade); their KV data is keyed by responder id, not linked.
     deps.users.onUserRemoved(async (tx, userId) => {
-      if (deps.deleteKv) for (const { id } of await respondersStore.idsOfUser(tx, userId)) await deps.deleteKv(tx, id);
+      if (deps.deleteKv) for (const { id } of await respondersStore.idsOfUser(tx, userId)) await deps.deleteKv(tx, id, userId);
       await this.invalidate(userId, tx);
     });
   }
@@ -112,6 +117,25 @@ export class RespondersService {
     this.engine.scripts = runner;
   }
 
+  private readonly owners = new Map<string, string>();
+
+  /** The user a responder belongs to (Secbox.kv accounting); undefined when there is no such responder. A responder
+   *  never changes owner, so known answers are kept. */
+  async ownerOf(responderId: string): Promise<string | undefined> {
+    const known = this.owners.get(responderId);
+    if (known !== undefined) return known;
+    const userId = await respondersStore.ownerOf(this.rt.db, responderId);
+    if (userId === undefined) return undefined;
+    if (this.owners.size >= 100_000) this.owners.clear();
+    this.owners.set(responderId, userId);
+    return userId;
+  }
+
+  /** The responder ids of a user (Secbox.kv recount). */
+  async idsOfUser(db: Db, userId: string): Promise<string[]> {
+    return (await respondersStore.idsOfUser(db, userId)).map((r) => r.id);
+  }
+
   /** True when deleting a responder also deletes its KV data (deps.deleteKv wired). */
   get hasKvCleanup(): boolean {
     return this.deps.deleteKv !== undefined;
@@ -130,6 +154,11 @@ export class RespondersService {
   /** Records served but not yet written. */
   get pendingCaptures(): number {
     return this.capture.size;
+  }
+
+  /** Hits answered but not captured since the start: beyond their user's max_storage_bytes, or on a low disk (§28). */
+  get notCaptured(): number {
+    return this.capture.notCaptured;
   }
 
   // ---- background ----
@@ -321,10 +350,11 @@ export class RespondersService {
     await this.capture.flush();
     try {
       await this.rt.db.tx(async (tx) => {
+        await this.deps.storage.lock(tx, user.id);
         await this.rules.checkConflicts(tx, next, id);
         if ((await respondersStore.update(tx, next, resetNotify)).changes === 0) throw notFound("Responder");
         if (tagIds !== undefined) await this.deps.tags.setEntityTags(tx, "responder", id, user.id, tagIds);
-        await respondersStore.trim(tx, id, keep);
+        await respondersStore.trim(tx, user.id, id, keep);
       });
     } catch (err) {
       if (isUniqueViolation(err)) throw duplicateName("Responder", next.name);
@@ -340,9 +370,10 @@ export class RespondersService {
     const id = pathId(rawId, "Responder");
     try {
       await this.rt.db.tx(async (tx) => {
+        await this.deps.storage.lock(tx, user.id);
         if ((await respondersStore.delete(tx, user.id, id)).changes === 0) throw notFound("Responder");
         await this.deps.tags.removeEntity(tx, "responder", id);
-        if (this.deps.deleteKv) await this.deps.deleteKv(tx, id);
+        if (this.deps.deleteKv) await this.deps.deleteKv(tx, id, user.id);
       });
       // only once it is gone: a refused delete (another user's id) must not drop the owner's pending records
       this.capture.discard(id);
@@ -393,7 +424,10 @@ export class RespondersService {
     const row = await this.owned(user, rawId);
     this.capture.discard(row.id);
     await this.capture.flush();
-    await respondersStore.clear(this.rt.db, row.id);
+    await this.rt.db.tx(async (tx) => {
+      await this.deps.storage.lock(tx, user.id);
+      await respondersStore.clear(tx, user.id, row.id);
+    });
   }
 
   async stats(user: AuthUser): Promise<ResponderStats[]> {
@@ -425,6 +459,7 @@ export class RespondersService {
     this.transferPart ??= new ResponderTransfer(this.rt, {
       tags: this.deps.tags,
       deleteKv: this.deps.deleteKv,
+      storage: this.deps.storage,
       location: (raw) => this.rules.location(raw),
       method: (raw) => this.rules.method(raw),
       enabled: (raw) => this.rules.enabled(raw),

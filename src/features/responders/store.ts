@@ -1,6 +1,10 @@
 // SQL for responders (supplement §11) and their tracked requests (§11.10). Only this file touches the
 // `responders` and `responder_requests` tables. SQL is the subset SQLite and PostgreSQL share.
+// Stored bytes (§28): a record's `size` (recordSize) counts against its user's max_storage_bytes; every statement
+// here that deletes records gives their bytes back to the user's counter (storage_usage) in the same transaction.
+// Callers take the user's storage lock first (StorageQuota.lock) and add bytes through StorageQuota.
 import { placeholders, type Db } from "../../platform/db/db";
+import { storageUsage } from "../../platform/storage/quota";
 import { listPage } from "../../platform/db/list";
 import type { ListQuery } from "../../platform/http/list-query";
 import { likeContent, searchTable, type SearchText } from "../../platform/db/search";
@@ -49,10 +53,28 @@ export interface TrackedRow {
   response_body: Uint8Array | null;
   response_body_size: number | null;
   response_truncated: number | null;
+  /** Stored bytes (recordSize), counted against the user's max_storage_bytes. */
+  size: number;
 }
 
 /** A record waiting in the capture batch (already in row shape). */
 export type TrackedInsert = TrackedRow;
+
+const utf8Bytes = (s: string | null) => (s === null ? 0 : Buffer.byteLength(s, "utf8"));
+
+/** The bytes a record stores: method, path, query, client address, both header lists and both bodies (the same
+ *  sum migrations/0015_storage.sql computed for older records). */
+export const recordSize = (r: Omit<TrackedRow, "id" | "responder_id" | "size">): number =>
+  utf8Bytes(r.method) +
+  utf8Bytes(r.path) +
+  utf8Bytes(r.raw_query) +
+  utf8Bytes(r.client_address) +
+  utf8Bytes(r.headers) +
+  (r.body?.byteLength ?? 0) +
+  utf8Bytes(r.response_headers) +
+  (r.response_body?.byteLength ?? 0);
+
+const freed = (rows: { size: number }[]) => rows.reduce((n, r) => n + Number(r.size), 0);
 
 /** Newest record's createdAt; a responder without records sorts as 0 (supplement §1). */
 const LAST_REQUESTED = "COALESCE((SELECT MAX(q.created_at) FROM responder_requests q WHERE q.responder_id = e.id), 0)";
@@ -114,7 +136,26 @@ export const respondersStore = {
       ],
     ),
 
-  delete: (db: Db, userId: string, id: string) => db.run("DELETE FROM responders WHERE id = ? AND user_id = ?", [id, userId]),
+  /** Deletes the responder; its records go with it (cascade) and their bytes back to the user's counter. */
+  async delete(db: Db, userId: string, id: string): Promise<{ changes: number }> {
+    const held = await db.get<{ n: number | null }>(
+      "SELECT SUM(q.size) AS n FROM responder_requests q JOIN responders e ON e.id = q.responder_id WHERE e.id = ? AND e.user_id = ?",
+      [id, userId],
+    );
+    const res = await db.run("DELETE FROM responders WHERE id = ? AND user_id = ?", [id, userId]);
+    if (res.changes > 0) await storageUsage.adjust(db, userId, "history", -Number(held?.n ?? 0));
+    return res;
+  },
+
+  /** The user a responder belongs to (KV accounting); undefined once it is deleted. */
+  ownerOf: async (db: Db, id: string) => (await db.get<{ user_id: string }>("SELECT user_id FROM responders WHERE id = ?", [id]))?.user_id,
+
+  /** Bytes of the user's stored records (the storage recount). */
+  historyBytesOfUser: async (db: Db, userId: string) =>
+    Number(
+      (await db.get<{ n: number | null }>("SELECT SUM(q.size) AS n FROM responder_requests q JOIN responders e ON e.id = q.responder_id WHERE e.user_id = ?", [userId]))
+        ?.n ?? 0,
+    ),
 
   /** Responders of the user whose stored selector mentions the secret id (candidates for `withoutSecret`). */
   selectorsMentioning: (db: Db, userId: string, secretId: string) =>
@@ -144,38 +185,54 @@ export const respondersStore = {
   historyOldestFirst: (db: Db, responderId: string) =>
     db.all<TrackedRow>("SELECT * FROM responder_requests WHERE responder_id = ? ORDER BY id ASC", [responderId]),
 
-  clear: (db: Db, responderId: string) => db.run("DELETE FROM responder_requests WHERE responder_id = ?", [responderId]),
+  /** Deletes every record of the responder (of `userId`); returns the bytes freed (given back to the user). */
+  async clear(db: Db, userId: string, responderId: string): Promise<number> {
+    const bytes = freed(await db.all<{ size: number }>("DELETE FROM responder_requests WHERE responder_id = ? RETURNING size", [responderId]));
+    await storageUsage.adjust(db, userId, "history", -bytes);
+    return bytes;
+  },
 
-  /** Keeps the newest `keep` records of the responder (0 deletes them all). */
-  async trim(db: Db, responderId: string, keep: number): Promise<void> {
-    if (keep <= 0) {
-      await db.run("DELETE FROM responder_requests WHERE responder_id = ?", [responderId]);
-      return;
-    }
+  /** Keeps the newest `keep` records of the responder (0 deletes them all); returns the bytes freed (given back to
+   *  the user's counter). */
+  async trim(db: Db, userId: string, responderId: string, keep: number): Promise<number> {
+    if (keep <= 0) return respondersStore.clear(db, userId, responderId);
     const boundary = await db.get<{ id: string }>(
       "SELECT id FROM responder_requests WHERE responder_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?",
       [responderId, keep - 1],
     );
-    if (boundary) await db.run("DELETE FROM responder_requests WHERE responder_id = ? AND id < ?", [responderId, boundary.id]);
+    if (!boundary) return 0;
+    const bytes = freed(await db.all<{ size: number }>("DELETE FROM responder_requests WHERE responder_id = ? AND id < ? RETURNING size", [responderId, boundary.id]));
+    await storageUsage.adjust(db, userId, "history", -bytes);
+    return bytes;
   },
 
-  /** Current tracking depth and notification state of the given responders (those still existing). */
+  /** Sizes of the records after the newest `skip`, newest first: those that `skip` kept records would push out. */
+  sizesAfter: async (db: Db, responderId: string, skip: number) =>
+    (
+      await db.all<{ size: number }>("SELECT size FROM responder_requests WHERE responder_id = ? ORDER BY id DESC LIMIT 1000000000 OFFSET ?", [
+        responderId,
+        Math.max(0, skip),
+      ])
+    ).map((r) => Number(r.size)),
+
+  /** Current tracking depth, notification state and owner of the given responders (those still existing). */
   trackingState: (db: Db, ids: string[]) =>
     ids.length === 0
       ? Promise.resolve([])
-      : db.all<{ id: string; requests_to_track: number; notify_enabled: number | null }>(
-          `SELECT id, requests_to_track, notify_enabled FROM responders WHERE id IN (${placeholders(ids.length)})`,
+      : db.all<{ id: string; user_id: string; requests_to_track: number; notify_enabled: number | null }>(
+          `SELECT id, user_id, requests_to_track, notify_enabled FROM responders WHERE id IN (${placeholders(ids.length)})`,
           ids,
         ),
 
+  /** Inserts a record; its bytes are the caller's to count (StorageQuota, before). */
   insertTracked: (db: Db, r: TrackedInsert) =>
     db.run(
       `INSERT INTO responder_requests (id, responder_id, created_at, created_at_ms, duration_ms, client_address, method, path, raw_query, headers, body,
-         body_size, response_status, response_headers, response_body, response_body_size, response_truncated)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         body_size, response_status, response_headers, response_body, response_body_size, response_truncated, size)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
         r.id, r.responder_id, r.created_at, r.created_at_ms, r.duration_ms, r.client_address, r.method, r.path, r.raw_query, r.headers, r.body,
-        r.body_size, r.response_status, r.response_headers, r.response_body, r.response_body_size, r.response_truncated,
+        r.body_size, r.response_status, r.response_headers, r.response_body, r.response_body_size, r.response_truncated, r.size,
       ],
     ),
 

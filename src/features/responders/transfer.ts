@@ -9,14 +9,15 @@ import { newId } from "../../platform/http/ids";
 import { MAX_TIMESTAMP, normalizeName } from "../../platform/http/validate";
 import { strictBase64 } from "../../platform/crypto/base64";
 import { nowSec, type Runtime } from "../../platform/runtime";
+import type { StorageQuota } from "../../platform/storage/quota";
 import type { SecretsSelector } from "../secrets/service";
 import type { TagsService } from "../tags/service";
 import { toTrackedRecord, type TrackedRecord } from "./har";
 import type { CheckedSettings, NormalizedLocation, NormalizedSettings, Responder } from "./service";
-import { respondersStore, type ResponderRow, type TrackedRow } from "./store";
+import { recordSize, respondersStore, type ResponderRow, type TrackedRow } from "./store";
 
-/** A record to restore: a row without its ids (new ids are given when it is written). */
-export type TrackedInput = Omit<TrackedRow, "id" | "responder_id">;
+/** A record to restore: a row without its ids (new ids are given when it is written) and size (computed then). */
+export type TrackedInput = Omit<TrackedRow, "id" | "responder_id" | "size">;
 
 const MAX_TEXT = 65_536;
 const MAX_HEADER_PAIRS = 500;
@@ -125,7 +126,8 @@ export interface ResponderDraft {
 /** The rules and caches of RespondersService that an import uses. */
 export interface ResponderRules {
   tags: TagsService;
-  deleteKv?: (tx: Db, ownerId: string) => Promise<void>;
+  deleteKv?: (tx: Db, ownerId: string, userId: string) => Promise<void>;
+  storage: StorageQuota;
   location(raw: unknown): NormalizedLocation;
   method(raw: unknown): string;
   enabled(raw: unknown): boolean;
@@ -161,7 +163,7 @@ export class ResponderTransfer {
 
   /** Every record of a responder as rows to restore elsewhere (clone), newest first. */
   async historyRows(db: Db, responderId: string): Promise<TrackedInput[]> {
-    return (await respondersStore.history(db, responderId)).map(({ id: _id, responder_id: _r, ...rest }) => rest);
+    return (await respondersStore.history(db, responderId)).map(({ id: _id, responder_id: _r, size: _s, ...rest }) => rest);
   }
 
   /** The create rules for an imported responder under `limits` (the importing user's tier, or wider for a clone);
@@ -219,6 +221,7 @@ export class ResponderTransfer {
   /** Replaces the responder `id` in place (its id, creation time, KV data and, unless the caller restores other
    *  records, its history are kept; history beyond `keep` is trimmed). 409 on a name or location clash. */
   async replace(tx: Db, userId: string, id: string, d: ResponderDraft, selector: SecretsSelector, keep: number): Promise<void> {
+    await this.rules.storage.lock(tx, userId);
     const current = await respondersStore.get(tx, userId, id);
     if (!current) throw notFound("Responder");
     const now = nowSec(this.rt.clock);
@@ -236,20 +239,28 @@ export class ResponderTransfer {
     const resetNotify = this.rules.applySettings(next, { ...d.settings, secrets: selector }, now, current);
     await this.rules.checkConflicts(tx, next, id);
     await respondersStore.update(tx, next, resetNotify);
-    await respondersStore.trim(tx, id, keep);
+    await respondersStore.trim(tx, userId, id, keep);
   }
 
-  /** Replaces the responder's history with `records` (oldest first; new ids in that order). */
-  async restoreHistory(tx: Db, responderId: string, records: TrackedInput[]): Promise<void> {
-    await respondersStore.clear(tx, responderId);
-    for (const r of records) await respondersStore.insertTracked(tx, { ...r, id: newId(), responder_id: responderId });
+  /** Replaces the responder's history with `records` (oldest first; new ids in that order). Their bytes count against
+   *  the user's max_storage_bytes (`capped`: beyond it 400 LIMIT_REACHED, and the import rolls back), or are only
+   *  counted (an operator's clone). */
+  async restoreHistory(tx: Db, userId: string, responderId: string, records: TrackedInput[], capped: boolean): Promise<void> {
+    await this.rules.storage.lock(tx, userId);
+    await respondersStore.clear(tx, userId, responderId);
+    const rows = records.map((r) => ({ ...r, id: "", responder_id: responderId, size: recordSize(r) }));
+    const bytes = rows.reduce((n, r) => n + r.size, 0);
+    if (capped) await this.rules.storage.add(tx, userId, "history", bytes);
+    else await this.rules.storage.force(tx, userId, "history", bytes);
+    for (const r of rows) await respondersStore.insertTracked(tx, { ...r, id: newId() });
   }
 
-  /** Deletes the responder with its history, tag links and KV data. */
+  /** Deletes the responder with its history, tag links and KV data (their bytes given back to the user). */
   async delete(tx: Db, userId: string, id: string): Promise<void> {
+    await this.rules.storage.lock(tx, userId);
     if ((await respondersStore.delete(tx, userId, id)).changes === 0) return;
     await this.rules.tags.removeEntity(tx, "responder", id);
-    if (this.rules.deleteKv) await this.rules.deleteKv(tx, id);
+    if (this.rules.deleteKv) await this.rules.deleteKv(tx, id, userId);
   }
 
   /** After an import committed (or failed): cached responders of the user dropped, pending records of deleted

@@ -2,6 +2,7 @@
 // trackers, a kind's handler and its run input/output, phases, logs, revisions, and the bounds of logs (supplement
 // §17.2, §17.3, §22). core.ts re-exports all of it, so a kind imports from "./core" as before.
 // Owns: declarations and constants only. Must never: import a service or the store's functions, or hold state.
+import type { StorageQuota } from "../../platform/storage/quota";
 import type { TierLimits } from "../../config/schema";
 import type { NotificationEmailService } from "../notification-email/service";
 import type { SecretsSelector, SecretsService } from "../secrets/service";
@@ -134,4 +135,6 @@ export interface TrackersCoreDeps {
   secrets: SecretsService;
   users: UsersService;
   notificationEmail: NotificationEmailService;
+  /** Per-user storage cap and the free-disk guard (supplement §28): revisions count against it. */
+  storage: StorageQuota;
 }

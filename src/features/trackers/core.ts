@@ -10,6 +10,7 @@
 //   follow trackers written by other processes.
 // Owns: tracker CRUD, the schedule's jobs, revisions and logs as the API reads (and clears) them. Must never: run a
 // tracker itself or add a revision or log (runs.ts does, inside the run's claim).
+import type { StorageQuota } from "../../platform/storage/quota";
 import type { TierLimits } from "../../config/schema";
 import type { AuthUser } from "../../platform/auth/principal";
 import type { Db } from "../../platform/db/db";
@@ -51,6 +52,7 @@ export class TrackerCore {
     });
     this.scheduling = new TrackerScheduling(rt, this);
     this.runs = new TrackerRuns(rt, deps, this);
+    deps.storage.counter("revisions", (db, userId) => store.revisionBytesOfUser(db, userId));
     // A removed user's trackers (rows cascade with the user) leave the schedule, here and on the other instances.
     deps.users.onUserRemoved(async (tx, userId) => {
       for (const { id } of await store.idsOfUser(tx, userId)) this.scheduler.remove(id);
@@ -68,6 +70,11 @@ export class TrackerCore {
 
   private now() {
     return nowSec(this.rt.clock);
+  }
+
+  /** Per-user storage cap (§28): revisions count against it (runs.ts, transfer.ts). */
+  get storage(): StorageQuota {
+    return this.deps.storage;
   }
 
   registerKind<Target>(handler: KindHandler<Target>): void {
@@ -280,6 +287,7 @@ export class TrackerCore {
     const keep = Math.min(next.config.revisions, limits.max_revisions);
     try {
       await this.rt.db.tx(async (tx) => {
+        await this.deps.storage.lock(tx, user.id);
         if (next.name !== parsed.name && (await store.nameTaken(tx, user.id, kind, next.name, current.id))) throw duplicateName("Tracker", next.name);
         const { changes } = await store.update(tx, user.id, current.id, {
           name: next.name,
@@ -293,7 +301,7 @@ export class TrackerCore {
         });
         if (changes === 0) throw notFound("Tracker");
         if (tagIds !== undefined) await this.deps.tags.setEntityTags(tx, handler.tagType, current.id, user.id, tagIds);
-        if (next.config.revisions < parsed.config.revisions) await store.trimRevisions(tx, current.id, keep);
+        if (next.config.revisions < parsed.config.revisions) await store.trimRevisions(tx, user.id, current.id, keep);
       });
     } catch (err) {
       if (isUniqueViolation(err)) throw duplicateName("Tracker", next.name);
@@ -311,6 +319,7 @@ export class TrackerCore {
     const handler = this.kind(kind);
     const id = pathId(rawId, "Tracker");
     await this.rt.db.tx(async (tx) => {
+      await this.deps.storage.lock(tx, userId);
       const { changes } = await store.delete(tx, userId, kind, id);
       if (changes === 0) throw notFound("Tracker");
       await this.deps.tags.removeEntity(tx, handler.tagType, id);
@@ -341,7 +350,10 @@ export class TrackerCore {
 
   async clear(userId: string, kind: TrackerKind, rawId: string | undefined): Promise<void> {
     const row = await this.getOwned(userId, kind, rawId);
-    await store.clearRevisions(this.rt.db, row.id);
+    await this.rt.db.tx(async (tx) => {
+      await this.deps.storage.lock(tx, userId);
+      await store.clearRevisions(tx, userId, row.id);
+    });
   }
 
   async logs(userId: string, kind: TrackerKind, rawId: string | undefined): Promise<TrackerLog[]> {

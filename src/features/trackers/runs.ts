@@ -5,8 +5,11 @@
 // Owns: what a run writes (revision, log, streak, change email). Must never: throw for a run's own failure (it is
 // logged as the run's outcome), run a tracker without holding its claim (store.claimRun), or write a revision without
 // its log in the same transaction.
+// Storage (supplement §28): a new revision counts against the user's max_storage_bytes once the revisions it pushes
+// out are given back; beyond the cap, or while the server's disk is low (`server.min_free_disk_mib`), nothing is
+// stored and the run fails in its persist phase with a log error naming the limit.
 import type { TierLimits } from "../../config/schema";
-import { conflict } from "../../platform/http/errors";
+import { conflict, insufficientStorage, limitReached } from "../../platform/http/errors";
 import { newId } from "../../platform/http/ids";
 import { nowSec, type Runtime } from "../../platform/runtime";
 import type { Notification, NotificationEmailService } from "../notification-email/service";
@@ -163,13 +166,20 @@ export class TrackerRuns {
     };
     const writeLog = (revision: RevisionRow | undefined) =>
       this.rt.db.tx(async (tx) => {
+        const storage = this.core.storage;
+        // The user's storage lock comes before any row of theirs (tracker updates and deletes take it first, too).
+        if (revision) await storage.lock(tx, row.user_id);
         if ((await store.recordRun(tx, id, startedSec, scheduledSec)).changes === 0) return undefined;
         let persist: PhaseRecord | undefined;
         let notify: PhaseRecord | undefined;
         if (revision) {
           let t = performance.now();
+          if (storage.diskLow) throw insufficientStorage("the server is low on disk space (server.min_free_disk_mib); no revision is stored until space is freed");
+          // The older revisions the new one pushes out go first (a refusal below rolls this transaction back).
+          await store.trimRevisions(tx, row.user_id, id, keep - 1);
+          if (!(await storage.tryAdd(tx, row.user_id, "revisions", revision.size)))
+            throw limitReached(await storage.limitMessage(tx, row.user_id, "revisions", revision.size));
           await store.insertRevision(tx, revision);
-          await store.trimRevisions(tx, id, keep);
           persist = { phase: "persist", durationMs: ms(t), status: "success" };
           if (changeNotice) {
             t = performance.now();

@@ -1,6 +1,7 @@
 // Trackers: the shared core (core.ts: scheduling glue, revisions, logs, diffs; runs.ts: runs and their notifications)
 // and its kinds (api/: HTTP API trackers; page/: page trackers rendered in Chromium), plus
 // `POST /api/scheduler/parse_schedule` (supplement §14), and transfer.ts for user data export, import and clone.
+import type { StorageQuota } from "../../platform/storage/quota";
 import type { AuthUser } from "../../platform/auth/principal";
 import { invalid } from "../../platform/http/errors";
 import { analyzeSchedule } from "../../platform/jobs/cron";
@@ -24,6 +25,8 @@ export interface TrackersDeps {
   secrets: SecretsService;
   users: UsersService;
   notificationEmail: NotificationEmailService;
+  /** Per-user storage cap and the free-disk guard (supplement §28). */
+  storage: StorageQuota;
   /** The QuickJS pool for configurator/extractor scripts; without it, runs of trackers with scripts fail. */
   scripts?: ScriptRunner;
 }

@@ -1,6 +1,10 @@
 // SQL of the trackers feature: the trackers table (API and page trackers, told apart by `kind`), revisions and
 // execution logs. Only SQL shared by SQLite and PostgreSQL.
+// Stored bytes (§28): a revision's `size` counts against its user's max_storage_bytes; every statement here that
+// deletes revisions gives their bytes back to the user's counter (storage_usage) in the same transaction. Callers
+// take the user's storage lock first (StorageQuota.lock) and add bytes through StorageQuota.
 import { placeholders, type Db } from "../../platform/db/db";
+import { storageUsage } from "../../platform/storage/quota";
 import { deadInstance } from "../../platform/db/instances";
 import { listPage } from "../../platform/db/list";
 import type { ListQuery } from "../../platform/http/list-query";
@@ -115,8 +119,20 @@ export const trackersStore = {
       [w.name, w.enabled ? 1 : 0, w.config, w.target, w.notifications ? 1 : 0, w.secrets, w.scheduleAnchor, w.now, userId, id],
     ),
 
-  delete: (db: Db, userId: string, kind: TrackerKind, id: string) =>
-    db.run("DELETE FROM trackers WHERE user_id = ? AND kind = ? AND id = ?", [userId, kind, id]),
+  /** Deletes the tracker; its revisions go with it (cascade) and their bytes back to the user's counter. */
+  async delete(db: Db, userId: string, kind: TrackerKind, id: string): Promise<{ changes: number }> {
+    const held = await db.get<{ n: number | null }>(
+      "SELECT SUM(v.size) AS n FROM tracker_revisions v JOIN trackers t ON t.id = v.tracker_id WHERE t.id = ? AND t.user_id = ? AND t.kind = ?",
+      [id, userId, kind],
+    );
+    const res = await db.run("DELETE FROM trackers WHERE user_id = ? AND kind = ? AND id = ?", [userId, kind, id]);
+    if (res.changes > 0) await storageUsage.adjust(db, userId, "revisions", -Number(held?.n ?? 0));
+    return res;
+  },
+
+  /** Bytes of the user's stored revisions (the storage recount). */
+  revisionBytesOfUser: async (db: Db, userId: string) =>
+    Number((await db.get<{ n: number | null }>("SELECT SUM(v.size) AS n FROM tracker_revisions v JOIN trackers t ON t.id = v.tracker_id WHERE t.user_id = ?", [userId]))?.n ?? 0),
 
   /** Enabled trackers (scheduler start); the caller keeps those with a job. */
   enabled: (db: Db) => db.all<TrackerRow>(`SELECT ${COLUMNS} FROM trackers e WHERE e.enabled = 1`),
@@ -170,18 +186,29 @@ export const trackersStore = {
       [trackerId],
     ),
 
+  /** Inserts a revision; its bytes are the caller's to count (StorageQuota, before). */
   insertRevision: (db: Db, r: RevisionRow) =>
     db.run("INSERT INTO tracker_revisions (id, tracker_id, created_at, size, data) VALUES (?, ?, ?, ?, ?)", [r.id, r.tracker_id, r.created_at, r.size, r.data]),
 
-  /** Keeps the `keep` newest revisions. */
-  trimRevisions: (db: Db, trackerId: string, keep: number) =>
-    db.run(
+  /** Keeps the `keep` newest revisions of a tracker of `userId`; returns the bytes freed (given back to the user). */
+  async trimRevisions(db: Db, userId: string, trackerId: string, keep: number): Promise<number> {
+    const rows = await db.all<{ size: number }>(
       `DELETE FROM tracker_revisions WHERE tracker_id = ? AND id NOT IN
-         (SELECT id FROM tracker_revisions WHERE tracker_id = ? ORDER BY created_at DESC, id DESC LIMIT ?)`,
-      [trackerId, trackerId, keep],
-    ),
+         (SELECT id FROM tracker_revisions WHERE tracker_id = ? ORDER BY created_at DESC, id DESC LIMIT ?) RETURNING size`,
+      [trackerId, trackerId, Math.max(0, keep)],
+    );
+    const bytes = rows.reduce((n, r) => n + Number(r.size), 0);
+    await storageUsage.adjust(db, userId, "revisions", -bytes);
+    return bytes;
+  },
 
-  clearRevisions: (db: Db, trackerId: string) => db.run("DELETE FROM tracker_revisions WHERE tracker_id = ?", [trackerId]),
+  /** Deletes every revision of a tracker of `userId`; returns the bytes freed (given back to the user). */
+  async clearRevisions(db: Db, userId: string, trackerId: string): Promise<number> {
+    const rows = await db.all<{ size: number }>("DELETE FROM tracker_revisions WHERE tracker_id = ? RETURNING size", [trackerId]);
+    const bytes = rows.reduce((n, r) => n + Number(r.size), 0);
+    await storageUsage.adjust(db, userId, "revisions", -bytes);
+    return bytes;
+  },
 
   /** Revisions stored per tracker (trackers without any are absent). */
   revisionCounts: (db: Db, trackerIds: string[]) =>

@@ -100,6 +100,7 @@ export class TrackerTransfer {
   /** Replaces tracker `id` in place (id, creation time, logs and, unless the caller restores others, revisions kept;
    *  revisions beyond `keep` trimmed). Its schedule restarts at the next done(). */
   async replace(tx: Db, userId: string, kind: TrackerKind, id: string, d: TrackerDraft, selector: SecretsSelector, keep: number): Promise<void> {
+    await this.core.storage.lock(tx, userId);
     const now = nowSec(this.rt.clock);
     const { changes } = await store.update(tx, userId, id, {
       name: d.name,
@@ -112,17 +113,24 @@ export class TrackerTransfer {
       now,
     });
     if (changes === 0 || !(await store.get(tx, userId, kind, id))) throw notFound("Tracker");
-    await store.trimRevisions(tx, id, keep);
+    await store.trimRevisions(tx, userId, id, keep);
   }
 
-  /** Replaces the tracker's revisions with `revisions` (oldest first). */
-  async restoreRevisions(tx: Db, trackerId: string, revisions: RevisionInput[]): Promise<void> {
-    await store.clearRevisions(tx, trackerId);
+  /** Replaces the tracker's revisions with `revisions` (oldest first). Their bytes count against the user's
+   *  max_storage_bytes (`capped`: beyond it 400 LIMIT_REACHED, and the import rolls back), or are only counted (an
+   *  operator's clone). */
+  async restoreRevisions(tx: Db, userId: string, trackerId: string, revisions: RevisionInput[], capped: boolean): Promise<void> {
+    await this.core.storage.lock(tx, userId);
+    await store.clearRevisions(tx, userId, trackerId);
+    const bytes = revisions.reduce((n, r) => n + r.data.byteLength, 0);
+    if (capped) await this.core.storage.add(tx, userId, "revisions", bytes);
+    else await this.core.storage.force(tx, userId, "revisions", bytes);
     for (const r of revisions) await store.insertRevision(tx, { id: newId(), tracker_id: trackerId, created_at: r.createdAt, size: r.data.byteLength, data: r.data });
   }
 
   /** Deletes the tracker with its revisions and logs (cascade) and its tag links; unscheduled at done(). */
   async delete(tx: Db, userId: string, kind: TrackerKind, id: string): Promise<void> {
+    await this.core.storage.lock(tx, userId);
     if ((await store.delete(tx, userId, kind, id)).changes === 0) return;
     await this.tags.removeEntity(tx, tagTypeOf(kind), id);
   }

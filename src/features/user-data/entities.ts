@@ -2,6 +2,7 @@
 // rules, through its service), which stored entities it conflicts with (§19.3), and how it is written, replaced or
 // deleted inside the import's transaction (again through the owning service). The import engine (importer.ts) is
 // the same for every type; everything type-specific is here.
+import type { StorageQuota } from "../../platform/storage/quota";
 import type { Tier, TierLimits } from "../../config/schema";
 import { strictBase64 } from "../../platform/crypto/base64";
 import type { Db } from "../../platform/db/db";
@@ -33,6 +34,8 @@ export interface UserDataDeps {
   csp: CspService;
   trackers: TrackersService;
   users: UsersService;
+  /** Per-user storage cap (§28): an import takes the user's storage lock first; history and revisions count. */
+  storage: StorageQuota;
 }
 
 /** A checked file entity. */
@@ -56,6 +59,9 @@ export interface WriteContext {
   now: number;
   /** History depth and revision count limits to trim to (the importer's tier, or unbounded for a clone). */
   limits: TierLimits;
+  /** Restored history and revisions count against the user's max_storage_bytes (400 LIMIT_REACHED beyond it);
+   *  false for a clone, whose bytes are counted but not capped (like its other limits). */
+  storageCap: boolean;
   /** A file selector in stored form with source secret ids replaced by this user's ids (unknown ones dropped). */
   selector(parsed: ParsedSelector, where: string): SecretsSelector;
   /** The plain value of a secret of the file (decrypted before the transaction), if there is one. */
@@ -284,13 +290,13 @@ export function createHandlers(deps: UserDataDeps): Record<EntityType, TypeHandl
       const t = timesOf(d, w.now);
       await responders.transfer.insert(tx, userId, id, { ...d.responder, name: d.name }, w.selector(d.responder.settings.secrets, "settings.secrets"), t.createdAt, t.updatedAt);
       const recs = await records(tx, d.history, w, "responders", d.sourceId);
-      if (recs) await responders.transfer.restoreHistory(tx, id, recordsToRestore(recs as TrackedInput[], responderKeep(d, w)));
+      if (recs) await responders.transfer.restoreHistory(tx, userId, id, recordsToRestore(recs as TrackedInput[], responderKeep(d, w)), w.storageCap);
     },
     async replace(tx, userId, id, d, w) {
       await responders.transfer.replace(tx, userId, id, { ...d.responder, name: d.name }, w.selector(d.responder.settings.secrets, "settings.secrets"), responderKeep(d, w));
       const recs = await records(tx, d.history, w, "responders", d.sourceId);
       // Existing history is replaced only when the file has some (§19.4).
-      if (recs) await responders.transfer.restoreHistory(tx, id, recordsToRestore(recs as TrackedInput[], responderKeep(d, w)));
+      if (recs) await responders.transfer.restoreHistory(tx, userId, id, recordsToRestore(recs as TrackedInput[], responderKeep(d, w)), w.storageCap);
     },
     remove: (tx, userId, id) => responders.transfer.delete(tx, userId, id),
     count: (db, userId) => responders.transfer.count(db, userId),
@@ -387,12 +393,12 @@ export function createHandlers(deps: UserDataDeps): Record<EntityType, TypeHandl
         const t = timesOf(d, w.now);
         await transfer.insert(tx, userId, kind, id, { ...d.tracker, name: d.name }, w.selector(d.tracker.secrets, "secrets"), t.createdAt, t.updatedAt);
         const revs = await records(tx, d.revisions, w, type, d.sourceId);
-        if (revs) await transfer.restoreRevisions(tx, id, revisionsToRestore(revs as RevisionInput[], keep(d, w)));
+        if (revs) await transfer.restoreRevisions(tx, userId, id, revisionsToRestore(revs as RevisionInput[], keep(d, w)), w.storageCap);
       },
       async replace(tx, userId, id, d, w) {
         await transfer.replace(tx, userId, kind, id, { ...d.tracker, name: d.name }, w.selector(d.tracker.secrets, "secrets"), keep(d, w));
         const revs = await records(tx, d.revisions, w, type, d.sourceId);
-        if (revs) await transfer.restoreRevisions(tx, id, revisionsToRestore(revs as RevisionInput[], keep(d, w)));
+        if (revs) await transfer.restoreRevisions(tx, userId, id, revisionsToRestore(revs as RevisionInput[], keep(d, w)), w.storageCap);
       },
       remove: (tx, userId, id) => transfer.delete(tx, userId, kind, id),
       count: (db, userId) => transfer.count(db, userId, kind),

@@ -307,6 +307,7 @@ export async function apply(
       const w: WriteContext = {
         now: o.now,
         limits: o.limits,
+        storageCap: o.countLimits,
         secretValue: (id) => o.secretValues.get(id),
         ...(o.loadRecords ? { loadRecords: o.loadRecords } : {}),
         selector: (parsed, field): SecretsSelector => {

@@ -197,7 +197,11 @@ export class UserDataService {
     await this.deps.responders.flushCaptures();
     let deletedResponders: string[] = [];
     try {
-      const { result, touched } = await this.rt.db.tx((tx) => apply(tx, this.deps, this.handlers, analysis, options));
+      const { result, touched } = await this.rt.db.tx(async (tx) => {
+        // Before any row of the user: every writer of their counted data takes this lock first (§28).
+        await this.deps.storage.lock(tx, r.userId);
+        return apply(tx, this.deps, this.handlers, analysis, options);
+      });
       deletedResponders = touched.deletedIds.responders ?? [];
       const written = [...(touched.writtenIds.apiTrackers ?? []), ...(touched.writtenIds.pageTrackers ?? [])];
       const deleted = [...(touched.deletedIds.apiTrackers ?? []), ...(touched.deletedIds.pageTrackers ?? [])];

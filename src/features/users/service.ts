@@ -173,7 +173,8 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
     return (await usersStore.byId(db, id))!;
   }
 
-  getRow = (id: string) => usersStore.byId(this.rt.db, id);
+  /** The user's row; pass the caller's transaction to read inside it (a pooled connection is not taken twice). */
+  getRow = (id: string, db: Db = this.rt.db) => usersStore.byId(db, id);
   getRowByHandle = (handle: string) => usersStore.byHandle(this.rt.db, handle);
   getRowByEmail = (email: string) => usersStore.byEmail(this.rt.db, email.trim().toLowerCase());
   getRowByUnsubscribeToken = (token: string) => usersStore.byUnsubscribeToken(this.rt.db, token);

@@ -32,6 +32,7 @@ export type ErrorCode =
   | "CONFLICT"
   | "PAYLOAD_TOO_LARGE"
   | "RATE_LIMITED"
+  | "INSUFFICIENT_STORAGE"
   | "INTERNAL";
 
 export class ApiError extends Error {
@@ -59,6 +60,10 @@ export const conflict = (message: string) => new ApiError(409, "CONFLICT", messa
 export const tooLarge = (limit: number) => new ApiError(413, "PAYLOAD_TOO_LARGE", `Request body exceeds the limit of ${limit} bytes`);
 export const rateLimited = (retryAfterSec: number, message = "Too many requests") =>
   new ApiError(429, "RATE_LIMITED", `${message}; retry in ${retryAfterSec} s`, { "retry-after": String(Math.max(1, Math.ceil(retryAfterSec))) });
+
+/** 507: the server's free disk space is below `[server] min_free_disk_mib` (§28); writes that add data wait for room. */
+export const insufficientStorage = (message = "The server is low on disk space: writes that add data are refused until space is freed") =>
+  new ApiError(507, "INSUFFICIENT_STORAGE", message);
 
 /** True when a unique-constraint violation was raised by the database (SQLite or PostgreSQL wording). */
 export function isUniqueViolation(err: unknown): boolean {

@@ -7,6 +7,7 @@
 // tuples become `prefixItems` (closed with `items: {not: {}}`), string-keyed records `additionalProperties`, unions of string literals `enum`.
 import type { ErrorCode } from "./errors";
 import { AUTH_KEY, CONTRACT_KEY, isMedia, type RouteContract } from "./contract";
+import { addsData } from "../storage/http";
 
 export const OPENAPI_VERSION = "3.1.1";
 
@@ -35,7 +36,7 @@ export const ERROR_CODES: readonly ErrorCode[] = [
   "SCHEDULE_TOO_FREQUENT", "BAD_PASSPHRASE", "ALGORITHM_UNAVAILABLE", "BAD_PASSWORD", "WEAK_PASSWORD", "INVALID_TOKEN", "EMAIL_TAKEN",
   "HANDLE_TAKEN", "VERIFICATION_FAILED", "COOLDOWN", "UNAUTHENTICATED", "FORBIDDEN", "NOT_OPERATOR", "API_KEY_NOT_ALLOWED", "NO_USER",
   "SIGNUP_CLOSED", "NOT_ACTIVATED", "SIGNUP_RESERVED", "MAIL_NOT_CONFIGURED", "NOT_FOUND", "DUPLICATE_NAME", "CONFLICT",
-  "PAYLOAD_TOO_LARGE", "RATE_LIMITED", "INTERNAL",
+  "PAYLOAD_TOO_LARGE", "RATE_LIMITED", "INSUFFICIENT_STORAGE", "INTERNAL",
 ];
 
 const ERROR_SCHEMA = {
@@ -70,6 +71,7 @@ const STATUS_TEXT: Record<number, string> = {
   413: "Request body too large",
   429: "Too many requests (see Retry-After)",
   500: "Internal error",
+  507: "The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed",
 };
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -237,6 +239,8 @@ function buildOperation(route: RouteLike, contract: RouteContract, level: string
   if (contract.body || WRITE_METHODS.has(method)) add(400, ["INVALID_JSON", "BAD_CONTENT_TYPE", "INVALID_INPUT"]);
   // Any request announcing a body above the route's limit (Content-Length) is refused before routing work.
   add(413, ["PAYLOAD_TOO_LARGE"]);
+  // The free-disk guard (platform/storage/http.ts) answers writes that add data on a full disk.
+  if (addsData(method, route.path)) add(507, ["INSUFFICIENT_STORAGE"]);
 
   const responses: Json = {};
   for (const [status, spec] of Object.entries(contract.responses)) {

@@ -14,6 +14,7 @@ import m0010 from "./0010_email_proof.sql" with { type: "text" };
 import m0011 from "./0011_durability.sql" with { type: "text" };
 import m0012 from "./0012_search.sql" with { type: "text" };
 import m0013 from "./0013_instances.sql" with { type: "text" };
+import m0015 from "./0015_storage.sql" with { type: "text" };
 import { trackersWithoutNul } from "./trackers-without-nul";
 import type { Db } from "../db";
 
@@ -41,4 +42,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 12, name: "0012_search", sql: m0012 },
   { version: 13, name: "0013_instances", sql: m0013 },
   { version: 14, name: "0014_trackers_without_nul", sql: "", data: trackersWithoutNul },
+  { version: 15, name: "0015_storage", sql: m0015 },
 ];
