@@ -100,7 +100,7 @@ export function createApp(services: Services) {
   // Each feature's routes get exactly the services they use: this is the one place that knows them all.
   return new Elysia({ name: "secbox" })
     // The web UI: GET/HEAD of paths outside /api and /api-docs (platform/ui/serve.ts).
-    .use(uiPlugin(rt.log))
+    .use(uiPlugin(rt.log, rt.config.server.public_url))
     .use(httpPlugin({ maxBodyBytes: rt.config.server.max_body_bytes, maxImportBytes: rt.config.server.max_import_bytes }, rt.log))
     .use(docsPlugin({ publicUrl: rt.config.server.public_url, sessionCookie: rt.config.security.session_cookie }))
     .use(statusRoutes({ auth, status: services.status }))
