@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { createApp, createServices, listen, startBackground, stopBackground, type RunningServer, type Services } from "../app";
 import { loadConfig } from "../config/load";
 import type { Config } from "../config/schema";
+import { sessionCookieName } from "../platform/auth/cookies";
 import { openRuntime } from "../platform/boot";
 import { testDatabaseEnv } from "./backend";
 import { createLogger } from "../platform/log";
@@ -132,7 +133,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         emailProof: "operator",
       });
       const session = await services.users.createSession(row.id);
-      return { id: row.id, email: row.email, handle: row.handle, session, client: new ApiClient(server.url, { session }) };
+      return { id: row.id, email: row.email, handle: row.handle, session, client: new ApiClient(server.url, { session, cookieName: sessionCookieName(config) }) };
     },
     async stop() {
       await server.stop();
