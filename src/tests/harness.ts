@@ -77,6 +77,8 @@ export interface TestServerOptions {
   clock?: Clock;
   /** Reuse a data directory (restart tests); it is then not deleted on stop. */
   dataDir?: string;
+  /** Listen on this port instead of a free one (a test whose `server.public_url` must name the real port). */
+  port?: number;
 }
 
 export interface TestUser {
@@ -115,7 +117,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const rt = await openRuntime(config, { clock: opts.clock, log: createLogger("error") });
   const services = createServices(rt);
   const app = createApp(services);
-  const server: RunningServer = listen(app, services, "127.0.0.1", 0);
+  const server: RunningServer = listen(app, services, "127.0.0.1", opts.port ?? 0);
   await startBackground(services);
   const anon = new ApiClient(server.url);
   return {
