@@ -2,7 +2,8 @@
 // (app.ts `listen` runs it after the responder dispatch, so responder hits pass through untouched):
 // - more than one session cookie: the auth plugin treats the request as signed out, and here its answer gets a
 //   `Set-Cookie` expiring every copy this server can reach (cookies.ts expiredSessionCookies), placed before any
-//   cookie the route itself sets (a sign-in in the same answer keeps its new cookie);
+//   cookie the route itself sets (a sign-in in the same answer keeps its new cookie); on https the same for a lone
+//   plain-named copy, which no longer signs in (only `__Host-` does);
 // - a cookie bomb (a Cookie header over MAX_COOKIE_HEADER_BYTES): instead of a dead-end 431 the answer expires the
 //   cookies it can, one batch per answer, so the user gets back in by reloading. Bun answers 431 by itself above
 //   its header limit (16 KiB by default) before any handler runs; raiseHeaderLimit lifts that limit at start so
@@ -126,11 +127,16 @@ export type Handler = (request: Request) => Response | Promise<Response>;
 export function cookieGuard(config: Pick<Config, "server" | "security">, next: Handler): Handler {
   const rules = sessionCookieRules(config);
   const expiry = expiredSessionCookies(rules);
+  const stalePlain = rules.name !== rules.plain;
   return (request) => {
     const header = request.headers.get("cookie");
     if (header === null) return next(request);
     if (header.length > MAX_COOKIE_HEADER_BYTES) return bombResponse(request, header, rules);
-    if (sessionCookiesIn(header, rules.names).length < 2) return next(request);
+    const found = sessionCookiesIn(header, rules.names);
+    // On https only the `__Host-` name counts: a plain copy (left from before the switch to https, or planted) is
+    // expired too, so the next sign-in does not meet it again as a second session cookie.
+    const stale = stalePlain && found.some(([name]) => name === rules.plain);
+    if (found.length < 2 && !stale) return next(request);
     const answer = next(request);
     return answer instanceof Promise ? answer.then((res) => withCookiesFirst(res, expiry)) : withCookiesFirst(answer, expiry);
   };
