@@ -14,7 +14,7 @@ import swaggerBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "f
 import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import { VERSION } from "../runtime";
 import { buildOpenApi, type RouteLike } from "./openapi";
-import { inlineScriptHashes, requestOrigin } from "./page-policy";
+import { inlineScriptHashes, pathSource } from "./page-policy";
 
 export const DOCS_PATH = "/api-docs";
 export const SPEC_PATH = "/api-docs/openapi.json";
@@ -60,12 +60,12 @@ export interface DocsOptions {
   sessionCookie: string;
 }
 
-/** The docs page's CSP for a page served at `origin` (`scriptHashes`: its inline start script). */
-export function docsContentSecurityPolicy(origin: string, scriptHashes: readonly string[]): string {
+/** The docs page's CSP (`assets`: the source for `<origin>/api-docs/assets/`; `scriptHashes`: its start script). */
+export function docsContentSecurityPolicy(assets: string, scriptHashes: readonly string[]): string {
   return [
     "default-src 'none'",
-    [`script-src ${origin}${ASSETS_PATH}/`, ...scriptHashes].join(" "),
-    `style-src ${origin}${ASSETS_PATH}/ 'unsafe-inline'`,
+    [`script-src ${assets}`, ...scriptHashes].join(" "),
+    `style-src ${assets} 'unsafe-inline'`,
     "img-src 'self' data:",
     "connect-src 'self'",
     "object-src 'none'",
@@ -92,7 +92,7 @@ export function docsPlugin(opts: DocsOptions) {
   const pageHashes = inlineScriptHashes(page);
   const pageHeaders = (request: Request) => ({
     "content-type": "text/html; charset=utf-8",
-    "content-security-policy": docsContentSecurityPolicy(requestOrigin(request, opts.publicUrl), pageHashes),
+    "content-security-policy": docsContentSecurityPolicy(pathSource(request, opts.publicUrl, `${ASSETS_PATH}/`), pageHashes),
     "x-frame-options": "DENY",
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",

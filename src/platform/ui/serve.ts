@@ -14,7 +14,7 @@
 // dispatches them before Elysia).
 import { Elysia } from "elysia";
 import { requestPath } from "../http/body";
-import { requestOrigin } from "../http/page-policy";
+import { pathSource } from "../http/page-policy";
 import { errorResponse } from "../http/plugin";
 import type { Logger } from "../log";
 import { uiAssets, type UiAssets, type UiFile } from "./assets";
@@ -22,12 +22,12 @@ import { uiAssets, type UiAssets, type UiFile } from "./assets";
 export const isApiPath = (path: string) =>
   path === "/api" || path.startsWith("/api/") || path === "/api-docs" || path.startsWith("/api-docs/");
 
-/** The UI's CSP for a page served at `origin` (`scriptHashes`: the inline scripts index.html needs). */
-export function uiContentSecurityPolicy(origin: string, scriptHashes: readonly string[]): string {
+/** The UI's CSP (`assets`: the source for `<origin>/assets/`; `scriptHashes`: the inline scripts index.html needs). */
+export function uiContentSecurityPolicy(assets: string, scriptHashes: readonly string[]): string {
   return [
     "default-src 'self'",
-    [`script-src ${origin}/assets/`, ...scriptHashes].join(" "),
-    `style-src ${origin}/assets/ 'unsafe-inline'`,
+    [`script-src ${assets}`, ...scriptHashes].join(" "),
+    `style-src ${assets} 'unsafe-inline'`,
     "img-src 'self' data:",
     "font-src 'self'",
     "connect-src 'self'",
@@ -107,7 +107,7 @@ export async function handleUi(request: Request, log: Logger, publicUrl: string)
   }
   // A path whose last segment has an extension names a file, not a page: 404 instead of the HTML shell.
   if (path !== "/index.html" && /\.[A-Za-z0-9]+$/.test(path.slice(path.lastIndexOf("/") + 1))) return errorResponse(404, "NOT_FOUND", "Not found", COMMON_HEADERS);
-  return indexResponse(request, assets, uiContentSecurityPolicy(requestOrigin(request, publicUrl), assets.scriptHashes));
+  return indexResponse(request, assets, uiContentSecurityPolicy(pathSource(request, publicUrl, "/assets/"), assets.scriptHashes));
 }
 
 /**
