@@ -40,7 +40,7 @@ const started = performance.now();
 // ---- the web UI -------------------------------------------------------------------------------------------------
 const uiDir = resolve(root, "dist/ui");
 rmSync(uiDir, { recursive: true, force: true });
-const uiFiles = await buildUi({ brotliQuality: 11, gzipLevel: 9 });
+const { files: uiFiles, scriptHashes } = await buildUi({ brotliQuality: 11, gzipLevel: 9 });
 const imports: string[] = [];
 const entries: string[] = [];
 uiFiles.forEach((f, i) => {
@@ -58,7 +58,9 @@ uiFiles.forEach((f, i) => {
   }
   entries.push(`  { ${parts.join(", ")} },`);
 });
-const manifest = `${imports.join("\n")}\nexport const EMBEDDED_UI = [\n${entries.join("\n")}\n];\n`;
+const manifest =
+  `${imports.join("\n")}\nexport const EMBEDDED_UI = [\n${entries.join("\n")}\n];\n` +
+  `export const EMBEDDED_UI_SCRIPT_HASHES = ${JSON.stringify(scriptHashes)};\n`;
 const embeddedModule = resolve(root, "src/platform/ui/embedded.ts");
 // The first load is what index.html names (its entry script and stylesheet); lazy chunks of a source file called
 // index.tsx are also named index-<hash>.js, so the name alone does not tell.

@@ -3,6 +3,8 @@
 // `*RoutesDeps`); no feature imports this file, so this is the one place that knows every service.
 import { Elysia } from "elysia";
 import { authPlugin } from "./platform/auth/plugin";
+import { cookieGuard, raiseHeaderLimit, SERVER_HEADER_LIMIT_BYTES } from "./platform/auth/cookie-guard";
+import { sessionCookieName } from "./platform/auth/cookies";
 import { docsPlugin } from "./platform/http/docs";
 import { httpPlugin } from "./platform/http/plugin";
 import { InstanceRegistry } from "./platform/db/instances";
@@ -118,11 +120,11 @@ export function createApp(services: Services) {
   // Each feature's routes get exactly the services they use: this is the one place that knows them all.
   return new Elysia({ name: "secbox" })
     // The web UI: GET/HEAD of paths outside /api and /api-docs (platform/ui/serve.ts).
-    .use(uiPlugin(rt.log))
+    .use(uiPlugin(rt.log, rt.config.server.public_url))
     .use(httpPlugin({ maxBodyBytes: rt.config.server.max_body_bytes, maxImportBytes: rt.config.server.max_import_bytes }, rt.log))
     // 507 for writes that add data while the disk is low (§28).
     .use(storageGuardPlugin(services.storage))
-    .use(docsPlugin({ publicUrl: rt.config.server.public_url, sessionCookie: rt.config.security.session_cookie }))
+    .use(docsPlugin({ publicUrl: rt.config.server.public_url, sessionCookie: sessionCookieName(rt.config) }))
     .use(statusRoutes({ auth, status: services.status }))
     .use(usersRoutes({ auth, users: services.users, trustProxy }))
     .use(apiKeysRoutes({ auth, apiKeys: services.apiKeys }))
@@ -187,15 +189,20 @@ export interface RunningServer {
  * timeout also while a request is being handled, so long work lifts it for its own request (scripted responder
  * hits: responders/engine.ts). API routes with long work (tracker `_test`, `_debug`, refresh, CSP import,
  * `_fetch`) all read a JSON body first, and Bun does not time a request out once its body has been read
- * (measured with Bun 1.4.5).
+ * (measured with Bun 1.4.5). Requests to the API host pass the cookie guard (platform/auth/cookie-guard.ts); Bun's
+ * header limit is raised first so that an oversized Cookie header reaches it instead of Bun's bare 431.
  */
 export function listen(app: App, services: Services, host: string, port: number): RunningServer {
+  const limit = raiseHeaderLimit();
+  if (limit < SERVER_HEADER_LIMIT_BYTES)
+    services.rt.log.warn(`request headers are limited to ${limit} bytes: a browser with oversized cookies gets 431 (start with BUN_OPTIONS=--max-http-header-size=${SERVER_HEADER_LIMIT_BYTES})`);
+  const api = cookieGuard(services.rt.config, (request) => app.fetch(request));
   const server = Bun.serve({
     hostname: host,
     port,
     reusePort: false,
     idleTimeout: HTTP_IDLE_TIMEOUT_SEC,
-    fetch: (request, srv) => services.responders.dispatch(request, srv) ?? app.fetch(request),
+    fetch: (request, srv) => services.responders.dispatch(request, srv) ?? api(request),
   });
   // Elysia's handlers read the Bun server from the app (client IPs through `server.requestIP`).
   (app as { server: typeof server | null }).server = server;

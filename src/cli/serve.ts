@@ -1,5 +1,6 @@
 // `secbox serve`: migrate, then serve the API, responders, scheduler and mail sender.
 import { createApp, createServices, listen, startBackground, stopBackground } from "../app";
+import { checkSite } from "../config/site";
 import { openRuntime } from "../platform/boot";
 import { warmUi } from "../platform/ui/serve";
 import { configFrom, parseFlags, type Command } from "./common";
@@ -17,7 +18,10 @@ export const serveCommand: Command = {
       return 0;
     }
     const config = configFrom(values);
+    // The domain requirement (supplement §28): same site with the responders refuses http (exit 2), warns on https.
+    const siteWarning = checkSite(config);
     const rt = await openRuntime(config);
+    if (siteWarning) rt.log.warn(siteWarning);
     const services = createServices(rt);
     const app = createApp(services);
     let server;

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { createApp, createServices, listen, startBackground, stopBackground, type RunningServer, type Services } from "../app";
 import { loadConfig } from "../config/load";
 import type { Config } from "../config/schema";
+import { sessionCookieName } from "../platform/auth/cookies";
 import { openRuntime } from "../platform/boot";
 import { testDatabaseEnv } from "./backend";
 import { createLogger } from "../platform/log";
@@ -76,6 +77,8 @@ export interface TestServerOptions {
   clock?: Clock;
   /** Reuse a data directory (restart tests); it is then not deleted on stop. */
   dataDir?: string;
+  /** Listen on this port instead of a free one (a test whose `server.public_url` must name the real port). */
+  port?: number;
 }
 
 export interface TestUser {
@@ -114,7 +117,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const rt = await openRuntime(config, { clock: opts.clock, log: createLogger("error") });
   const services = createServices(rt);
   const app = createApp(services);
-  const server: RunningServer = listen(app, services, "127.0.0.1", 0);
+  const server: RunningServer = listen(app, services, "127.0.0.1", opts.port ?? 0);
   await startBackground(services);
   const anon = new ApiClient(server.url);
   return {
@@ -132,7 +135,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         emailProof: "operator",
       });
       const session = await services.users.createSession(row.id);
-      return { id: row.id, email: row.email, handle: row.handle, session, client: new ApiClient(server.url, { session }) };
+      return { id: row.id, email: row.email, handle: row.handle, session, client: new ApiClient(server.url, { session, cookieName: sessionCookieName(config) }) };
     },
     async stop() {
       await server.stop();

@@ -19,13 +19,13 @@ export function hostOnlyCookie(value: string): string {
     .join(";");
 }
 
-/** `raw` without the cookie `name` in its `cookie` header (the header goes when nothing else is left). */
-export function withoutCookie(raw: RawHeaders, name: string): RawHeaders {
+/** `raw` without the cookies `names` in its `cookie` header (the header goes when nothing else is left). */
+export function withoutCookie(raw: RawHeaders, names: readonly string[]): RawHeaders {
   const header = raw.cookie;
   const text = typeof header === "string" ? header : (header ?? []).join("; ");
   const kept = text.split(";").filter((pair) => {
     const eq = pair.indexOf("=");
-    return (eq === -1 ? pair : pair.slice(0, eq)).trim() !== name;
+    return !names.includes((eq === -1 ? pair : pair.slice(0, eq)).trim());
   });
   const out: RawHeaders = { ...raw };
   const joined = kept.map((pair) => pair.trim()).filter((pair) => pair !== "").join("; ");
@@ -35,15 +35,15 @@ export function withoutCookie(raw: RawHeaders, name: string): RawHeaders {
 }
 
 /**
- * Whether a `Set-Cookie` value sets the cookie `name`. A nameless cookie (`=name=value`, or no `=` at all) is sent
- * back by browsers as its bare value, i.e. as `name=value`, so it counts as the cookie its value names.
+ * Whether a `Set-Cookie` value sets one of the cookies `names`. A nameless cookie (`=name=value`, or no `=` at all)
+ * is sent back by browsers as its bare value, i.e. as `name=value`, so it counts as the cookie its value names.
  */
-export function setsCookie(value: string, name: string): boolean {
+export function setsCookie(value: string, names: readonly string[]): boolean {
   const pair = value.split(";", 1)[0]!;
   const eq = pair.indexOf("=");
   const own = eq === -1 ? "" : pair.slice(0, eq).trim();
-  if (own !== "") return own === name;
+  if (own !== "") return names.includes(own);
   const bare = (eq === -1 ? pair : pair.slice(eq + 1)).trim();
   const eq2 = bare.indexOf("=");
-  return (eq2 === -1 ? bare : bare.slice(0, eq2)).trim() === name;
+  return names.includes((eq2 === -1 ? bare : bare.slice(0, eq2)).trim());
 }

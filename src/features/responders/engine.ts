@@ -12,6 +12,7 @@
 // user out of the API with 431); on responder hosts cookies lose their Domain attribute.
 import type { Server } from "bun";
 import type { TierLimits } from "../../config/schema";
+import { sessionCookieRules } from "../../platform/auth/cookies";
 import { readBodyBytes } from "../../platform/http/body";
 import { HTTP_IDLE_TIMEOUT_SEC, tierLimits, type Runtime } from "../../platform/runtime";
 import { selectorFromText, type SecretsSelector, type SecretsService } from "../secrets/service";
@@ -123,7 +124,8 @@ export class ResponderEngine {
   private readonly handlesByUser = new Map<string, Set<string>>();
   private readonly inflight = new Map<string, number>();
   private readonly domainSuffix: string;
-  private readonly sessionCookie: string;
+  /** The session cookie's names, plain and `__Host-` (platform/auth/cookies.ts): never shown, never set. */
+  private readonly sessionCookies: string[];
   /** `[responders] capture = "strict"`: a tracked hit is answered once its record is written. */
   private readonly strictCapture: boolean;
   private readonly notFoundApi: ResponseInit;
@@ -139,7 +141,7 @@ export class ResponderEngine {
     private readonly deps: EngineDeps,
   ) {
     this.domainSuffix = `.${rt.config.responders.domain.toLowerCase().replace(/\.$/, "")}`;
-    this.sessionCookie = rt.config.security.session_cookie;
+    this.sessionCookies = sessionCookieRules(rt.config).names;
     this.strictCapture = rt.config.responders.capture === "strict";
     this.notFoundApi = { status: 404 };
     this.notFoundPath = { status: 404, headers: [["content-security-policy", PATH_FORM_CSP]] };
@@ -293,7 +295,7 @@ export class ResponderEngine {
     for (const [name, raw] of produced) {
       const lower = name.toLowerCase();
       if (HOP_BY_HOP.has(lower) || lower === "content-length") continue;
-      if (lower === "set-cookie" && setsCookie(raw, this.sessionCookie)) continue;
+      if (lower === "set-cookie" && setsCookie(raw, this.sessionCookies)) continue;
       const value = lower === "set-cookie" ? hostOnlyCookie(raw) : raw;
       if (lower === "content-type") hasContentType = true;
       const pair: [string, string] = [name, wireValue(value)];
@@ -373,7 +375,7 @@ export class ResponderEngine {
         let rawHeaders = tracking || winner.script !== null ? (request.headers.toJSON() as RawHeaders) : undefined;
         // The path form is the API's origin: a visitor's browser sends its Secbox session cookie along, which
         // neither the responder's owner (history, HAR) nor the script may see (§3.2: responders never receive it).
-        if (pathForm && rawHeaders?.cookie !== undefined) rawHeaders = withoutCookie(rawHeaders, this.sessionCookie);
+        if (pathForm && rawHeaders?.cookie !== undefined) rawHeaders = withoutCookie(rawHeaders, this.sessionCookies);
         const clientAddress = rawHeaders ? clientAddressOf(request, server, rawHeaders) : undefined;
 
         let produced: ProducedResponse;

@@ -335,7 +335,7 @@ describe("POST /api/auth/forgot", () => {
 });
 
 describe("configuration", () => {
-  test("signup closed → 403 SIGNUP_CLOSED before body checks; https public_url → Secure cookie", async () => {
+  test("signup closed → 403 SIGNUP_CLOSED before body checks; https public_url → Secure __Host- cookie (§28.1)", async () => {
     const closed = await startTestServer({ env: { SECBOX_SECURITY_SIGNUP: "closed", SECBOX_SERVER_PUBLIC_URL: "https://secbox.example.com" } });
     try {
       for (const res of [
@@ -348,10 +348,10 @@ describe("configuration", () => {
       await closed.createUser("secure@example.com");
       const res = await closed.anon.post("/api/auth/signin", { email: "secure@example.com", password: PASSWORD });
       expect(res.status).toBe(200);
-      expect(res.headers.get("set-cookie")).toMatch(/; Max-Age=1209600; Secure$/);
-      const session = cookieToken(res)!;
-      const out = await new ApiClient(closed.url, { session }).post("/api/auth/signout");
-      expect(out.headers.get("set-cookie")).toBe("secbox_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure");
+      expect(res.headers.get("set-cookie")).toMatch(/^__Host-secbox_session=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=1209600; Secure$/);
+      const session = /^__Host-secbox_session=([^;]*)/.exec(res.headers.get("set-cookie")!)![1]!;
+      const out = await new ApiClient(closed.url, { session, cookieName: "__Host-secbox_session" }).post("/api/auth/signout");
+      expect(out.headers.get("set-cookie")).toBe("__Host-secbox_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure");
       const link = await closed.services.users.issueRecoveryToken((await closed.services.users.getRowByEmail("secure@example.com"))!.id, 60);
       expect(link.url.startsWith("https://secbox.example.com/recover?token=")).toBe(true);
     } finally {

@@ -40,8 +40,11 @@ afterAll(async () => {
   await smtp.close();
 });
 
+/** public_url is https: the session cookie is `__Host-secbox_session` (supplement §28.1). */
+const COOKIE = "__Host-secbox_session";
+
 function cookieToken(res: { headers: Headers }): string {
-  const m = /^secbox_session=([^;]+)/.exec(res.headers.get("set-cookie") ?? "");
+  const m = /^__Host-secbox_session=([^;]+)/.exec(res.headers.get("set-cookie") ?? "");
   expect(m).not.toBeNull();
   return m![1]!;
 }
@@ -50,7 +53,7 @@ function cookieToken(res: { headers: Headers }): string {
 async function publicSignup(email: string) {
   const res = await srv.anon.post("/api/auth/signup", { email, password: PASSWORD });
   expect(res.status).toBe(200);
-  return { res, client: new ApiClient(srv.url, { session: cookieToken(res) }) };
+  return { res, client: new ApiClient(srv.url, { session: cookieToken(res), cookieName: COOKIE }) };
 }
 
 /** The recovery-link token in the `nth` mail sent to `address`. */
@@ -110,7 +113,7 @@ describe("public sign-up with a listed email (issue 17 takeover)", () => {
     const recovered = await srv.anon.post("/api/auth/recover", { token, newPassword: "the owner's password" });
     expect(recovered.status).toBe(200);
     expect(recovered.json).toMatchObject({ email: "second@corp.example", isOperator: true });
-    const owner = new ApiClient(srv.url, { session: cookieToken(recovered) });
+    const owner = new ApiClient(srv.url, { session: cookieToken(recovered), cookieName: COOKIE });
     const minted = await mintKey(owner, "by verified operator");
     expect(minted.status).toBe(201);
     // The session made by the (possibly foreign) sign-up is gone; the link is single use.
@@ -147,7 +150,7 @@ describe("proof paths", () => {
     // A fresh account replaces the one the sign-up made (see the verification-mail test).
     expect(recovered.json).toMatchObject({ email: "third@corp.example", isOperator: true });
     expect(recovered.json.id).not.toBe(res.json.id);
-    expect((await mintKey(new ApiClient(srv.url, { session: cookieToken(recovered) }), "after forgot")).status).toBe(201);
+    expect((await mintKey(new ApiClient(srv.url, { session: cookieToken(recovered), cookieName: COOKIE }), "after forgot")).status).toBe(201);
   });
 
   test("operator sign-up (POST /api/users/signup) proves the email", async () => {
@@ -157,7 +160,7 @@ describe("proof paths", () => {
     expect(made.json.isOperator).toBe(true);
     const signin = await srv.anon.post("/api/auth/signin", { email: "third@corp.example", password: PASSWORD });
     expect(signin.json.isOperator).toBe(true);
-    expect((await mintKey(new ApiClient(srv.url, { session: cookieToken(signin) }), "operator-made")).status).toBe(201);
+    expect((await mintKey(new ApiClient(srv.url, { session: cookieToken(signin), cookieName: COOKIE }), "operator-made")).status).toBe(201);
   });
 
   test("a recovery link issued by the CLI (`users recover`) or an operator proves the email when used", async () => {
@@ -166,7 +169,7 @@ describe("proof paths", () => {
     const link = await srv.services.users.issueRecoveryToken(res.json.id, 3600);
     const recovered = await srv.anon.post("/api/auth/recover", { token: new URL(link.url).searchParams.get("token"), newPassword: "new password 2" });
     expect(recovered.json.isOperator).toBe(true);
-    expect((await mintKey(new ApiClient(srv.url, { session: cookieToken(recovered) }), "cli-recovered")).status).toBe(201);
+    expect((await mintKey(new ApiClient(srv.url, { session: cookieToken(recovered), cookieName: COOKIE }), "cli-recovered")).status).toBe(201);
   });
 
   test("a verification code: proves only the login email; verifying another address grants nothing", async () => {
@@ -202,7 +205,7 @@ describe("proof paths", () => {
     expect(JSON.parse(out).isOperator).toBe(true);
     const signin = await srv.anon.post("/api/auth/signin", { email: "cli@corp.example", password: PASSWORD });
     expect(signin.json.isOperator).toBe(true);
-    expect((await mintKey(new ApiClient(srv.url, { session: cookieToken(signin) }), "cli-made")).status).toBe(201);
+    expect((await mintKey(new ApiClient(srv.url, { session: cookieToken(signin), cookieName: COOKIE }), "cli-made")).status).toBe(201);
   });
 
   test("a JWT whose sub is a listed email is an operator even for an unproven account (the JWT secret is the proof)", async () => {

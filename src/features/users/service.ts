@@ -9,7 +9,7 @@
 // nothing: with a listed email it creates an ordinary account and emails a verification link (a recovery token,
 // `{public_url}/recover?token=…`), or answers 403 SIGNUP_RESERVED when mail is not configured.
 import { TIERS, type Tier } from "../../config/schema";
-import { clearedSessionCookie, sessionCookie } from "../../platform/auth/cookies";
+import { clearedSessionCookie, sessionCookie, sessionCookieName } from "../../platform/auth/cookies";
 import type { AuthUser, IdentityLookup } from "../../platform/auth/principal";
 import { isOperatorIdentity, isOperatorUser } from "../../platform/auth/principal";
 import { hashPassword, verifyPassword } from "../../platform/crypto/passwords";
@@ -91,12 +91,15 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
   private readonly forgotSends: RateLimiter;
   private readonly removalHooks: UserRemovalHook[] = [];
   private readonly secureCookie: boolean;
+  /** `__Host-<security.session_cookie>` on https (supplement §28.1). */
+  private readonly cookieName: string;
 
   constructor(
     private readonly rt: Runtime,
     private readonly outbox: Outbox,
   ) {
     this.secureCookie = rt.config.server.public_url.startsWith("https:");
+    this.cookieName = sessionCookieName(rt.config);
     // Shared by the instances on one PostgreSQL database; in memory on SQLite.
     this.signinFailures = rateLimiter(rt.db, "signin", SIGNIN_MAX_FAILURES, SIGNIN_WINDOW_MS);
     this.forgotSends = rateLimiter(rt.db, "forgot", FORGOT_PER_HOUR, 3600 * 1000);
@@ -216,11 +219,11 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
 
   // Cookies (supplement §3.2)
   sessionCookie(token: string): string {
-    return sessionCookie(this.rt.config.security.session_cookie, token, this.rt.config.security.session_ttl, this.secureCookie);
+    return sessionCookie(this.cookieName, token, this.rt.config.security.session_ttl, this.secureCookie);
   }
 
   clearedSessionCookie(): string {
-    return clearedSessionCookie(this.rt.config.security.session_cookie, this.secureCookie);
+    return clearedSessionCookie(this.cookieName, this.secureCookie);
   }
 
   // Browser auth (supplement §3.3)

@@ -7,7 +7,7 @@ import { decodeBody, decodeMultipart, isMultipart, RawBody } from "../http/body"
 import { AUTH_KEY } from "../http/contract";
 import { forbidden, unauthenticated } from "../http/errors";
 import type { Clock } from "../runtime";
-import { readCookie, sessionCookie } from "./cookies";
+import { sessionCookie, sessionCookieRules, sessionCookiesIn } from "./cookies";
 import { verifyJwt } from "./jwt";
 import { isOperatorIdentity, isOperatorUser, type AuthUser, type IdentityLookup, type Principal } from "./principal";
 
@@ -21,7 +21,12 @@ import { isOperatorIdentity, isOperatorUser, type AuthUser, type IdentityLookup,
 export type AuthLevel = "public" | "user" | "userNoApiKey" | "operator" | "shared";
 export type AuthOption = AuthLevel | { level: AuthLevel; acceptForm?: boolean };
 
-type Credential = { kind: "none" } | { kind: "invalid" } | { kind: "ok"; principal: Principal; refreshedToken?: string };
+type Credential =
+  | { kind: "none" }
+  | { kind: "invalid" }
+  /** More than one session cookie (§28.1): signed out; the cookie guard expires the copies in the answer. */
+  | { kind: "conflict" }
+  | { kind: "ok"; principal: Principal; refreshedToken?: string };
 
 const UNSAFE = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 const API_KEY_RE = /^sbx_ak_[0-9a-f]{64}$/;
@@ -64,7 +69,7 @@ export interface AuthDeps {
 
 export function createAuthResolver({ config, lookup, clock }: AuthDeps) {
   const operators = config.security.operators;
-  const cookieName = config.security.session_cookie;
+  const cookies = sessionCookieRules(config);
 
   async function credential(request: Request): Promise<Credential> {
     const authz = request.headers.get("authorization");
@@ -84,14 +89,18 @@ export function createAuthResolver({ config, lookup, clock }: AuthDeps) {
       // The JWT secret is the proof: a listed `sub` is an operator whether or not the user proved the email.
       return { kind: "ok", principal: { via: "jwt", user, sub, isOperator: isOperatorIdentity(operators, undefined, sub) } };
     }
-    const cookie = readCookie(request.headers.get("cookie"), cookieName);
-    if (cookie === undefined || cookie === "") return { kind: "none" };
-    const found = await lookup.bySessionHash(sha256Hex(cookie));
-    if (!found || !found.user.isActivated) return { kind: "invalid" };
+    // Either name counts; two or more sign the request out (a page of the same site may have planted one, with a
+    // Domain or a narrower Path that browsers send first). Only the effective name authenticates (§28.1).
+    const found = sessionCookiesIn(request.headers.get("cookie"), cookies.names);
+    if (found.length > 1) return { kind: "conflict" };
+    const [name, cookie] = found[0] ?? [];
+    if (name !== cookies.name || cookie === undefined || cookie === "") return { kind: "none" };
+    const session = await lookup.bySessionHash(sha256Hex(cookie));
+    if (!session || !session.user.isActivated) return { kind: "invalid" };
     return {
       kind: "ok",
-      principal: { via: "session", user: found.user, sessionId: found.sessionId, isOperator: isOperatorUser(operators, found.user) },
-      refreshedToken: found.refreshed ? cookie : undefined,
+      principal: { via: "session", user: session.user, sessionId: session.sessionId, isOperator: isOperatorUser(operators, session.user) },
+      refreshedToken: session.refreshed ? cookie : undefined,
     };
   }
 
@@ -105,6 +114,7 @@ export function createAuthResolver({ config, lookup, clock }: AuthDeps) {
       return { principal: cred.principal, refreshedToken: cred.refreshedToken };
     }
     if (cred.kind === "none") throw unauthenticated();
+    if (cred.kind === "conflict") throw unauthenticated("More than one session cookie was sent: signed out, sign in again");
     if (cred.kind === "invalid") throw unauthenticated("Invalid or expired credentials");
     const p = cred.principal;
     if (level === "operator") {
@@ -125,8 +135,8 @@ const principals = new WeakMap<Request, Principal>();
 
 export function authPlugin(deps: AuthDeps) {
   const { authorize } = createAuthResolver(deps);
-  const { session_cookie, session_ttl } = deps.config.security;
-  const secure = deps.config.server.public_url.startsWith("https:");
+  const { session_ttl } = deps.config.security;
+  const { name: cookieName, secure } = sessionCookieRules(deps.config);
   return new Elysia({ name: "platform/auth" }).macro({
     auth: (option: AuthOption) => {
       const level = typeof option === "string" ? option : option.level;
@@ -138,7 +148,7 @@ export function authPlugin(deps: AuthDeps) {
         transform: async (ctx: { request: Request; body: unknown; set: { headers: Record<string, any> } }) => {
           const { principal, refreshedToken } = await authorize(ctx.request, level);
           if (principal) principals.set(ctx.request, principal);
-          if (refreshedToken) ctx.set.headers["set-cookie"] = sessionCookie(session_cookie, refreshedToken, session_ttl, secure);
+          if (refreshedToken) ctx.set.headers["set-cookie"] = sessionCookie(cookieName, refreshedToken, session_ttl, secure);
           if (ctx.body instanceof RawBody) ctx.body = acceptForm && isMultipart(ctx.body) ? await decodeMultipart(ctx.body) : decodeBody(ctx.body, acceptForm);
         },
         resolve: ({ request }: { request: Request }) => {

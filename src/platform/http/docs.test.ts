@@ -103,6 +103,26 @@ describe("API docs", () => {
     }
   });
 
+  test("the page cannot be framed and runs only its own assets and its start script (supplement §28.1)", async () => {
+    const res = await fetch(`${srv.url}/api-docs`);
+    const html = await res.text();
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+    const csp = res.headers.get("content-security-policy") ?? "";
+    const directives = Object.fromEntries(csp.split("; ").map((d) => [d.split(" ")[0], d]));
+    expect(directives["frame-ancestors"]).toBe("frame-ancestors 'none'");
+    expect(directives["default-src"]).toBe("default-src 'none'");
+    // Scripts: the Swagger UI bundle's folder (not 'self', which would run /api/webhooks/<handle>/x.js) and the
+    // page's one inline script by its hash.
+    const inline = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]!);
+    expect(inline.length).toBe(1);
+    const hash = `'sha256-${new Bun.CryptoHasher("sha256").update(inline[0]!).digest("base64")}'`;
+    expect(directives["script-src"]).toBe(`script-src ${srv.url}/api-docs/assets/ ${hash}`);
+    expect(directives["style-src"]).toBe(`style-src ${srv.url}/api-docs/assets/ 'unsafe-inline'`);
+    expect(directives["connect-src"]).toBe("connect-src 'self'");
+    expect(csp).not.toContain("unsafe-eval");
+  });
+
   test("an unknown asset is a 404", async () => {
     const res = await srv.anon.get("/api-docs/assets/nope.js");
     expect(res.status).toBe(404);

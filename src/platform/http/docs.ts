@@ -1,7 +1,11 @@
 // API docs (supplement §1 "API docs"): the OpenAPI 3.1 document at /api-docs/openapi.json, built from the route
 // table by http/openapi.ts, and a browsable Swagger UI at /api-docs. The Swagger UI script and stylesheet are
 // embedded (in the compiled binary too) and served from /api-docs/assets/, so the page works with no network:
-// nothing is loaded from a CDN. No auth.
+// nothing is loaded from a CDN. No auth. The page is never framed (`X-Frame-Options: DENY` and `frame-ancestors
+// 'none'`: "Try it out" sends the visitor's session cookie) and its CSP lets only what Swagger UI needs run
+// (supplement §28.1): scripts from `<origin>/api-docs/assets/` plus the page's own inline start script by its hash,
+// styles from there plus inline ones (the dark-mode <style>, Swagger UI's style attributes), images from here or
+// `data:`, fetches to this origin only.
 import { SwaggerUIRender } from "@elysiajs/openapi/swagger";
 import { Elysia } from "elysia";
 // @ts-ignore: a file import (path to the embedded asset), not a JavaScript module
@@ -10,6 +14,7 @@ import swaggerBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "f
 import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import { VERSION } from "../runtime";
 import { buildOpenApi, type RouteLike } from "./openapi";
+import { inlineScriptHashes, pathSource } from "./page-policy";
 
 export const DOCS_PATH = "/api-docs";
 export const SPEC_PATH = "/api-docs/openapi.json";
@@ -51,8 +56,23 @@ const DESCRIPTION =
 export interface DocsOptions {
   /** `server.public_url`: the document's server. */
   publicUrl: string;
-  /** `security.session_cookie`. */
+  /** The session cookie's effective name (platform/auth/cookies.ts sessionCookieName). */
   sessionCookie: string;
+}
+
+/** The docs page's CSP (`assets`: the source for `<origin>/api-docs/assets/`; `scriptHashes`: its start script). */
+export function docsContentSecurityPolicy(assets: string, scriptHashes: readonly string[]): string {
+  return [
+    "default-src 'none'",
+    [`script-src ${assets}`, ...scriptHashes].join(" "),
+    `style-src ${assets} 'unsafe-inline'`,
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join("; ");
 }
 
 /** The document for an app's routes (also used by scripts and tests that have no server). */
@@ -69,11 +89,19 @@ export function docsPlugin(opts: DocsOptions) {
     // Swagger UI would otherwise ask validator.swagger.io to validate the document.
     validatorUrl: null,
   } as any);
+  const pageHashes = inlineScriptHashes(page);
+  const pageHeaders = (request: Request) => ({
+    "content-type": "text/html; charset=utf-8",
+    "content-security-policy": docsContentSecurityPolicy(pathSource(request, opts.publicUrl, `${ASSETS_PATH}/`), pageHashes),
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+  });
   const plugin = new Elysia({ name: "platform/docs" });
   // Built on the first request, once every route is registered; the route table does not change afterwards.
   let spec: string | undefined;
   plugin
-    .get(DOCS_PATH, () => new Response(page, { headers: { "content-type": "text/html; charset=utf-8" } }), { detail: { hide: true } })
+    .get(DOCS_PATH, ({ request }) => new Response(page, { headers: pageHeaders(request) }), { detail: { hide: true } })
     .get(
       SPEC_PATH,
       () => {

@@ -1,8 +1,8 @@
 // The UI's files as the server holds them: from the binary (embedded.ts) or, from a checkout, built in memory once
 // per process (build.ts) on first use. `serve` starts that build when it starts listening (warmUi) so the first
 // page load does not wait for it; API-only processes (the test suite, CLI commands) never build anything.
-import { EMBEDDED_UI, type EmbeddedUiFile } from "./embedded";
-import type { BuiltUiFile } from "./build";
+import { EMBEDDED_UI, EMBEDDED_UI_SCRIPT_HASHES, type EmbeddedUiFile } from "./embedded";
+import type { BuiltUi } from "./build";
 
 export interface UiFile {
   path: string;
@@ -17,8 +17,8 @@ export interface UiFile {
 export interface UiAssets {
   /** The HTML shell answered for "/" and every client-side route. */
   index: UiFile;
-  /** The text of index.html (its inline scripts are hashed into the Content-Security-Policy). */
-  indexText: string;
+  /** `'sha256-…'` sources of index.html's inline scripts, computed when the UI was built (its CSP allows them). */
+  scriptHashes: string[];
   /** By URL path ("/assets/…"). */
   files: Map<string, UiFile>;
   source: "embedded" | "built";
@@ -26,39 +26,32 @@ export interface UiAssets {
 
 const etagOf = (bytes: Uint8Array) => `"${new Bun.CryptoHasher("sha256").update(bytes).digest("base64url").slice(0, 22)}"`;
 
-async function fromEmbedded(list: EmbeddedUiFile[]): Promise<UiAssets> {
+async function fromEmbedded(list: EmbeddedUiFile[], scriptHashes: string[]): Promise<UiAssets> {
   const files = new Map<string, UiFile>();
-  let indexText = "";
   for (const f of list) {
     const raw = Bun.file(f.raw);
     let etag = "";
-    // Only index.html is read here (its inline script hash, its ETag); the others are streamed from the binary.
-    if (f.path === "/index.html") {
-      const bytes = await raw.bytes();
-      indexText = new TextDecoder().decode(bytes);
-      etag = etagOf(bytes);
-    }
+    // Only index.html is read here (its ETag); the others are streamed from the binary.
+    if (f.path === "/index.html") etag = etagOf(await raw.bytes());
     files.set(f.path, { path: f.path, type: f.type, raw, gzip: f.gzip ? Bun.file(f.gzip) : undefined, br: f.br ? Bun.file(f.br) : undefined, etag });
   }
-  return assemble(files, indexText, "embedded");
+  return assemble(files, scriptHashes, "embedded");
 }
 
-function fromBuild(list: BuiltUiFile[]): UiAssets {
+function fromBuild(built: BuiltUi): UiAssets {
   const files = new Map<string, UiFile>();
-  let indexText = "";
-  for (const f of list) {
-    if (f.path === "/index.html") indexText = new TextDecoder().decode(f.raw);
+  for (const f of built.files) {
     const blob = (b: Uint8Array | undefined) => (b ? new Blob([b as Uint8Array<ArrayBuffer>], { type: f.type }) : undefined);
     files.set(f.path, { path: f.path, type: f.type, raw: blob(f.raw)!, gzip: blob(f.gzip), br: blob(f.br), etag: etagOf(f.raw) });
   }
-  return assemble(files, indexText, "built");
+  return assemble(files, built.scriptHashes, "built");
 }
 
-function assemble(files: Map<string, UiFile>, indexText: string, source: UiAssets["source"]): UiAssets {
+function assemble(files: Map<string, UiFile>, scriptHashes: string[], source: UiAssets["source"]): UiAssets {
   const index = files.get("/index.html");
   if (!index) throw new Error("web UI has no index.html");
   files.delete("/index.html");
-  return { index, indexText, files, source };
+  return { index, scriptHashes, files, source };
 }
 
 let loading: Promise<UiAssets> | undefined;
@@ -66,7 +59,7 @@ let loading: Promise<UiAssets> | undefined;
 /** The UI's files, loaded (or built) once per process. A failed build is retried at the next call. */
 export function uiAssets(): Promise<UiAssets> {
   loading ??= (async () => {
-    if (EMBEDDED_UI) return fromEmbedded(EMBEDDED_UI);
+    if (EMBEDDED_UI) return fromEmbedded(EMBEDDED_UI, EMBEDDED_UI_SCRIPT_HASHES);
     const { buildUi } = await import("./build");
     return fromBuild(await buildUi({ brotliQuality: 5, gzipLevel: 6 }));
   })();

@@ -4,10 +4,12 @@
 //
 // Output: index.html at "/", everything else under /assets/ with a content hash in its name (immutable). React's
 // production build is selected through the NODE_ENV define (without it the development build ships, +71 KiB gz).
-// Lazy routes (the code editor) become separate chunks through `splitting`.
+// Lazy routes (the code editor) become separate chunks through `splitting`. The SHA-256 sources of index.html's inline
+// scripts (the theme script) are computed here, at build time, for the Content-Security-Policy (ui/serve.ts).
 import { resolve } from "node:path";
 import { promisify } from "node:util";
 import { brotliCompress, constants, gzip } from "node:zlib";
+import { inlineScriptHashes } from "../http/page-policy";
 
 // The asynchronous forms compress on libuv's thread pool: a server building its UI at start keeps answering
 // API requests meanwhile (the synchronous ones held the event loop for the whole ~1.7 MB).
@@ -23,6 +25,12 @@ export interface BuiltUiFile {
   br?: Uint8Array;
 }
 
+export interface BuiltUi {
+  files: BuiltUiFile[];
+  /** `'sha256-…'` sources of every inline <script> of index.html, for script-src. */
+  scriptHashes: string[];
+}
+
 export interface UiBuildOptions {
   /** Brotli quality 0..11 (build.ts: 11; from a checkout a faster 5). */
   brotliQuality: number;
@@ -34,7 +42,7 @@ export const WEB_ENTRY = resolve(import.meta.dir, "../../../web/index.html");
 
 const COMPRESSIBLE = /^(text\/|application\/(javascript|json|xml)|image\/svg\+xml)/;
 
-export async function buildUi(opts: UiBuildOptions): Promise<BuiltUiFile[]> {
+export async function buildUi(opts: UiBuildOptions): Promise<BuiltUi> {
   const result = await Bun.build({
     entrypoints: [WEB_ENTRY],
     target: "browser",
@@ -62,6 +70,7 @@ export async function buildUi(opts: UiBuildOptions): Promise<BuiltUiFile[]> {
       return file;
     }),
   );
-  if (!files.some((f) => f.path === "/index.html")) throw new Error("web UI build produced no index.html");
-  return files;
+  const index = files.find((f) => f.path === "/index.html");
+  if (!index) throw new Error("web UI build produced no index.html");
+  return { files, scriptHashes: inlineScriptHashes(new TextDecoder().decode(index.raw)) };
 }

@@ -4,14 +4,17 @@
 // - /assets/<name>-<hash>.<ext>: `immutable`, brotli or gzip per Accept-Encoding (precompressed), 404 when
 //   unknown. A root path with a file extension (/robots.txt, /x.php) is a 404 too, not the HTML shell;
 //   /favicon.ico answers the favicon.
-// - Our own pages are hardened: a strict Content-Security-Policy (scripts only from our origin plus the inline
-//   theme script by its hash; no plugins, no <base>, no framing, forms and fetches to our origin only), nosniff,
-//   no Referer (the recovery page carries a token in its URL), DENY framing, same-origin opener and resources.
-//   `style-src 'unsafe-inline'` stays: Mantine sets CSS variables through style attributes and <style> tags.
+// - Our own pages are hardened: a strict Content-Security-Policy (supplement §28.1: scripts only from
+//   `<origin>/assets/`, built from the request's own origin, plus the inline theme script by its hash computed at
+//   build time; not `'self'`, which would also run a path-form responder's /api/webhooks/<handle>/x.js; no
+//   plugins, no <base>, no framing, forms and fetches to our origin only), nosniff, no Referer (the recovery page
+//   carries a token in its URL), DENY framing, same-origin opener and resources. Styles come from
+//   `<origin>/assets/` plus `'unsafe-inline'`: Mantine sets CSS variables through style attributes and <style> tags.
 // Other methods on UI paths fall through to the API's JSON 404. Responder hosts never reach this (app.ts
 // dispatches them before Elysia).
 import { Elysia } from "elysia";
 import { requestPath } from "../http/body";
+import { pathSource } from "../http/page-policy";
 import { errorResponse } from "../http/plugin";
 import type { Logger } from "../log";
 import { uiAssets, type UiAssets, type UiFile } from "./assets";
@@ -19,21 +22,12 @@ import { uiAssets, type UiAssets, type UiFile } from "./assets";
 export const isApiPath = (path: string) =>
   path === "/api" || path.startsWith("/api/") || path === "/api-docs" || path.startsWith("/api-docs/");
 
-/** SHA-256 sources for every inline <script> of the HTML, for script-src. */
-export function inlineScriptHashes(html: string): string[] {
-  const hashes: string[] = [];
-  for (const m of html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)) {
-    if (/\bsrc\s*=/i.test(m[1]!)) continue;
-    hashes.push(`'sha256-${new Bun.CryptoHasher("sha256").update(m[2]!).digest("base64")}'`);
-  }
-  return hashes;
-}
-
-export function uiContentSecurityPolicy(html: string): string {
+/** The UI's CSP (`assets`: the source for `<origin>/assets/`; `scriptHashes`: the inline scripts index.html needs). */
+export function uiContentSecurityPolicy(assets: string, scriptHashes: readonly string[]): string {
   return [
     "default-src 'self'",
-    `script-src 'self' ${inlineScriptHashes(html).join(" ")}`.trim(),
-    "style-src 'self' 'unsafe-inline'",
+    [`script-src ${assets}`, ...scriptHashes].join(" "),
+    `style-src ${assets} 'unsafe-inline'`,
     "img-src 'self' data:",
     "font-src 'self'",
     "connect-src 'self'",
@@ -92,9 +86,8 @@ function indexResponse(request: Request, assets: UiAssets, csp: string): Respons
 }
 
 const FAVICON = /^\/assets\/favicon-[^/]+\.svg$/;
-const cspOf = new WeakMap<UiAssets, string>();
 
-export async function handleUi(request: Request, log: Logger): Promise<Response> {
+export async function handleUi(request: Request, log: Logger, publicUrl: string): Promise<Response> {
   let assets: UiAssets;
   try {
     assets = await uiAssets();
@@ -114,9 +107,7 @@ export async function handleUi(request: Request, log: Logger): Promise<Response>
   }
   // A path whose last segment has an extension names a file, not a page: 404 instead of the HTML shell.
   if (path !== "/index.html" && /\.[A-Za-z0-9]+$/.test(path.slice(path.lastIndexOf("/") + 1))) return errorResponse(404, "NOT_FOUND", "Not found", COMMON_HEADERS);
-  let csp = cspOf.get(assets);
-  if (csp === undefined) cspOf.set(assets, (csp = uiContentSecurityPolicy(assets.indexText)));
-  return indexResponse(request, assets, csp);
+  return indexResponse(request, assets, uiContentSecurityPolicy(pathSource(request, publicUrl, "/assets/"), assets.scriptHashes));
 }
 
 /**
@@ -136,10 +127,10 @@ export function warmUi(log: Logger, delayMs = 250): void {
 }
 
 /** Answers UI paths before Elysia routes the request (GET and HEAD only; everything else stays the API's). */
-export function uiPlugin(log: Logger) {
+export function uiPlugin(log: Logger, publicUrl: string) {
   return new Elysia({ name: "platform/ui" }).onRequest(({ request }) => {
     if (request.method !== "GET" && request.method !== "HEAD") return;
     if (isApiPath(requestPath(request))) return;
-    return handleUi(request, log);
+    return handleUi(request, log, publicUrl);
   });
 }

@@ -3,7 +3,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { gunzipSync, brotliDecompressSync } from "node:zlib";
 import { startTestServer, type TestServer } from "../../tests/harness";
-import { inlineScriptHashes, isApiPath } from "./serve";
+import { inlineScriptHashes } from "../http/page-policy";
+import { uiAssets } from "./assets";
+import { isApiPath } from "./serve";
 
 let srv: TestServer;
 let indexHtml = "";
@@ -35,16 +37,37 @@ describe("web UI serving", () => {
     }
   });
 
-  test("the CSP allows exactly the inline theme script by its hash, and nothing from another origin", async () => {
+  test("the CSP pins scripts and styles to <origin>/assets/ plus the inline theme script's hash (§28.1)", async () => {
     const csp = (await get("/")).headers.get("content-security-policy")!;
     const hashes = inlineScriptHashes(indexHtml);
     expect(hashes.length).toBe(1);
-    expect(csp).toContain(`script-src 'self' ${hashes[0]}`);
-    expect(csp).not.toMatch(/https?:/);
-    // The page itself references only our own origin.
+    const directives = Object.fromEntries(csp.split("; ").map((d) => [d.split(" ")[0], d]));
+    // Not 'self': that would also run a path-form responder's /api/webhooks/<handle>/x.js on the UI's origin.
+    expect(directives["script-src"]).toBe(`script-src ${srv.url}/assets/ ${hashes[0]}`);
+    expect(directives["style-src"]).toBe(`style-src ${srv.url}/assets/ 'unsafe-inline'`);
+    // The built page's hash (computed when the UI was built) is the one of the page served.
+    expect((await uiAssets()).scriptHashes).toEqual(hashes);
+    // The page itself references only our own origin, and its scripts and styles only /assets/.
     const urls = [...indexHtml.matchAll(/\b(?:src|href)="([^"]*)"/g)].map((m) => m[1]!);
     expect(urls.length).toBeGreaterThan(1);
-    for (const u of urls) expect(u.startsWith("/")).toBe(true);
+    for (const u of urls) expect(u.startsWith("/assets/")).toBe(true);
+  });
+
+  test("the CSP's origin is the request's host, public_url's origin (scheme included) for its own host, never a bad Host", async () => {
+    const raw = async (host: string) => {
+      const res = await fetch(`${srv.url}/`, { headers: { host } });
+      return `${res.status} ${res.headers.get("content-security-policy")}`;
+    };
+    expect(await raw("secbox.lan:8080")).toContain("script-src http://secbox.lan:8080/assets/ ");
+    // server.public_url is http://localhost:7070 here.
+    expect(await raw("localhost:7070")).toContain("script-src http://localhost:7070/assets/ ");
+    // CSP cannot name an IPv6 literal: such a page falls back to 'self' rather than a source Chromium would drop.
+    expect(await raw("[::1]:7070")).toContain("script-src 'self' 'sha256-");
+    for (const bad of ["x.test; script-src *", "x.test/assets/ 'unsafe-inline'"]) {
+      const answer = await raw(bad);
+      expect(answer).not.toContain("x.test");
+      if (answer.startsWith("200")) expect(answer).toContain("script-src http://localhost:7070/assets/ ");
+    }
   });
 
   test("index.html revalidates with its ETag (304)", async () => {
