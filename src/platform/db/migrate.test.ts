@@ -88,6 +88,20 @@ describe("migrations", () => {
     }
   });
 
+  test("a migration with its own `postgres` text: PostgreSQL runs that text as written, SQLite the `sql`", async () => {
+    const { db, drop } = await openTestDb(freshDir());
+    try {
+      // Untranslated: with dialect.ts's translation TEXT would become TEXT COLLATE "C" and the DO block would be torn.
+      const both = [{ version: 1, name: "0001_both", sql: "CREATE TABLE made_by_sqlite (x TEXT)", postgres: "DO $$ BEGIN CREATE TABLE made_by_pg (x TEXT); END $$;" }];
+      expect((await migrate(db, both)).applied).toEqual([1]);
+      const tables = await tableNames(db);
+      expect([tables.includes("made_by_sqlite"), tables.includes("made_by_pg")]).toEqual(onPostgres ? [false, true] : [true, false]);
+      if (onPostgres) expect(await db.get("SELECT collation_name FROM information_schema.columns WHERE table_name = 'made_by_pg'")).toEqual({ collation_name: null });
+    } finally {
+      await drop();
+    }
+  });
+
   // SQLite: BEGIN IMMEDIATE makes the second process wait (a second connection in this process would block it).
   test.skipIf(!onPostgres)("PostgreSQL: two instances starting together apply the migrations once", async () => {
     const { db, url, drop } = await openTestDb(freshDir());

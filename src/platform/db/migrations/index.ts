@@ -1,4 +1,8 @@
 // Numbered SQL migrations, embedded in the binary as text. Append new files here in order.
+//
+// A migration is written once for SQLite and runs on PostgreSQL through dialect.ts's migrationToPostgres. Where the
+// two cannot share a text (FTS5 and triggers on SQLite, extensions and GIN indexes on PostgreSQL), the migration
+// also names a `NNNN_name.pg.sql` file as `postgres`: PostgreSQL runs that file as written, untranslated.
 import m0001 from "./0001_init.sql" with { type: "text" };
 import m0002 from "./0002_mail.sql" with { type: "text" };
 import m0003 from "./0003_shares.sql" with { type: "text" };
@@ -16,7 +20,10 @@ import m0013 from "./0013_instances.sql" with { type: "text" };
 export interface Migration {
   version: number;
   name: string;
+  /** SQLite's text (and PostgreSQL's, translated, when `postgres` is absent). */
   sql: string;
+  /** PostgreSQL's own text, run as written. */
+  postgres?: string;
 }
 
 export const MIGRATIONS: Migration[] = [
