@@ -79,7 +79,7 @@ export function createServices(rt: Runtime) {
   });
   const trackers = new TrackersService(rt, { tags, secrets, users, notificationEmail, scripts: sandbox });
   const userData = new UserDataService(rt, { tags, secrets, scripts, settings, responders, certificates, csp, trackers, users });
-  const search = new SearchService(rt, { tags, secrets, scripts, responders, certificates, csp, trackers });
+  const search = new SearchService(rt);
   const auth = authPlugin({
     config: rt.config,
     clock: rt.clock,

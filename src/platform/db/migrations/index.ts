@@ -16,6 +16,8 @@ import m0010 from "./0010_email_proof.sql" with { type: "text" };
 import m0011 from "./0011_durability.sql" with { type: "text" };
 import m0012 from "./0012_search.sql" with { type: "text" };
 import m0013 from "./0013_instances.sql" with { type: "text" };
+import m0014 from "./0014_search_index.sql" with { type: "text" };
+import m0014pg from "./0014_search_index.pg.sql" with { type: "text" };
 
 export interface Migration {
   version: number;
@@ -40,4 +42,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 11, name: "0011_durability", sql: m0011 },
   { version: 12, name: "0012_search", sql: m0012 },
   { version: 13, name: "0013_instances", sql: m0013 },
+  { version: 14, name: "0014_search_index", sql: m0014, postgres: m0014pg },
 ];
