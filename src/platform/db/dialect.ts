@@ -122,8 +122,8 @@ export const ciLike = (dialect: Dialect, expr: string) => (dialect === "postgres
 /**
  * True when the text expression, its ASCII letters lower-cased, holds the one `?` (a lower-cased string): a plain
  * substring search (search.ts), never LIKE's backtracking. SQLite: instr(lower(…)). PostgreSQL: migration 0014's
- * secbox_search_has (strpos of lower(… COLLATE "C"): ASCII folding, as SQLite's, for JSON paths too), whose high
- * declared cost makes the planner narrow through the search indexes before it runs.
+ * secbox_search_has (a linear search in lower(… COLLATE "C"): ASCII folding, as SQLite's, for JSON paths too), whose
+ * high declared cost makes the planner narrow through the search indexes before it runs.
  */
 export const containsText = (dialect: Dialect, expr: string) => (dialect === "postgres" ? `secbox_search_has(${expr}, ?)` : `instr(lower(${expr}), ?) > 0`);
 

@@ -182,6 +182,35 @@ describe("runSearch against the model", () => {
   });
 });
 
+test("long queries: each way of verifying finds exactly the rows that hold the query (on PostgreSQL strpos, strpos over the reversed texts, or a literal regular expression, chosen by the query's ends)", async () => {
+  const { db, drop } = await fresh();
+  try {
+    await migrate(db);
+    await addUser(db, "long");
+    const contents = [`x${"a".repeat(40)}y`, "a".repeat(60), "ab".repeat(30), `q\\%_${"a".repeat(30)}.*+?[`, `Z${"a".repeat(20)}B${"a".repeat(20)}`, `${"a".repeat(17)}😀É`];
+    const rows = contents.map((c, i): Entity => ({ type: "script", id: Bun.randomUUIDv7(), user: "long", name: `s${i}`, updatedAt: i, content: [c] }));
+    for (const r of rows) await insert(db, r);
+    const queries = [
+      `${"a".repeat(20)}y`, // last character unique
+      `X${"A".repeat(20)}`, // first character unique
+      "a".repeat(20), // neither
+      `${"a".repeat(10)}b${"a".repeat(10)}`, // neither, a palindrome
+      "ab".repeat(10), // neither
+      `${"a".repeat(17)}.*+?[`, // regular-expression characters, last unique
+      `\\%_${"a".repeat(17)}`, // LIKE characters, first unique
+      `${"a".repeat(17)}😀é`, // not ASCII: no folding of É
+      `${"a".repeat(17)}😀É`,
+    ];
+    for (const q of queries) {
+      const got = await runSearch(db, "long", q, specs(["script"]), 20);
+      expect({ q, ...got }).toEqual({ q, ...model(rows, "long", q, ["script"], 20) });
+    }
+    expect((await runSearch(db, "long", "a".repeat(20), specs(["script"]), 20)).total).toBe(4);
+  } finally {
+    await drop();
+  }
+});
+
 describe("migration 0014 and its triggers", () => {
   test("rows that existed before the migration are indexed by it", async () => {
     const { db, drop } = await fresh();

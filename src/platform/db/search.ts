@@ -26,9 +26,9 @@
 //     one LIKE of the query cut into 3-character chunks ('%abc%def%…%': the index needs every chunk's trigram; its
 //     recheck finds the literal chunks left to right, about one pass over the text). For trackers the index covers
 //     the whole target JSON, so the chunks are those of the query as JSON text; the verification reads the URLs. The
-//     verification is the migration's secbox_search_has (strpos), whose high declared cost makes the planner take
-//     the index first. strpos (Boyer-Moore-Horspool) has a quadratic worst case that hostile content can reach
-//     (≈ 12 ms per 51,200-byte row measured, in the database server's process, not Secbox's).
+//     verification is the migration's secbox_search_has: strpos where its Boyer-Moore-Horspool search is linear for
+//     the needle (else on the reversed texts, else a literal regular expression), with a high declared cost so the
+//     planner takes the index first.
 //   The content matches are read once per table (id, name, updatedAt) and split from the name matches in JS, so
 //   totals and order stay exact. Measured in scripts/bench/search (hostile.ts): see its README.
 import type { Db, Param } from "./db";
