@@ -99,7 +99,7 @@ export function createServices(rt: Runtime) {
   sandbox.kv?.useStorage({ quota: storage, userOf: (owner) => responders.ownerOf(owner), ownersOf: (db, userId) => responders.idsOfUser(db, userId) });
   const trackers = new TrackersService(rt, { tags, secrets, users, notificationEmail, scripts: sandbox, storage });
   const userData = new UserDataService(rt, { tags, secrets, scripts, settings, responders, certificates, csp, trackers, users, storage });
-  const search = new SearchService(rt, { tags, secrets, scripts, responders, certificates, csp, trackers });
+  const search = new SearchService(rt);
   const auth = authPlugin({
     config: rt.config,
     clock: rt.clock,

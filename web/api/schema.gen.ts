@@ -338,7 +338,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Search the caller's resources by name, id and content (names first, then ids, then content) */
+        /**
+         * Search the caller's resources by name, id and content (names first, then ids, then content)
+         * @description One search per user at a time: a second one while the first runs answers 429 RATE_LIMITED with Retry-After.
+         */
         post: operations["postSearch"];
         delete?: never;
         options?: never;
@@ -2483,7 +2486,7 @@ export interface components {
         };
         SearchParams: {
             limit?: number | null;
-            /** @description trimmed, at most 200 characters; case-insensitive substring of names and content, or an exact id; empty → no items */
+            /** @description trimmed, at most 200 characters; case-insensitive substring of names, and of content from 3 characters on (shorter queries match names and ids only), or an exact id; empty → no items */
             query: string;
             types?: ("tag" | "secret" | "script" | "responder" | "certificateTemplate" | "privateKey" | "contentSecurityPolicy" | "pageTracker" | "apiTracker")[] | null;
         };
@@ -5140,6 +5143,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Too many requests (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
                     };
                 };
             };

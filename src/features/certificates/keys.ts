@@ -14,7 +14,6 @@ import { generateKeyPair } from "./keygen";
 import { derToPem, type OpenSsl } from "./openssl";
 import { BadPassphraseError, buildPkcs12, decryptPkcs8, encryptPkcs8, pkcs8Problem } from "./pkcs";
 import { keysStore, type KeyMetaRow, type KeyRow } from "./store";
-import type { SearchHit, SearchText } from "../../platform/db/search";
 
 export const KEY_NAME_MAX = 100;
 export const KEY_EXPORT_FORMATS = ["pem", "pkcs8", "pkcs12"] as const;
@@ -253,10 +252,5 @@ export class PrivateKeys {
 
   async importDelete(tx: Db, userId: string, id: string): Promise<void> {
     if ((await keysStore.delete(tx, userId, id)).changes > 0) await this.tags.removeEntity(tx, "privateKey", id);
-  }
-
-  /** Search (features/search, supplement §20): the user's matches, their count and the first `limit` in rank order. */
-  search(userId: string, q: SearchText, limit: number): Promise<{ total: number; hits: SearchHit[] }> {
-    return keysStore.search(this.rt.db, userId, q, limit);
   }
 }

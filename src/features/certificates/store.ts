@@ -2,7 +2,6 @@
 import type { Db } from "../../platform/db/db";
 import { listPage } from "../../platform/db/list";
 import type { ListQuery } from "../../platform/http/list-query";
-import { searchTable, type SearchText } from "../../platform/db/search";
 
 export interface KeyMetaRow {
   id: string;
@@ -91,9 +90,6 @@ export const keysStore = {
       r.id,
     ]),
 
-  /** Search (supplement §20): name or id, never key material. */
-  search: (db: Db, userId: string, q: SearchText, limit: number) => searchTable(db, userId, { table: "private_keys" }, q, limit),
-
 };
 
 export const templatesStore = {
@@ -139,8 +135,5 @@ export const templatesStore = {
     await db.lock(`count:certificate_templates:${userId}`);
     return (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM certificate_templates WHERE user_id = ?", [userId]))?.n ?? 0;
   },
-
-  /** Search (supplement §20): name or id. */
-  search: (db: Db, userId: string, q: SearchText, limit: number) => searchTable(db, userId, { table: "certificate_templates" }, q, limit),
 
 };

@@ -16,7 +16,6 @@ import { generateKeyPair } from "./keygen";
 import { derToPem, type OpenSsl } from "./openssl";
 import { buildPkcs12, encryptPkcs8 } from "./pkcs";
 import { templatesStore, type TemplateRow } from "./store";
-import type { SearchHit, SearchText } from "../../platform/db/search";
 
 export const TEMPLATE_NAME_MAX = 100;
 export const GENERATE_FORMATS = ["pem", "pkcs8", "pkcs12", "der"] as const;
@@ -235,10 +234,5 @@ export class CertificateTemplates {
     if ((await templatesStore.delete(tx, userId, id)).changes === 0) return;
     await this.tags.removeEntity(tx, "certificateTemplate", id);
     await this.shares.remove(tx, SHARE_TYPE, id);
-  }
-
-  /** Search (features/search, supplement §20): the user's matches, their count and the first `limit` in rank order. */
-  search(userId: string, q: SearchText, limit: number): Promise<{ total: number; hits: SearchHit[] }> {
-    return templatesStore.search(this.rt.db, userId, q, limit);
   }
 }

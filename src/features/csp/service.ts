@@ -17,7 +17,6 @@ import { importPolicies, parseSerialized, splitDirectives, splitPolicies } from 
 import { fetchRemotePolicies, SEVERAL_LABEL, validateRemote, type RemoteSpec } from "./remote";
 import { SERIALIZE_SOURCES, serializePolicy, type SerializeSource } from "./serialize";
 import { cspStore, type PolicyRow } from "./store";
-import type { SearchHit, SearchText } from "../../platform/db/search";
 
 export const MAX_POLICY_NAME = 100;
 export const CONTENT_TYPES = ["directives", "serialized", "remote"] as const;
@@ -277,11 +276,6 @@ export class CspService {
     if ((await cspStore.delete(tx, userId, id)).changes === 0) return;
     await this.tags.removeEntity(tx, ENTITY, id);
     await this.shares.remove(tx, ENTITY, id);
-  }
-
-  /** Search (features/search, supplement §20): the user's matches, their count and the first `limit` in rank order. */
-  search(userId: string, q: SearchText, limit: number): Promise<{ total: number; hits: SearchHit[] }> {
-    return cspStore.search(this.rt.db, userId, q, limit);
   }
 }
 

@@ -2,7 +2,6 @@
 import type { Db } from "../../platform/db/db";
 import { listPage } from "../../platform/db/list";
 import type { ListQuery } from "../../platform/http/list-query";
-import { searchTable, type SearchText } from "../../platform/db/search";
 
 export interface PolicyRow {
   id: string;
@@ -53,8 +52,5 @@ export const cspStore = {
     await db.lock(`count:content_security_policies:${userId}`);
     return (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM content_security_policies WHERE user_id = ?", [userId]))?.n ?? 0;
   },
-
-  /** Search (supplement §20): name or id. */
-  search: (db: Db, userId: string, q: SearchText, limit: number) => searchTable(db, userId, { table: "content_security_policies" }, q, limit),
 
 };

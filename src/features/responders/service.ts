@@ -1,15 +1,14 @@
 // Webhook responders (supplement §11, §18.2): management (CRUD on the rules of rules.ts: shapes, validation, settings
 // ↔ row, clashes), URLs and wire objects, history / stats / HAR, "Try it", the hit engine (engine.ts), capture
 // batching (capture.ts) and the hit-summary job (hit-summary.ts), started and stopped with the service. At the end:
-// `transfer` (transfer.ts: user data export, import and clone on these rules) and `search` (§20). The shapes are
-// re-exported from here.
+// `transfer` (transfer.ts: user data export, import and clone on these rules). Search (§20) reads the table through
+// search.ts's spec. The shapes are re-exported from here.
 // Owns: the service's lifecycle and the management API's flow (check → 404 → resolve → one transaction → invalidate
 // the cached responders here and on the other instances). Must never: check a member itself (rules.ts does), or
 // change a user's responders without invalidating them.
 import type { Server } from "bun";
 import type { AuthUser } from "../../platform/auth/principal";
 import { watchExternalCommits, type Db } from "../../platform/db/db";
-import type { SearchHit, SearchText } from "../../platform/db/search";
 import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
 import { newId } from "../../platform/http/ids";
 import { parseListQuery } from "../../platform/http/list-query";
@@ -473,10 +472,5 @@ export class RespondersService {
       },
     });
     return this.transferPart;
-  }
-
-  /** Search (features/search, supplement §20): the user's matches, their count and the first `limit` in rank order. */
-  search(userId: string, q: SearchText, limit: number): Promise<{ total: number; hits: SearchHit[] }> {
-    return respondersStore.search(this.rt.db, userId, q, limit);
   }
 }

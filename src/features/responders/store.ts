@@ -7,7 +7,6 @@ import { placeholders, type Db } from "../../platform/db/db";
 import { storageUsage } from "../../platform/storage/quota";
 import { listPage } from "../../platform/db/list";
 import type { ListQuery } from "../../platform/http/list-query";
-import { likeContent, searchTable, type SearchText } from "../../platform/db/search";
 
 export interface ResponderRow {
   id: string;
@@ -286,9 +285,5 @@ export const respondersStore = {
     beforeId === undefined
       ? db.all<TrackedRow>("SELECT * FROM responder_requests WHERE responder_id = ? ORDER BY id DESC LIMIT ?", [responderId, limit])
       : db.all<TrackedRow>("SELECT * FROM responder_requests WHERE responder_id = ? AND id < ? ORDER BY id DESC LIMIT ?", [responderId, beforeId, limit]),
-
-  /** Search (supplement §20): name, id or location.path. */
-  search: (db: Db, userId: string, q: SearchText, limit: number) =>
-    searchTable(db, userId, { table: "responders", content: likeContent("e.path_lower") }, q, limit),
 
 };

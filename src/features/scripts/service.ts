@@ -10,7 +10,6 @@ import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import type { TagsService } from "../tags/service";
 import type { TagRef } from "../tags/store";
 import { scriptsStore, type ScriptRow, type ScriptSummaryRow } from "./store";
-import type { SearchHit, SearchText } from "../../platform/db/search";
 
 export const SCRIPT_TYPES = ["responder", "api_configurator", "api_extractor", "page_extractor", "universal"] as const;
 export type ScriptType = (typeof SCRIPT_TYPES)[number];
@@ -194,11 +193,6 @@ export class ScriptsService {
 
   async importDelete(tx: Db, userId: string, id: string): Promise<void> {
     if ((await scriptsStore.delete(tx, userId, id)).changes > 0) await this.tags.removeEntity(tx, "script", id);
-  }
-
-  /** Search (features/search, supplement §20): the user's matches, their count and the first `limit` in rank order. */
-  search(userId: string, q: SearchText, limit: number): Promise<{ total: number; hits: SearchHit[] }> {
-    return scriptsStore.search(this.rt.db, userId, q, limit);
   }
 }
 

@@ -2,7 +2,6 @@
 import { placeholders, type Db } from "../../platform/db/db";
 import { listPage } from "../../platform/db/list";
 import type { ListQuery } from "../../platform/http/list-query";
-import { likeContent, searchTable, type SearchText } from "../../platform/db/search";
 
 export interface ScriptRow {
   id: string;
@@ -68,9 +67,5 @@ export const scriptsStore = {
       r.id,
       r.user_id,
     ]),
-
-  /** Search (supplement §20): name, id or content. */
-  search: (db: Db, userId: string, q: SearchText, limit: number) =>
-    searchTable(db, userId, { table: "scripts", content: likeContent("e.content") }, q, limit),
 
 };

@@ -1,4 +1,4 @@
-// POST /api/search (supplement §20).
+// POST /api/search (supplement §20, §28).
 import { Elysia } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import { looseBody, Named, op, Opt, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
@@ -9,7 +9,10 @@ const SearchType = StringEnum(SEARCH_TYPES);
 export const SearchParams = Named(
   "SearchParams",
   T.Object({
-    query: T.String({ description: "trimmed, at most 200 characters; case-insensitive substring of names and content, or an exact id; empty → no items" }),
+    query: T.String({
+      description:
+        "trimmed, at most 200 characters; case-insensitive substring of names, and of content from 3 characters on (shorter queries match names and ids only), or an exact id; empty → no items",
+    }),
     types: Opt(T.Array(SearchType, { description: "default all types" })),
     limit: Opt(T.Integer({ minimum: 1, description: "default 20; values above 100 become 100" })),
   }),
@@ -44,7 +47,9 @@ export const searchRoutes = ({ auth, search }: SearchRoutesDeps) =>
       tags: ["search"],
       summary: "Search the caller's resources by name, id and content (names first, then ids, then content)",
       body: SearchParams,
+      description: "One search per user at a time: a second one while the first runs answers 429 RATE_LIMITED with Retry-After.",
       responses: { 200: SearchResults },
+      errors: { 429: ["RATE_LIMITED"] },
       example: { query: "orders", types: ["responder", "apiTracker"], limit: 20 },
     }),
   });

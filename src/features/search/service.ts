@@ -1,33 +1,18 @@
-// Search across the caller's resources (supplement §20): every entity type, by name (case-insensitive substring),
-// id (equal to the query) and content (script source, responder path, tracker URLs). The search feature owns no
-// table: each owning feature's service answers for its type (its store runs the shared matching of
-// platform/db/search.ts over the user's rows only), and the per-type pages are merged here. Each type returns its
-// first `limit` hits in rank order, so the merge is exact; `total` is the sum of the types' counts. Names and ids
-// are all a hit shows: never secret values or key material.
-import { invalid } from "../../platform/http/errors";
+// Search across the caller's resources (supplement §20, §28): every entity type, by name (case-insensitive
+// substring), id (equal to the query) and content (script source, responder path, tracker URLs; queries of 3
+// characters or more). The search feature owns no table: the matching is platform/db/search.ts's runSearch over the
+// specs each owning feature exports as plain data (specs.ts), over the user's rows only. Names and ids are all a hit
+// shows: never secret values or key material.
+//
+// One search per user at a time: a second one while the first runs answers 429 RATE_LIMITED (Retry-After: 1), so one
+// user cannot queue searches against the database. (Per process: with several instances, one per instance.)
+import { invalid, rateLimited } from "../../platform/http/errors";
 import { charLength } from "../../platform/http/validate";
-import { compareHits, searchText, type Matched, type SearchHit, type SearchText } from "../../platform/db/search";
+import { runSearch, type Matched } from "../../platform/db/search";
 import type { Runtime } from "../../platform/runtime";
-import type { CertificatesService } from "../certificates/service";
-import type { CspService } from "../csp/service";
-import type { RespondersService } from "../responders/service";
-import type { ScriptsService } from "../scripts/service";
-import type { SecretsService } from "../secrets/service";
-import type { TagsService } from "../tags/service";
-import type { TrackersService } from "../trackers/service";
+import { SEARCH_TYPES, specsFor, type SearchType } from "./specs";
 
-export const SEARCH_TYPES = [
-  "tag",
-  "secret",
-  "script",
-  "responder",
-  "certificateTemplate",
-  "privateKey",
-  "contentSecurityPolicy",
-  "pageTracker",
-  "apiTracker",
-] as const;
-export type SearchType = (typeof SEARCH_TYPES)[number];
+export { SEARCH_TYPES, type SearchType } from "./specs";
 
 export const MAX_QUERY_CHARS = 200;
 export const DEFAULT_LIMIT = 20;
@@ -41,59 +26,44 @@ export interface SearchItem {
   updatedAt: number;
 }
 
-export interface SearchDeps {
-  tags: TagsService;
-  secrets: SecretsService;
-  scripts: ScriptsService;
-  responders: RespondersService;
-  certificates: CertificatesService;
-  csp: CspService;
-  trackers: TrackersService;
+export interface SearchResult {
+  items: SearchItem[];
+  total: number;
 }
 
-type Searcher = (userId: string, q: SearchText, limit: number) => Promise<{ total: number; hits: SearchHit[] }>;
+/** Runs one validated search: `text` trimmed and non-empty, `types` known, `limit` 1..100. */
+export type SearchRunner = (userId: string, text: string, types: readonly SearchType[], limit: number) => Promise<SearchResult>;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 export class SearchService {
-  private readonly searchers: Record<SearchType, Searcher>;
+  /** Users with a search running. */
+  private readonly running = new Set<string>();
+  /** Where a search runs: runSearch on the runtime's database by default. Replaceable (a reader off the event loop;
+   *  a test holding a search to see the second one refused). */
+  runner: SearchRunner;
 
-  constructor(
-    private readonly rt: Runtime,
-    deps: SearchDeps,
-  ) {
-    this.searchers = {
-      tag: (u, q, l) => deps.tags.search(u, q, l),
-      secret: (u, q, l) => deps.secrets.search(u, q, l),
-      script: (u, q, l) => deps.scripts.search(u, q, l),
-      responder: (u, q, l) => deps.responders.search(u, q, l),
-      certificateTemplate: (u, q, l) => deps.certificates.templates.search(u, q, l),
-      privateKey: (u, q, l) => deps.certificates.keys.search(u, q, l),
-      contentSecurityPolicy: (u, q, l) => deps.csp.search(u, q, l),
-      pageTracker: (u, q, l) => deps.trackers.page.search(u, q, l),
-      apiTracker: (u, q, l) => deps.trackers.api.search(u, q, l),
-    };
+  constructor(rt: Runtime, runner?: SearchRunner) {
+    this.runner = runner ?? (async (userId, text, types, limit) => (await runSearch(rt.db, userId, text, specsFor(types), limit)) as SearchResult);
   }
 
-  /** `{query, types?, limit?}` → `{items, total}`. */
-  async search(userId: string, body: unknown): Promise<{ items: SearchItem[]; total: number }> {
+  /** `{query, types?, limit?}` → `{items, total}`; 429 while another search of the same user runs. */
+  async search(userId: string, body: unknown): Promise<SearchResult> {
     if (!isObject(body)) throw invalid("body: must be a JSON object {query, types?, limit?}");
     if (typeof body.query !== "string") throw invalid("query: must be a string");
     const text = body.query.trim();
     if (charLength(text) > MAX_QUERY_CHARS) throw invalid(`query: must be at most ${MAX_QUERY_CHARS} characters`);
+    if (text.includes("\u0000")) throw invalid("query: must not contain the NUL character (U+0000)");
     const types = parseTypes(body.types);
     const limit = parseLimit(body.limit);
     if (text === "") return { items: [], total: 0 };
-    const q = searchText(text);
-    let total = 0;
-    const items: (SearchItem & SearchHit)[] = [];
-    for (const type of types) {
-      const found = await this.searchers[type](userId, q, limit);
-      total += found.total;
-      for (const h of found.hits) items.push({ type, id: h.id, name: h.name, matched: h.matched, updatedAt: h.updatedAt });
+    if (this.running.has(userId)) throw rateLimited(1, "Another search of yours is still running");
+    this.running.add(userId);
+    try {
+      return await this.runner(userId, text, types, limit);
+    } finally {
+      this.running.delete(userId);
     }
-    items.sort(compareHits);
-    return { items: items.slice(0, limit), total };
   }
 }
 

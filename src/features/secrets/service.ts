@@ -10,7 +10,6 @@ import { pathId, utf8Length } from "../../platform/http/validate";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import type { TagRef, TagsService } from "../tags/service";
 import { secretsStore, toSecretMeta, type SecretMeta } from "./store";
-import type { SearchHit, SearchText } from "../../platform/db/search";
 
 export const SECRET_NAME_RE = /^[A-Za-z][A-Za-z0-9_-]{0,127}$/;
 export const MAX_SECRET_VALUE_BYTES = 10_240;
@@ -287,10 +286,5 @@ export class SecretsService {
     if ((await secretsStore.delete(tx, userId, id)).changes === 0) return;
     await this.tags.removeEntity(tx, "secret", id);
     for (const listener of this.deleteListeners) await listener(tx, { userId, secretId: id });
-  }
-
-  /** Search (features/search, supplement §20): the user's matches, their count and the first `limit` in rank order. */
-  search(userId: string, q: SearchText, limit: number): Promise<{ total: number; hits: SearchHit[] }> {
-    return secretsStore.search(this.rt.db, userId, q, limit);
   }
 }

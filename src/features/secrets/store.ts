@@ -2,7 +2,6 @@
 import type { Db } from "../../platform/db/db";
 import { listPage } from "../../platform/db/list";
 import type { ListQuery } from "../../platform/http/list-query";
-import { searchTable, type SearchText } from "../../platform/db/search";
 
 export interface SecretMetaRow {
   id: string;
@@ -77,8 +76,5 @@ export const secretsStore = {
   /** Every secret of the user with its sealed value, name ascending. */
   allWithValues: (db: Db, userId: string) =>
     db.all<SecretMetaRow & { value_enc: Uint8Array }>(`SELECT ${META}, e.value_enc FROM secrets e WHERE e.user_id = ? ORDER BY e.name, e.id`, [userId]),
-
-  /** Search (supplement §20): name or id, never the value. */
-  search: (db: Db, userId: string, q: SearchText, limit: number) => searchTable(db, userId, { table: "secrets" }, q, limit),
 
 };

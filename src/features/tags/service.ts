@@ -7,7 +7,6 @@ import { parseListQuery } from "../../platform/http/list-query";
 import { charLength, checkNameChars, pathId } from "../../platform/http/validate";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import { tagsStore, toUserTag, type TagRef, type UserTag } from "./store";
-import type { SearchHit, SearchText } from "../../platform/db/search";
 
 export type { TagRef, UserTag } from "./store";
 
@@ -195,10 +194,5 @@ export class TagsService {
   /** Deletes the tag; it disappears from every entity (links cascade). */
   async importDelete(tx: Db, userId: string, id: string): Promise<void> {
     await tagsStore.delete(tx, userId, id);
-  }
-
-  /** Search (features/search, supplement §20): the user's matches, their count and the first `limit` in rank order. */
-  search(userId: string, q: SearchText, limit: number): Promise<{ total: number; hits: SearchHit[] }> {
-    return tagsStore.search(this.rt.db, userId, q, limit);
   }
 }

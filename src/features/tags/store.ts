@@ -2,7 +2,6 @@
 import { placeholders, type Db } from "../../platform/db/db";
 import { listPage } from "../../platform/db/list";
 import type { ListQuery } from "../../platform/http/list-query";
-import { searchTable, type SearchText } from "../../platform/db/search";
 
 export interface TagRow {
   id: string;
@@ -120,8 +119,5 @@ export const tagsStore = {
     }
     return out;
   },
-
-  /** Search (supplement §20): name or id. */
-  search: (db: Db, userId: string, q: SearchText, limit: number) => searchTable(db, userId, { table: "tags" }, q, limit),
 
 };

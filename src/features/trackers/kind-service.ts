@@ -8,7 +8,6 @@ import { invalid } from "../../platform/http/errors";
 import { tierLimits, type Runtime } from "../../platform/runtime";
 import type { SecretsService } from "../secrets/service";
 import type { TrackerDraft } from "./transfer";
-import type { SearchHit, SearchText } from "../../platform/db/search";
 import { trackersStore } from "./store";
 import type { TaggableType } from "../tags/service";
 import type { ExecuteInput, ExecuteOutput, KindHandler, Revision, TrackerCore, TrackerKind, TrackerLog, TrackerWire } from "./core";
@@ -126,10 +125,6 @@ export abstract class TrackerKindService<Target> {
     return { name: common.name!, enabled: common.enabled ?? true, config, target, notifications: common.notifications ?? false, secrets };
   }
 
-  /** Search (features/search, supplement §20): name, id or target URL(s); count and the first `limit` in rank order. */
-  search(userId: string, q: SearchText, limit: number): Promise<{ total: number; hits: SearchHit[] }> {
-    return trackersStore.search(this.rt.db, userId, this.spec.kind, q, limit);
-  }
 
   // ---- revisions and logs (supplement §17) ----
 

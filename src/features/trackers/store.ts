@@ -8,7 +8,6 @@ import { storageUsage } from "../../platform/storage/quota";
 import { deadInstance } from "../../platform/db/instances";
 import { listPage } from "../../platform/db/list";
 import type { ListQuery } from "../../platform/http/list-query";
-import { jsonArrayAny, jsonTextAt, searchTable, type SearchText } from "../../platform/db/search";
 
 export type TrackerKind = "api" | "page";
 
@@ -284,19 +283,5 @@ export const trackersStore = {
   /** An imported tracker keeps the creation and update times of its file. */
   setTimes: (db: Db, id: string, createdAt: number, updatedAt: number) =>
     db.run("UPDATE trackers SET created_at = ?, updated_at = ? WHERE id = ?", [createdAt, updatedAt, id]),
-
-  /** Search (supplement §20): name, id, and the URL (page trackers) or any request URL (API trackers). */
-  search: (db: Db, userId: string, kind: TrackerKind, q: SearchText, limit: number) =>
-    searchTable(
-      db,
-      userId,
-      {
-        table: "trackers",
-        filter: { sql: "e.kind = ?", params: [kind] },
-        content: kind === "page" ? jsonTextAt("e.target", "$.url") : jsonArrayAny("e.target", "$.requests", "$.url"),
-      },
-      q,
-      limit,
-    ),
 
 };

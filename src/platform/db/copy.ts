@@ -7,7 +7,9 @@
 //   multi-row INSERTs, in ONE transaction on the target: a failure leaves it empty. The source is read inside one
 //   read transaction, so the copy is one consistent snapshot (stop the servers anyway: what they write after it is
 //   not copied).
-// - `instances` (the live processes of a PostgreSQL deployment) is not copied; everything else is, server_state
+// - `instances` (the live processes of a PostgreSQL deployment) is not copied, nor SQLite's search index
+//   (`search_users`, `search_tables`, `search_docs`, the FTS5 table `search_fts` and its shadow tables: migration
+//   0016): the target keeps its own index of the rows it receives (SQLite: triggers; PostgreSQL: GIN indexes). Everything else is, server_state
 //   included (its master-key check: the target needs the same master key).
 // - Values go as stored. PostgreSQL text cannot hold U+0000: such a value stops the copy with the table, column and
 //   row named.
@@ -16,6 +18,9 @@ import { migrate } from "./migrate";
 
 /** Tables that describe the running processes, not the data. */
 const NOT_COPIED = new Set(["instances", "schema_migrations"]);
+/** SQLite's search index: derived from the rows, rebuilt by the target (its own migration 0016 and triggers). */
+const SEARCH_INDEX = new Set(["search_users", "search_tables", "search_docs", "search_fts"]);
+const isSearchIndex = (t: string) => SEARCH_INDEX.has(t) || t.startsWith("search_fts_");
 /** Rows read per page; an INSERT takes at most MAX_PARAMS parameters (PostgreSQL's limit is 65535) and about
  *  MAX_INSERT_BYTES of values (history bodies are up to 1 MiB each). */
 const PAGE_ROWS = 500;
@@ -80,7 +85,7 @@ export async function copyDatabase(source: Db, target: Db, onTable: (table: stri
   await migrate(source);
   await migrate(target);
   const sqliteSide = source.dialect === "sqlite" ? source : target;
-  const names = (await listTables(source)).filter((t) => !NOT_COPIED.has(t));
+  const names = (await listTables(source)).filter((t) => !NOT_COPIED.has(t) && !isSearchIndex(t));
   const targetNames = new Set(await listTables(target));
   for (const t of names) if (!targetNames.has(t)) throw new CopyError(`table ${t} is missing on the target`);
   for (const t of names) if ((await count(target, t)) > 0) throw new CopyError(`the target is not empty (table ${t} has rows); migrate into an empty database`);

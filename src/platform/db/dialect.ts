@@ -7,8 +7,8 @@
 //   TEXT COLLATE "C": text compares, sorts and case-folds (lower(), ILIKE: ASCII letters only) by bytes, exactly as
 //   SQLite's BINARY collation does, whatever locale the PostgreSQL database was created with — list order, name
 //   uniqueness, KV key order (supplement §11.8) and the ASCII/Unicode split of list.ts and search.ts stay the same.
-// - Seams used by stores and platform helpers through `db.dialect` (ciLike, JSON paths in search.ts; the outbox's
-//   `FOR UPDATE SKIP LOCKED`).
+// - Seams used by stores and platform helpers through `db.dialect` (ciLike, containsText, JSON paths in search.ts;
+//   the outbox's `FOR UPDATE SKIP LOCKED`).
 export type Dialect = "sqlite" | "postgres";
 
 const pgCache = new Map<string, string>();
@@ -118,6 +118,14 @@ export function migrationToPostgres(sql: string): string {
  * needs ILIKE (with the "C" collation of every text column it folds ASCII only, too).
  */
 export const ciLike = (dialect: Dialect, expr: string) => (dialect === "postgres" ? `${expr} ILIKE ? ESCAPE '\\'` : `${expr} LIKE ? ESCAPE '\\'`);
+
+/**
+ * True when the text expression, its ASCII letters lower-cased, holds the one `?` (a lower-cased string): a plain
+ * substring search (search.ts), never LIKE's backtracking. SQLite: instr(lower(…)). PostgreSQL: migration 0016's
+ * secbox_search_has (a linear search in lower(… COLLATE "C"): ASCII folding, as SQLite's, for JSON paths too), whose
+ * high declared cost makes the planner narrow through the search indexes before it runs.
+ */
+export const containsText = (dialect: Dialect, expr: string) => (dialect === "postgres" ? `secbox_search_has(${expr}, ?)` : `instr(lower(${expr}), ?) > 0`);
 
 /** The text at a JSON path ('$.url') of a JSON text expression. */
 export function jsonText(dialect: Dialect, expr: string, path: string): string {

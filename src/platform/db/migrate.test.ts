@@ -88,6 +88,53 @@ describe("migrations", () => {
     }
   });
 
+  test("a migration with its own `postgres` text: PostgreSQL runs that text as written, SQLite the `sql`", async () => {
+    const { db, drop } = await openTestDb(freshDir());
+    try {
+      // Untranslated: with dialect.ts's translation TEXT would become TEXT COLLATE "C" and the DO block would be torn.
+      const both = [{ version: 1, name: "0001_both", sql: "CREATE TABLE made_by_sqlite (x TEXT)", postgres: "DO $$ BEGIN CREATE TABLE made_by_pg (x TEXT); END $$;" }];
+      expect((await migrate(db, both)).applied).toEqual([1]);
+      const tables = await tableNames(db);
+      expect([tables.includes("made_by_sqlite"), tables.includes("made_by_pg")]).toEqual(onPostgres ? [false, true] : [true, false]);
+      if (onPostgres) expect(await db.get("SELECT collation_name FROM information_schema.columns WHERE table_name = 'made_by_pg'")).toEqual({ collation_name: null });
+    } finally {
+      await drop();
+    }
+  });
+
+  // The search index needs pg_trgm and btree_gin (trusted extensions: the database owner may create them). A user who
+  // may create tables but not extensions gets the migration refused with what to do, and nothing applied.
+  test.skipIf(!onPostgres)("PostgreSQL: migration 16 without the right to create pg_trgm fails naming the extension and the fix", async () => {
+    const { url, drop } = await openTestDb(freshDir());
+    const admin = await PgDb.connect(url!, { max: 1 });
+    const role = `search_${Math.random().toString(16).slice(2, 10)}`;
+    await admin.exec(`CREATE ROLE ${role} LOGIN; GRANT ALL ON SCHEMA public TO ${role}; REVOKE CREATE ON DATABASE ${new URL(url!).pathname.slice(1)} FROM PUBLIC`);
+    const asUser = new URL(url!);
+    asUser.username = role;
+    const db = await PgDb.connect(asUser.toString(), { max: 1 });
+    try {
+      const err = await migrate(db).then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+      expect(err?.message).toContain("needs the PostgreSQL extensions pg_trgm and btree_gin");
+      expect(err?.message).toContain("permission denied");
+      expect(err?.message).toContain("run CREATE EXTENSION pg_trgm; CREATE EXTENSION btree_gin;");
+      expect(await db.get("SELECT COUNT(*) AS c FROM schema_migrations")).toEqual({ c: 0 });
+      // With the extensions created by the owner, the same user migrates.
+      await admin.exec("CREATE EXTENSION pg_trgm; CREATE EXTENSION btree_gin");
+      expect((await migrate(db)).applied).toEqual(MIGRATIONS.map((m) => m.version));
+    } finally {
+      await db.close();
+      await admin.exec(`DROP OWNED BY ${role}`);
+      await admin.close();
+      await drop();
+      const cleanup = await PgDb.connect(process.env.SECBOX_TEST_PG_URL!, { max: 1 });
+      await cleanup.exec(`DROP ROLE IF EXISTS ${role}`);
+      await cleanup.close();
+    }
+  });
+
   // SQLite: BEGIN IMMEDIATE makes the second process wait (a second connection in this process would block it).
   test.skipIf(!onPostgres)("PostgreSQL: two instances starting together apply the migrations once", async () => {
     const { db, url, drop } = await openTestDb(freshDir());

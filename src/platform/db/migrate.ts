@@ -1,8 +1,9 @@
 // Applies pending migrations in order, in one transaction, recorded in schema_migrations. The same numbered files
-// run on both backends (PostgreSQL gets them through dialect.ts's migrationToPostgres), then a migration's data step
-// if it has one (TypeScript, same transaction). Two processes starting
-// together cannot both apply a migration: SQLite's BEGIN IMMEDIATE takes the write lock first; on PostgreSQL the
-// transaction takes an advisory lock (DDL is transactional there too, so a failed migration leaves nothing behind).
+// run on both backends (PostgreSQL gets them through dialect.ts's migrationToPostgres, or runs a migration's own
+// `postgres` text as written: migrations/index.ts), then a migration's data step if it has one (TypeScript, same
+// transaction). Two processes starting together cannot both apply a migration: SQLite's BEGIN IMMEDIATE takes the
+// write lock first; on PostgreSQL the transaction takes an advisory lock (DDL is transactional there too, so a
+// failed migration leaves nothing behind).
 import type { Db } from "./db";
 import { migrationToPostgres } from "./dialect";
 import { MIGRATIONS, type Migration } from "./migrations";
@@ -18,6 +19,7 @@ const SCHEMA_TABLE = "CREATE TABLE IF NOT EXISTS schema_migrations (version INTE
 
 export async function migrate(db: Db, migrations: Migration[] = MIGRATIONS, now = () => Math.floor(Date.now() / 1000)): Promise<MigrateResult> {
   const ddl = (sql: string) => (db.dialect === "postgres" ? migrationToPostgres(sql) : sql);
+  const textOf = (m: Migration) => (db.dialect === "postgres" && m.postgres !== undefined ? m.postgres : ddl(m.sql));
   const latest = migrations.at(-1)?.version ?? 0;
   await db.tx(async (tx) => {
     await tx.lock("secbox:migrate");
@@ -35,7 +37,8 @@ export async function migrate(db: Db, migrations: Migration[] = MIGRATIONS, now 
     const applied: number[] = [];
     for (const m of migrations) {
       if (m.version <= current) continue;
-      if (m.sql.trim() !== "") await tx.exec(ddl(m.sql));
+      const text = textOf(m);
+      if (text.trim() !== "") await tx.exec(text);
       if (m.data) await m.data(tx);
       await tx.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)", [m.version, m.name, now()]);
       applied.push(m.version);

@@ -1,6 +1,9 @@
-// Numbered SQL migrations, embedded in the binary as text. Append new files here in order. A migration may add a
-// data step in TypeScript (`data`, run after its SQL in the same transaction) where SQL shared by both backends
-// cannot do the work.
+// Numbered SQL migrations, embedded in the binary as text. Append new files here in order.
+//
+// A migration is written once for SQLite and runs on PostgreSQL through dialect.ts's migrationToPostgres. Where the
+// two cannot share a text (FTS5 and triggers on SQLite, extensions and GIN indexes on PostgreSQL), the migration
+// also names a `NNNN_name.pg.sql` file as `postgres`: PostgreSQL runs that file as written, untranslated. A migration
+// may add a data step in TypeScript (`data`, run after its SQL in the same transaction) where SQL cannot do the work.
 import m0001 from "./0001_init.sql" with { type: "text" };
 import m0002 from "./0002_mail.sql" with { type: "text" };
 import m0003 from "./0003_shares.sql" with { type: "text" };
@@ -15,15 +18,20 @@ import m0011 from "./0011_durability.sql" with { type: "text" };
 import m0012 from "./0012_search.sql" with { type: "text" };
 import m0013 from "./0013_instances.sql" with { type: "text" };
 import m0015 from "./0015_storage.sql" with { type: "text" };
+import m0016 from "./0016_search_index.sql" with { type: "text" };
+import m0016pg from "./0016_search_index.pg.sql" with { type: "text" };
 import { trackersWithoutNul } from "./trackers-without-nul";
 import type { Db } from "../db";
 
 export interface Migration {
   version: number;
   name: string;
-  /** Statements for both backends ("" when the migration is only a data step). */
+  /** SQLite's text (and PostgreSQL's, translated, when `postgres` is absent); "" when the migration is only a data
+   *  step. */
   sql: string;
-  /** Rows rewritten in TypeScript, after `sql`, inside the migration's transaction. */
+  /** PostgreSQL's own text, run as written. */
+  postgres?: string;
+  /** Rows rewritten in TypeScript, after the SQL, inside the migration's transaction. */
   data?: (tx: Db) => Promise<void>;
 }
 
@@ -43,4 +51,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 13, name: "0013_instances", sql: m0013 },
   { version: 14, name: "0014_trackers_without_nul", sql: "", data: trackersWithoutNul },
   { version: 15, name: "0015_storage", sql: m0015 },
+  { version: 16, name: "0016_search_index", sql: m0016, postgres: m0016pg },
 ];
