@@ -11,6 +11,8 @@ import { uiPlugin } from "./platform/ui/serve";
 import { smtpTransport } from "./platform/mail/transport";
 import { HTTP_IDLE_TIMEOUT_SEC, type Runtime } from "./platform/runtime";
 import { ScriptPool } from "./sandbox/pool";
+import { scriptChecker } from "./sandbox/syntax";
+import { extractorForms } from "./features/trackers/page/extractor";
 import { messagesRoutes } from "./features/messages/routes";
 import { MessagesService } from "./features/messages/service";
 import { notificationEmailRoutes } from "./features/notification-email/routes";
@@ -52,7 +54,6 @@ export function createServices(rt: Runtime) {
   const status = new StatusService(rt);
   const tags = new TagsService(rt);
   const secrets = new SecretsService(rt, tags);
-  const scripts = new ScriptsService(rt, tags);
   const settings = new SettingsService(rt);
   const notificationEmail = new NotificationEmailService(rt, users, settings, outbox);
   const messages = new MessagesService(rt, outbox);
@@ -67,6 +68,9 @@ export function createServices(rt: Runtime) {
     log: rt.log,
     clock: rt.clock,
   });
+  // Syntax warnings on save (§27): compiled in the pool's workers; page extractors parsed in the page's forms.
+  const checkScripts = scriptChecker(sandbox, extractorForms);
+  const scripts = new ScriptsService(rt, tags, checkScripts);
   const certificates = new CertificatesService(rt, tags, shares);
   const csp = new CspService(rt, tags, shares);
   const responders = new RespondersService(rt, {
@@ -75,9 +79,10 @@ export function createServices(rt: Runtime) {
     users,
     notificationEmail,
     scripts: sandbox,
+    checkScripts,
     deleteKv: async (tx, ownerId) => sandbox.kv?.deleteOwner(ownerId, tx),
   });
-  const trackers = new TrackersService(rt, { tags, secrets, users, notificationEmail, scripts: sandbox });
+  const trackers = new TrackersService(rt, { tags, secrets, users, notificationEmail, scripts: sandbox, checkScripts });
   const userData = new UserDataService(rt, { tags, secrets, scripts, settings, responders, certificates, csp, trackers, users });
   const search = new SearchService(rt, { tags, secrets, scripts, responders, certificates, csp, trackers });
   const auth = authPlugin({

@@ -42,6 +42,7 @@ export type {
   ResponderStats,
 } from "./rules";
 export type { ScriptRunner } from "./script-result";
+import type { ScriptChecker } from "../../sandbox/syntax";
 
 export interface RespondersDeps {
   tags: TagsService;
@@ -50,9 +51,14 @@ export interface RespondersDeps {
   notificationEmail: NotificationEmailService;
   /** The QuickJS sandbox pool (issue 4); without it a scripted responder answers 500 "Script failed". */
   scripts?: ScriptRunner;
+  /** Syntax warnings on save (§27: `settings.script` compiled in the pool, never run); absent: none. */
+  checkScripts?: ScriptChecker;
   /** Deletes a responder's `Secbox.kv` data inside the responder's delete transaction (sandbox KV store). */
   deleteKv?: (tx: Db, ownerId: string) => Promise<void>;
 }
+
+/** The responder, plus `warnings` when its script does not compile (omitted when none, §27). */
+const withWarnings = (r: Responder, warnings: string[]): Responder & { warnings?: string[] } => (warnings.length > 0 ? { ...r, warnings } : r);
 
 /** Shutdown: how long stop() waits for hits that the closing sandbox pool has just ended. */
 const STOP_SETTLE_MS = 2000;
@@ -235,7 +241,13 @@ export class RespondersService {
     return (await this.wireMany([row], user.handle))[0]!;
   }
 
-  async create(user: AuthUser, body: ResponderInput): Promise<Responder> {
+  /** §27: the warnings of a save's `settings.script` (none without a script or a checker). */
+  private async scriptWarnings(user: AuthUser, script: string | null | undefined): Promise<string[]> {
+    if (typeof script !== "string" || !this.deps.checkScripts) return [];
+    return this.deps.checkScripts([{ field: "settings.script", source: script, runtime: "quickjs" }], user.id);
+  }
+
+  async create(user: AuthUser, body: ResponderInput): Promise<Responder & { warnings?: string[] }> {
     if (!present(body.name)) throw invalid("name: is required");
     const name = normalizeName(body.name, NAME_MAX);
     if (!present(body.location)) throw invalid("location: is required");
@@ -244,6 +256,7 @@ export class RespondersService {
     const enabled = this.rules.enabled(body.enabled);
     const settings = await this.rules.resolveSettings(user, this.rules.settings(user, body.settings));
     const tagIds = present(body.tagIds) ? await this.deps.tags.resolveTagIds(user.id, body.tagIds) : [];
+    const warnings = await this.scriptWarnings(user, settings.script);
     const now = this.now();
     const row: ResponderRow = {
       id: newId(),
@@ -284,10 +297,10 @@ export class RespondersService {
     } finally {
       await this.invalidate(user.id);
     }
-    return (await this.wireMany([row], user.handle))[0]!;
+    return withWarnings((await this.wireMany([row], user.handle))[0]!, warnings);
   }
 
-  async update(user: AuthUser, rawId: string | undefined, body: ResponderInput): Promise<Responder> {
+  async update(user: AuthUser, rawId: string | undefined, body: ResponderInput): Promise<Responder & { warnings?: string[] }> {
     const has = (k: keyof ResponderInput) => present(body[k]);
     if (!has("name") && !has("location") && !has("method") && !has("enabled") && !has("settings") && !has("tagIds"))
       throw invalid("body: at least one of name, location, method, enabled, settings or tagIds is required");
@@ -302,6 +315,7 @@ export class RespondersService {
     if (!current) throw notFound("Responder");
     const settings = checkedSettings && (await this.rules.resolveSettings(user, checkedSettings));
     const tagIds = has("tagIds") ? await this.deps.tags.resolveTagIds(user.id, body.tagIds) : undefined;
+    const warnings = await this.scriptWarnings(user, settings?.script);
 
     const now = this.now();
     const next: ResponderRow = { ...current, updated_at: now };
@@ -332,7 +346,7 @@ export class RespondersService {
     } finally {
       await this.invalidate(user.id);
     }
-    return (await this.wireMany([next], user.handle))[0]!;
+    return withWarnings((await this.wireMany([next], user.handle))[0]!, warnings);
   }
 
   /** Deletes the responder, its history (cascade), its tag links and its KV data. */
