@@ -5,6 +5,7 @@ import { modals } from "@mantine/modals";
 import type { ReactNode } from "react";
 import { CodeEditor } from "../../components/code-editor/code-editor";
 import { utf8Length } from "../../components/format";
+import type { ScriptRuntime } from "../../components/code-editor/script-syntax";
 
 export const MAX_SCRIPT_BYTES = 51_200;
 
@@ -13,7 +14,24 @@ export interface ScriptExample {
   code: string;
 }
 
-export function ScriptField({ label, description, value, onChange, examples, error }: { label: string; description: ReactNode; value: string; onChange: (v: string) => void; examples: ScriptExample[]; error?: ReactNode }) {
+export function ScriptField({
+  label,
+  description,
+  value,
+  onChange,
+  examples,
+  error,
+  runtime,
+}: {
+  label: string;
+  description: ReactNode;
+  value: string;
+  onChange: (v: string) => void;
+  examples: ScriptExample[];
+  error?: ReactNode;
+  /** Where it runs: syntax errors are marked as you type, checked as it will run. */
+  runtime: ScriptRuntime;
+}) {
   const size = utf8Length(value);
   const insert = (ex: ScriptExample) => {
     if (value.trim() === "") return onChange(ex.code);
@@ -50,6 +68,7 @@ export function ScriptField({ label, description, value, onChange, examples, err
       </Group>
       <CodeEditor
         label={label}
+        lint={runtime}
         value={value}
         onChange={onChange}
         minHeight={value === "" ? 90 : 200}
