@@ -31,7 +31,7 @@ export async function confirmScriptsCompile(scripts: EditorScript[]): Promise<bo
         </Stack>
       ),
       labels: { confirm: "Save anyway", cancel: "Keep editing" },
-      confirmProps: { color: "orange.9" },
+      confirmProps: { color: "red.9" },
       closeButtonProps: { "aria-label": "Close" },
       onConfirm: () => resolve(true),
       onClose: () => resolve(false),
