@@ -9,10 +9,8 @@ import type { ScriptRuntime } from "../../components/code-editor/script-syntax";
 
 export const MAX_SCRIPT_BYTES = 51_200;
 
-export interface ScriptExample {
-  label: string;
-  code: string;
-}
+export type { ScriptExample } from "./script-example";
+import type { ScriptExample } from "./script-example";
 
 export function ScriptField({
   label,
