@@ -23,9 +23,10 @@ export function HeaderSearch() {
   const mac = useOs() === "macos";
   if (opened && !loaded) setLoaded(true);
   const open = () => openPalette();
-  // Ctrl/⌘+K works in fields and editors too; "/" only outside them (it is a character there).
+  // Ctrl/⌘+K works in fields and editors too; "/" only outside them (it is a character there) and not over an open
+  // dialog.
   useHotkeys([["mod+K", open]], [], true);
-  useHotkeys([["/", open]]);
+  useHotkeys([["/", () => document.querySelector('[role="dialog"][aria-modal="true"]') === null && open()]]);
   return (
     <>
       <UnstyledButton

@@ -1,5 +1,6 @@
 // A tracker script (configurator, extractor) in the lazy CodeMirror editor, with insertable examples and the
-// 51,200-byte limit counted as you type. Empty means "no script" (the API stores null).
+// 51,200-byte limit counted as you type, syntax errors marked as you type (where it runs: `runtime`). Empty means
+// "no script" (the API stores null).
 import { Button, Group, Menu, Text } from "@mantine/core";
 import { modals } from "@mantine/modals";
 import type { ReactNode } from "react";
