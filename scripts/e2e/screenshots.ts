@@ -115,6 +115,16 @@ try {
     ["search-everywhere", "/scripts?q=decode", "Search everywhere for"],
     ["script-lint", "/scripts/new", "New script", (page) => brokenScript(page, false)],
     ["script-confirm", "/scripts/new", "New script", (page) => brokenScript(page, true)],
+    [
+      "script-saved-warning",
+      "/scripts/new",
+      "New script",
+      async (page) => {
+        await brokenScript(page, true);
+        await (await page.waitForSelector('aria/Save anyway[role="button"]'))!.click();
+        await waitForText(page, "Saved, but a script does not compile");
+      },
+    ],
   ];
   async function palette(page: import("puppeteer-core").Page, text: string) {
     await page.keyboard.down("Control");
@@ -139,7 +149,7 @@ try {
       await page.waitForSelector(".cm-tooltip-lint", { visible: true });
       return;
     }
-    await (await page.waitForSelector('aria/Name[role="textbox"]'))!.type("broken");
+    await (await page.waitForSelector('aria/Name[role="textbox"]'))!.type(`broken-${Math.random().toString(36).slice(2, 6)}`);
     await (await page.waitForSelector('aria/Create script[role="button"]'))!.click();
     await waitForText(page, "does not compile");
   }

@@ -47,7 +47,7 @@ export function notifyScriptWarnings(warnings: string[] | undefined) {
     message: (
       <Stack gap={4}>
         {warnings.map((w) => (
-          <Code key={w} block style={{ whiteSpace: "pre-wrap" }}>
+          <Code key={w} block style={{ whiteSpace: "pre-wrap", color: "var(--mantine-color-text)" }}>
             {w}
           </Code>
         ))}
