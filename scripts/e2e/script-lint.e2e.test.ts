@@ -64,6 +64,7 @@ describe("script editors", () => {
         await clickInDialog(page, "Save anyway");
         await waitForText(page, "Saved, but a script does not compile");
         await waitForText(page, "content: SyntaxError: unexpected token in expression: '}' (line 1, column 32)");
+        expect(await axeViolations(page)).toEqual([]); // the toast too
         await page.waitForFunction(`/^\\/scripts\\/[0-9a-f-]{36}$/.test(location.pathname)`);
         const id = new URL(page.url()).pathname.split("/")[2]!;
         expect((await user.client.get(`/api/user/scripts/${id}`)).json.content).toBe("return {statusCode: 200, body: }");
