@@ -15,6 +15,8 @@ import { HTTP_IDLE_TIMEOUT_SEC, tierLimits, type Runtime } from "./platform/runt
 import { storageGuardPlugin } from "./platform/storage/http";
 import { StorageQuota } from "./platform/storage/quota";
 import { ScriptPool } from "./sandbox/pool";
+import { scriptChecker } from "./sandbox/syntax";
+import { extractorForms } from "./features/trackers/page/extractor";
 import { messagesRoutes } from "./features/messages/routes";
 import { MessagesService } from "./features/messages/service";
 import { notificationEmailRoutes } from "./features/notification-email/routes";
@@ -56,7 +58,6 @@ export function createServices(rt: Runtime) {
   const status = new StatusService(rt);
   const tags = new TagsService(rt);
   const secrets = new SecretsService(rt, tags);
-  const scripts = new ScriptsService(rt, tags);
   const settings = new SettingsService(rt);
   const notificationEmail = new NotificationEmailService(rt, users, settings, outbox);
   const messages = new MessagesService(rt, outbox);
@@ -84,6 +85,9 @@ export function createServices(rt: Runtime) {
     log: rt.log,
     clock: rt.clock,
   });
+  // Syntax warnings on save (§27): compiled in the pool's workers; page extractors parsed in the page's forms.
+  const checkScripts = scriptChecker(sandbox, extractorForms);
+  const scripts = new ScriptsService(rt, tags, checkScripts);
   const certificates = new CertificatesService(rt, tags, shares);
   const csp = new CspService(rt, tags, shares);
   const responders = new RespondersService(rt, {
@@ -92,12 +96,13 @@ export function createServices(rt: Runtime) {
     users,
     notificationEmail,
     scripts: sandbox,
+    checkScripts,
     deleteKv: async (tx, ownerId, userId) => sandbox.kv?.deleteOwner(ownerId, tx, userId),
     storage,
   });
   // Secbox.kv data counts against the responder's user (KV owners are responders).
   sandbox.kv?.useStorage({ quota: storage, userOf: (owner) => responders.ownerOf(owner), ownersOf: (db, userId) => responders.idsOfUser(db, userId) });
-  const trackers = new TrackersService(rt, { tags, secrets, users, notificationEmail, scripts: sandbox, storage });
+  const trackers = new TrackersService(rt, { tags, secrets, users, notificationEmail, scripts: sandbox, storage, checkScripts });
   const userData = new UserDataService(rt, { tags, secrets, scripts, settings, responders, certificates, csp, trackers, users, storage });
   const search = new SearchService(rt);
   const auth = authPlugin({

@@ -108,7 +108,51 @@ try {
     ["page-tracker", `/trackers/pages/${t.page}`, "Scripts and stylesheets"],
     ["page-tracker-edit", `/trackers/pages/${t.page}/edit`, "In-page extractor"],
     ["not-found", "/nope", "Page not found"],
+    // issue 30: the search palette (Ctrl+K), its names-only state, a list's "search everywhere", script lint and the
+    // save confirmation of a script that does not compile
+    ["search-palette", "/", "Pick a tool", (page) => palette(page, "orders")],
+    ["search-palette-short", "/", "Pick a tool", (page) => palette(page, "or")],
+    ["search-everywhere", "/scripts?q=decode", "Search everywhere for"],
+    ["script-lint", "/scripts/new", "New script", (page) => brokenScript(page, false)],
+    ["script-confirm", "/scripts/new", "New script", (page) => brokenScript(page, true)],
+    [
+      "script-saved-warning",
+      "/scripts/new",
+      "New script",
+      async (page) => {
+        await brokenScript(page, true);
+        await (await page.waitForSelector('aria/Save anyway[role="button"]'))!.click();
+        await waitForText(page, "Saved, but a script does not compile");
+      },
+    ],
   ];
+  async function palette(page: import("puppeteer-core").Page, text: string) {
+    await page.keyboard.down("Control");
+    await page.keyboard.press("k");
+    await page.keyboard.up("Control");
+    await page.waitForSelector('input[aria-label="Search everything"]', { visible: true });
+    await page.keyboard.type(text);
+    await page.waitForFunction(`/result|Nothing|No name/.test(document.querySelector("[data-testid=search-status]")?.textContent ?? "")`);
+    await page.keyboard.press("ArrowDown");
+  }
+  async function brokenScript(page: import("puppeteer-core").Page, save: boolean) {
+    await page.waitForSelector(".cm-content", { visible: true });
+    await page.click(".cm-content");
+    await page.keyboard.down("Control");
+    await page.keyboard.press("a");
+    await page.keyboard.up("Control");
+    await page.keyboard.press("Backspace");
+    await page.keyboard.type("return {statusCode: 200, body: ");
+    await page.waitForSelector(".cm-lint-marker-error", { visible: true });
+    if (!save) {
+      await page.hover(".cm-lint-marker-error");
+      await page.waitForSelector(".cm-tooltip-lint", { visible: true });
+      return;
+    }
+    await (await page.waitForSelector('aria/Name[role="textbox"]'))!.type(`broken-${Math.random().toString(36).slice(2, 6)}`);
+    await (await page.waitForSelector('aria/Create script[role="button"]'))!.click();
+    await waitForText(page, "does not compile");
+  }
   for (const [name, url, text, then] of pages) {
     if (only && !only.split(",").some((prefix) => name.startsWith(prefix))) continue;
     for (const scheme of ["light", "dark"] as const) {

@@ -8,6 +8,7 @@
 //   engine/marshal.ts           values in and out of QuickJS (packed context, JSON, byte arrays, strings, errors)
 //   engine/host-functions.ts    the lazy globals and host functions (encode, decode, atob, seal, timers, op_*, console)
 //   engine/compile.ts           source forms, the compiled script and its call
+//   engine/check.ts             syntax checks: compile-only (QuickJS) or parse (acorn), nothing run
 //   engine/image.ts             memory images: build, restore, keep (per source), reseed
 //   engine/faults.ts            fault containment: guard, contain (native stack overflow), poison
 //   engine/nesting.ts           fairness on the thread: parked jobs resumed from the interrupt handler, priority
@@ -45,8 +46,9 @@ import { buildTemplate, keepImage, releaseTemplate, reseed, restoreImage, seedFr
 import { heapUsed, importValue, installContext, newError, own, snippet, toScriptError } from "./engine/marshal";
 import { charge, LOW_PRIORITY_AFTER_MS, lower, raise, resumeOthers, takeMail, threadPriority } from "./engine/nesting";
 import { checkFast, checkGlue, loadQuickJS, stackPointer, stackSave, versionMismatch, type QuickJSVersions } from "./engine/quickjs-internals";
-import { fail, finishError, succeed } from "./engine/results";
-import type { MainToWorker, OpReply, RunJob, WorkerToMain } from "./protocol";
+import { acornCheck, compileOnly } from "./engine/check";
+import { checked, fail, finishError, succeed } from "./engine/results";
+import type { ExecHeader, MainToWorker, OpReply, RunJob, WorkerToMain } from "./protocol";
 import { encodeDone } from "./wire";
 
 const PAGE = 65536;
@@ -249,6 +251,10 @@ export class Engine {
       this.send(encodeDone({ id: job.id, ok: false, error: { kind: "internal", message: "Script worker unavailable" }, logs: [], durationMs: 0, heapBytes: this.heapBytes }, undefined, []).data);
       return;
     }
+    if (job.check) {
+      this.check(job);
+      return;
+    }
     const tpl = this.tpl;
     // The pristine runtime is free unless another execution uses it, or used it and other runtimes still live in
     // the memory (the image can only be restored when no execution is alive).
@@ -306,6 +312,31 @@ export class Engine {
       installContext(exec, job.context);
       const threw = invoke(exec, c.fn, c.form);
       if (threw) fail(this, exec, threw);
+    });
+  }
+
+  /** A syntax check (engine/check.ts): nothing of the source runs; the result is null or the SyntaxError. */
+  private check(job: RunJob): void {
+    const mode = job.check!;
+    if (mode.parser === "acorn") {
+      const started = performance.now();
+      const e = acornCheck(mode.forms);
+      const header: ExecHeader = { id: job.id, ok: e === null, logs: [], durationMs: performance.now() - started, heapBytes: this.heapBytes };
+      if (e) header.error = { kind: "error", name: "SyntaxError", message: `SyntaxError: ${e.message}`, stack: `    at script.js:${e.line}:${e.column}` };
+      this.send(encodeDone(header, e ? undefined : "null", []).data);
+      return;
+    }
+    const exec = newExec(job);
+    this.begin(exec, () => {
+      const rt = this.mod!.newRuntime();
+      exec.rt = rt;
+      rt.setMemoryLimit(job.memoryBytes);
+      rt.setMaxStackSize(job.stackBytes);
+      rt.setInterruptHandler(() => this.interrupt(exec));
+      exec.ctx = rt.newContext();
+      const err = compileOnly(exec, normalizeSource(job.source));
+      if (err) fail(this, exec, err);
+      else checked(this, exec);
     });
   }
 

@@ -1,7 +1,7 @@
 // Messages between the pool (main thread) and a sandbox worker. A run job and its result travel as text (wire.ts);
 // the other messages are objects (structured clone: JSON values and Uint8Array). Host operations that need the database or the network (kv, proxy) run on the main thread; the
 // worker only runs QuickJS and the pure host functions (encode/decode, crypto, timers, console).
-import type { LogEntry, ScriptError } from "./types";
+import type { LogEntry, ScriptError, SyntaxCheckMode } from "./types";
 import type { Packed, Path } from "./wire";
 
 /** A run job's header (see wire.ts: the job travels as `header` + its context's JSON text + byte arrays). */
@@ -21,6 +21,8 @@ export interface RunHeader {
   owner: string;
   /** Where the context's byte arrays go (see wire.ts Packed). */
   paths: Path[];
+  /** A syntax check instead of a run (types.ts SyntaxCheckMode): nothing of the source runs. */
+  check?: SyntaxCheckMode;
 }
 
 /** A run job as the engine gets it. */

@@ -39,7 +39,15 @@ export interface ScriptRunRequest {
   /** Who the script belongs to (a user id): the pool's fair share (see pool.ts "Fairness"). Absent: the job is its
    *  own owner. */
   owner?: string;
+  /** Check the syntax instead of running (supplement §27; syntax.ts): the result is `null`, or an `error` named
+   *  SyntaxError whose stack is `    at script.js:LINE:COLUMN` in the wrapped text (1-based). */
+  check?: SyntaxCheckMode;
 }
+
+/** A syntax check: `quickjs` compiles the source's forms (§11.6) as the engine would, without running anything
+ *  (QuickJS's compile-only evaluation); `acorn` parses each of `forms` (whole texts, tried in order; the page
+ *  extractor's wrappers, code that runs in Chromium) with acorn, ECMAScript "latest". */
+export type SyntaxCheckMode = { parser: "quickjs" } | { parser: "acorn"; forms: string[] };
 
 export type ScriptErrorKind = "timeout" | "memory" | "error" | "queue_full" | "internal";
 

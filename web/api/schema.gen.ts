@@ -554,7 +554,10 @@ export interface paths {
         /** List scripts (items carry size instead of content; `context` filters by compatibility) */
         get: operations["getUserScripts"];
         put?: never;
-        /** Create a script */
+        /**
+         * Create a script
+         * @description The content is compiled as it will run (page extractors as Chromium will, the others by QuickJS), never run: a syntax error is answered in `warnings`, the script is saved anyway.
+         */
         post: operations["postUserScripts"];
         delete?: never;
         options?: never;
@@ -571,7 +574,10 @@ export interface paths {
         };
         /** Get a script with its content */
         get: operations["getUserScriptsByScriptId"];
-        /** Update a script's name, content or tags */
+        /**
+         * Update a script's name, content or tags
+         * @description A new content is compiled as on create: a syntax error is answered in `warnings`, the script is saved anyway.
+         */
         put: operations["putUserScriptsByScriptId"];
         post?: never;
         /** Delete a script */
@@ -837,7 +843,10 @@ export interface paths {
         /** List API trackers (common list query) */
         get: operations["getWebScrapingApiTrackers"];
         put?: never;
-        /** Create an API tracker */
+        /**
+         * Create an API tracker
+         * @description The target's scripts are compiled as they will run, never run: a syntax error is answered in `warnings` and the tracker is saved anyway (API configurators and extractors are compiled by QuickJS in their source forms; a page extractor is parsed, in the page's forms, as code for Chromium).
+         */
         post: operations["postWebScrapingApiTrackers"];
         delete?: never;
         options?: never;
@@ -905,7 +914,10 @@ export interface paths {
         };
         /** Get an API tracker */
         get: operations["getWebScrapingApiTrackersByTrackerId"];
-        /** Update an API tracker (present members replace; {} → 400) */
+        /**
+         * Update an API tracker (present members replace; {} → 400)
+         * @description 204 without a body; 200 {warnings} when a script of the new target does not compile (API configurators and extractors are compiled by QuickJS in their source forms; a page extractor is parsed, in the page's forms, as code for Chromium).
+         */
         put: operations["putWebScrapingApiTrackersByTrackerId"];
         post?: never;
         /** Delete an API tracker with its revisions and logs */
@@ -993,7 +1005,10 @@ export interface paths {
         /** List page trackers (common list query) */
         get: operations["getWebScrapingPageTrackers"];
         put?: never;
-        /** Create a page tracker */
+        /**
+         * Create a page tracker
+         * @description The target's scripts are compiled as they will run, never run: a syntax error is answered in `warnings` and the tracker is saved anyway (API configurators and extractors are compiled by QuickJS in their source forms; a page extractor is parsed, in the page's forms, as code for Chromium).
+         */
         post: operations["postWebScrapingPageTrackers"];
         delete?: never;
         options?: never;
@@ -1044,7 +1059,10 @@ export interface paths {
         };
         /** Get a page tracker */
         get: operations["getWebScrapingPageTrackersByTrackerId"];
-        /** Update a page tracker (present members replace; {} → 400) */
+        /**
+         * Update a page tracker (present members replace; {} → 400)
+         * @description 204 without a body; 200 {warnings} when a script of the new target does not compile (API configurators and extractors are compiled by QuickJS in their source forms; a page extractor is parsed, in the page's forms, as code for Chromium).
+         */
         put: operations["putWebScrapingPageTrackersByTrackerId"];
         post?: never;
         /** Delete a page tracker with its revisions and logs */
@@ -1252,7 +1270,10 @@ export interface paths {
         /** List responders (common list query; sort also by lastRequestedAt) */
         get: operations["getWebhooksResponders"];
         put?: never;
-        /** Create a responder */
+        /**
+         * Create a responder
+         * @description `settings.script` is compiled as it will run, never run: a syntax error is answered in `warnings` and the responder is saved anyway.
+         */
         post: operations["postWebhooksResponders"];
         delete?: never;
         options?: never;
@@ -1303,7 +1324,10 @@ export interface paths {
         };
         /** Get a responder */
         get: operations["getWebhooksRespondersByResponderId"];
-        /** Update a responder (present members replace; settings is replaced as a whole) */
+        /**
+         * Update a responder (present members replace; settings is replaced as a whole)
+         * @description `settings.script` is compiled as it will run, never run: a syntax error is answered in `warnings` and the responder is saved anyway.
+         */
         put: operations["putWebhooksRespondersByResponderId"];
         post?: never;
         /** Delete a responder with its history and KV data */
@@ -1587,6 +1611,65 @@ export interface components {
         /** @description tracker id → its 10 newest logs, newest first */
         ApiTrackerLogsSummary: {
             [key: string]: components["schemas"]["ApiTrackerLog"][];
+        };
+        /** @description the tracker, plus `warnings` when a script does not compile */
+        ApiTrackerSaved: {
+            config: {
+                job?: {
+                    retryStrategy?: {
+                        /** @description ms between retries, 60,000..min(43,200,000, the schedule's minimum interval) */
+                        interval: number;
+                        maxAttempts: number;
+                        /** @enum {string} */
+                        type: "constant";
+                    };
+                    /** @description cron: 6 fields (second minute hour day month weekday, UTC), 5 (seconds 0) or 7 (with year); or @hourly, @daily, @weekly, @monthly (expanded at save) */
+                    schedule: string;
+                };
+                /** @description revisions kept, 1..tier max_revisions */
+                revisions: number;
+                /** @description ms per request, 1,000..60,000 */
+                timeout: number;
+            };
+            /** @description unix seconds */
+            createdAt: number;
+            enabled: boolean;
+            /** Format: uuid */
+            id: string;
+            /** @description start of the latest run of any kind */
+            lastRanAt?: number;
+            name: string;
+            notifications: boolean;
+            /** @description (addition) revisions stored now */
+            revisionCount: number;
+            /** @description (addition) a run (scheduled, retry or manual) is waiting for a slot or running */
+            running: boolean;
+            /** @description next planned run while scheduled */
+            scheduledAt?: number;
+            secrets: components["schemas"]["SecretsSelector"];
+            tagIds: string[];
+            tags: components["schemas"]["TagRef"][];
+            target: {
+                configurator?: string;
+                extractor?: string;
+                /** @description issued in order; index 0 is the primary request */
+                requests: {
+                    acceptInvalidCertificates: boolean;
+                    /** @description (addition) statuses that count as success; default any 2xx */
+                    acceptStatuses?: number[];
+                    body?: string;
+                    headers: {
+                        [key: string]: string;
+                    };
+                    /** @enum {string} */
+                    method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                    url: string;
+                }[];
+            };
+            /** @description unix seconds */
+            updatedAt: number;
+            /** @description syntax errors found when the save compiled its scripts as they will run (omitted when none), `<field>: SyntaxError: <message> (line L, column C)` with the line and column in your own source, e.g. "settings.script: SyntaxError: unexpected token in expression: '}' (line 1, column 32)" */
+            warnings?: string[];
         };
         /** @description the requests and the scripts */
         ApiTrackerTargetParam: {
@@ -2159,6 +2242,69 @@ export interface components {
         PageTrackerLogsSummary: {
             [key: string]: components["schemas"]["PageTrackerLog"][];
         };
+        /** @description the tracker, plus `warnings` when a script does not compile */
+        PageTrackerSaved: {
+            config: {
+                job?: {
+                    retryStrategy?: {
+                        /** @description ms between retries, 60,000..min(43,200,000, the schedule's minimum interval) */
+                        interval: number;
+                        maxAttempts: number;
+                        /** @enum {string} */
+                        type: "constant";
+                    };
+                    /** @description cron: 6 fields (second minute hour day month weekday, UTC), 5 (seconds 0) or 7 (with year); or @hourly, @daily, @weekly, @monthly (expanded at save) */
+                    schedule: string;
+                };
+                /** @description revisions kept, 1..tier max_revisions */
+                revisions: number;
+                /** @description ms for the whole run, 5,000..120,000 */
+                timeout: number;
+            };
+            /** @description unix seconds */
+            createdAt: number;
+            enabled: boolean;
+            /** Format: uuid */
+            id: string;
+            /** @description start of the latest run of any kind */
+            lastRanAt?: number;
+            name: string;
+            notifications: boolean;
+            /** @description (addition) revisions stored now */
+            revisionCount: number;
+            /** @description (addition) a run (scheduled, retry or manual) is waiting for a slot or running */
+            running: boolean;
+            /** @description next planned run while scheduled */
+            scheduledAt?: number;
+            secrets: components["schemas"]["SecretsSelector"];
+            tagIds: string[];
+            tags: components["schemas"]["TagRef"][];
+            target: {
+                acceptInvalidCertificates: boolean;
+                /** @description runs inside the page (isolated world): an expression or async function body; context = {previousContent?, params: {secrets}} */
+                extractor?: string;
+                /** @description extra request headers for the page */
+                headers: {
+                    [key: string]: string;
+                };
+                /** @description also store the inventory of loaded scripts and stylesheets (url, type, size, sha256) */
+                resources: boolean;
+                /** @description http or https URL of the page */
+                url: string;
+                userAgent?: string;
+                /** @description what to wait for before extracting */
+                waitFor?: {
+                    /** @description extra wait in ms */
+                    delayMs?: number;
+                    /** @description CSS selector to wait for after the load event (missing → the run fails) */
+                    selector?: string;
+                };
+            };
+            /** @description unix seconds */
+            updatedAt: number;
+            /** @description syntax errors found when the save compiled its scripts as they will run (omitted when none), `<field>: SyntaxError: <message> (line L, column C)` with the line and column in your own source, e.g. "settings.script: SyntaxError: unexpected token in expression: '}' (line 1, column 32)" */
+            warnings?: string[];
+        };
         PageTrackerTargetParam: {
             acceptInvalidCertificates?: boolean | null;
             extractor?: string | null;
@@ -2329,6 +2475,59 @@ export interface components {
              */
             urlStyle: "subdomain" | "path";
         };
+        /** @description the responder, plus `warnings` when settings.script does not compile */
+        ResponderSaved: {
+            /** @description unix seconds */
+            createdAt: number;
+            enabled: boolean;
+            /** Format: uuid */
+            id: string;
+            location: {
+                path: string;
+                /**
+                 * @description = exact, ^ prefix (as a plain string), * the path and any sub-path
+                 * @enum {string}
+                 */
+                pathType: "=" | "^" | "*";
+                subdomainPrefix?: string;
+            };
+            /**
+             * @description ANY matches every method
+             * @enum {string}
+             */
+            method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS" | "CONNECT" | "TRACE" | "ANY";
+            name: string;
+            settings: {
+                /** @description omitted when empty */
+                body?: string;
+                /** @description [name, value] pairs; order and repeats kept; omitted when empty */
+                headers?: [
+                    string,
+                    string
+                ][];
+                /** @description omitted when never set */
+                notifications?: {
+                    enabled: boolean;
+                    throttleSeconds: number;
+                };
+                requestsToTrack: number;
+                /** @description omitted when none */
+                script?: string;
+                secrets: components["schemas"]["SecretsSelector"];
+                statusCode: number;
+            };
+            tagIds: string[];
+            tags: components["schemas"]["TagRef"][];
+            /** @description unix seconds */
+            updatedAt: number;
+            /**
+             * Format: uri
+             * @description absolute live URL of the responder
+             */
+            url: string;
+            /** @description syntax errors found when the save compiled its scripts as they will run (omitted when none), `<field>: SyntaxError: <message> (line L, column C)` with the line and column in your own source, e.g. "settings.script: SyntaxError: unexpected token in expression: '}' (line 1, column 32)" */
+            warnings?: string[];
+        };
         /** @description method default ANY; settings default {} */
         RespondersCreateParams: {
             enabled?: boolean | null;
@@ -2466,7 +2665,7 @@ export interface components {
          */
         ScriptContext: "responder" | "api_tracker" | "page_tracker";
         ScriptCreateParams: {
-            /** @description 1..51200 UTF-8 bytes; syntax is not checked */
+            /** @description 1..51200 UTF-8 bytes; a syntax error does not refuse the save, it comes back in `warnings` */
             content: string;
             /** @description 1..128 characters after trimming, unique per user */
             name: string;
@@ -3067,6 +3266,26 @@ export interface components {
             tags: components["schemas"]["TagRef"][];
             /** @description unix seconds */
             updatedAt: number;
+        };
+        /** @description the script, plus `warnings` when its content does not compile */
+        UserScriptSaved: {
+            content: string;
+            /** @description unix seconds */
+            createdAt: number;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /**
+             * @description script kind; immutable after creation
+             * @enum {string}
+             */
+            scriptType: "responder" | "api_configurator" | "api_extractor" | "page_extractor" | "universal";
+            tagIds: string[];
+            tags: components["schemas"]["TagRef"][];
+            /** @description unix seconds */
+            updatedAt: number;
+            /** @description syntax errors found when the save compiled its scripts as they will run (omitted when none), `<field>: SyntaxError: <message> (line L, column C)` with the line and column in your own source, e.g. "settings.script: SyntaxError: unexpected token in expression: '}' (line 1, column 32)" */
+            warnings?: string[];
         };
         /** @description a list item: UserScript without content */
         UserScriptSummary: {
@@ -6597,7 +6816,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UserScript"];
+                    "application/json": components["schemas"]["UserScriptSaved"];
                 };
             };
             /** @description Invalid request (body, parameters or a rule of the operation) */
@@ -6772,7 +6991,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UserScript"];
+                    "application/json": components["schemas"]["UserScriptSaved"];
                 };
             };
             /** @description Invalid request (body, parameters or a rule of the operation) */
@@ -8968,7 +9187,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApiTracker"];
+                    "application/json": components["schemas"]["ApiTrackerSaved"];
                 };
             };
             /** @description Invalid request (body, parameters or a rule of the operation) */
@@ -9352,6 +9571,18 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description syntax errors found when the save compiled its scripts as they will run (omitted when none), `<field>: SyntaxError: <message> (line L, column C)` with the line and column in your own source, e.g. "settings.script: SyntaxError: unexpected token in expression: '}' (line 1, column 32)" */
+                        warnings: string[];
+                    };
+                };
+            };
             /** @description No content */
             204: {
                 headers: {
@@ -9963,7 +10194,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PageTracker"];
+                    "application/json": components["schemas"]["PageTrackerSaved"];
                 };
             };
             /** @description Invalid request (body, parameters or a rule of the operation) */
@@ -10268,6 +10499,18 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description syntax errors found when the save compiled its scripts as they will run (omitted when none), `<field>: SyntaxError: <message> (line L, column C)` with the line and column in your own source, e.g. "settings.script: SyntaxError: unexpected token in expression: '}' (line 1, column 32)" */
+                        warnings: string[];
+                    };
+                };
+            };
             /** @description No content */
             204: {
                 headers: {
@@ -11691,7 +11934,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Responder"];
+                    "application/json": components["schemas"]["ResponderSaved"];
                 };
             };
             /** @description Invalid request (body, parameters or a rule of the operation) */
@@ -11978,7 +12221,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Responder"];
+                    "application/json": components["schemas"]["ResponderSaved"];
                 };
             };
             /** @description Invalid request (body, parameters or a rule of the operation) */

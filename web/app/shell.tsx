@@ -1,4 +1,4 @@
-// The app shell: header (menu button on narrow screens, name, theme switch, account menu), navigation by area, and
+// The app shell: header (menu button on narrow screens, name, search box, theme switch, account menu), navigation by area, and
 // the page. The navigation collapses into a drawer below the `sm` breakpoint and closes after a choice.
 import { Alert, AppShell, Burger, Group, Menu, NavLink, ScrollArea, Stack, Text, UnstyledButton } from "@mantine/core";
 import { useDisclosure } from "@mantine/hooks";
@@ -6,6 +6,7 @@ import type { ReactNode } from "react";
 import { Link, useLocation } from "wouter";
 import { useSelf, useSignOut, useStatus } from "./auth/session";
 import { NAV, SETTINGS } from "./nav";
+import { HeaderSearch } from "./search/header-search";
 import { ThemeToggle } from "./theme-toggle";
 import { useThemeSync } from "./use-theme-setting";
 
@@ -42,6 +43,7 @@ export function Shell({ children }: { children: ReactNode }) {
             </UnstyledButton>
           </Group>
           <Group gap="xs" wrap="nowrap">
+            <HeaderSearch />
             <ThemeToggle />
             <Menu position="bottom-end" withinPortal>
               <Menu.Target>

@@ -9,6 +9,7 @@ import { HeaderPair, looseBody, media, Named, op, Opt, Page, StringEnum, T, Unix
 import { listQueryParams, ListQuerySchema } from "../../platform/http/list-query";
 import { SecretsSelector, SecretsSelectorParam } from "../secrets/routes";
 import { TaggedMembers, TagIdsParam } from "../tags/routes";
+import { ScriptWarnings } from "../scripts/routes";
 import { HISTORY_MAX_LIMIT } from "./har";
 import { RESPONDER_METHODS, STANDARD_METHODS } from "./match";
 import { TRY_MAX_BODY_BYTES, TRY_MAX_RESPONSE_BYTES } from "./try-request";
@@ -46,6 +47,12 @@ export const Responder = Named(
     updatedAt: UnixTime(),
   }),
 );
+/** §27: a save compiles `settings.script` (never runs it) and answers a syntax error in `warnings`. */
+export const ResponderSaved = Named(
+  "ResponderSaved",
+  T.Composite([Responder, T.Object({ warnings: T.Optional(ScriptWarnings) })], { description: "the responder, plus `warnings` when settings.script does not compile" }),
+);
+const SCRIPT_CHECKED = "`settings.script` is compiled as it will run, never run: a syntax error is answered in `warnings` and the responder is saved anyway.";
 
 const SettingsParam = T.Object(
   {
@@ -204,8 +211,9 @@ export const respondersRoutes = ({ auth, responders }: RespondersRoutesDeps) =>
         detail: op({
           tags,
           summary: "Create a responder",
+          description: SCRIPT_CHECKED,
           body: RespondersCreateParams,
-          responses: { 201: Responder },
+          responses: { 201: ResponderSaved },
           errors: { 400: ["LIMIT_REACHED"], 409: ["DUPLICATE_NAME", "CONFLICT"] },
           example: RESPONDER_EXAMPLE,
         }),
@@ -235,8 +243,9 @@ export const respondersRoutes = ({ auth, responders }: RespondersRoutesDeps) =>
       detail: op({
         tags,
         summary: "Update a responder (present members replace; settings is replaced as a whole)",
+        description: SCRIPT_CHECKED,
         body: RespondersUpdateParams,
-        responses: { 200: Responder },
+        responses: { 200: ResponderSaved },
         errors: { 409: ["DUPLICATE_NAME", "CONFLICT"] },
         example: { enabled: false },
       }),

@@ -42,6 +42,7 @@ export type {
   ResponderStats,
 } from "./rules";
 export type { ScriptRunner } from "./script-result";
+import type { ScriptChecker } from "../../sandbox/syntax";
 
 export interface RespondersDeps {
   tags: TagsService;
@@ -50,12 +51,17 @@ export interface RespondersDeps {
   notificationEmail: NotificationEmailService;
   /** The QuickJS sandbox pool (issue 4); without it a scripted responder answers 500 "Script failed". */
   scripts?: ScriptRunner;
+  /** Syntax warnings on save (§27: `settings.script` compiled in the pool, never run); absent: none. */
+  checkScripts?: ScriptChecker;
   /** Deletes a responder's `Secbox.kv` data inside the responder's delete transaction (sandbox KV store), giving
    *  its bytes back to the user's storage counter. */
   deleteKv?: (tx: Db, ownerId: string, userId: string) => Promise<void>;
   /** Per-user storage cap and the free-disk guard (supplement §28): history records count against it. */
   storage: StorageQuota;
 }
+
+/** The responder, plus `warnings` when its script does not compile (omitted when none, §27). */
+const withWarnings = (r: Responder, warnings: string[]): Responder & { warnings?: string[] } => (warnings.length > 0 ? { ...r, warnings } : r);
 
 /** Shutdown: how long stop() waits for hits that the closing sandbox pool has just ended. */
 const STOP_SETTLE_MS = 2000;
@@ -263,7 +269,13 @@ export class RespondersService {
     return (await this.wireMany([row], user.handle))[0]!;
   }
 
-  async create(user: AuthUser, body: ResponderInput): Promise<Responder> {
+  /** §27: the warnings of a save's `settings.script` (none without a script or a checker). */
+  private async scriptWarnings(user: AuthUser, script: string | null | undefined): Promise<string[]> {
+    if (typeof script !== "string" || !this.deps.checkScripts) return [];
+    return this.deps.checkScripts([{ field: "settings.script", source: script, runtime: "quickjs" }], user.id);
+  }
+
+  async create(user: AuthUser, body: ResponderInput): Promise<Responder & { warnings?: string[] }> {
     if (!present(body.name)) throw invalid("name: is required");
     const name = normalizeName(body.name, NAME_MAX);
     if (!present(body.location)) throw invalid("location: is required");
@@ -272,6 +284,7 @@ export class RespondersService {
     const enabled = this.rules.enabled(body.enabled);
     const settings = await this.rules.resolveSettings(user, this.rules.settings(user, body.settings));
     const tagIds = present(body.tagIds) ? await this.deps.tags.resolveTagIds(user.id, body.tagIds) : [];
+    const warnings = await this.scriptWarnings(user, settings.script);
     const now = this.now();
     const row: ResponderRow = {
       id: newId(),
@@ -312,10 +325,10 @@ export class RespondersService {
     } finally {
       await this.invalidate(user.id);
     }
-    return (await this.wireMany([row], user.handle))[0]!;
+    return withWarnings((await this.wireMany([row], user.handle))[0]!, warnings);
   }
 
-  async update(user: AuthUser, rawId: string | undefined, body: ResponderInput): Promise<Responder> {
+  async update(user: AuthUser, rawId: string | undefined, body: ResponderInput): Promise<Responder & { warnings?: string[] }> {
     const has = (k: keyof ResponderInput) => present(body[k]);
     if (!has("name") && !has("location") && !has("method") && !has("enabled") && !has("settings") && !has("tagIds"))
       throw invalid("body: at least one of name, location, method, enabled, settings or tagIds is required");
@@ -330,6 +343,7 @@ export class RespondersService {
     if (!current) throw notFound("Responder");
     const settings = checkedSettings && (await this.rules.resolveSettings(user, checkedSettings));
     const tagIds = has("tagIds") ? await this.deps.tags.resolveTagIds(user.id, body.tagIds) : undefined;
+    const warnings = await this.scriptWarnings(user, settings?.script);
 
     const now = this.now();
     const next: ResponderRow = { ...current, updated_at: now };
@@ -361,7 +375,7 @@ export class RespondersService {
     } finally {
       await this.invalidate(user.id);
     }
-    return (await this.wireMany([next], user.handle))[0]!;
+    return withWarnings((await this.wireMany([next], user.handle))[0]!, warnings);
   }
 
   /** Deletes the responder, its history (cascade), its tag links and its KV data. */

@@ -7,11 +7,23 @@ import { TaggedMembers, TagIdsParam } from "../tags/routes";
 import { MAX_SCRIPT_BYTES, MAX_SCRIPT_NAME, SCRIPT_CONTEXTS, SCRIPT_SORT_KEYS, SCRIPT_TYPES, type ScriptsService } from "./service";
 
 const ScriptTypeEnum = StringEnum(SCRIPT_TYPES, { description: "script kind; immutable after creation" });
-const Content = T.String({ minLength: 1, description: `1..${MAX_SCRIPT_BYTES} UTF-8 bytes; syntax is not checked` });
+const Content = T.String({
+  minLength: 1,
+  description: `1..${MAX_SCRIPT_BYTES} UTF-8 bytes; a syntax error does not refuse the save, it comes back in \`warnings\``,
+});
+/** §27: syntax errors of the scripts a save compiled (responders, trackers and the library share it). */
+export const ScriptWarnings = T.Array(T.String(), {
+  description:
+    "syntax errors found when the save compiled its scripts as they will run (omitted when none), `<field>: SyntaxError: <message> (line L, column C)` with the line and column in your own source, e.g. \"settings.script: SyntaxError: unexpected token in expression: '}' (line 1, column 32)\"",
+});
 const ScriptName = T.String({ minLength: 1, description: `1..${MAX_SCRIPT_NAME} characters after trimming, unique per user` });
 const Head = { id: Uuid(), name: T.String(), scriptType: ScriptTypeEnum };
 const Tail = { ...TaggedMembers, createdAt: UnixTime(), updatedAt: UnixTime() };
 export const UserScript = Named("UserScript", T.Object({ ...Head, content: T.String(), ...Tail }));
+export const UserScriptSaved = Named(
+  "UserScriptSaved",
+  T.Composite([UserScript, T.Object({ warnings: T.Optional(ScriptWarnings) })], { description: "the script, plus `warnings` when its content does not compile" }),
+);
 export const UserScriptSummary = Named(
   "UserScriptSummary",
   T.Object({ ...Head, size: T.Integer({ minimum: 0, description: "content size in UTF-8 bytes" }), ...Tail }, { description: "a list item: UserScript without content" }),
@@ -83,7 +95,8 @@ export const scriptsRoutes = ({ auth, scripts }: ScriptsRoutesDeps) =>
           tags,
           summary: "Create a script",
           body: ScriptCreateParams,
-          responses: { 201: UserScript },
+          description: "The content is compiled as it will run (page extractors as Chromium will, the others by QuickJS), never run: a syntax error is answered in `warnings`, the script is saved anyway.",
+          responses: { 201: UserScriptSaved },
           errors: { 400: ["LIMIT_REACHED"], 409: ["DUPLICATE_NAME"] },
           example: { name: "hmac-sign", scriptType: "universal", content: "return { body: context.body }" },
         }),
@@ -101,8 +114,9 @@ export const scriptsRoutes = ({ auth, scripts }: ScriptsRoutesDeps) =>
       detail: op({
         tags,
         summary: "Update a script's name, content or tags",
+        description: "A new content is compiled as on create: a syntax error is answered in `warnings`, the script is saved anyway.",
         body: ScriptUpdateParams,
-        responses: { 200: UserScript },
+        responses: { 200: UserScriptSaved },
         errors: { 409: ["DUPLICATE_NAME"] },
         example: { content: "return { body: 'updated' }" },
       }),

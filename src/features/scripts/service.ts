@@ -1,5 +1,6 @@
 // User scripts (supplement §8): a per-user library of script sources. Responders and trackers keep their own
-// copy, so nothing else changes when a script is edited or deleted.
+// copy, so nothing else changes when a script is edited or deleted. A save compiles `content` as it will run and
+// answers a syntax error as `warnings` without refusing the save (§27).
 import type { AuthUser } from "../../platform/auth/principal";
 import type { Db } from "../../platform/db/db";
 import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
@@ -10,6 +11,7 @@ import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import type { TagsService } from "../tags/service";
 import type { TagRef } from "../tags/store";
 import { scriptsStore, type ScriptRow, type ScriptSummaryRow } from "./store";
+import type { ScriptChecker } from "../../sandbox/syntax";
 
 export const SCRIPT_TYPES = ["responder", "api_configurator", "api_extractor", "page_extractor", "universal"] as const;
 export type ScriptType = (typeof SCRIPT_TYPES)[number];
@@ -64,13 +66,24 @@ function scriptContent(raw: unknown): string {
   return raw;
 }
 
+/** The script, plus `warnings` when there are some (omitted when none, §27). */
+const withWarnings = <T extends object>(x: T, warnings: string[]): T & { warnings?: string[] } => (warnings.length > 0 ? { ...x, warnings } : x);
+
 const firstString = (v: unknown): string | undefined => (Array.isArray(v) ? firstString(v[0]) : typeof v === "string" ? v : undefined);
 
 export class ScriptsService {
   constructor(
     private readonly rt: Runtime,
     private readonly tags: TagsService,
+    /** Syntax warnings on save (§27); absent: none. */
+    private readonly checkScripts?: ScriptChecker,
   ) {}
+
+  /** §27: `content` compiled as it will run (page extractors in Chromium's forms, the rest in QuickJS's). */
+  private async warnings(owner: string, type: ScriptType, content: string): Promise<string[]> {
+    if (!this.checkScripts) return [];
+    return this.checkScripts([{ field: "content", source: content, runtime: type === "page_extractor" ? "chromium" : "quickjs" }], owner);
+  }
 
   async list(userId: string, rawQuery: Record<string, unknown>): Promise<{ items: UserScriptSummary[]; total: number }> {
     const query = parseListQuery(rawQuery, SCRIPT_SORT_KEYS);
@@ -91,7 +104,7 @@ export class ScriptsService {
     return this.wire(row);
   }
 
-  async create(user: AuthUser, input: ScriptCreateInput): Promise<UserScript> {
+  async create(user: AuthUser, input: ScriptCreateInput): Promise<UserScript & { warnings?: string[] }> {
     const name = normalizeName(input.name, MAX_SCRIPT_NAME);
     const type = scriptType(input.scriptType);
     const content = scriptContent(input.content);
@@ -99,6 +112,7 @@ export class ScriptsService {
     const limit = tierLimits(this.rt.config, user.tier).max_scripts;
     const now = nowSec(this.rt.clock);
     const row: ScriptRow = { id: newId(), user_id: user.id, name, script_type: type, content, created_at: now, updated_at: now };
+    const warnings = await this.warnings(user.id, type, content);
     try {
       await this.rt.db.tx(async (tx) => {
         if ((await scriptsStore.count(tx, user.id)) >= limit) throw limitReached(`scripts: at most ${limit} scripts allowed on the ${user.tier} tier`);
@@ -109,10 +123,10 @@ export class ScriptsService {
       if (isUniqueViolation(err)) throw duplicateName("Script", name);
       throw err;
     }
-    return this.wire(row);
+    return withWarnings(await this.wire(row), warnings);
   }
 
-  async update(userId: string, rawId: string | undefined, input: ScriptUpdateInput): Promise<UserScript> {
+  async update(userId: string, rawId: string | undefined, input: ScriptUpdateInput): Promise<UserScript & { warnings?: string[] }> {
     // Body checks first (supplement §1 check order), then the resource, then rules needing stored data.
     const name = input.name == null ? undefined : normalizeName(input.name, MAX_SCRIPT_NAME);
     const content = input.content == null ? undefined : scriptContent(input.content);
@@ -127,6 +141,7 @@ export class ScriptsService {
     const tagIds = hasTags ? await this.tags.resolveTagIds(userId, input.tagIds) : undefined;
 
     const next: ScriptRow = { ...current, name: name ?? current.name, content: content ?? current.content, updated_at: nowSec(this.rt.clock) };
+    const warnings = content === undefined ? [] : await this.warnings(userId, current.script_type as ScriptType, content);
     try {
       await this.rt.db.tx(async (tx) => {
         if ((await scriptsStore.update(tx, next)).changes === 0) throw notFound("Script");
@@ -136,7 +151,7 @@ export class ScriptsService {
       if (isUniqueViolation(err)) throw duplicateName("Script", next.name);
       throw err;
     }
-    return this.wire(next);
+    return withWarnings(await this.wire(next), warnings);
   }
 
   async delete(userId: string, rawId: string | undefined): Promise<void> {

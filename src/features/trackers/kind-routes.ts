@@ -9,6 +9,10 @@ import { ListQueryParams, ListQuerySchema } from "../../platform/http/list-query
 import { SecretsSelector, SecretsSelectorParam } from "../secrets/routes";
 import { TaggedMembers, TagIdsParam } from "../tags/routes";
 import type { TrackerKindService } from "./kind-service";
+import { ScriptWarnings } from "../scripts/routes";
+
+/** §27: how a save checks a target's scripts. */
+const SCRIPT_CHECKED = "API configurators and extractors are compiled by QuickJS in their source forms; a page extractor is parsed, in the page's forms, as code for Chromium";
 
 /** `_debug` body of every kind at runtime (the service checks the members with the spec's messages). */
 export const DebugBody = t.Object({ target: t.Optional(t.Unknown()), config: t.Optional(t.Unknown()), secrets: t.Optional(t.Unknown()) });
@@ -163,8 +167,9 @@ export function trackerRoutes<Target>({ auth }: { auth: AuthPlugin }, spec: Trac
         detail: op({
           tags,
           summary: `Create ${spec.one}`,
+          description: `The target's scripts are compiled as they will run, never run: a syntax error is answered in \`warnings\` and the tracker is saved anyway (${SCRIPT_CHECKED}).`,
           body: CreateParams,
-          responses: { 201: Tracker },
+          responses: { 201: Named(`${N}Saved`, T.Composite([Tracker, T.Object({ warnings: T.Optional(ScriptWarnings) })], { description: "the tracker, plus `warnings` when a script does not compile" })) },
           errors: { ...SAVE_ERRORS, 409: ["DUPLICATE_NAME"] },
           example: spec.example,
         }),
@@ -186,7 +191,9 @@ export function trackerRoutes<Target>({ auth }: { auth: AuthPlugin }, spec: Trac
     .put(
       `${BASE}/:tracker_id`,
       async ({ user, params, body, set }) => {
-        await service.update(user, params.tracker_id, body);
+        const warnings = await service.update(user, params.tracker_id, body);
+        // 200 {warnings} when a script of the new target does not compile (§27, as §13.3), else 204 without a body.
+        if (warnings.length > 0) return { warnings };
         set.status = 204;
       },
       {
@@ -195,8 +202,9 @@ export function trackerRoutes<Target>({ auth }: { auth: AuthPlugin }, spec: Trac
         detail: op({
           tags,
           summary: `Update ${spec.one} (present members replace; {} → 400)`,
+          description: `204 without a body; 200 {warnings} when a script of the new target does not compile (${SCRIPT_CHECKED}).`,
           body: UpdateParams,
-          responses: { 204: null },
+          responses: { 200: T.Object({ warnings: ScriptWarnings }), 204: null },
           errors: { ...SAVE_ERRORS, 409: ["DUPLICATE_NAME"] },
           example: { enabled: false },
         }),

@@ -8,6 +8,7 @@ import { invalid } from "../../platform/http/errors";
 import { tierLimits, type Runtime } from "../../platform/runtime";
 import type { SecretsService } from "../secrets/service";
 import type { TrackerDraft } from "./transfer";
+import type { ScriptChecker, ScriptToCheck } from "../../sandbox/syntax";
 import { trackersStore } from "./store";
 import type { TaggableType } from "../tags/service";
 import type { ExecuteInput, ExecuteOutput, KindHandler, Revision, TrackerCore, TrackerKind, TrackerLog, TrackerWire } from "./core";
@@ -25,6 +26,8 @@ export interface KindSpec<Target> {
   parseTarget: (raw: unknown, opts: TargetOptions) => Target;
   /** How many trackers of this kind the tier allows. */
   maxCount: (limits: TierLimits) => number;
+  /** The scripts of a target a save compiles (§27), with their field paths and where they run. */
+  scripts: (target: Target) => ScriptToCheck[];
 }
 
 /** The members of a `_debug` body every kind reads: target, `config.timeout`, and the secret values the selector grants. */
@@ -38,6 +41,8 @@ const UPDATE_MEMBERS = ["name", "enabled", "config", "target", "notifications", 
 
 export abstract class TrackerKindService<Target> {
   readonly handler: KindHandler<Target>;
+  /** Syntax warnings on save (§27; TrackersService wires it); absent: none. */
+  checkScripts: ScriptChecker | undefined;
 
   protected constructor(
     protected readonly rt: Runtime,
@@ -79,29 +84,40 @@ export abstract class TrackerKindService<Target> {
     return this.core.get<Target>(userId, this.spec.kind, rawId);
   }
 
-  async create(user: AuthUser, rawBody: unknown): Promise<TrackerWire<Target>> {
+  /** §27: the syntax errors of the target's scripts (compiled as they will run, never run). */
+  private async scriptWarnings(user: AuthUser, target: Target): Promise<string[]> {
+    const scripts = this.spec.scripts(target);
+    return this.checkScripts && scripts.length > 0 ? this.checkScripts(scripts, user.id) : [];
+  }
+
+  /** The created tracker, plus `warnings` when one of its scripts does not compile (§27). */
+  async create(user: AuthUser, rawBody: unknown): Promise<TrackerWire<Target> & { warnings?: string[] }> {
     const body = asBody(rawBody);
     const limits = tierLimits(this.rt.config, user.tier);
     const common = this.core.parseCommon(body, true);
     const target = this.parseTarget(body.target);
     const config = this.parseConfig(body.config, limits);
-    return this.core.create<Target>(
+    const warnings = await this.scriptWarnings(user, target);
+    const created = await this.core.create<Target>(
       user,
       this.spec.kind,
       { name: common.name!, enabled: common.enabled ?? true, config, target, notifications: common.notifications ?? false },
       common,
       this.spec.maxCount(limits),
     );
+    return warnings.length > 0 ? { ...created, warnings } : created;
   }
 
-  /** Every present top-level member replaces the stored one; `{}` → 400. */
-  async update(user: AuthUser, rawId: string | undefined, rawBody: unknown): Promise<void> {
+  /** Every present top-level member replaces the stored one; `{}` → 400. Returns the warnings of a new target's
+   *  scripts (§27; the route answers 200 `{warnings}` instead of 204 when there are some). */
+  async update(user: AuthUser, rawId: string | undefined, rawBody: unknown): Promise<string[]> {
     const body = asBody(rawBody);
     if (!UPDATE_MEMBERS.some((m) => present(body[m]))) throw invalid(`body: at least one of ${UPDATE_MEMBERS.join(", ")} is required`);
     const limits = tierLimits(this.rt.config, user.tier);
     const common = this.core.parseCommon(body, false);
     const target = present(body.target) ? this.parseTarget(body.target) : undefined;
     const config = present(body.config) ? this.parseConfig(body.config, limits) : undefined;
+    const warnings = target ? await this.scriptWarnings(user, target) : [];
     await this.core.update<Target>(user, this.spec.kind, rawId, common, (cur) => ({
       name: common.name ?? cur.name,
       enabled: common.enabled ?? cur.enabled,
@@ -109,6 +125,7 @@ export abstract class TrackerKindService<Target> {
       target: target ?? cur.target,
       notifications: common.notifications ?? cur.notifications,
     }));
+    return warnings;
   }
 
   delete(userId: string, rawId: string | undefined): Promise<void> {

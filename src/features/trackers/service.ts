@@ -19,6 +19,7 @@ import { isPlainObject } from "./params";
 import { TrackerTransfer } from "./transfer";
 
 export type { ScriptRunner } from "./api/scripts";
+import type { ScriptChecker } from "../../sandbox/syntax";
 
 export interface TrackersDeps {
   tags: TagsService;
@@ -29,6 +30,8 @@ export interface TrackersDeps {
   storage: StorageQuota;
   /** The QuickJS pool for configurator/extractor scripts; without it, runs of trackers with scripts fail. */
   scripts?: ScriptRunner;
+  /** Syntax warnings on save (§27); absent: none. */
+  checkScripts?: ScriptChecker;
 }
 
 export interface ParseScheduleResult {
@@ -50,6 +53,7 @@ export class TrackersService {
     this.core = new TrackerCore(rt, deps);
     this.api = new ApiTrackersService(rt, this.core, { secrets: deps.secrets, scripts: deps.scripts });
     this.page = new PageTrackersService(rt, this.core, { secrets: deps.secrets });
+    this.api.checkScripts = this.page.checkScripts = deps.checkScripts;
     this.transfer = new TrackerTransfer(rt, this.core, deps.tags);
   }
 

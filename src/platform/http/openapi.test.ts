@@ -52,7 +52,9 @@ describe("OpenAPI document", () => {
       expect(doc.components.schemas[name]).toBeDefined();
     const refs = new Set([...schemas(doc.paths)].filter((s) => typeof s.$ref === "string").map((s) => s.$ref));
     expect(refs).toContain("#/components/schemas/RespondersCreateParams");
-    expect(doc.paths["/api/webhooks/responders"].post.responses["201"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Responder" });
+    // the created responder plus its script's syntax warnings (§27)
+    expect(doc.paths["/api/webhooks/responders"].post.responses["201"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ResponderSaved" });
+    expect(doc.paths["/api/webhooks/responders/{responder_id}"].get.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Responder" });
   });
 
   test("every operation: typed bodies with required members, uuid path ids, a response for every status, errors as Error with their codes", () => {

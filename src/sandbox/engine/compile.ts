@@ -8,9 +8,9 @@ import { ScriptThrew, type Exec } from "./exec";
 import { callFn, errorName, own } from "./marshal";
 
 export type Form = "direct" | "await" | "body";
-const FORMS: Form[] = ["direct", "await", "body"];
+export const FORMS: Form[] = ["direct", "await", "body"];
 /** The wrappers of compile(). The script's first line is line 2 of script.js in each form. */
-const WRAPPERS: Record<Form, (src: string) => string> = {
+export const WRAPPERS: Record<Form, (src: string) => string> = {
   direct: (src) => `() => (\n${src}\n)`,
   await: (src) => `async () => (await (\n${src}\n))`,
   body: (src) => `async () => {\n${src}\n}`,

@@ -35,6 +35,14 @@ export function succeed(eng: Engine, exec: Exec, value: QuickJSHandle): void {
   eng.reapList.push(exec);
 }
 
+/** A syntax check that found nothing (engine/check.ts): the result is null. */
+export function checked(eng: Engine, exec: Exec): void {
+  if (exec.finished) return;
+  exec.finished = true;
+  post(eng, exec, { ok: true, json: "null" });
+  eng.reapList.push(exec);
+}
+
 /** Ends the execution with the thrown value `err` (a handle in its context), and disposes `err`. */
 export function fail(eng: Engine, exec: Exec, err: QuickJSHandle): void {
   try {

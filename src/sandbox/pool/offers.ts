@@ -206,6 +206,7 @@ function assign(pool: ScriptPool, slot: Slot, job: Job): void {
       kv: req.kvOwner !== undefined,
       proxy: req.proxy !== false,
       owner: typeof req.owner === "string" ? req.owner : "",
+      ...(req.check ? { check: req.check } : {}),
     },
     job.context,
   );

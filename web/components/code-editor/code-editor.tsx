@@ -1,8 +1,10 @@
 // The code editor, loaded on demand: CodeMirror (~150 KiB gz) is a separate chunk fetched only when a page shows
 // an editor, so the first load stays small. A plain textarea stands in while it loads. `language` picks the mode
-// (JavaScript by default; JSON, HTML and XML load as their own small chunks when first used; "text" = none).
+// (JavaScript by default; JSON, HTML and XML load as their own small chunks when first used; "text" = none);
+// `lint` marks a script's syntax errors as you type (the parser, acorn, is in the lazy chunk too).
 import { Box, Input, Textarea } from "@mantine/core";
 import { lazy, Suspense, useId } from "react";
+import type { ScriptRuntime } from "./script-syntax";
 
 export type CodeLanguage = "javascript" | "json" | "html" | "xml" | "text";
 
@@ -16,6 +18,8 @@ export interface CodeEditorProps {
   minHeight?: number;
   readOnly?: boolean;
   language?: CodeLanguage;
+  /** A script: marks syntax errors as you type, checked as it will run (script-syntax.ts; a lint gutter). */
+  lint?: ScriptRuntime;
 }
 
 const CodeMirrorEditor = lazy(() => import("./code-mirror"));

@@ -1,5 +1,5 @@
 // CodeMirror 6 with a language mode (JavaScript built in; JSON, HTML, XML fetched on first use), history,
-// search, bracket matching and autocompletion; the light or dark (one-dark) theme and the language follow their
+// search, bracket matching, autocompletion and, for scripts, syntax errors as you type (@codemirror/lint); the light or dark (one-dark) theme and the language follow their
 // props through Compartments, without recreating the editor.
 import { autocompletion, closeBrackets, closeBracketsKeymap, completionKeymap } from "@codemirror/autocomplete";
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
@@ -8,11 +8,35 @@ import { bracketMatching, defaultHighlightStyle, foldGutter, HighlightStyle, ind
 import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
 import { Compartment, EditorState, Prec, type Extension } from "@codemirror/state";
 import { oneDark } from "@codemirror/theme-one-dark";
+import { linter, lintGutter, type Diagnostic } from "@codemirror/lint";
 import { drawSelection, EditorView, highlightActiveLine, highlightActiveLineGutter, keymap, lineNumbers } from "@codemirror/view";
 import { tags } from "@lezer/highlight";
-import { useComputedColorScheme } from "@mantine/core";
-import { useEffect, useRef } from "react";
+import { Text, useComputedColorScheme } from "@mantine/core";
+import { useEffect, useRef, useState } from "react";
 import type { CodeEditorProps, CodeLanguage } from "./code-editor";
+import { describeProblem, scriptProblem, type ScriptRuntime } from "./script-syntax";
+
+/** Syntax errors as you type (issue 30): the script checked as it will run, marked in the text and the gutter;
+ *  `report` gets the problem (or null) for the line under the editor. */
+function scriptLint(runtime: ScriptRuntime | undefined, report: (text: string | null) => void): Extension {
+  if (!runtime) return [];
+  return [
+    lintGutter(),
+    linter(
+      (view): Diagnostic[] => {
+        const doc = view.state.doc.toString();
+        const p = scriptProblem(doc, runtime);
+        report(p ? describeProblem(p) : null);
+        if (!p) return [];
+        const from = Math.min(p.offset, doc.length);
+        // one character wide (none past the end of the text)
+        const to = Math.min(doc.length, from + 1);
+        return [{ from, to, severity: "error", message: `${describeProblem(p)}. It can be saved, but it fails every run until fixed.` }];
+      },
+      { delay: 300 },
+    ),
+  ];
+}
 
 /** The mode of a language; the ones besides JavaScript are separate chunks, loaded when first asked for. */
 async function languageSupport(language: CodeLanguage): Promise<Extension> {
@@ -47,11 +71,13 @@ export const darkTheme = [
   ),
 ];
 
-export default function CodeMirrorEditor({ value, onChange, labelledBy, minHeight = 320, readOnly = false, language = "javascript" }: CodeEditorProps & { labelledBy: string }) {
+export default function CodeMirrorEditor({ value, onChange, labelledBy, minHeight = 320, readOnly = false, language = "javascript", lint }: CodeEditorProps & { labelledBy: string }) {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | null>(null);
   const theme = useRef(new Compartment());
   const lang = useRef(new Compartment());
+  const lintConf = useRef(new Compartment());
+  const [problem, setProblem] = useState<string | null>(null);
   const onChangeRef = useRef(onChange);
   onChangeRef.current = onChange;
   const scheme = useComputedColorScheme("light");
@@ -77,6 +103,7 @@ export default function CodeMirrorEditor({ value, onChange, labelledBy, minHeigh
           // Tab indents; Escape then Tab leaves the editor (CodeMirror's keyboard escape hatch).
           keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...searchKeymap, ...historyKeymap, ...completionKeymap, indentWithTab]),
           lang.current.of(language === "javascript" ? javascript() : []),
+          lintConf.current.of(scriptLint(lint, setProblem)),
           // No horizontal scrolling region (a long line would need one, unreachable by keyboard: axe
           // scrollable-region-focusable); lines wrap instead.
           EditorView.lineWrapping,
@@ -101,6 +128,11 @@ export default function CodeMirrorEditor({ value, onChange, labelledBy, minHeigh
   }, [scheme]);
 
   useEffect(() => {
+    if (!lint) setProblem(null);
+    view.current?.dispatch({ effects: lintConf.current.reconfigure(scriptLint(lint, setProblem)) });
+  }, [lint]);
+
+  useEffect(() => {
     let current = true;
     void languageSupport(language).then((ext) => {
       if (current) view.current?.dispatch({ effects: lang.current.reconfigure(ext) });
@@ -115,5 +147,15 @@ export default function CodeMirrorEditor({ value, onChange, labelledBy, minHeigh
     if (v && v.state.doc.toString() !== value) v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: value } });
   }, [value]);
 
-  return <div ref={host} data-testid="code-editor" />;
+  return (
+    <>
+      <div ref={host} data-testid="code-editor" />
+      {lint && (
+        // the problem in words too (the gutter mark and tooltip need a mouse); announced politely as it changes
+        <Text size="xs" px="xs" py={4} c={problem ? "var(--mantine-color-error)" : "dimmed"} role="status" data-testid="syntax-status" style={{ borderTop: "1px solid var(--mantine-color-default-border)" }}>
+          {problem ?? "No syntax errors."}
+        </Text>
+      )}
+    </>
+  );
 }

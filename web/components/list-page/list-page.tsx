@@ -1,13 +1,15 @@
 // The one list-page pattern every resource uses: header with the create action, `q` search, tag filter (any/all),
 // a server-side paged and sorted table, row actions (edit, duplicate, copy id, delete with confirmation), and
-// loading, error and empty states. All of its state is in the URL (use-list-state.ts).
-import { ActionIcon, Button, Group, Menu, MultiSelect, SegmentedControl, Stack, TextInput, VisuallyHidden } from "@mantine/core";
+// loading, error and empty states (a search that finds nothing offers the search palette: "Search everywhere for …").
+// All of its state is in the URL (use-list-state.ts).
+import { ActionIcon, Button, Group, Menu, MultiSelect, SegmentedControl, Stack, Text, TextInput, VisuallyHidden } from "@mantine/core";
 import { useDebouncedCallback } from "@mantine/hooks";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { DataTable, type DataTableColumn } from "mantine-datatable";
 import { useEffect, useState, type ReactNode } from "react";
 import type { ListQuery } from "../../api/types";
 import { copyWithToast } from "../copy-button";
+import { openPalette } from "../palette-store";
 import { PageHeader } from "../page-header";
 import { EmptyState, ErrorState } from "../states";
 import { useAllTags } from "../tags/use-all-tags";
@@ -199,6 +201,17 @@ export function ListPage<T extends ListRow>(props: ListPageProps<T>) {
       )}
       {props.banner}
       {body}
+      {list.data && total === 0 && state.q.trim() !== "" && (
+        // This list matches names and exact ids; the palette also searches scripts' text, paths and URLs of every tool.
+        <Group gap="xs" data-testid="search-everywhere">
+          <Text size="sm" c="dimmed">
+            This list searches {noun} names and ids only.
+          </Text>
+          <Button variant="light" size="xs" onClick={() => openPalette(state.q.trim())}>
+            Search everywhere for “{state.q.trim()}”
+          </Button>
+        </Group>
+      )}
     </Stack>
   );
 }

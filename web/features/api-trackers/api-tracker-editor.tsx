@@ -70,6 +70,10 @@ export function ApiTrackerEditorPage() {
       save={apiTrackersApi}
       initialValues={initialValues}
       body={(v) => ({ ...commonBody(v), target: target(v) })}
+      scripts={(v) => [
+        { label: "Configurator", source: v.configurator, runtime: "quickjs" },
+        { label: "Extractor", source: v.extractor, runtime: "quickjs" },
+      ]}
       timeout={{ min: API_TIMEOUT_SEC.min, max: API_TIMEOUT_SEC.max, help: "Per request, 1 to 60" }}
       validate={{
         requests: {
@@ -103,6 +107,7 @@ export function ApiTrackerEditorPage() {
                 onChange={(v) => form.setFieldValue("configurator", v)}
                 examples={CONFIGURATOR_EXAMPLES}
                 error={form.errors.configurator}
+                runtime="quickjs"
               />
               <ScriptField
                 label="Extractor"
@@ -115,6 +120,7 @@ export function ApiTrackerEditorPage() {
                 onChange={(v) => form.setFieldValue("extractor", v)}
                 examples={EXTRACTOR_EXAMPLES}
                 error={form.errors.extractor}
+                runtime="quickjs"
               />
             </Stack>
           </Section>

@@ -60,6 +60,7 @@ export function PageTrackerEditorPage() {
       save={pageTrackersApi}
       initialValues={initialValues}
       body={(v) => ({ ...commonBody(v), target: target(v) })}
+      scripts={(v) => [{ label: "In-page extractor", source: v.extractor, runtime: "chromium" }]}
       timeout={{ min: PAGE_TIMEOUT_SEC.min, max: PAGE_TIMEOUT_SEC.max, help: "For the whole check, 5 to 120" }}
       validate={{
         url: ((v: string) => (/^https?:\/\/\S+$/i.test(v.trim()) ? null : "Enter an http:// or https:// URL")) as never,
@@ -118,6 +119,7 @@ export function PageTrackerEditorPage() {
                 onChange={(x) => form.setFieldValue("extractor", x)}
                 examples={PAGE_EXTRACTOR_EXAMPLES}
                 error={form.errors.extractor}
+                runtime="chromium"
               />
             </Section>
           </>

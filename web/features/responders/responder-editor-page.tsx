@@ -18,6 +18,7 @@ import { PageHeader } from "../../components/page-header";
 import { ErrorState, LoadingState } from "../../components/states";
 import { TagSelect } from "../../components/tags/tag-select";
 import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-guard";
+import { confirmScriptsCompile, notifyScriptWarnings } from "../../components/script-check";
 import { bodyLanguage, formField, initialValues, MAX_SCRIPT_BYTES, previewUrl, toPayload, utf8Length, validate, type ResponderValues } from "./responder-form";
 import { METHODS, PATH_TYPES, RESPONDERS_KEY, respondersApi, type Responder, type ResponderInfo } from "./responders-api";
 import { ScriptField } from "./script-field";
@@ -59,13 +60,15 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
 
   const submit = form.onSubmit(
     async (values) => {
+      if (!(await confirmScriptsCompile([{ label: "Script source", source: values.script, runtime: "quickjs" }]))) return;
       setBusy(true);
       setError(null);
       try {
         const payload = toPayload(values);
-        const saved = existing ? await respondersApi.update(existing.id, payload) : await respondersApi.create(payload);
+        const { warnings, ...saved } = existing ? await respondersApi.update(existing.id, payload) : await respondersApi.create(payload);
         form.resetDirty();
         notifySuccess(existing ? `Responder “${saved.name}” saved` : `Responder “${saved.name}” created`);
+        notifyScriptWarnings(warnings);
         qc.setQueryData([RESPONDERS_KEY, "one", saved.id], saved);
         await qc.invalidateQueries({ queryKey: [RESPONDERS_KEY, "list"] });
         navigateSaved(`/responders/${saved.id}`, { replace: !existing });

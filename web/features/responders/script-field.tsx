@@ -80,6 +80,7 @@ export function ScriptField({ value, onChange, error, size, max }: { value: stri
       </Group>
       <CodeEditor
         label="Script source"
+        lint="quickjs"
         value={value}
         onChange={onChange}
         error={error}

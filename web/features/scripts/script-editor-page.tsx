@@ -1,5 +1,6 @@
 // Create or edit a script on its own page: /scripts/new (?from=<id> duplicates), /scripts/<id>. The type is fixed
-// once created (supplement §8); the size counter follows the 51,200-byte limit as you type.
+// once created (supplement §8); the size counter follows the 51,200-byte limit as you type, syntax errors are marked
+// as you type and a save of a script that does not compile asks first (§27).
 import { Alert, Anchor, Group, Select, Stack, Text, TextInput } from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
@@ -8,6 +9,7 @@ import { Link, useParams, useSearch } from "wouter";
 import { CodeEditor } from "../../components/code-editor/code-editor";
 import { confirmDeleteAndLeave } from "../../components/confirm";
 import { EditorActions } from "../../components/editor-actions";
+import { confirmScriptsCompile, notifyScriptWarnings } from "../../components/script-check";
 import { applyApiError } from "../../components/form";
 import { utf8Length } from "../../components/format";
 import { notifyError, notifySuccess } from "../../components/notify";
@@ -17,6 +19,9 @@ import { TagSelect } from "../../components/tags/tag-select";
 import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-guard";
 import { MAX_SCRIPT_BYTES, SCRIPT_TYPES, scriptsApi, type Script, type ScriptType } from "./scripts-api";
 import { SCRIPTS_KEY } from "./scripts-page";
+
+/** Page extractors run in the Chromium page; every other script in QuickJS (universal ones mostly do). */
+const runtimeOf = (type: ScriptType) => (type === "page_extractor" ? "chromium" : "quickjs");
 
 export function ScriptEditorPage() {
   const params = useParams<{ id?: string }>();
@@ -61,6 +66,7 @@ function ScriptEditor({ existing, copyOf }: { existing?: Script; copyOf?: Script
   }, [values.scriptType]);
 
   const submit = form.onSubmit(async (v) => {
+    if (!(await confirmScriptsCompile([{ label: "Source", source: v.content, runtime: runtimeOf(v.scriptType) }]))) return;
     setBusy(true);
     setError(null);
     try {
@@ -69,10 +75,12 @@ function ScriptEditor({ existing, copyOf }: { existing?: Script; copyOf?: Script
         form.setInitialValues({ ...v, name: saved.name });
         form.reset();
         notifySuccess(`Script “${saved.name}” saved`);
+        notifyScriptWarnings(saved.warnings);
       } else {
         const created = await scriptsApi.create({ name: v.name.trim(), scriptType: v.scriptType, content: v.content, tagIds: v.tagIds });
         form.resetDirty();
         notifySuccess(`Script “${created.name}” created`);
+        notifyScriptWarnings(created.warnings);
         await qc.invalidateQueries({ queryKey: [SCRIPTS_KEY] });
         navigateSaved(`/scripts/${created.id}`, { replace: true });
         return;
@@ -112,6 +120,7 @@ function ScriptEditor({ existing, copyOf }: { existing?: Script; copyOf?: Script
         <TagSelect max={10} value={values.tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} />
         <CodeEditor
           label="Source"
+          lint={runtimeOf(values.scriptType)}
           value={values.content}
           onChange={(c) => form.setFieldValue("content", c)}
           error={form.errors.content}

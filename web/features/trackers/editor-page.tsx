@@ -1,6 +1,7 @@
 // The frame of both tracker editors: /trackers/<kind>/new (?from=<id> duplicates) and /trackers/<kind>/<id>/edit.
 // It loads the tracker, owns the form (@mantine/form; leaving with unsaved changes asks first), saves (create or
-// update; an API error that names a field goes under that field), and lays out the kind's sections with the
+// update; an API error that names a field goes under that field; a script that does not compile asks first and the
+// server's syntax warnings are shown after the save), and lays out the kind's sections with the
 // kind's tools (test, debug) in the header. The kind supplies its values, its target body and its sections.
 import { Alert, Anchor, Button, Group, Stack } from "@mantine/core";
 import { useForm, type UseFormReturnType } from "@mantine/form";
@@ -9,6 +10,7 @@ import { useState, type ReactNode } from "react";
 import { Link, useParams, useSearch } from "wouter";
 import { errorMessage } from "../../api/client";
 import { notifySuccess } from "../../components/notify";
+import { confirmScriptsCompile, notifyScriptWarnings, type EditorScript } from "../../components/script-check";
 import { PageHeader } from "../../components/page-header";
 import { ErrorState, LoadingState } from "../../components/states";
 import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-guard";
@@ -21,7 +23,9 @@ import { invalidateKind, trackerKeys } from "./use-trackers";
 export interface EditorSpec<T extends AnyTracker, V extends CommonValues, B> {
   kind: TrackerKind<T>;
   /** The kind's typed create and update (update sends every member, like create). */
-  save: { create: (body: B) => Promise<{ id: string }>; update: (id: string, body: B) => Promise<unknown> };
+  save: { create: (body: B) => Promise<{ id: string; warnings?: string[] }>; update: (id: string, body: B) => Promise<{ warnings?: string[] } | undefined | void> };
+  /** The scripts the form holds: checked before a save (one that does not compile asks first, §27). */
+  scripts: (v: V) => EditorScript[];
   /** The create/update body: commonBody(v) plus the kind's target. */
   body: (v: V) => B;
   /** Values for a new tracker (no source), a copy or an existing tracker. */
@@ -68,18 +72,22 @@ function Editor<T extends AnyTracker, V extends CommonValues, B>({ spec, existin
 
   const submit = form.onSubmit(
     async (v) => {
+      if (!(await confirmScriptsCompile(spec.scripts(v)))) return;
       setBusy(true);
       setError(null);
       try {
         const body = spec.body(v);
         let id: string;
         if (existing) {
-          await spec.save.update(existing.id, body);
+          const updated = await spec.save.update(existing.id, body);
           id = existing.id;
           notifySuccess(`“${v.name.trim()}” saved`);
+          notifyScriptWarnings(updated ? updated.warnings : undefined);
         } else {
-          id = (await spec.save.create(body)).id;
+          const created = await spec.save.create(body);
+          id = created.id;
           notifySuccess(`${kind.noun.charAt(0).toUpperCase()}${kind.noun.slice(1)} “${v.name.trim()}” created`);
+          notifyScriptWarnings(created.warnings);
         }
         form.resetDirty();
         await invalidateKind(qc, kind);

@@ -1,19 +1,36 @@
 // A tracker script (configurator, extractor) in the lazy CodeMirror editor, with insertable examples and the
-// 51,200-byte limit counted as you type. Empty means "no script" (the API stores null).
+// 51,200-byte limit counted as you type, syntax errors marked as you type (where it runs: `runtime`). Empty means
+// "no script" (the API stores null).
 import { Button, Group, Menu, Text } from "@mantine/core";
 import { modals } from "@mantine/modals";
 import type { ReactNode } from "react";
 import { CodeEditor } from "../../components/code-editor/code-editor";
 import { utf8Length } from "../../components/format";
+import type { ScriptRuntime } from "../../components/code-editor/script-syntax";
 
 export const MAX_SCRIPT_BYTES = 51_200;
 
-export interface ScriptExample {
-  label: string;
-  code: string;
-}
+export type { ScriptExample } from "./script-example";
+import type { ScriptExample } from "./script-example";
 
-export function ScriptField({ label, description, value, onChange, examples, error }: { label: string; description: ReactNode; value: string; onChange: (v: string) => void; examples: ScriptExample[]; error?: ReactNode }) {
+export function ScriptField({
+  label,
+  description,
+  value,
+  onChange,
+  examples,
+  error,
+  runtime,
+}: {
+  label: string;
+  description: ReactNode;
+  value: string;
+  onChange: (v: string) => void;
+  examples: ScriptExample[];
+  error?: ReactNode;
+  /** Where it runs: syntax errors are marked as you type, checked as it will run. */
+  runtime: ScriptRuntime;
+}) {
   const size = utf8Length(value);
   const insert = (ex: ScriptExample) => {
     if (value.trim() === "") return onChange(ex.code);
@@ -50,6 +67,7 @@ export function ScriptField({ label, description, value, onChange, examples, err
       </Group>
       <CodeEditor
         label={label}
+        lint={runtime}
         value={value}
         onChange={onChange}
         minHeight={value === "" ? 90 : 200}

@@ -49,6 +49,10 @@ export class ApiTrackersService extends TrackerKindService<ApiTarget> {
       timeout: API_TIMEOUT,
       parseTarget,
       maxCount: (limits) => limits.max_api_trackers,
+      scripts: (t) => [
+        ...(t.configurator !== undefined ? [{ field: "target.configurator", source: t.configurator, runtime: "quickjs" as const }] : []),
+        ...(t.extractor !== undefined ? [{ field: "target.extractor", source: t.extractor, runtime: "quickjs" as const }] : []),
+      ],
     });
     this.fetch = deps.fetch ?? outboundFetch;
   }

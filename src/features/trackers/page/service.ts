@@ -41,6 +41,7 @@ export class PageTrackersService extends TrackerKindService<PageTarget> {
       timeout: PAGE_TIMEOUT,
       parseTarget: parsePageTarget,
       maxCount: (limits) => limits.max_page_trackers,
+      scripts: (t) => (t.extractor !== undefined ? [{ field: "target.extractor", source: t.extractor, runtime: "chromium" }] : []),
     });
   }
 
