@@ -43,6 +43,7 @@ describe("defaults", () => {
       max_import_bytes: 10_485_760,
       trust_proxy: false,
       log_level: "info",
+      work_threads: 0,
     });
     expect(cfg.responders).toEqual({ domain: "localhost", url_style: "subdomain", capture: "batched" });
     expect(cfg.security).toEqual({

@@ -72,6 +72,8 @@ export const ConfigSchema = T.Object(
       max_import_bytes: T.Integer({ minimum: 1024, default: 10_485_760 }),
       trust_proxy: T.Boolean({ default: false }),
       log_level: T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")], { default: "info" }),
+      // Threads of the work pool (src/platform/work): imports, KDFs, PKCS, large CSP evaluations; 0 = number of CPUs.
+      work_threads: T.Integer({ minimum: 0, maximum: 256, default: 0 }),
     }),
     database: section({
       url: T.String({ default: "" }),

@@ -35,7 +35,7 @@ export const ERROR_CODES: readonly ErrorCode[] = [
   "SCHEDULE_TOO_FREQUENT", "BAD_PASSPHRASE", "ALGORITHM_UNAVAILABLE", "BAD_PASSWORD", "WEAK_PASSWORD", "INVALID_TOKEN", "EMAIL_TAKEN",
   "HANDLE_TAKEN", "VERIFICATION_FAILED", "COOLDOWN", "UNAUTHENTICATED", "FORBIDDEN", "NOT_OPERATOR", "API_KEY_NOT_ALLOWED", "NO_USER",
   "SIGNUP_CLOSED", "NOT_ACTIVATED", "SIGNUP_RESERVED", "MAIL_NOT_CONFIGURED", "NOT_FOUND", "DUPLICATE_NAME", "CONFLICT",
-  "PAYLOAD_TOO_LARGE", "RATE_LIMITED", "INTERNAL",
+  "PAYLOAD_TOO_LARGE", "RATE_LIMITED", "UNAVAILABLE", "INTERNAL",
 ];
 
 const ERROR_SCHEMA = {
@@ -70,6 +70,7 @@ const STATUS_TEXT: Record<number, string> = {
   413: "Request body too large",
   429: "Too many requests (see Retry-After)",
   500: "Internal error",
+  503: "Busy: the work queue is full, or the work took too long (see Retry-After)",
 };
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
