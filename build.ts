@@ -72,8 +72,9 @@ console.log(
 );
 
 const result = await Bun.build({
-  // The sandbox worker is a separate entrypoint: Bun embeds it and the pool finds it at /$bunfs/root/sandbox/worker.js.
-  entrypoints: [resolve(root, "src/main.ts"), resolve(root, "src/sandbox/worker.ts")],
+  // The sandbox worker and the work pool's worker are separate entrypoints: Bun embeds them and the pools find them at
+  // /$bunfs/root/sandbox/worker.js and /$bunfs/root/work-tasks.js.
+  entrypoints: [resolve(root, "src/main.ts"), resolve(root, "src/sandbox/worker.ts"), resolve(root, "src/work-tasks.ts")],
   compile: {
     outfile,
     ...(values.target ? { target: values.target as Bun.Build.CompileTarget } : {}),

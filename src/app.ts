@@ -11,6 +11,10 @@ import { uiPlugin } from "./platform/ui/serve";
 import { smtpTransport } from "./platform/mail/transport";
 import { HTTP_IDLE_TIMEOUT_SEC, type Runtime } from "./platform/runtime";
 import { ScriptPool } from "./sandbox/pool";
+import { availableParallelism } from "node:os";
+import { SqliteDb } from "./platform/db/sqlite";
+import { WorkPool, workerEntry } from "./platform/work/pool";
+import type { WorkEnv } from "./work-tasks";
 import { messagesRoutes } from "./features/messages/routes";
 import { MessagesService } from "./features/messages/service";
 import { notificationEmailRoutes } from "./features/notification-email/routes";
@@ -57,6 +61,14 @@ export function createServices(rt: Runtime) {
   const notificationEmail = new NotificationEmailService(rt, users, settings, outbox);
   const messages = new MessagesService(rt, outbox);
   const shares = new Shares(rt.db, rt.clock);
+  // The work pool for CPU-heavy requests (imports, KDFs, PKCS, large CSP evaluations); threads start on demand.
+  const work = new WorkPool({
+    threads: rt.config.server.work_threads || availableParallelism(),
+    entry: workerEntry("work-tasks.js", new URL("./work-tasks.ts", import.meta.url)),
+    ...(rt.db instanceof SqliteDb ? { sqlitePath: rt.db.raw.filename } : {}),
+    env: { config: rt.config } satisfies WorkEnv,
+    log: rt.log,
+  });
   // The QuickJS worker pool; workers start on the first script.
   const sandbox = new ScriptPool({
     workers: rt.config.scripts.workers,
@@ -67,8 +79,8 @@ export function createServices(rt: Runtime) {
     log: rt.log,
     clock: rt.clock,
   });
-  const certificates = new CertificatesService(rt, tags, shares);
-  const csp = new CspService(rt, tags, shares);
+  const certificates = new CertificatesService(rt, tags, shares, work);
+  const csp = new CspService(rt, tags, shares, work);
   const responders = new RespondersService(rt, {
     tags,
     secrets,
@@ -89,7 +101,7 @@ export function createServices(rt: Runtime) {
       byEmail: (e) => users.byEmail(e),
     },
   });
-  return { rt, instances, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages, shares, certificates, csp, responders, trackers, sandbox, userData, search };
+  return { rt, instances, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages, shares, work, certificates, csp, responders, trackers, sandbox, userData, search };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -147,6 +159,7 @@ export async function stopBackground(services: Services) {
   const left = await services.responders.drain(SHUTDOWN_GRACE_MS);
   if (left > 0) services.rt.log.warn("responders: scripts still running at shutdown are ended", { hits: left });
   await services.sandbox.close();
+  await services.work.close();
   await services.responders.stop();
   await services.outbox.stop();
   await services.instances.stop();
