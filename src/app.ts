@@ -90,7 +90,7 @@ export function createServices(rt: Runtime) {
     deleteKv: async (tx, ownerId) => sandbox.kv?.deleteOwner(ownerId, tx),
   });
   const trackers = new TrackersService(rt, { tags, secrets, users, notificationEmail, scripts: sandbox });
-  const userData = new UserDataService(rt, { tags, secrets, scripts, settings, responders, certificates, csp, trackers, users });
+  const userData = new UserDataService(rt, { tags, secrets, scripts, settings, responders, certificates, csp, trackers, users }, work);
   const search = new SearchService(rt, { tags, secrets, scripts, responders, certificates, csp, trackers });
   const auth = authPlugin({
     config: rt.config,
