@@ -1,8 +1,11 @@
 // Tracked request records (supplement §11.10), the history window the UI polls with (`_history?after=&before=&limit=`,
 // an addition), and their HAR 1.2 export (§11.12). Pure mapping from stored rows and query text; no I/O.
+// A HAR can hold 1,000 records with two bodies of max_tracked_body_bytes each: HarDocument writes it entry by entry
+// as the response is read (`chunks()`, giving the event loop back every few ms), never as one string.
 import { invalid } from "../../platform/http/errors";
 import { isUuid } from "../../platform/http/ids";
 import type { TrackedRow } from "./store";
+import { TimeSlice } from "../../platform/work/slice";
 
 export type HeaderPair = [string, string];
 
@@ -145,60 +148,94 @@ export interface HarOptions {
 }
 
 /** HAR 1.2 document of the records, oldest first (`rows` must already be oldest first). */
-export function buildHar(rows: TrackedRow[], opts: HarOptions) {
-  const entries = rows.map((r) => {
-    const reqHeaders = parseHeaders(r.headers);
-    const reqMime = headerValue(reqHeaders, "content-type");
-    const request = {
-      method: r.method,
-      url: `${opts.baseUrl}${r.path}${r.raw_query ? `?${r.raw_query}` : ""}`,
+export function buildHar(rows: TrackedRow[], opts: HarOptions): HarDocument {
+  return new HarDocument(rows, opts);
+}
+
+/** A HAR 1.2 document, serialized lazily: `JSON.stringify(doc)` gives the whole text (toJSON), `chunks()` the same
+ *  text piece by piece (one entry per piece, the rows released as they are written). */
+export class HarDocument {
+  constructor(
+    private rows: (TrackedRow | undefined)[],
+    private readonly opts: HarOptions,
+  ) {}
+
+  private head() {
+    return { version: "1.2", creator: { name: "Secbox", version: this.opts.version } };
+  }
+
+  toJSON() {
+    return { log: { ...this.head(), entries: this.rows.map((r) => harEntry(r!, this.opts)) } };
+  }
+
+  /** The same text as JSON.stringify(this), written entry by entry; once only (rows are dropped as they go). */
+  async *chunks(): AsyncGenerator<string> {
+    const slice = new TimeSlice();
+    const head = JSON.stringify({ log: { ...this.head(), entries: [] } });
+    yield head.slice(0, -3); // ..."entries":[
+    const rows = this.rows;
+    this.rows = [];
+    for (let i = 0; i < rows.length; i++) {
+      const text = JSON.stringify(harEntry(rows[i]!, this.opts));
+      rows[i] = undefined;
+      yield i === 0 ? text : `,${text}`;
+      await slice.tick();
+    }
+    yield "]}}";
+  }
+}
+
+function harEntry(r: TrackedRow, opts: HarOptions) {
+  const reqHeaders = parseHeaders(r.headers);
+  const reqMime = headerValue(reqHeaders, "content-type");
+  const request = {
+    method: r.method,
+    url: `${opts.baseUrl}${r.path}${r.raw_query ? `?${r.raw_query}` : ""}`,
+    httpVersion: "HTTP/1.1",
+    cookies: [],
+    headers: toHarHeaders(reqHeaders),
+    queryString: queryString(r.raw_query),
+    ...(r.body_size > 0 ? { postData: { mimeType: reqMime, ...harBody(r.body, reqMime) } } : {}),
+    headersSize: -1,
+    bodySize: r.body_size,
+  };
+  let response;
+  if (r.response_status !== null) {
+    const resHeaders = parseHeaders(r.response_headers);
+    const resMime = headerValue(resHeaders, "content-type");
+    response = {
+      status: r.response_status,
+      statusText: "",
       httpVersion: "HTTP/1.1",
       cookies: [],
-      headers: toHarHeaders(reqHeaders),
-      queryString: queryString(r.raw_query),
-      ...(r.body_size > 0 ? { postData: { mimeType: reqMime, ...harBody(r.body, reqMime) } } : {}),
+      headers: toHarHeaders(resHeaders),
+      // a response sent without a body (HEAD, 204, 304: recorded with bodySize 0) has no text
+      content: { size: r.response_body_size ?? 0, mimeType: resMime, ...((r.response_body_size ?? 0) > 0 ? harBody(r.response_body, resMime) : {}) },
+      redirectURL: "",
       headersSize: -1,
-      bodySize: r.body_size,
+      bodySize: r.response_body_size ?? 0,
     };
-    let response;
-    if (r.response_status !== null) {
-      const resHeaders = parseHeaders(r.response_headers);
-      const resMime = headerValue(resHeaders, "content-type");
-      response = {
-        status: r.response_status,
-        statusText: "",
-        httpVersion: "HTTP/1.1",
-        cookies: [],
-        headers: toHarHeaders(resHeaders),
-        // a response sent without a body (HEAD, 204, 304: recorded with bodySize 0) has no text
-        content: { size: r.response_body_size ?? 0, mimeType: resMime, ...((r.response_body_size ?? 0) > 0 ? harBody(r.response_body, resMime) : {}) },
-        redirectURL: "",
-        headersSize: -1,
-        bodySize: r.response_body_size ?? 0,
-      };
-    } else {
-      response = {
-        status: 0,
-        statusText: "Not tracked",
-        httpVersion: "HTTP/1.1",
-        cookies: [],
-        headers: [],
-        content: { size: 0, mimeType: "" },
-        redirectURL: "",
-        headersSize: -1,
-        bodySize: -1,
-      };
-    }
-    return {
-      startedDateTime: new Date(r.created_at_ms ?? r.created_at * 1000).toISOString(),
-      time: r.duration_ms,
-      request,
-      response,
-      cache: {},
-      timings: { send: 0, wait: r.duration_ms, receive: 0 },
+  } else {
+    response = {
+      status: 0,
+      statusText: "Not tracked",
+      httpVersion: "HTTP/1.1",
+      cookies: [],
+      headers: [],
+      content: { size: 0, mimeType: "" },
+      redirectURL: "",
+      headersSize: -1,
+      bodySize: -1,
     };
-  });
-  return { log: { version: "1.2", creator: { name: "Secbox", version: opts.version }, entries } };
+  }
+  return {
+    startedDateTime: new Date(r.created_at_ms ?? r.created_at * 1000).toISOString(),
+    time: r.duration_ms,
+    request,
+    response,
+    cache: {},
+    timings: { send: 0, wait: r.duration_ms, receive: 0 },
+  };
 }
 
 /** `attachment; filename="<name>-history.har"; filename*=UTF-8''…` (§11.12). */

@@ -9,7 +9,7 @@ import { HeaderPair, looseBody, media, Named, op, Opt, Page, StringEnum, T, Unix
 import { listQueryParams, ListQuerySchema } from "../../platform/http/list-query";
 import { SecretsSelector, SecretsSelectorParam } from "../secrets/routes";
 import { TaggedMembers, TagIdsParam } from "../tags/routes";
-import { HISTORY_MAX_LIMIT } from "./har";
+import { HarDocument, HISTORY_MAX_LIMIT } from "./har";
 import { RESPONDER_METHODS, STANDARD_METHODS } from "./match";
 import { TRY_MAX_BODY_BYTES, TRY_MAX_RESPONSE_BYTES } from "./try-request";
 
@@ -172,6 +172,22 @@ const RESPONDER_EXAMPLE = {
 };
 const tags = ["webhooks"];
 
+
+/** UTF-8 stream of text chunks, pulled as the client reads (backpressure). */
+function textStream(chunks: AsyncGenerator<string>): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  return new ReadableStream({
+    async pull(controller) {
+      const { value, done } = await chunks.next();
+      if (done) controller.close();
+      else controller.enqueue(encoder.encode(value));
+    },
+    async cancel() {
+      await chunks.return(undefined);
+    },
+  });
+}
+
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface RespondersRoutesDeps {
   auth: AuthPlugin;
@@ -284,7 +300,8 @@ export const respondersRoutes = ({ auth, responders }: RespondersRoutesDeps) =>
       "/api/webhooks/responders/:responder_id/_har",
       async ({ user, params }) => {
         const { har, contentDisposition } = await responders.har(user, params.responder_id);
-        return new Response(JSON.stringify(har), {
+        // Written entry by entry while the client reads (har.ts), never as one string on the event loop.
+        return new Response(har instanceof HarDocument ? textStream(har.chunks()) : JSON.stringify(har), {
           headers: { "content-type": "application/json; charset=utf-8", "content-disposition": contentDisposition },
         });
       },

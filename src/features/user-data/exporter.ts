@@ -1,7 +1,9 @@
 // Export (supplement §19.1, §19.2). `collect()` reads the user's entities through their services (bounded by the
 // tier's count limits) and checks the request; `fileChunks()` then writes the file as a stream of text chunks:
 // responder history and tracker revisions — the part that grows with use (1,000 responders × 100 records is a few
-// hundred MB) — are read page by page while the stream is consumed, so the whole file is never held in memory.
+// hundred MB) — are read page by page while the stream is consumed, so the whole file is never held in memory, and
+// the writer gives the event loop back every few ms (platform/work/slice.ts): a record holds up to two bodies of
+// max_tracked_body_bytes, so pages are small and no turn of the loop encodes more than a few of them.
 import type { TaggableType } from "../tags/service";
 import { toBase64 } from "../../platform/crypto/base64";
 import { invalid } from "../../platform/http/errors";
@@ -9,6 +11,7 @@ import { isUuid } from "../../platform/http/ids";
 import type { UserDataDeps } from "./entities";
 import { ENTITY_TYPES, FILE_FORMAT, FILE_VERSION, isObject, type EntityType } from "./file";
 import { sealValue, type SecretsEncryption } from "./crypto";
+import { TimeSlice } from "../../platform/work/slice";
 
 /** Types whose entities can carry history (responders) or revisions (trackers). */
 const WITH_HISTORY: readonly EntityType[] = ["responders", "pageTrackers", "apiTrackers"];
@@ -22,8 +25,9 @@ const TAG_TYPES: Partial<Record<EntityType, TaggableType>> = {
   pageTrackers: "pageTracker",
   apiTrackers: "apiTracker",
 };
-/** Records or revisions read per database query while streaming (a record holds up to 2 × max_tracked_body_bytes). */
-const PAGE = 20;
+/** Records or revisions read per database query while streaming (a record holds up to 2 × max_tracked_body_bytes:
+ *  one synchronous SQLite read of a page must stay within a few ms). */
+const PAGE = 5;
 /** Text buffered before a chunk is handed to the stream. */
 const CHUNK_CHARS = 64 * 1024;
 
@@ -172,6 +176,7 @@ export interface Encryption {
 
 /** The export file as text chunks (see the file comment). */
 export async function* fileChunks(deps: UserDataDeps, c: Collected, exportedAt: number, encryption?: Encryption): AsyncGenerator<string> {
+  const slice = new TimeSlice();
   let buffer: string[] = [];
   let size = 0;
   const put = (s: string) => {
@@ -211,11 +216,13 @@ export async function* fileChunks(deps: UserDataDeps, c: Collected, exportedAt: 
             put(`${first ? "" : ","}${JSON.stringify(rec)}`);
             first = false;
             if (size >= CHUNK_CHARS) yield drain();
+            await slice.tick();
           }
         }
         put("]}");
       }
       if (size >= CHUNK_CHARS) yield drain();
+      await slice.tick();
     }
     put("]");
   }

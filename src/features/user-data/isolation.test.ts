@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { argon2Sync, createCipheriv, generateKeyPairSync, randomBytes } from "node:crypto";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
 import { encryptedPkcs8 } from "../certificates/test-support";
-import { decryptValue, fileKey, quickUser } from "./test-support";
+import { decryptValue, fileKey, hit, quickUser } from "./test-support";
 
 let srv: TestServer;
 beforeAll(async () => {
@@ -144,6 +144,25 @@ describe("one at a time, and the loop stays free (issue 29)", () => {
     const res = await imported;
     expect(res.status).toBe(200);
     expect(res.json.results.contentSecurityPolicies.imported).toBe(20_000);
+  });
+
+  test("other requests are answered while an export with 40 records of 1 MB bodies streams", async () => {
+    const u = await quickUser(srv, { tier: "ultimate" });
+    const watcher = await quickUser(srv);
+    const created = await u.client.post("/api/webhooks/responders", {
+      name: "big",
+      location: { pathType: "=", path: "/big" },
+      method: "POST",
+      settings: { requestsToTrack: 40, statusCode: 200 },
+    });
+    expect(created.status).toBe(201);
+    const body = JSON.stringify({ data: "x".repeat(1_000_000) });
+    for (let i = 0; i < 40; i++) expect((await hit(srv, u, "/big", { method: "POST", body, headers: { "content-type": "application/json" } })).status).toBe(200);
+    const exported = u.client.post("/api/user/data/_export", { include: { responders: { type: "all", includeHistory: true } } });
+    expect(await answeredMeanwhile(watcher, exported)).toBeGreaterThanOrEqual(6);
+    const res = await exported;
+    expect(res.status).toBe(200);
+    expect(res.json.data.responders[0].history.length).toBe(40);
   });
 
   test("an import beyond a tier count limit fails on the work thread (nothing reaches the transaction), naming the first entity over it", async () => {
