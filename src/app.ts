@@ -126,7 +126,7 @@ export function createApp(services: Services) {
     .use(messagesRoutes({ auth, messages: services.messages, trustProxy }))
     .use(certificatesRoutes({ auth, certificates: services.certificates }))
     .use(cspRoutes({ auth, csp: services.csp }))
-    .use(respondersRoutes({ auth, responders: services.responders }))
+    .use(respondersRoutes({ auth, responders: services.responders, work: services.work }))
     .use(trackersRoutes({ auth, trackers: services.trackers }))
     .use(userDataRoutes({ auth, userData: services.userData }))
     .use(searchRoutes({ auth, search: services.search }));

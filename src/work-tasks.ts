@@ -59,5 +59,6 @@ if (!Bun.isMainThread)
   serveTasks({
     csp: async () => (await import("./features/csp/tasks")).cspTasks,
     certificates: async () => (await import("./features/certificates/tasks")).certificateTasks(),
+    responders: async () => (await import("./features/responders/har")).harTasks,
     "user-data": (env) => userDataModule(env as WorkEnv),
   });

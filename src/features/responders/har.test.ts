@@ -35,14 +35,20 @@ const row = (i: number, body: Uint8Array | null, response: Uint8Array | null): T
   }) as TrackedRow;
 
 describe("HAR written entry by entry", () => {
-  test("chunks() join to JSON.stringify of the document (empty, text and binary bodies, untracked responses)", async () => {
-    const rows = [row(1, new TextEncoder().encode('{"x":"é"}'), new TextEncoder().encode("ok")), row(2, new Uint8Array([0, 255, 7]), null), row(3, null, new Uint8Array(0))];
-    for (const list of [[], rows]) {
+  test("chunks() join to JSON.stringify of the document (empty, text and binary bodies, untracked responses), also rendered on the pool", async () => {
+    const rows = () => [row(1, new TextEncoder().encode('{"x":"é"}'), new TextEncoder().encode("ok")), row(2, new Uint8Array([0, 255, 7]), null), row(3, null, new Uint8Array(0))];
+    for (const list of [[], rows()]) {
       const whole = JSON.stringify(buildHar(list, { baseUrl: "https://h.example", version: "1" }));
-      let streamed = "";
-      for await (const chunk of buildHar(list, { baseUrl: "https://h.example", version: "1" }).chunks()) streamed += chunk;
-      expect(streamed).toBe(whole);
-      expect(JSON.parse(streamed).log.entries.length).toBe(list.length);
+      // on the event loop, and rendered on the server's work pool
+      for (const pool of [undefined, { work: srv.services.work, owner: "har-test" }]) {
+        const parts: Uint8Array[] = [];
+        // a document is written once (its rows are released as they go): a fresh one each time
+        for await (const chunk of buildHar(list.length === 0 ? [] : rows(), { baseUrl: "https://h.example", version: "1" }).chunks(pool))
+          parts.push(typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk);
+        const streamed = new TextDecoder().decode(Buffer.concat(parts));
+        expect(streamed).toBe(whole);
+        expect(JSON.parse(streamed).log.entries.length).toBe(list.length);
+      }
     }
   });
 

@@ -10,6 +10,7 @@ import { listQueryParams, ListQuerySchema } from "../../platform/http/list-query
 import { SecretsSelector, SecretsSelectorParam } from "../secrets/routes";
 import { TaggedMembers, TagIdsParam } from "../tags/routes";
 import { HarDocument, HISTORY_MAX_LIMIT } from "./har";
+import type { Work } from "../../platform/work/pool";
 import { RESPONDER_METHODS, STANDARD_METHODS } from "./match";
 import { TRY_MAX_BODY_BYTES, TRY_MAX_RESPONSE_BYTES } from "./try-request";
 
@@ -173,14 +174,14 @@ const RESPONDER_EXAMPLE = {
 const tags = ["webhooks"];
 
 
-/** UTF-8 stream of text chunks, pulled as the client reads (backpressure). */
-function textStream(chunks: AsyncGenerator<string>): ReadableStream<Uint8Array> {
+/** UTF-8 stream of text (or already encoded) chunks, pulled as the client reads (backpressure). */
+function textStream(chunks: AsyncGenerator<string | Uint8Array>): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   return new ReadableStream({
     async pull(controller) {
       const { value, done } = await chunks.next();
       if (done) controller.close();
-      else controller.enqueue(encoder.encode(value));
+      else controller.enqueue(typeof value === "string" ? encoder.encode(value) : value);
     },
     async cancel() {
       await chunks.return(undefined);
@@ -192,9 +193,11 @@ function textStream(chunks: AsyncGenerator<string>): ReadableStream<Uint8Array> 
 export interface RespondersRoutesDeps {
   auth: AuthPlugin;
   responders: RespondersService;
+  /** The work pool: HAR entries are rendered there (absent: on the event loop, one entry per turn). */
+  work?: Work;
 }
 
-export const respondersRoutes = ({ auth, responders }: RespondersRoutesDeps) =>
+export const respondersRoutes = ({ auth, responders, work }: RespondersRoutesDeps) =>
   new Elysia({ name: "feature/responders" })
     .use(auth)
     .get("/api/webhooks/responders", ({ user, query }) => responders.list(user, query), {
@@ -300,8 +303,8 @@ export const respondersRoutes = ({ auth, responders }: RespondersRoutesDeps) =>
       "/api/webhooks/responders/:responder_id/_har",
       async ({ user, params }) => {
         const { har, contentDisposition } = await responders.har(user, params.responder_id);
-        // Written entry by entry while the client reads (har.ts), never as one string on the event loop.
-        return new Response(har instanceof HarDocument ? textStream(har.chunks()) : JSON.stringify(har), {
+        // Written while the client reads, its entries rendered on the work pool under the user's share (har.ts).
+        return new Response(har instanceof HarDocument ? textStream(har.chunks(work && { work, owner: user.id })) : JSON.stringify(har), {
           headers: { "content-type": "application/json; charset=utf-8", "content-disposition": contentDisposition },
         });
       },

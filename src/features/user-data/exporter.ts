@@ -3,7 +3,8 @@
 // responder history and tracker revisions — the part that grows with use (1,000 responders × 100 records is a few
 // hundred MB) — are read page by page while the stream is consumed, so the whole file is never held in memory, and
 // the writer gives the event loop back every few ms (platform/work/slice.ts): a record holds up to two bodies of
-// max_tracked_body_bytes, so pages are small and no turn of the loop encodes more than a few of them.
+// max_tracked_body_bytes, so pages are small, and with a work pool each page's records are serialized there
+// (tasks.ts recordsTask, under the user's share) and only their bytes pass through the loop.
 import type { TaggableType } from "../tags/service";
 import { toBase64 } from "../../platform/crypto/base64";
 import { invalid } from "../../platform/http/errors";
@@ -12,6 +13,8 @@ import type { UserDataDeps } from "./entities";
 import { ENTITY_TYPES, FILE_FORMAT, FILE_VERSION, isObject, type EntityType } from "./file";
 import { sealValue, type SecretsEncryption } from "./crypto";
 import { TimeSlice } from "../../platform/work/slice";
+import type { Work } from "../../platform/work/pool";
+import { taskRef } from "../../platform/work/task";
 
 /** Types whose entities can carry history (responders) or revisions (trackers). */
 const WITH_HISTORY: readonly EntityType[] = ["responders", "pageTrackers", "apiTrackers"];
@@ -174,8 +177,14 @@ export interface Encryption {
   key: Uint8Array;
 }
 
-/** The export file as text chunks (see the file comment). */
-export async function* fileChunks(deps: UserDataDeps, c: Collected, exportedAt: number, encryption?: Encryption): AsyncGenerator<string> {
+/** The export file as chunks of text, or of UTF-8 bytes where `pool` serialized records (see the file comment). */
+export async function* fileChunks(
+  deps: UserDataDeps,
+  c: Collected,
+  exportedAt: number,
+  encryption?: Encryption,
+  pool?: { work: Work; owner: string },
+): AsyncGenerator<string | Uint8Array> {
   const slice = new TimeSlice();
   let buffer: string[] = [];
   let size = 0;
@@ -211,9 +220,19 @@ export async function* fileChunks(deps: UserDataDeps, c: Collected, exportedAt: 
       else {
         put(`${json.slice(0, -1)},${JSON.stringify(type === "responders" ? "history" : "revisions")}:[`);
         let first = true;
-        for await (const page of type === "responders" ? historyPages(deps, item.id as string) : revisionPages(deps, item.id as string)) {
+        const kind = type === "responders" ? "history" : "revisions";
+        for await (const page of kind === "history" ? historyPages(deps, item.id as string) : revisionPages(deps, item.id as string)) {
+          if (pool) {
+            if (!first) put(",");
+            if (size > 0) yield drain();
+            // revision bytes that own their buffer move to the thread (the page is done with here)
+            const transfer = kind === "revisions" ? ownBuffers((page as { data: Uint8Array }[]).map((r) => r.data)) : [];
+            yield new Uint8Array(await pool.work.run(pool.owner, recordsTask, { kind, items: page }, { transfer }));
+            first = false;
+            continue;
+          }
           for (const rec of page) {
-            put(`${first ? "" : ","}${JSON.stringify(rec)}`);
+            put(`${first ? "" : ","}${JSON.stringify(renderRecord(kind, rec))}`);
             first = false;
             if (size >= CHUNK_CHARS) yield drain();
             await slice.tick();
@@ -260,9 +279,24 @@ async function* revisionPages(deps: UserDataDeps, trackerId: string) {
   for (;;) {
     const rows = await deps.trackers.transfer.revisionsPage(trackerId, before, PAGE);
     if (rows.length === 0) return;
-    yield rows.map((r) => ({ createdAt: r.created_at, body: toBase64(r.data) }));
+    yield rows.map((r) => ({ createdAt: r.created_at, data: r.data }));
     if (rows.length < PAGE) return;
     const last = rows[rows.length - 1]!;
     before = { createdAt: last.created_at, id: last.id };
   }
+}
+
+/** The buffers of views that cover their whole buffer (safe to move to another thread once done with). */
+const ownBuffers = (views: Uint8Array[]): ArrayBuffer[] => [
+  ...new Set(views.filter((b) => b.byteLength > 0 && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength).map((b) => b.buffer as ArrayBuffer)),
+];
+
+/** An export's history records or revisions as the file's comma-separated JSON, in UTF-8 (a work task, tasks.ts). */
+export const recordsTask = taskRef<{ kind: "history" | "revisions"; items: unknown[] }, ArrayBuffer>("user-data.records");
+
+/** A history record as the file holds it (already), or a revision {createdAt, data} as {createdAt, body: base64}. */
+export function renderRecord(kind: "history" | "revisions", rec: unknown): unknown {
+  if (kind === "history") return rec;
+  const r = rec as { createdAt: number; data: Uint8Array };
+  return { createdAt: r.createdAt, body: toBase64(r.data) };
 }

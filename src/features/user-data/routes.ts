@@ -115,13 +115,13 @@ const keepRaw = (ctx: { body: unknown }) => {
 const BUSY: { 429: ErrorCode[]; 503: ErrorCode[] } = { 429: ["RATE_LIMITED"], 503: ["UNAVAILABLE"] };
 
 /** Pulls the next chunk only when the client reads (backpressure), so a large export is never buffered whole. */
-function streamOf(chunks: AsyncGenerator<string>): ReadableStream<Uint8Array> {
+function streamOf(chunks: AsyncGenerator<string | Uint8Array>): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   return new ReadableStream({
     async pull(controller) {
       const { value, done } = await chunks.next();
       if (done) controller.close();
-      else controller.enqueue(encoder.encode(value));
+      else controller.enqueue(typeof value === "string" ? encoder.encode(value) : value);
     },
     async cancel() {
       await chunks.return(undefined);

@@ -68,11 +68,12 @@ export class UserDataService {
 
   // ---- export (§19.1, §19.2) ----
 
-  /** Checks the request and reads the entities; the file is then produced while `chunks` is consumed. */
-  async export(userId: string, body: unknown): Promise<{ fileName: string; chunks: AsyncGenerator<string> }> {
+  /** Checks the request and reads the entities; the file is then produced while `chunks` is consumed (records
+   *  serialized on the work pool: chunks of text or of UTF-8 bytes). */
+  async export(userId: string, body: unknown): Promise<{ fileName: string; chunks: AsyncGenerator<string | Uint8Array> }> {
     const b = asBody(body);
     const include = parseInclude(b.include);
-    return this.exportWith(userId, include, passphrase(b.secretsPassphrase, "secretsPassphrase"));
+    return this.exportChunks(userId, include, passphrase(b.secretsPassphrase, "secretsPassphrase"), true);
   }
 
   /** argon2id on a work thread, under the user's share. */
@@ -81,8 +82,13 @@ export class UserDataService {
     return this.work.run(userId, userDataTask.deriveKey, { passphrase: secretsPassphrase, salt, params });
   }
 
-  /** Export of a selection (the CLI exports everything with history). */
+  /** Export of a selection as text chunks (the CLI exports everything with history). */
   async exportWith(userId: string, include: Include, secretsPassphrase: string | undefined): Promise<{ fileName: string; chunks: AsyncGenerator<string> }> {
+    const { fileName, chunks } = await this.exportChunks(userId, include, secretsPassphrase, false);
+    return { fileName, chunks: asText(chunks) };
+  }
+
+  private async exportChunks(userId: string, include: Include, secretsPassphrase: string | undefined, pooled: boolean) {
     await this.deps.responders.flushCaptures();
     const collected = await collect(this.deps, userId, include);
     let encryption;
@@ -91,7 +97,8 @@ export class UserDataService {
       encryption = { header, key: await this.derive(userId, secretsPassphrase, salt, header.kdfParams) };
     }
     const now = this.now();
-    return { fileName: exportFileName(now), chunks: fileChunks(this.deps, collected, now, encryption) };
+    const pool = pooled && this.work ? { work: this.work, owner: userId } : undefined;
+    return { fileName: exportFileName(now), chunks: fileChunks(this.deps, collected, now, encryption, pool) };
   }
 
   // ---- preview and import (§19.3, §19.4) ----
@@ -208,4 +215,9 @@ export class UserDataService {
       this.planned(user, { data }, "importAll", { mode: o.mode, ...(o.resolution ? { resolution: o.resolution } : {}), ...(o.secretsPassphrase !== undefined ? { secretsPassphrase: o.secretsPassphrase } : {}) }),
     );
   }
+}
+
+async function* asText(chunks: AsyncGenerator<string | Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  for await (const chunk of chunks) yield typeof chunk === "string" ? chunk : decoder.decode(chunk);
 }
