@@ -315,6 +315,8 @@ export const respondersRoutes = ({ auth, responders, work }: RespondersRoutesDep
           tags,
           summary: "Export the tracked history as HAR 1.2 (an attachment <name>-history.har)",
           responses: { 200: media("application/json", Har, { headers: { "Content-Disposition": { description: 'attachment; filename="<name>-history.har"' } } }) },
+          // entries are rendered on the work pool (har.ts): its queue may be full
+          errors: { 429: ["RATE_LIMITED"], 503: ["UNAVAILABLE"] },
         }),
       },
     );
