@@ -97,7 +97,7 @@ export class UserDataService {
       encryption = { header, key: await this.derive(userId, secretsPassphrase, salt, header.kdfParams) };
     }
     const now = this.now();
-    const pool = pooled && this.work ? { work: this.work, owner: userId } : undefined;
+    const pool = pooled && this.work ? { work: this.work, owner: userId, reads: this.rt.db.dialect === "sqlite" } : undefined;
     return { fileName: exportFileName(now), chunks: fileChunks(this.deps, collected, now, encryption, pool) };
   }
 

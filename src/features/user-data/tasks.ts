@@ -7,7 +7,7 @@ import { implement, taskRef, transfer, type TaskContext, type TaskImpl } from ".
 import { deriveKeySync, type KdfParams } from "./crypto";
 import { createHandlers, type TypeHandler, type UserDataDeps } from "./entities";
 import type { EntityType } from "./file";
-import { recordsTask, renderRecord } from "./exporter";
+import { recordPage, recordPageTask, recordsTask, renderRecord } from "./exporter";
 import { analyzeRequest, type AnalyzeInput, type AnalyzeOutput } from "./plan";
 
 export const userDataTask = {
@@ -15,10 +15,9 @@ export const userDataTask = {
   deriveKey: taskRef<{ passphrase: string; salt: Uint8Array; params: KdfParams }, Uint8Array>("user-data.deriveKey"),
 };
 
-function renderRecords({ kind, items }: { kind: "history" | "revisions"; items: unknown[] }) {
+function rendered(kind: "history" | "revisions", items: unknown[]): ArrayBuffer {
   const bytes = new TextEncoder().encode(items.map((r) => JSON.stringify(renderRecord(kind, r))).join(","));
-  const buf = bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer as ArrayBuffer);
-  return transfer(buf, [buf]);
+  return bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer as ArrayBuffer);
 }
 
 /** `servicesFor(ctx)`: the services whose rules the checks call, built once per thread by the composition root, and
@@ -33,6 +32,15 @@ export function userDataTasks(servicesFor: (ctx: TaskContext) => { deps: UserDat
       return transfer(out.output, out.transfer);
     }),
     implement(userDataTask.deriveKey, ({ passphrase, salt, params }) => deriveKeySync(passphrase, salt, params)),
-    implement(recordsTask, renderRecords),
+    implement(recordsTask, ({ kind, items }) => {
+      const buf = rendered(kind, items);
+      return transfer(buf, [buf]);
+    }),
+    // read on this thread's own connection (SQLite) through the features' services, then written
+    implement(recordPageTask, async (p, ctx) => {
+      const { items, next } = await recordPage(servicesFor(ctx).deps, p);
+      const buf = rendered(p.kind, items);
+      return transfer({ bytes: buf, count: items.length, next }, [buf]);
+    }),
   ];
 }
