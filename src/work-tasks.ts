@@ -29,30 +29,30 @@ function noDatabase(): Db {
 }
 
 async function userDataModule(env: WorkEnv) {
-  const [{ userDataTasks }, { createServices }, { SecretBox }, { createLogger }, { systemClock, VERSION }] = await Promise.all([
-    import("./features/user-data/tasks"),
-    import("./app"),
-    import("./platform/crypto/secret-box"),
-    import("./platform/log"),
-    import("./platform/runtime"),
-  ]);
+  const { userDataTasks } = await import("./features/user-data/tasks");
   const sqlite = env.config.database.url === "";
-  let built: { deps: ReturnType<typeof createServices>["userData"]["deps"]; db: Db | undefined } | undefined;
-  return userDataTasks((ctx: TaskContext) => {
-    if (!built) {
-      const db = sqlite ? ctx.db() : noDatabase();
-      const services = createServices({
-        config: env.config,
-        db,
-        clock: systemClock,
-        secretBox: new SecretBox(new Uint8Array(randomBytes(32))),
-        log: createLogger(env.config.server.log_level),
-        version: VERSION,
-      });
-      built = { deps: services.userData.deps, db: sqlite ? db : undefined };
-    }
-    return built;
-  });
+  type Built = { deps: ReturnType<typeof import("./app").createServices>["userData"]["deps"]; db: Db | undefined };
+  let built: Promise<Built> | undefined;
+  // the services (and the whole app's modules) only for the tasks that check or read: not for argon2id alone
+  const build = async (ctx: TaskContext): Promise<Built> => {
+    const [{ createServices }, { SecretBox }, { createLogger }, { systemClock, VERSION }] = await Promise.all([
+      import("./app"),
+      import("./platform/crypto/secret-box"),
+      import("./platform/log"),
+      import("./platform/runtime"),
+    ]);
+    const db = sqlite ? ctx.db() : noDatabase();
+    const services = createServices({
+      config: env.config,
+      db,
+      clock: systemClock,
+      secretBox: new SecretBox(new Uint8Array(randomBytes(32))),
+      log: createLogger(env.config.server.log_level),
+      version: VERSION,
+    });
+    return { deps: services.userData.deps, db: sqlite ? db : undefined };
+  };
+  return userDataTasks((ctx) => (built ??= build(ctx)));
 }
 
 if (!Bun.isMainThread)

@@ -20,13 +20,13 @@ function rendered(kind: "history" | "revisions", items: unknown[]): ArrayBuffer 
   return bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer as ArrayBuffer);
 }
 
-/** `servicesFor(ctx)`: the services whose rules the checks call, built once per thread by the composition root, and
- *  the thread's database connection (undefined on PostgreSQL). */
-export function userDataTasks(servicesFor: (ctx: TaskContext) => { deps: UserDataDeps; db: Db | undefined }): TaskImpl[] {
+/** `servicesFor(ctx)`: the services whose rules the checks call (and whose reads the export pages use), built once
+ *  per thread by the composition root on first need, and the thread's database connection (undefined on PostgreSQL). */
+export function userDataTasks(servicesFor: (ctx: TaskContext) => Promise<{ deps: UserDataDeps; db: Db | undefined }>): TaskImpl[] {
   let handlers: Record<EntityType, TypeHandler> | undefined;
   return [
     implement(userDataTask.analyze, async (input, ctx) => {
-      const { deps, db } = servicesFor(ctx);
+      const { deps, db } = await servicesFor(ctx);
       handlers ??= createHandlers(deps);
       const out = await analyzeRequest(input, { deps, handlers, db });
       return transfer(out.output, out.transfer);
@@ -38,7 +38,7 @@ export function userDataTasks(servicesFor: (ctx: TaskContext) => { deps: UserDat
     }),
     // read on this thread's own connection (SQLite) through the features' services, then written
     implement(recordPageTask, async (p, ctx) => {
-      const { items, next } = await recordPage(servicesFor(ctx).deps, p);
+      const { items, next } = await recordPage((await servicesFor(ctx)).deps, p);
       const buf = rendered(p.kind, items);
       return transfer({ bytes: buf, count: items.length, next }, [buf]);
     }),
