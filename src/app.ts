@@ -17,6 +17,10 @@ import { StorageQuota } from "./platform/storage/quota";
 import { ScriptPool } from "./sandbox/pool";
 import { scriptChecker } from "./sandbox/syntax";
 import { extractorForms } from "./features/trackers/page/extractor";
+import { availableParallelism } from "node:os";
+import { SqliteDb } from "./platform/db/sqlite";
+import { WorkPool, workerEntry } from "./platform/work/pool";
+import type { WorkEnv } from "./work-tasks";
 import { messagesRoutes } from "./features/messages/routes";
 import { MessagesService } from "./features/messages/service";
 import { notificationEmailRoutes } from "./features/notification-email/routes";
@@ -75,6 +79,14 @@ export function createServices(rt: Runtime) {
     diskDir: rt.db.dialect === "sqlite" ? rt.config.server.data_dir : null,
     minFreeDiskMib: rt.config.server.min_free_disk_mib,
   });
+  // The work pool for CPU-heavy requests (imports, KDFs, PKCS, large CSP evaluations); threads start on demand.
+  const work = new WorkPool({
+    threads: rt.config.server.work_threads || availableParallelism(),
+    entry: workerEntry("work-tasks.js", new URL("./work-tasks.ts", import.meta.url)),
+    ...(rt.db instanceof SqliteDb ? { sqlitePath: rt.db.raw.filename } : {}),
+    env: { config: rt.config } satisfies WorkEnv,
+    log: rt.log,
+  });
   // The QuickJS worker pool; workers start on the first script.
   const sandbox = new ScriptPool({
     workers: rt.config.scripts.workers,
@@ -88,8 +100,8 @@ export function createServices(rt: Runtime) {
   // Syntax warnings on save (§27): compiled in the pool's workers; page extractors parsed in the page's forms.
   const checkScripts = scriptChecker(sandbox, extractorForms);
   const scripts = new ScriptsService(rt, tags, checkScripts);
-  const certificates = new CertificatesService(rt, tags, shares);
-  const csp = new CspService(rt, tags, shares);
+  const certificates = new CertificatesService(rt, tags, shares, work);
+  const csp = new CspService(rt, tags, shares, work);
   const responders = new RespondersService(rt, {
     tags,
     secrets,
@@ -103,7 +115,7 @@ export function createServices(rt: Runtime) {
   // Secbox.kv data counts against the responder's user (KV owners are responders).
   sandbox.kv?.useStorage({ quota: storage, userOf: (owner) => responders.ownerOf(owner), ownersOf: (db, userId) => responders.idsOfUser(db, userId) });
   const trackers = new TrackersService(rt, { tags, secrets, users, notificationEmail, scripts: sandbox, storage, checkScripts });
-  const userData = new UserDataService(rt, { tags, secrets, scripts, settings, responders, certificates, csp, trackers, users, storage });
+  const userData = new UserDataService(rt, { tags, secrets, scripts, settings, responders, certificates, csp, trackers, users, storage }, work);
   const search = new SearchService(rt);
   const auth = authPlugin({
     config: rt.config,
@@ -114,7 +126,7 @@ export function createServices(rt: Runtime) {
       byEmail: (e) => users.byEmail(e),
     },
   });
-  return { rt, instances, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages, shares, storage, certificates, csp, responders, trackers, sandbox, userData, search };
+  return { rt, instances, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages, shares, storage, work, certificates, csp, responders, trackers, sandbox, userData, search };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -141,7 +153,7 @@ export function createApp(services: Services) {
     .use(messagesRoutes({ auth, messages: services.messages, trustProxy }))
     .use(certificatesRoutes({ auth, certificates: services.certificates }))
     .use(cspRoutes({ auth, csp: services.csp }))
-    .use(respondersRoutes({ auth, responders: services.responders }))
+    .use(respondersRoutes({ auth, responders: services.responders, work: services.work }))
     .use(trackersRoutes({ auth, trackers: services.trackers }))
     .use(userDataRoutes({ auth, userData: services.userData }))
     .use(searchRoutes({ auth, search: services.search }));
@@ -175,6 +187,7 @@ export async function stopBackground(services: Services) {
   const left = await services.responders.drain(SHUTDOWN_GRACE_MS);
   if (left > 0) services.rt.log.warn("responders: scripts still running at shutdown are ended", { hits: left });
   await services.sandbox.close();
+  await services.work.close();
   await services.responders.stop();
   await services.outbox.stop();
   services.storage.stop();

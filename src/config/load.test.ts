@@ -44,6 +44,7 @@ describe("defaults", () => {
       trust_proxy: false,
       log_level: "info",
       min_free_disk_mib: 512,
+      work_threads: 0,
     });
     expect(cfg.responders).toEqual({ domain: "localhost", url_style: "subdomain", capture: "batched" });
     expect(cfg.security).toEqual({

@@ -76,6 +76,8 @@ export const ConfigSchema = T.Object(
       log_level: T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")], { default: "info" }),
       /** Free space of data_dir (SQLite) below which writes that add data answer 507 (§28); 0 = no guard. */
       min_free_disk_mib: T.Integer({ minimum: 0, default: 512 }),
+      // Threads of the work pool (src/platform/work): imports, KDFs, PKCS, large CSP evaluations; 0 = number of CPUs.
+      work_threads: T.Integer({ minimum: 0, maximum: 256, default: 0 }),
     }),
     database: section({
       url: T.String({ default: "" }),

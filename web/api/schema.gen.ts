@@ -466,7 +466,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Import a file: all or nothing (400 naming the type and sourceId, nothing changed) */
+        /**
+         * Import a file: all or nothing (400 naming the type and sourceId, nothing changed)
+         * @description One preview or import per user at a time: another one meanwhile is answered 429.
+         */
         post: operations["postUserDataImport"];
         delete?: never;
         options?: never;
@@ -483,7 +486,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** What an import of the file would do; an invalid file is 200 {valid: false, warnings} */
+        /**
+         * What an import of the file would do; an invalid file is 200 {valid: false, warnings}
+         * @description One preview or import per user at a time: another one meanwhile is answered 429.
+         */
         post: operations["postUserDataImportPreview"];
         delete?: never;
         options?: never;
@@ -1961,7 +1967,7 @@ export interface components {
             serialized?: string | null;
         };
         CspEvaluation: {
-            /** @description sorted by severity (high, medium, low, info) */
+            /** @description sorted by severity (high, medium, low, info); at most 100, the most severe */
             findings: {
                 /** @description stable kebab-case token: missing-script-src, missing-object-src, missing-base-uri, unsafe-inline, unsafe-eval, wildcard-source, insecure-scheme, data-scheme, broad-scheme, plain-url-allowlist, script-bypass-host, permissive-base-uri, strict-dynamic-without-nonce, nonce-too-short, invalid-hash, unsafe-hashes, wasm-unsafe-eval, inline-speculation-rules, missing-frame-ancestors, deprecated-directive, no-reporting, unknown-keyword, unquoted-keyword, missing-semicolon, unknown-directive, ip-source, unreadable-directive */
                 code: string;
@@ -1989,7 +1995,7 @@ export interface components {
              * @description stable token: what clients test
              * @enum {string}
              */
-            code: "INVALID_JSON" | "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "LIMIT_REACHED" | "TARGET_NOT_ALLOWED" | "UPSTREAM_FAILED" | "INVALID_SCHEDULE" | "SCHEDULE_TOO_FREQUENT" | "BAD_PASSPHRASE" | "ALGORITHM_UNAVAILABLE" | "BAD_PASSWORD" | "WEAK_PASSWORD" | "INVALID_TOKEN" | "EMAIL_TAKEN" | "HANDLE_TAKEN" | "VERIFICATION_FAILED" | "COOLDOWN" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_OPERATOR" | "API_KEY_NOT_ALLOWED" | "NO_USER" | "SIGNUP_CLOSED" | "NOT_ACTIVATED" | "SIGNUP_RESERVED" | "MAIL_NOT_CONFIGURED" | "NOT_FOUND" | "DUPLICATE_NAME" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "INSUFFICIENT_STORAGE" | "INTERNAL";
+            code: "INVALID_JSON" | "BAD_CONTENT_TYPE" | "INVALID_INPUT" | "LIMIT_REACHED" | "TARGET_NOT_ALLOWED" | "UPSTREAM_FAILED" | "INVALID_SCHEDULE" | "SCHEDULE_TOO_FREQUENT" | "BAD_PASSPHRASE" | "ALGORITHM_UNAVAILABLE" | "BAD_PASSWORD" | "WEAK_PASSWORD" | "INVALID_TOKEN" | "EMAIL_TAKEN" | "HANDLE_TAKEN" | "VERIFICATION_FAILED" | "COOLDOWN" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_OPERATOR" | "API_KEY_NOT_ALLOWED" | "NO_USER" | "SIGNUP_CLOSED" | "NOT_ACTIVATED" | "SIGNUP_RESERVED" | "MAIL_NOT_CONFIGURED" | "NOT_FOUND" | "DUPLICATE_NAME" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "INSUFFICIENT_STORAGE" | "INTERNAL" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "UNAVAILABLE" | "INTERNAL";
             /** @description human-readable; names the field when there is one (`settings.statusCode: …`) */
             message: string;
         };
@@ -4040,6 +4046,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Busy: the work queue is full, or the work took too long (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAVAILABLE";
+                    };
+                };
+            };
             /** @description The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed */
             507: {
                 headers: {
@@ -4217,6 +4247,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Too many requests (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Busy: the work queue is full, or the work took too long (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAVAILABLE";
                     };
                 };
             };
@@ -4402,6 +4456,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Too many requests (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Busy: the work queue is full, or the work took too long (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAVAILABLE";
                     };
                 };
             };
@@ -4905,6 +4983,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Too many requests (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Busy: the work queue is full, or the work took too long (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAVAILABLE";
                     };
                 };
             };
@@ -6151,6 +6253,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Busy: the work queue is full, or the work took too long (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAVAILABLE";
+                    };
+                };
+            };
         };
     };
     postUserDataImport: {
@@ -6220,6 +6346,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Too many requests (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Busy: the work queue is full, or the work took too long (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAVAILABLE";
                     };
                 };
             };
@@ -6304,6 +6454,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Too many requests (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Busy: the work queue is full, or the work took too long (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAVAILABLE";
                     };
                 };
             };
@@ -11286,6 +11460,30 @@ export interface operations {
                     };
                 };
             };
+            /** @description Too many requests (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Busy: the work queue is full, or the work took too long (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAVAILABLE";
+                    };
+                };
+            };
         };
     };
     getWebSecurityCspByPolicyId: {
@@ -12551,6 +12749,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description Too many requests (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description Busy: the work queue is full, or the work took too long (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "UNAVAILABLE";
                     };
                 };
             };

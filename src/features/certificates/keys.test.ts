@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { b64, openssl, opensslOk, scratch } from "./test-support";
+import { b64, encryptedPkcs8, openssl, opensslOk, scratch } from "./test-support";
 
 let srv: TestServer;
 let alice: TestUser;
@@ -281,5 +281,42 @@ describe("DSA without openssl", () => {
       await other.stop();
     }
     expect((await srv.anon.get("/api/status")).json.features.dsa).toBe(true);
+  });
+});
+
+describe("PBKDF2 bound of keys handed to us (§28)", () => {
+  const P256 = { keyType: "ecdsa", curve: "secp256r1" };
+  const plainKey = async () => {
+    const { generateKeyPairSync } = await import("node:crypto");
+    return new Uint8Array(generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ type: "pkcs8", format: "der" }));
+  };
+  /** A key stored before the bound existed (written through the import's own insert, which checks nothing). */
+  async function storedKey(user: TestUser, der: Uint8Array): Promise<string> {
+    const id = crypto.randomUUID();
+    const now = Math.floor(Date.now() / 1000);
+    await srv.services.certificates.keys.importInsert(srv.rt.db, user.id, id, { name: `legacy ${id}`, alg: P256 as any, encrypted: true, der }, now, now);
+    return id;
+  }
+
+  test("a stored key asking for 8,000,000 iterations: _export and a passphrase change → 400 naming the passphrase, before any derivation", async () => {
+    const id = await storedKey(alice, await encryptedPkcs8(await plainKey(), "right", 8_000_000, true));
+    const exported = await exportKey(alice, id, { format: "pem", passphrase: "right" });
+    expect(exported.status).toBe(400);
+    // not BAD_PASSPHRASE: the (fake) ciphertext was never reached
+    expect(exported.json.code).toBe("INVALID_INPUT");
+    expect(exported.json.message).toMatch(/^passphrase: .*8,000,000 PBKDF2 iterations; at most 1,000,000/);
+    const changed = await alice.client.put(`${KEYS}/${id}`, { passphrase: "right", newPassphrase: "other passphrase" });
+    expect(changed.status).toBe(400);
+    expect(changed.json.code).toBe("INVALID_INPUT");
+  });
+
+  test("1,000,000 iterations is within the bound: the stored key opens and re-encrypts", async () => {
+    const der = await plainKey();
+    const id = await storedKey(alice, await encryptedPkcs8(der, "right", 1_000_000));
+    const wrong = await exportKey(alice, id, { format: "pkcs8", passphrase: "wrong" });
+    expect(wrong.json.code).toBe("BAD_PASSPHRASE");
+    const res = await exportKey(alice, id, { format: "pkcs8", passphrase: "right" });
+    expect(res.status).toBe(200);
+    expect(Buffer.from(b64(res.json.data)).equals(Buffer.from(der))).toBe(true);
   });
 });

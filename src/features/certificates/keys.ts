@@ -1,5 +1,7 @@
 // Private keys (supplement §12.2): generated off the event loop, kept as PKCS#8 (encrypted PKCS#8 with a
 // passphrase), the blob sealed with the master key; metadata over HTTP, key material only through `_export`.
+// Passphrase work (PBKDF2 encryption and decryption, PKCS#12) runs on the work pool under the user's share
+// (tasks.ts); a stored key asking for more than 1,000,000 PBKDF2 iterations is refused before any derivation (§28).
 import type { AuthUser } from "../../platform/auth/principal";
 import type { Db } from "../../platform/db/db";
 import { duplicateName, invalid, isUniqueViolation, notFound } from "../../platform/http/errors";
@@ -12,7 +14,8 @@ import { parseKeyAlg, type KeyAlg } from "./algorithms";
 import { exportedFile, format, MIME, optionalPassphrase, type ExportedFile } from "./files";
 import { generateKeyPair } from "./keygen";
 import { derToPem, type OpenSsl } from "./openssl";
-import { BadPassphraseError, buildPkcs12, decryptPkcs8, encryptPkcs8, pkcs8Problem } from "./pkcs";
+import { BadPassphraseError, KdfCostError, pkcs8Problem } from "./pkcs";
+import type { PkcsRunner } from "./tasks";
 import { keysStore, type KeyMetaRow, type KeyRow } from "./store";
 
 export const KEY_NAME_MAX = 100;
@@ -67,6 +70,7 @@ export class PrivateKeys {
     private readonly rt: Runtime,
     private readonly tags: TagsService,
     private readonly openssl: OpenSsl,
+    private readonly pkcs: PkcsRunner,
   ) {}
 
   private async toWire(rows: KeyMetaRow[]): Promise<PrivateKey[]> {
@@ -87,9 +91,10 @@ export class PrivateKeys {
     if (row.encrypted !== 1) return blob;
     if (passphrase === undefined) throw badPassphrase(`${field}: the key is encrypted; its passphrase is required`);
     try {
-      return await decryptPkcs8(blob, passphrase);
+      return await this.pkcs.decryptPkcs8(row.user_id, blob, passphrase);
     } catch (err) {
       if (err instanceof BadPassphraseError) throw badPassphrase(`${field}: wrong passphrase`);
+      if (err instanceof KdfCostError) throw invalid(`${field}: the stored key ${err.message} (delete it and import it again with fewer)`);
       throw err;
     }
   }
@@ -116,7 +121,7 @@ export class PrivateKeys {
     // Cheap check before the (possibly long) key generation; the insert checks again.
     if (await keysStore.existsByName(this.rt.db, user.id, name)) throw duplicateName("Private key", name);
     const { pkcs8 } = await generateKeyPair(alg, this.openssl);
-    const blob = passphrase === undefined ? pkcs8 : await encryptPkcs8(pkcs8, passphrase);
+    const blob = passphrase === undefined ? pkcs8 : await this.pkcs.encryptPkcs8(user.id, pkcs8, passphrase);
     const now = nowSec(this.rt.clock);
     const id = newId();
     const row: KeyRow = { id, user_id: user.id, name, alg: JSON.stringify(alg), encrypted: passphrase === undefined ? 0 : 1, key_enc: this.seal(id, blob), created_at: now, updated_at: now };
@@ -153,7 +158,7 @@ export class PrivateKeys {
         if (!hasName && !hasTags) throw invalid("newPassphrase: the key has no passphrase to remove; nothing to change");
       } else {
         const plain = await this.unlock(current, passphrase);
-        const blob = newPassphrase === null || newPassphrase === undefined ? plain : await encryptPkcs8(plain, newPassphrase);
+        const blob = newPassphrase === null || newPassphrase === undefined ? plain : await this.pkcs.encryptPkcs8(userId, plain, newPassphrase);
         newBlob = { encrypted: newPassphrase ? 1 : 0, sealed: this.seal(id, blob) };
       }
     }
@@ -195,15 +200,15 @@ export class PrivateKeys {
     switch (fmt) {
       case "pem": {
         const pem =
-          exportPassphrase === undefined ? derToPem(pkcs8, "PRIVATE KEY") : derToPem(await encryptPkcs8(pkcs8, exportPassphrase), "ENCRYPTED PRIVATE KEY");
+          exportPassphrase === undefined ? derToPem(pkcs8, "PRIVATE KEY") : derToPem(await this.pkcs.encryptPkcs8(userId, pkcs8, exportPassphrase), "ENCRYPTED PRIVATE KEY");
         return exportedFile(fmt, row.name, "pem", MIME.pem, new TextEncoder().encode(pem));
       }
       case "pkcs8": {
-        const der = exportPassphrase === undefined ? pkcs8 : await encryptPkcs8(pkcs8, exportPassphrase);
+        const der = exportPassphrase === undefined ? pkcs8 : await this.pkcs.encryptPkcs8(userId, pkcs8, exportPassphrase);
         return exportedFile(fmt, row.name, "p8", MIME.pkcs8, der);
       }
       case "pkcs12": {
-        const pfx = await buildPkcs12({ pkcs8, friendlyName: row.name, passphrase: exportPassphrase ?? "" });
+        const pfx = await this.pkcs.buildPkcs12(userId, { pkcs8, friendlyName: row.name, passphrase: exportPassphrase ?? "" });
         return exportedFile(fmt, row.name, "pfx", MIME.pkcs12, pfx);
       }
     }

@@ -1,10 +1,18 @@
 // PKCS#8 encryption (PBES2: PBKDF2-HMAC-SHA256, 100,000 iterations, AES-256-CBC) and PKCS#12 files, with pkijs
 // (supplement §12.2, §12.4). Plain PKCS#8 bytes are never re-encoded: what goes in comes back out.
+// The server runs these on the work pool (tasks.ts): there pkijs uses sync-crypto.ts, so key derivation and the
+// PKCS#12 MAC key (100,000 SHA-256 rounds in JavaScript) cost the caller's work thread, never the event loop.
+// An encrypted key from elsewhere (an import file, a key stored before the bound) is refused above
+// MAX_PBKDF2_ITERATIONS before any derivation (§28).
 import { createPrivateKey } from "node:crypto";
 import * as asn1js from "asn1js";
 import * as pkijs from "pkijs";
 
 export const PBKDF2_ITERATIONS = 100_000;
+/** §28: more PBKDF2 iterations than this in a key handed to us → refused (400) before deriving anything. */
+export const MAX_PBKDF2_ITERATIONS = 1_000_000;
+const OID_PBES2 = "1.2.840.113549.1.5.13";
+const OID_PBKDF2 = "1.2.840.113549.1.5.12";
 const AES_256_CBC = { name: "AES-CBC", length: 256 };
 const OID_DATA = "1.2.840.113549.1.7.1";
 const OID_PKCS8_SHROUDED_KEY_BAG = "1.2.840.113549.1.12.10.1.2";
@@ -25,6 +33,48 @@ function flatOctets(os: asn1js.OctetString): asn1js.OctetString {
 /** Wrong passphrase (or not an encrypted key). */
 export class BadPassphraseError extends Error {}
 
+/** An encrypted key whose PBKDF2 iteration count is above MAX_PBKDF2_ITERATIONS (or unreadable). */
+export class KdfCostError extends Error {}
+
+/**
+ * The PBKDF2 iteration count of an EncryptedPrivateKeyInfo using PBES2 (undefined for another scheme, which
+ * decryptPkcs8 does not support and so never derives a key for); KdfCostError when its parameters cannot be read.
+ */
+export function pbkdf2Iterations(der: Uint8Array): number | undefined {
+  const value = wholeDer(der);
+  const items = value instanceof asn1js.Sequence ? value.valueBlock.value : [];
+  if (!(items[0] instanceof asn1js.Sequence)) return undefined;
+  let alg: pkijs.AlgorithmIdentifier;
+  try {
+    alg = new pkijs.AlgorithmIdentifier({ schema: items[0] });
+  } catch {
+    return undefined;
+  }
+  if (alg.algorithmId !== OID_PBES2) return undefined;
+  try {
+    const pbes2 = new pkijs.PBES2Params({ schema: alg.algorithmParams });
+    if (pbes2.keyDerivationFunc.algorithmId !== OID_PBKDF2) return undefined;
+    const n = new pkijs.PBKDF2Params({ schema: pbes2.keyDerivationFunc.algorithmParams }).iterationCount;
+    if (typeof n !== "number" || !Number.isFinite(n)) throw new Error("not a number");
+    return n;
+  } catch {
+    throw new KdfCostError("has unreadable PBES2 parameters");
+  }
+}
+
+/** Why an encrypted key's derivation is refused (above MAX_PBKDF2_ITERATIONS), or null. */
+export function kdfCostProblem(encrypted: Uint8Array): string | null {
+  let n: number | undefined;
+  try {
+    n = pbkdf2Iterations(encrypted);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  if (n !== undefined && (n < 1 || n > MAX_PBKDF2_ITERATIONS))
+    return `uses ${n.toLocaleString("en")} PBKDF2 iterations; at most ${MAX_PBKDF2_ITERATIONS.toLocaleString("en")} are accepted`;
+  return null;
+}
+
 /** EncryptedPrivateKeyInfo DER of a PKCS#8 DER key. */
 export async function encryptPkcs8(pkcs8: Uint8Array, passphrase: string): Promise<Uint8Array> {
   const info = await engine().encryptEncryptedContentInfo({
@@ -41,8 +91,11 @@ export async function encryptPkcs8(pkcs8: Uint8Array, passphrase: string): Promi
   return new Uint8Array(seq.toBER(false));
 }
 
-/** The PKCS#8 DER inside an EncryptedPrivateKeyInfo; BadPassphraseError when the passphrase does not open it. */
+/** The PKCS#8 DER inside an EncryptedPrivateKeyInfo; BadPassphraseError when the passphrase does not open it,
+ *  KdfCostError (before any derivation) when it asks for more than MAX_PBKDF2_ITERATIONS. */
 export async function decryptPkcs8(encrypted: Uint8Array, passphrase: string): Promise<Uint8Array> {
+  const cost = kdfCostProblem(encrypted);
+  if (cost) throw new KdfCostError(cost);
   const parsed = asn1js.fromBER(buf(encrypted));
   if (parsed.offset === -1 || !(parsed.result instanceof asn1js.Sequence)) throw new Error("stored key is not an EncryptedPrivateKeyInfo");
   const [alg, data] = parsed.result.valueBlock.value as [asn1js.Sequence, asn1js.OctetString];
@@ -141,7 +194,7 @@ export function pkcs8Problem(der: Uint8Array, encrypted: boolean, alg: { keyType
   if (encrypted) {
     const items = value instanceof asn1js.Sequence ? value.valueBlock.value : [];
     const ok = items.length === 2 && items[0] instanceof asn1js.Sequence && items[1] instanceof asn1js.OctetString;
-    return ok ? null : "is not an EncryptedPrivateKeyInfo";
+    return ok ? kdfCostProblem(der) : "is not an EncryptedPrivateKeyInfo";
   }
   let info: pkijs.PrivateKeyInfo;
   try {

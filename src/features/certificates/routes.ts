@@ -2,6 +2,7 @@
 // (supplement §12, interface "Certificates"). Shared operations (template GET and _generate) are declared
 // `auth: "shared"`: the share header or the owner's own credentials, never 401.
 import { Elysia } from "elysia";
+import type { ErrorCode } from "../../platform/http/errors";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { CertificatesService } from "./service";
 import { looseBody, Named, Nullable, op, Opt, Page, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
@@ -152,6 +153,9 @@ const tags = ["certificates"];
 const SHARED =
   "Shared operation: works anonymously with the X-User-Share-ID header (alias X-Secbox-Share-ID) of a live share of this template; otherwise the owner's own credentials; 404 otherwise, never 401.";
 
+/** Passphrase work runs on the work pool (tasks.ts): its queue may be full (429 for the user, 503 for all). */
+const BUSY: { 429: ErrorCode[]; 503: ErrorCode[] } = { 429: ["RATE_LIMITED"], 503: ["UNAVAILABLE"] };
+
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface CertificatesRoutesDeps {
   auth: AuthPlugin;
@@ -194,7 +198,7 @@ export const certificatesRoutes = ({ auth, certificates }: CertificatesRoutesDep
           summary: "Generate a private key",
           body: PrivateKeysCreateParams,
           responses: { 201: PrivateKey },
-          errors: { 400: ["ALGORITHM_UNAVAILABLE"], 409: ["DUPLICATE_NAME"] },
+          errors: { 400: ["ALGORITHM_UNAVAILABLE"], 409: ["DUPLICATE_NAME"], ...BUSY },
           example: { keyName: "web", alg: { keyType: "ecdsa", curve: "secp256r1" } },
         }),
       },
@@ -217,7 +221,7 @@ export const certificatesRoutes = ({ auth, certificates }: CertificatesRoutesDep
           summary: "Rename, retag, or set/change/remove the passphrase of a private key",
           body: PrivateKeysUpdateParams,
           responses: { 204: null },
-          errors: { 400: ["BAD_PASSPHRASE"], 409: ["DUPLICATE_NAME"] },
+          errors: { 400: ["BAD_PASSPHRASE"], 409: ["DUPLICATE_NAME"], ...BUSY },
         }),
       },
     )
@@ -237,7 +241,7 @@ export const certificatesRoutes = ({ auth, certificates }: CertificatesRoutesDep
         summary: "Export a private key as PEM, PKCS#8 DER or PKCS#12",
         body: PrivateKeysExportParams,
         responses: { 200: ExportedFile },
-        errors: { 400: ["BAD_PASSPHRASE"] },
+        errors: { 400: ["BAD_PASSPHRASE"], ...BUSY },
         example: { format: "pem" },
       }),
     })
@@ -318,7 +322,7 @@ export const certificatesRoutes = ({ auth, certificates }: CertificatesRoutesDep
           description: SHARED,
           body: TemplatesGenerateParams,
           responses: { 200: ExportedFile },
-          errors: { 400: ["ALGORITHM_UNAVAILABLE"] },
+          errors: { 400: ["ALGORITHM_UNAVAILABLE"], ...BUSY },
           example: { format: "pem" },
         }),
       },

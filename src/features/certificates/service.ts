@@ -5,8 +5,10 @@ import { invalid } from "../../platform/http/errors";
 import { OutboundError } from "../../platform/net/errors";
 import { fetchPeerCertificates } from "../../platform/net/tls-chain";
 import type { Runtime } from "../../platform/runtime";
+import type { Work } from "../../platform/work/pool";
 import type { TagsService } from "../tags/service";
 import { PrivateKeys } from "./keys";
+import { pkcsRunner } from "./tasks";
 import { OpenSsl } from "./openssl";
 import { CertificateTemplates } from "./templates";
 
@@ -19,10 +21,13 @@ export class CertificatesService {
     private readonly rt: Runtime,
     tags: TagsService,
     shares: Shares,
+    /** The work pool for PBKDF2 and PKCS#12 (absent: inline). */
+    work?: Work,
   ) {
     this.openssl = new OpenSsl(rt.config.certificates.openssl);
-    this.keys = new PrivateKeys(rt, tags, this.openssl);
-    this.templates = new CertificateTemplates(rt, tags, shares, this.openssl);
+    const pkcs = pkcsRunner(work);
+    this.keys = new PrivateKeys(rt, tags, this.openssl, pkcs);
+    this.templates = new CertificateTemplates(rt, tags, shares, this.openssl, pkcs);
   }
 
   /** `POST /api/certificates/_fetch`: the chain a remote HTTPS endpoint presents, PEM, leaf first (§12.5). */

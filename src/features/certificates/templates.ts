@@ -1,5 +1,6 @@
 // Certificate templates (supplement §12.3–§12.4, §12.6): CRUD, `_generate` with a fresh key pair per call in
-// every format, and sharing through the platform share mechanism.
+// every format, and sharing through the platform share mechanism. `_generate`'s passphrase work (PKCS#8
+// encryption, PKCS#12) runs on the work pool under the template owner's share (tasks.ts).
 import type { Principal, AuthUser } from "../../platform/auth/principal";
 import type { Db } from "../../platform/db/db";
 import type { Shares, UserShare } from "../../platform/auth/share";
@@ -14,7 +15,7 @@ import { createCertificate } from "./certificate";
 import { exportedFile, format, MIME, optionalPassphrase, zipTexts, type ExportedFile } from "./files";
 import { generateKeyPair } from "./keygen";
 import { derToPem, type OpenSsl } from "./openssl";
-import { buildPkcs12, encryptPkcs8 } from "./pkcs";
+import type { PkcsRunner } from "./tasks";
 import { templatesStore, type TemplateRow } from "./store";
 
 export const TEMPLATE_NAME_MAX = 100;
@@ -75,6 +76,7 @@ export class CertificateTemplates {
     private readonly tags: TagsService,
     private readonly shares: Shares,
     private readonly openssl: OpenSsl,
+    private readonly pkcs: PkcsRunner,
   ) {}
 
   private async toWire(rows: TemplateRow[]): Promise<CertificateTemplate[]> {
@@ -186,7 +188,9 @@ export class CertificateTemplates {
     if (attributes.keyAlgorithm.keyType === "dsa") this.openssl.require();
     const keys = await generateKeyPair(attributes.keyAlgorithm, this.openssl);
     const certificate = await createCertificate({ attributes, sans: sansOf(attributes), keys, openssl: this.openssl });
-    const keyDer = () => (passphrase === undefined ? Promise.resolve(keys.pkcs8) : encryptPkcs8(keys.pkcs8, passphrase));
+    // the owner's share pays (also when the caller comes through a share)
+    const owner = row.user_id;
+    const keyDer = () => (passphrase === undefined ? Promise.resolve(keys.pkcs8) : this.pkcs.encryptPkcs8(owner, keys.pkcs8, passphrase));
     switch (fmt) {
       case "pem": {
         const key = await keyDer();
@@ -199,7 +203,7 @@ export class CertificateTemplates {
       case "pkcs8":
         return exportedFile(fmt, row.name, "p8", MIME.pkcs8, await keyDer());
       case "pkcs12":
-        return exportedFile(fmt, row.name, "pfx", MIME.pkcs12, await buildPkcs12({ pkcs8: keys.pkcs8, certificate, friendlyName: row.name, passphrase: passphrase ?? "" }));
+        return exportedFile(fmt, row.name, "pfx", MIME.pkcs12, await this.pkcs.buildPkcs12(owner, { pkcs8: keys.pkcs8, certificate, friendlyName: row.name, passphrase: passphrase ?? "" }));
       case "der":
         return exportedFile(fmt, row.name, "der", MIME.der, certificate);
     }

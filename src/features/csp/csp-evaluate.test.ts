@@ -247,6 +247,64 @@ describe("csp evaluator: input", () => {
   });
 });
 
+describe("csp evaluator: cost caps (§27) and the work pool (issue 29)", () => {
+  /** A policy of about `bytes` bytes: one script-src with distinct plain-HTTP hosts (several findings each). */
+  const hostsText = (bytes: number) => {
+    const tail = "; object-src 'none'";
+    let text = "script-src";
+    for (let i = 0; ; i++) {
+      const host = ` http://h${i}.example.com`;
+      if (text.length + host.length + tail.length > bytes) break;
+      text += host;
+    }
+    return `${text}${tail}`.padEnd(bytes, " ");
+  };
+
+  test("a text above 64 KiB → 400 naming serialized; 64 KiB exactly is evaluated", async () => {
+    const over = await a.client.post(EVAL, { serialized: hostsText(65_537) });
+    expect(over.status).toBe(400);
+    expect(over.json.code).toBe("INVALID_INPUT");
+    expect(over.json.message).toMatch(/^serialized: .*65536 bytes/);
+    // bytes, not characters: 32,769 two-byte characters are 65,538 bytes
+    const wide = await a.client.post(EVAL, { serialized: `script-src 'self'; ${"é".repeat(32_769)}` });
+    expect(wide.status).toBe(400);
+    const max = await a.client.post(EVAL, { serialized: hostsText(65_536) });
+    expect(max.status).toBe(200);
+    expect(max.json.findings.length).toBeGreaterThan(0);
+  });
+
+  test("at most 100 findings, the most severe first, for text and stored policies", async () => {
+    const text = hostsText(20_000);
+    const res = await a.client.post(EVAL, { serialized: text });
+    expect(res.status).toBe(200);
+    expect(res.json.findings.length).toBe(100);
+    // the cut keeps the head of the severity order
+    const rank = { high: 0, medium: 1, low: 2, info: 3 } as Record<string, number>;
+    const ranks = res.json.findings.map((f: any) => rank[f.severity]);
+    expect(ranks).toEqual([...ranks].sort((x: number, y: number) => x - y));
+    expect(res.json.findings[0].severity).toBe("high");
+    const hosts = Array.from({ length: 400 }, (_, i) => `http://s${i}.example.com`);
+    const created = await a.client.post("/api/web_security/csp", { name: `many hosts ${newId()}`, content: { type: "directives", value: [{ name: "script-src", value: hosts }] } });
+    expect(created.status).toBe(201);
+    const stored = await a.client.post(EVAL, { policyId: created.json.id });
+    expect(stored.status).toBe(200);
+    expect(stored.json.findings.length).toBe(100);
+  });
+
+  test("a large evaluation runs on a work thread (the pool is used), a small one inline", async () => {
+    const before = srv.services.work.stats().started;
+    const small = await a.client.post(EVAL, { serialized: "script-src 'self'; object-src 'none'" });
+    expect(small.status).toBe(200);
+    expect(srv.services.work.stats().started).toBe(before);
+    const large = await a.client.post(EVAL, { serialized: hostsText(30_000) });
+    expect(large.status).toBe(200);
+    expect(srv.services.work.stats().started).toBe(before + 1);
+    // the same findings as inline evaluation would give (the first 100)
+    const { evaluateInput } = await import("./tasks");
+    expect(large.json.findings).toEqual(evaluateInput({ text: hostsText(30_000) }));
+  });
+});
+
 describe("csp evaluator: OpenAPI", () => {
   test("_evaluate is documented with its request and response schemas", async () => {
     const doc = (await srv.anon.get("/api-docs/openapi.json")).json;

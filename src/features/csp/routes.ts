@@ -97,7 +97,7 @@ export const CspEvaluateParams = Named(
   T.Object(
     {
       policyId: Opt(Uuid({ description: "a stored policy of yours" })),
-      serialized: Opt(T.String({ description: "a policy text; nothing is dropped, so unknown directives reach the checks" })),
+      serialized: Opt(T.String({ maxLength: 65_536, description: "a policy text of at most 64 KiB (UTF-8; larger → 400); nothing is dropped, so unknown directives reach the checks" })),
     },
     { description: "exactly one of policyId and serialized" },
   ),
@@ -113,7 +113,7 @@ export const CspEvaluation = Named(
         code: T.String({ description: `stable kebab-case token: ${Object.keys(CHECKS).join(", ")}` }),
         message: T.String(),
       }),
-      { description: "sorted by severity (high, medium, low, info)" },
+      { maxItems: 100, description: "sorted by severity (high, medium, low, info); at most 100, the most severe" },
     ),
   }),
 );
@@ -188,7 +188,7 @@ export const cspRoutes = ({ auth, csp }: CspRoutesDeps) =>
         description: "Findings are sorted by severity (high, medium, low, info). A strict nonce + 'strict-dynamic' policy with object-src and base-uri 'none' has no high or medium finding.",
         body: CspEvaluateParams,
         responses: { 200: CspEvaluation },
-        errors: { 404: ["NOT_FOUND"] },
+        errors: { 404: ["NOT_FOUND"], 429: ["RATE_LIMITED"], 503: ["UNAVAILABLE"] },
         example: { serialized: "script-src 'self' 'unsafe-inline'; object-src 'none'" },
       }),
     })

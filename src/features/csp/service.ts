@@ -12,8 +12,10 @@ import { nowSec, type Runtime } from "../../platform/runtime";
 import type { TagsService } from "../tags/service";
 import type { TagRef } from "../tags/store";
 import { validateDirectives, type Directive } from "./directives";
-import { evaluatePolicy, type Finding } from "./evaluate";
-import { importPolicies, parseSerialized, splitDirectives, splitPolicies } from "./import";
+import type { Finding } from "./evaluate";
+import { importPolicies, parseSerialized } from "./import";
+import { evaluateInput, evaluateSize, evaluateTask, INLINE_EVALUATE_CHARS, MAX_EVALUATE_BYTES, type EvaluateInput } from "./tasks";
+import type { Work } from "../../platform/work/pool";
 import { fetchRemotePolicies, SEVERAL_LABEL, validateRemote, type RemoteSpec } from "./remote";
 import { SERIALIZE_SOURCES, serializePolicy, type SerializeSource } from "./serialize";
 import { cspStore, type PolicyRow } from "./store";
@@ -73,6 +75,8 @@ export class CspService {
     private readonly rt: Runtime,
     private readonly tags: TagsService,
     private readonly shares: Shares,
+    /** The work pool for long evaluations (absent: everything inline). */
+    private readonly work?: Work,
   ) {}
 
   private get allowPrivate() {
@@ -218,22 +222,28 @@ export class CspService {
 
   // ---- evaluator (§13.2 `_evaluate`) ----
 
+  /** At most 100 findings (most severe first) for a text of at most 64 KiB (§27); a large input is evaluated on the
+   *  work pool under the caller's share (tasks.ts), a small one inline. */
   async evaluate(userId: string, input: { policyId?: unknown; serialized?: unknown }): Promise<{ findings: Finding[] }> {
     const hasId = present(input.policyId);
     const hasText = present(input.serialized);
     if (hasId === hasText) throw invalid("policyId, serialized: give exactly one of them");
     if (hasText) {
       if (typeof input.serialized !== "string") throw invalid("serialized: must be a string");
+      if (input.serialized.length > MAX_EVALUATE_BYTES || Buffer.byteLength(input.serialized, "utf8") > MAX_EVALUATE_BYTES)
+        throw invalid(`serialized: must be at most ${MAX_EVALUATE_BYTES} bytes (64 KiB)`);
       // As browsers read it (§13.2): the first policy, every token, directives with unreadable characters ignored.
-      const policies = splitPolicies(input.serialized);
-      const directives = policies.length > 0 ? splitDirectives(policies[0]!) : [];
-      if (directives.length === 0) throw invalid("serialized: no directive found in the policy");
-      return { findings: evaluatePolicy(directives) };
+      return { findings: await this.evaluated(userId, { text: input.serialized }) };
     }
     if (!isUuid(input.policyId)) throw invalid("policyId: must be a UUID");
     const row = await cspStore.get(this.rt.db, userId, input.policyId.toLowerCase());
     if (!row) throw notFound(WHAT);
-    return { findings: evaluatePolicy(parseDirectives(row)) };
+    return { findings: await this.evaluated(userId, { directives: parseDirectives(row) }) };
+  }
+
+  private evaluated(userId: string, input: EvaluateInput): Promise<Finding[]> | Finding[] {
+    if (!this.work || evaluateSize(input) <= INLINE_EVALUATE_CHARS) return evaluateInput(input);
+    return this.work.run(userId, evaluateTask, input);
   }
 
   // ---- helpers ----

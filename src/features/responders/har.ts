@@ -1,9 +1,16 @@
 // Tracked request records (supplement §11.10), the history window the UI polls with (`_history?after=&before=&limit=`,
 // an addition), and their HAR 1.2 export (§11.12). Pure mapping from stored rows and query text; no I/O.
+// A HAR can hold 1,000 records with two bodies of max_tracked_body_bytes each: HarDocument writes it entry by entry
+// as the response is read (`chunks()`), never as one string. Decoding and serializing 1 MB bodies costs tens of ms
+// per entry, so with a work pool the entries are rendered there (`harEntriesTask`, a few rows per task, under the
+// owner's share) and the event loop only passes the bytes on; without one, one entry per turn of the loop.
 import { invalid } from "../../platform/http/errors";
 import { isUuid } from "../../platform/http/ids";
 import { stripInvisible } from "../../platform/http/validate";
 import type { TrackedRow } from "./store";
+import { TimeSlice } from "../../platform/work/slice";
+import { implement, taskRef, transfer, type TaskImpl } from "../../platform/work/task";
+import type { Work } from "../../platform/work/pool";
 
 export type HeaderPair = [string, string];
 
@@ -146,60 +153,128 @@ export interface HarOptions {
 }
 
 /** HAR 1.2 document of the records, oldest first (`rows` must already be oldest first). */
-export function buildHar(rows: TrackedRow[], opts: HarOptions) {
-  const entries = rows.map((r) => {
-    const reqHeaders = parseHeaders(r.headers);
-    const reqMime = headerValue(reqHeaders, "content-type");
-    const request = {
-      method: r.method,
-      url: `${opts.baseUrl}${r.path}${r.raw_query ? `?${r.raw_query}` : ""}`,
+export function buildHar(rows: TrackedRow[], opts: HarOptions): HarDocument {
+  return new HarDocument(rows, opts);
+}
+
+/** A HAR 1.2 document, serialized lazily: `JSON.stringify(doc)` gives the whole text (toJSON), `chunks()` the same
+ *  text piece by piece (one entry per piece, the rows released as they are written). */
+export class HarDocument {
+  constructor(
+    private rows: (TrackedRow | undefined)[],
+    private readonly opts: HarOptions,
+  ) {}
+
+  private head() {
+    return { version: "1.2", creator: { name: "Secbox", version: this.opts.version } };
+  }
+
+  toJSON() {
+    return { log: { ...this.head(), entries: this.rows.map((r) => harEntry(r!, this.opts)) } };
+  }
+
+  /**
+   * The same text as JSON.stringify(this), written entry by entry; once only (rows are dropped as they go).
+   * With `pool`, a few rows at a time are rendered there (harEntriesTask) under `pool.owner`'s share.
+   */
+  async *chunks(pool?: { work: Work; owner: string }): AsyncGenerator<string | Uint8Array> {
+    const slice = new TimeSlice();
+    const head = JSON.stringify({ log: { ...this.head(), entries: [] } });
+    yield head.slice(0, -3); // ..."entries":[
+    const rows = this.rows;
+    this.rows = [];
+    for (let i = 0; i < rows.length; ) {
+      if (pool) {
+        // rows up to RENDER_BYTES of bodies per task (at least one)
+        const batch: TrackedRow[] = [];
+        let bytes = 0;
+        while (i < rows.length && (batch.length === 0 || bytes + bodyBytes(rows[i]!) <= RENDER_BYTES)) {
+          bytes += bodyBytes(rows[i]!);
+          batch.push(rows[i]!);
+          rows[i++] = undefined;
+        }
+        if (i > batch.length) yield ",";
+        // bodies that own their buffer move to the thread instead of being copied (the rows are done with here)
+        const moved = batch.flatMap((r) => [r.body, r.response_body]).filter((b): b is Uint8Array => !!b && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.byteLength > 0);
+        const transfer = [...new Set(moved.map((b) => b.buffer as ArrayBuffer))];
+        yield new Uint8Array(await pool.work.run(pool.owner, harEntriesTask, { rows: batch, opts: this.opts }, { transfer }));
+      } else {
+        const text = JSON.stringify(harEntry(rows[i]!, this.opts));
+        yield i === 0 ? text : `,${text}`;
+        rows[i++] = undefined;
+        await slice.tick();
+      }
+    }
+    yield "]}}";
+  }
+}
+
+/** Bodies rendered per work task. */
+const RENDER_BYTES = 1 << 20;
+const bodyBytes = (r: TrackedRow) => (r.body?.byteLength ?? 0) + (r.response_body?.byteLength ?? 0);
+
+/** HAR entries of rows as comma-separated JSON bytes, on a work thread (listed by src/work-tasks.ts). */
+export const harEntriesTask = taskRef<{ rows: TrackedRow[]; opts: HarOptions }, ArrayBuffer>("responders.harEntries");
+
+export const harTasks: TaskImpl[] = [
+  implement(harEntriesTask, ({ rows, opts }) => {
+    const bytes = new TextEncoder().encode(rows.map((r) => JSON.stringify(harEntry(r, opts))).join(","));
+    const buf = bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer as ArrayBuffer);
+    return transfer(buf, [buf]);
+  }),
+];
+
+function harEntry(r: TrackedRow, opts: HarOptions) {
+  const reqHeaders = parseHeaders(r.headers);
+  const reqMime = headerValue(reqHeaders, "content-type");
+  const request = {
+    method: r.method,
+    url: `${opts.baseUrl}${r.path}${r.raw_query ? `?${r.raw_query}` : ""}`,
+    httpVersion: "HTTP/1.1",
+    cookies: [],
+    headers: toHarHeaders(reqHeaders),
+    queryString: queryString(r.raw_query),
+    ...(r.body_size > 0 ? { postData: { mimeType: reqMime, ...harBody(r.body, reqMime) } } : {}),
+    headersSize: -1,
+    bodySize: r.body_size,
+  };
+  let response;
+  if (r.response_status !== null) {
+    const resHeaders = parseHeaders(r.response_headers);
+    const resMime = headerValue(resHeaders, "content-type");
+    response = {
+      status: r.response_status,
+      statusText: "",
       httpVersion: "HTTP/1.1",
       cookies: [],
-      headers: toHarHeaders(reqHeaders),
-      queryString: queryString(r.raw_query),
-      ...(r.body_size > 0 ? { postData: { mimeType: reqMime, ...harBody(r.body, reqMime) } } : {}),
+      headers: toHarHeaders(resHeaders),
+      // a response sent without a body (HEAD, 204, 304: recorded with bodySize 0) has no text
+      content: { size: r.response_body_size ?? 0, mimeType: resMime, ...((r.response_body_size ?? 0) > 0 ? harBody(r.response_body, resMime) : {}) },
+      redirectURL: "",
       headersSize: -1,
-      bodySize: r.body_size,
+      bodySize: r.response_body_size ?? 0,
     };
-    let response;
-    if (r.response_status !== null) {
-      const resHeaders = parseHeaders(r.response_headers);
-      const resMime = headerValue(resHeaders, "content-type");
-      response = {
-        status: r.response_status,
-        statusText: "",
-        httpVersion: "HTTP/1.1",
-        cookies: [],
-        headers: toHarHeaders(resHeaders),
-        // a response sent without a body (HEAD, 204, 304: recorded with bodySize 0) has no text
-        content: { size: r.response_body_size ?? 0, mimeType: resMime, ...((r.response_body_size ?? 0) > 0 ? harBody(r.response_body, resMime) : {}) },
-        redirectURL: "",
-        headersSize: -1,
-        bodySize: r.response_body_size ?? 0,
-      };
-    } else {
-      response = {
-        status: 0,
-        statusText: "Not tracked",
-        httpVersion: "HTTP/1.1",
-        cookies: [],
-        headers: [],
-        content: { size: 0, mimeType: "" },
-        redirectURL: "",
-        headersSize: -1,
-        bodySize: -1,
-      };
-    }
-    return {
-      startedDateTime: new Date(r.created_at_ms ?? r.created_at * 1000).toISOString(),
-      time: r.duration_ms,
-      request,
-      response,
-      cache: {},
-      timings: { send: 0, wait: r.duration_ms, receive: 0 },
+  } else {
+    response = {
+      status: 0,
+      statusText: "Not tracked",
+      httpVersion: "HTTP/1.1",
+      cookies: [],
+      headers: [],
+      content: { size: 0, mimeType: "" },
+      redirectURL: "",
+      headersSize: -1,
+      bodySize: -1,
     };
-  });
-  return { log: { version: "1.2", creator: { name: "Secbox", version: opts.version }, entries } };
+  }
+  return {
+    startedDateTime: new Date(r.created_at_ms ?? r.created_at * 1000).toISOString(),
+    time: r.duration_ms,
+    request,
+    response,
+    cache: {},
+    timings: { send: 0, wait: r.duration_ms, receive: 0 },
+  };
 }
 
 /** `attachment; filename="<name>-history.har"; filename*=UTF-8''…` (§11.12). Bidi controls and zero-width characters

@@ -10,7 +10,8 @@ import { listQueryParams, ListQuerySchema } from "../../platform/http/list-query
 import { SecretsSelector, SecretsSelectorParam } from "../secrets/routes";
 import { TaggedMembers, TagIdsParam } from "../tags/routes";
 import { ScriptWarnings } from "../scripts/routes";
-import { HISTORY_MAX_LIMIT } from "./har";
+import { HarDocument, HISTORY_MAX_LIMIT } from "./har";
+import type { Work } from "../../platform/work/pool";
 import { RESPONDER_METHODS, STANDARD_METHODS } from "./match";
 import { TRY_MAX_BODY_BYTES, TRY_MAX_RESPONSE_BYTES } from "./try-request";
 
@@ -179,13 +180,31 @@ const RESPONDER_EXAMPLE = {
 };
 const tags = ["webhooks"];
 
+
+/** UTF-8 stream of text (or already encoded) chunks, pulled as the client reads (backpressure). */
+function textStream(chunks: AsyncGenerator<string | Uint8Array>): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  return new ReadableStream({
+    async pull(controller) {
+      const { value, done } = await chunks.next();
+      if (done) controller.close();
+      else controller.enqueue(typeof value === "string" ? encoder.encode(value) : value);
+    },
+    async cancel() {
+      await chunks.return(undefined);
+    },
+  });
+}
+
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface RespondersRoutesDeps {
   auth: AuthPlugin;
   responders: RespondersService;
+  /** The work pool: HAR entries are rendered there (absent: on the event loop, one entry per turn). */
+  work?: Work;
 }
 
-export const respondersRoutes = ({ auth, responders }: RespondersRoutesDeps) =>
+export const respondersRoutes = ({ auth, responders, work }: RespondersRoutesDeps) =>
   new Elysia({ name: "feature/responders" })
     .use(auth)
     .get("/api/webhooks/responders", ({ user, query }) => responders.list(user, query), {
@@ -293,7 +312,8 @@ export const respondersRoutes = ({ auth, responders }: RespondersRoutesDeps) =>
       "/api/webhooks/responders/:responder_id/_har",
       async ({ user, params }) => {
         const { har, contentDisposition } = await responders.har(user, params.responder_id);
-        return new Response(JSON.stringify(har), {
+        // Written while the client reads, its entries rendered on the work pool under the user's share (har.ts).
+        return new Response(har instanceof HarDocument ? textStream(har.chunks(work && { work, owner: user.id })) : JSON.stringify(har), {
           headers: { "content-type": "application/json; charset=utf-8", "content-disposition": contentDisposition },
         });
       },
@@ -304,6 +324,8 @@ export const respondersRoutes = ({ auth, responders }: RespondersRoutesDeps) =>
           tags,
           summary: "Export the tracked history as HAR 1.2 (an attachment <name>-history.har)",
           responses: { 200: media("application/json", Har, { headers: { "Content-Disposition": { description: 'attachment; filename="<name>-history.har"' } } }) },
+          // entries are rendered on the work pool (har.ts): its queue may be full
+          errors: { 429: ["RATE_LIMITED"], 503: ["UNAVAILABLE"] },
         }),
       },
     );

@@ -2,7 +2,7 @@
 // it (its test vector), the key parameters of §19.2, AES-256-GCM values another implementation can read and write.
 import { describe, expect, test } from "bun:test";
 import { argon2Sync, createCipheriv } from "node:crypto";
-import { deriveKey, KDF_PARAMS, openValue, readSecretsEncryption, sealValue, sealedBytes } from "./crypto";
+import { deriveKey, deriveKeySync, KDF_PARAMS, openValue, readSecretsEncryption, sealValue, sealedBytes } from "./crypto";
 
 describe("secrets encryption (§19.2)", () => {
   test("node:crypto's argon2id is RFC 9106's (test vector of §5.3)", () => {
@@ -59,5 +59,25 @@ describe("secrets encryption (§19.2)", () => {
       ["aes", "secretsEncryption"],
     ];
     for (const [raw, field] of bad) expect(readSecretsEncryption(raw)).toContain(field);
+  });
+
+  test("§28: parameters up to twice the documented ones with one lane are accepted, nothing beyond", () => {
+    const salt = Buffer.alloc(16).toString("base64");
+    const enc = (kdfParams: object) => readSecretsEncryption({ alg: "aes-256-gcm", kdf: "argon2id", kdfParams, salt });
+    expect(enc({ m: 38_912, t: 4, p: 1 })).toEqual({ salt: new Uint8Array(16), params: { m: 38_912, t: 4, p: 1 } });
+    expect(enc({ m: 19_456, t: 1, p: 1 })).toMatchObject({ params: { m: 19_456, t: 1, p: 1 } });
+    for (const [params, field] of [
+      [{ m: 38_913, t: 2, p: 1 }, "kdfParams.m"],
+      [{ m: 19_456, t: 5, p: 1 }, "kdfParams.t"],
+      [{ m: 19_456, t: 2, p: 2 }, "kdfParams.p"],
+      [{ m: 262_144, t: 10, p: 16 }, "kdfParams.p"],
+      [{ m: 262_144, t: 2, p: 1 }, "kdfParams.m"],
+    ] as const)
+      expect({ params, problem: enc(params) }).toEqual({ params, problem: expect.stringContaining(field) });
+  });
+
+  test("the work thread's synchronous derivation gives the same key", async () => {
+    const salt = new Uint8Array(16).fill(3);
+    expect(Buffer.from(deriveKeySync("correct horse", salt, KDF_PARAMS)).equals(Buffer.from(await deriveKey("correct horse", salt, KDF_PARAMS)))).toBe(true);
   });
 });

@@ -1,8 +1,12 @@
 // Secret values in export files, exactly as supplement §19.2 defines them so another implementation can read them:
 // key = argon2id (version 0x13) of the UTF-8 passphrase with the file's 16-byte salt, m = 19,456 KiB, t = 2, p = 1,
 // 32 bytes; each value = base64(nonce 12 ‖ AES-256-GCM ciphertext ‖ tag 16), no additional data. node:crypto's
-// argon2 (RFC 9106; checked against the RFC's test vector in user-data.crypto.test.ts) runs off the event loop.
-import { argon2, createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+// argon2 (RFC 9106; checked against the RFC's test vector in user-data.crypto.test.ts) runs on the work pool
+// (tasks.ts: `deriveKeySync` on a work thread, under the user's share), never on the event loop nor on the native
+// thread pool that sign-ins hash passwords on.
+// A file's parameters are accepted up to twice the documented ones (m ≤ 38,912 KiB, t ≤ 4) with p = 1 (§28): more
+// would let a file ask for gigabytes of memory or seconds of CPU before its passphrase is even checked.
+import { argon2, argon2Sync, createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { strictBase64, toBase64 } from "../../platform/crypto/base64";
 
 export interface KdfParams {
@@ -26,11 +30,8 @@ export const KDF_PARAMS: KdfParams = { m: 19_456, t: 2, p: 1 };
 const SALT_BYTES = 16;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
-/** Files from elsewhere may use stronger parameters; these bounds keep a hostile file from asking for gigabytes of
- *  memory or minutes of CPU before its passphrase is even checked. */
-const MAX_M_KIB = 262_144;
-const MAX_T = 10;
-const MAX_P = 16;
+/** §28: a file's parameters up to twice the documented ones, one lane. */
+export const MAX_KDF_PARAMS: KdfParams = { m: 2 * KDF_PARAMS.m, t: 2 * KDF_PARAMS.t, p: 1 };
 
 /** Passphrase rule of `_export` (supplement §19.1) and of import. */
 export const MIN_PASSPHRASE_CHARS = 8;
@@ -51,15 +52,21 @@ export function readSecretsEncryption(raw: unknown): { salt: Uint8Array; params:
   if (r.kdf !== "argon2id") return 'secretsEncryption.kdf: must be "argon2id"';
   const k = r.kdfParams as Record<string, unknown> | undefined;
   if (typeof k !== "object" || k === null || Array.isArray(k)) return "secretsEncryption.kdfParams: must be an object {m, t, p}";
-  if (!isInt(k.p, 1, MAX_P)) return `secretsEncryption.kdfParams.p: must be an integer from 1 to ${MAX_P}`;
-  if (!isInt(k.m, 8 * k.p, MAX_M_KIB)) return `secretsEncryption.kdfParams.m: must be an integer from ${8 * k.p} to ${MAX_M_KIB} (KiB)`;
-  if (!isInt(k.t, 1, MAX_T)) return `secretsEncryption.kdfParams.t: must be an integer from 1 to ${MAX_T}`;
+  const max = MAX_KDF_PARAMS;
+  if (!isInt(k.p, 1, max.p)) return `secretsEncryption.kdfParams.p: must be ${max.p} (at most twice the documented m and t, one lane)`;
+  if (!isInt(k.m, 8 * k.p, max.m)) return `secretsEncryption.kdfParams.m: must be an integer from ${8 * k.p} to ${max.m} (KiB; at most twice the documented ${KDF_PARAMS.m})`;
+  if (!isInt(k.t, 1, max.t)) return `secretsEncryption.kdfParams.t: must be an integer from 1 to ${max.t} (at most twice the documented ${KDF_PARAMS.t})`;
   const salt = strictBase64(r.salt);
   if (!salt || salt.byteLength !== SALT_BYTES) return `secretsEncryption.salt: must be the base64 of ${SALT_BYTES} bytes`;
   return { salt, params: { m: k.m, t: k.t, p: k.p } };
 }
 
-/** The 32-byte AES key for a passphrase (argon2id, off the event loop). */
+/** The 32-byte AES key for a passphrase, computed on the calling thread (a work thread: tasks.ts). */
+export function deriveKeySync(passphrase: string, salt: Uint8Array, params: KdfParams): Uint8Array {
+  return new Uint8Array(argon2Sync("argon2id", { message: Buffer.from(passphrase, "utf8"), nonce: salt, parallelism: params.p, tagLength: 32, memory: params.m, passes: params.t }));
+}
+
+/** The 32-byte AES key for a passphrase (argon2id on the native thread pool; for callers without a work pool). */
 export function deriveKey(passphrase: string, salt: Uint8Array, params: KdfParams): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
     argon2(

@@ -47,6 +47,8 @@ export interface Draft {
   tagIds: string[];
   createdAt?: number;
   updatedAt?: number;
+  /** The name a rename gives it, chosen where every name of the file is known (plan.ts). */
+  renameTo?: string;
 }
 
 export interface CheckContext {
@@ -116,8 +118,30 @@ function fit(base: string, suffix: string, max: number): string {
 
 const parenRename = (max: number) => (name: string, n: number) => fit(name, ` (${n})`, max);
 
+/** Stored entities by name, per list (built on first use: a file of 100,000 entities against as many stored ones
+ *  would otherwise compare every pair). */
+const nameIndexes = new WeakMap<Existing[], Map<string, Existing>>();
+
+export function existingNamed(existing: Existing[], name: string): Existing | undefined {
+  let index = nameIndexes.get(existing);
+  if (!index) {
+    index = new Map();
+    for (const e of existing) if (!index.has(e.name)) index.set(e.name, e);
+    nameIndexes.set(existing, index);
+  }
+  return index.get(name);
+}
+
+/** Changes a stored entity of `existing` in place (an overwrite renamed or moved it); the name index follows. */
+export function updateExisting(existing: Existing[], entry: Existing, next: Existing): void {
+  const index = nameIndexes.get(existing);
+  if (index && index.get(entry.name) === entry) index.delete(entry.name);
+  Object.assign(entry, next);
+  if (index && !index.has(entry.name)) index.set(entry.name, entry);
+}
+
 const byName = (d: Draft, existing: Existing[]): Conflict | undefined => {
-  const hit = existing.find((e) => e.name === d.name);
+  const hit = existingNamed(existing, d.name);
   return hit ? { existingId: hit.id, renameAllowed: true } : undefined;
 };
 
@@ -272,7 +296,7 @@ export function createHandlers(deps: UserDataDeps): Record<EntityType, TypeHandl
     },
     conflict(d, existing) {
       const loc = locationOf(d.responder);
-      const sameName = existing.find((e) => e.name === d.name);
+      const sameName = existingNamed(existing, d.name);
       const overlap = existing.find((e) => sameLocation(e.location, loc));
       if (!sameName && !overlap) return undefined;
       // Renaming cannot resolve an overlap: the location would still be served twice (supplement §19.3).

@@ -1,7 +1,11 @@
 // Export (supplement §19.1, §19.2). `collect()` reads the user's entities through their services (bounded by the
 // tier's count limits) and checks the request; `fileChunks()` then writes the file as a stream of text chunks:
 // responder history and tracker revisions — the part that grows with use (1,000 responders × 100 records is a few
-// hundred MB) — are read page by page while the stream is consumed, so the whole file is never held in memory.
+// hundred MB) — are read page by page while the stream is consumed, so the whole file is never held in memory, and
+// the event loop never encodes them: a record holds up to two bodies of max_tracked_body_bytes, so with a work pool
+// each page of records is read (SQLite: on the thread's own read-only connection; PostgreSQL: here) and serialized
+// on a work thread under the user's share (tasks.ts), and only its bytes pass through the loop; without one, one
+// record per turn of the loop (platform/work/slice.ts).
 import type { TaggableType } from "../tags/service";
 import { toBase64 } from "../../platform/crypto/base64";
 import { invalid } from "../../platform/http/errors";
@@ -9,6 +13,9 @@ import { isUuid } from "../../platform/http/ids";
 import type { UserDataDeps } from "./entities";
 import { ENTITY_TYPES, FILE_FORMAT, FILE_VERSION, isObject, type EntityType } from "./file";
 import { sealValue, type SecretsEncryption } from "./crypto";
+import { TimeSlice } from "../../platform/work/slice";
+import type { Work } from "../../platform/work/pool";
+import { taskRef } from "../../platform/work/task";
 
 /** Types whose entities can carry history (responders) or revisions (trackers). */
 const WITH_HISTORY: readonly EntityType[] = ["responders", "pageTrackers", "apiTrackers"];
@@ -22,8 +29,9 @@ const TAG_TYPES: Partial<Record<EntityType, TaggableType>> = {
   pageTrackers: "pageTracker",
   apiTrackers: "apiTracker",
 };
-/** Records or revisions read per database query while streaming (a record holds up to 2 × max_tracked_body_bytes). */
-const PAGE = 20;
+/** Records or revisions read per database query while streaming (a record holds up to 2 × max_tracked_body_bytes:
+ *  one synchronous SQLite read of a page must stay within a few ms). */
+const PAGE = 5;
 /** Text buffered before a chunk is handed to the stream. */
 const CHUNK_CHARS = 64 * 1024;
 
@@ -170,8 +178,23 @@ export interface Encryption {
   key: Uint8Array;
 }
 
-/** The export file as text chunks (see the file comment). */
-export async function* fileChunks(deps: UserDataDeps, c: Collected, exportedAt: number, encryption?: Encryption): AsyncGenerator<string> {
+/** Work pool use of an export: its owner (whose share pays), and whether the threads read the records themselves
+ *  (SQLite: each thread's own read-only connection) or the main thread reads them and the threads serialize. */
+export interface ExportPool {
+  work: Work;
+  owner: string;
+  reads: boolean;
+}
+
+/** The export file as chunks of text, or of UTF-8 bytes where `pool` serialized records (see the file comment). */
+export async function* fileChunks(
+  deps: UserDataDeps,
+  c: Collected,
+  exportedAt: number,
+  encryption?: Encryption,
+  pool?: ExportPool,
+): AsyncGenerator<string | Uint8Array> {
+  const slice = new TimeSlice();
   let buffer: string[] = [];
   let size = 0;
   const put = (s: string) => {
@@ -205,17 +228,19 @@ export async function* fileChunks(deps: UserDataDeps, c: Collected, exportedAt: 
       if (!withHistory) put(json);
       else {
         put(`${json.slice(0, -1)},${JSON.stringify(type === "responders" ? "history" : "revisions")}:[`);
-        let first = true;
-        for await (const page of type === "responders" ? historyPages(deps, item.id as string) : revisionPages(deps, item.id as string)) {
-          for (const rec of page) {
-            put(`${first ? "" : ","}${JSON.stringify(rec)}`);
-            first = false;
+        for await (const piece of recordsOf(deps, type === "responders" ? "history" : "revisions", item.id as string, slice, pool)) {
+          if (typeof piece === "string") {
+            put(piece);
             if (size >= CHUNK_CHARS) yield drain();
+          } else {
+            if (size > 0) yield drain();
+            yield piece;
           }
         }
         put("]}");
       }
       if (size >= CHUNK_CHARS) yield drain();
+      await slice.tick();
     }
     put("]");
   }
@@ -237,6 +262,58 @@ function fileEntity(type: EntityType, item: Record<string, unknown>, c: Collecte
   return item;
 }
 
+type RecordKind = "history" | "revisions";
+type Before = string | { createdAt: number; id: string } | undefined;
+
+/** An entity's history records or revisions as the file's comma-separated JSON, in pieces: text written here (one
+ *  record per turn of the loop), or bytes written by a work thread from records read here or (`pool.reads`) there. */
+async function* recordsOf(deps: UserDataDeps, kind: RecordKind, id: string, slice: TimeSlice, pool?: ExportPool): AsyncGenerator<string | Uint8Array> {
+  let first = true;
+  if (pool?.reads) {
+    let before: Before;
+    for (;;) {
+      const page = await pool.work.run(pool.owner, recordPageTask, { kind, id, before, limit: PAGE });
+      if (page.count === 0) return;
+      if (!first) yield ",";
+      yield new Uint8Array(page.bytes);
+      first = false;
+      if (page.count < PAGE) return;
+      before = page.next;
+    }
+  }
+  for await (const page of kind === "history" ? historyPages(deps, id) : revisionPages(deps, id)) {
+    if (pool) {
+      if (!first) yield ",";
+      // revision bytes that own their buffer move to the thread (the page is done with here)
+      const transfer = kind === "revisions" ? ownBuffers((page as { data: Uint8Array }[]).map((r) => r.data)) : [];
+      yield new Uint8Array(await pool.work.run(pool.owner, recordsTask, { kind, items: page }, { transfer }));
+      first = false;
+      continue;
+    }
+    for (const rec of page) {
+      yield `${first ? "" : ","}${JSON.stringify(renderRecord(kind, rec))}`;
+      first = false;
+      await slice.tick();
+    }
+  }
+}
+
+/** A page of an entity's records read and written by a work thread (tasks.ts): their JSON bytes, how many, and the
+ *  cursor of the next page. */
+export async function recordPage(deps: UserDataDeps, p: { kind: RecordKind; id: string; before: Before; limit: number }) {
+  if (p.kind === "history") {
+    const page = await deps.responders.transfer.historyPage(p.id, p.before as string | undefined, p.limit);
+    return { items: page as unknown[], next: page.at(-1)?.id as Before };
+  }
+  const rows = await deps.trackers.transfer.revisionsPage(p.id, p.before as { createdAt: number; id: string } | undefined, p.limit);
+  const last = rows.at(-1);
+  return { items: rows.map((r) => ({ createdAt: r.created_at, data: r.data })) as unknown[], next: (last ? { createdAt: last.created_at, id: last.id } : undefined) as Before };
+}
+
+export const recordPageTask = taskRef<{ kind: RecordKind; id: string; before: Before; limit: number }, { bytes: ArrayBuffer; count: number; next: Before }>(
+  "user-data.recordPage",
+);
+
 async function* historyPages(deps: UserDataDeps, responderId: string) {
   let before: string | undefined;
   for (;;) {
@@ -253,9 +330,24 @@ async function* revisionPages(deps: UserDataDeps, trackerId: string) {
   for (;;) {
     const rows = await deps.trackers.transfer.revisionsPage(trackerId, before, PAGE);
     if (rows.length === 0) return;
-    yield rows.map((r) => ({ createdAt: r.created_at, body: toBase64(r.data) }));
+    yield rows.map((r) => ({ createdAt: r.created_at, data: r.data }));
     if (rows.length < PAGE) return;
     const last = rows[rows.length - 1]!;
     before = { createdAt: last.created_at, id: last.id };
   }
+}
+
+/** The buffers of views that cover their whole buffer (safe to move to another thread once done with). */
+const ownBuffers = (views: Uint8Array[]): ArrayBuffer[] => [
+  ...new Set(views.filter((b) => b.byteLength > 0 && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength).map((b) => b.buffer as ArrayBuffer)),
+];
+
+/** An export's history records or revisions as the file's comma-separated JSON, in UTF-8 (a work task, tasks.ts). */
+export const recordsTask = taskRef<{ kind: RecordKind; items: unknown[] }, ArrayBuffer>("user-data.records");
+
+/** A history record as the file holds it (already), or a revision {createdAt, data} as {createdAt, body: base64}. */
+export function renderRecord(kind: RecordKind, rec: unknown): unknown {
+  if (kind === "history") return rec;
+  const r = rec as { createdAt: number; data: Uint8Array };
+  return { createdAt: r.createdAt, body: toBase64(r.data) };
 }

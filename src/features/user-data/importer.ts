@@ -2,18 +2,21 @@
 // type-specific):
 // - analyze(): the file's structure (file.ts), every entity through its feature's create rules, duplicate names,
 //   clashes inside the file, settings values; unresolvable tag and secret references become warnings.
-// - preview(): totals, conflicts with stored entities, and in apply mode what would be deleted.
+// - previewOf(): totals, conflicts with stored entities, and in apply mode what would be deleted.
 // - apply(): runs inside ONE transaction (the caller's `db.tx`): deletions the caller listed (only ones preview would
 //   list), then each type in file order — tags and secrets first, so references to them are remapped to the ids they
 //   end up with — then settings. Any failure throws and the transaction rolls back: all or nothing. Every await in
-//   here is a database call; slow work (argon2id, decryption) is done by the caller before the transaction.
+//   here is a database call; slow work (parsing, checks, argon2id, decryption) is done before the transaction on a
+//   work thread (plan.ts), and the loop gives the event loop back every few ms (platform/work/slice.ts): other
+//   requests' reads go to the reader connection meanwhile, their writes wait for the transaction.
 import type { TierLimits } from "../../config/schema";
 import type { Db } from "../../platform/db/db";
+import { TimeSlice } from "../../platform/work/slice";
 import { ApiError, invalid, limitReached, type ErrorCode } from "../../platform/http/errors";
 import { isUuid, newId } from "../../platform/http/ids";
 import type { ParsedSelector, SecretsSelector } from "../secrets/service";
 import { SETTING_KEYS, validateSetter, type SettingKey } from "../settings/service";
-import type { CheckContext, Draft, Existing, TypeHandler, UserDataDeps, WriteContext } from "./entities";
+import { updateExisting, type CheckContext, type Draft, type Existing, type TypeHandler, type UserDataDeps, type WriteContext } from "./entities";
 import { ENTITY_TYPES, isObject, MAX_PROBLEMS, type EntityType, type FileReading, type ParsedFile } from "./file";
 
 export type Mode = "merge" | "apply";
@@ -27,13 +30,21 @@ export interface Selection {
   conflictResolution?: Resolution;
 }
 
-/** A checked file: drafts per type (file order) and the settings to apply. */
-export interface Analysis {
-  file: ParsedFile;
+/** What apply() writes: drafts per type (file order), the settings, the file's secrets as selectors name them. */
+export interface Checked {
   drafts: Partial<Record<EntityType, Draft[]>>;
   /** Validated settings changes (unknown keys dropped); undefined when the file has no settings. */
   settings?: [SettingKey, unknown][];
   warnings: string[];
+  /** The source id of the file's secret a selector entry names (its id, else its name), or undefined. */
+  secretOf(entry: string): string | undefined;
+  /** Entities of the file left out of `drafts` because the import skips them (plan.ts), per type. */
+  skipped?: Partial<Record<EntityType, number>>;
+}
+
+/** A checked file. */
+export interface Analysis extends Checked {
+  file: ParsedFile;
 }
 
 export interface ConflictInfo {
@@ -101,7 +112,7 @@ class Warnings {
 }
 
 /** The message of an entity's error, prefixed with its type and source id; always a 400 (§19.4). */
-function entityError(type: EntityType, sourceId: string, err: unknown): Error {
+export function entityError(type: EntityType, sourceId: string, err: unknown): Error {
   const prefix = `${type}[${sourceId}]: `;
   if (err instanceof ApiError) {
     const code = err.status === 400 ? err.code : "INVALID_INPUT";
@@ -112,16 +123,20 @@ function entityError(type: EntityType, sourceId: string, err: unknown): Error {
   return err as Error;
 }
 
-const fileSecretIndex = (file: ParsedFile) => {
+/** The file's secrets as [source id, trimmed name or null] (what secretIndex() reads). */
+export const fileSecrets = (file: ParsedFile): [string, string | null][] =>
+  (file.entities.secrets ?? []).map((e) => [e.sourceId, typeof e.raw.name === "string" ? e.raw.name.trim() : null]);
+
+/** The source id a selector entry names: a secret id of the file, else a secret name of the file. */
+export function secretIndex(secrets: Iterable<[string, string | null]>): (entry: string) => string | undefined {
   const ids = new Set<string>();
   const byName = new Map<string, string>();
-  for (const e of file.entities.secrets ?? []) {
-    ids.add(e.sourceId);
-    if (typeof e.raw.name === "string") byName.set(e.raw.name.trim(), e.sourceId);
+  for (const [id, name] of secrets) {
+    ids.add(id);
+    if (name !== null) byName.set(name, id);
   }
-  /** The source id a selector entry names: a secret id of the file, else a secret name of the file. */
   return (entry: string): string | undefined => (isUuid(entry) && ids.has(entry.toLowerCase()) ? entry.toLowerCase() : byName.get(entry));
-};
+}
 
 const selectorEntries = (d: Draft): { parsed: ParsedSelector; where: string } | undefined => {
   const any = d as Draft & { responder?: { settings: { secrets: ParsedSelector } }; tracker?: { secrets: ParsedSelector } };
@@ -175,7 +190,7 @@ export function analyze(
 
   // References that cannot be resolved inside the file are dropped on import.
   const tagIds = new Set((file.entities.tags ?? []).map((e) => e.sourceId));
-  const secretOf = fileSecretIndex(file);
+  const secretOf = secretIndex(fileSecrets(file));
   for (const type of ENTITY_TYPES) {
     for (const d of drafts[type] ?? []) {
       for (const t of d.tagIds) if (!tagIds.has(t)) warnings.add(`${type}[${d.sourceId}]: tag ${t} is not in the file; it is dropped`);
@@ -207,18 +222,21 @@ export function analyze(
       if (!tagIds.has(t.toLowerCase())) warnings.add(`settings.common.globalScopeTagIds: tag ${JSON.stringify(t.slice(0, 100))} is not in the file; it is dropped`);
   }
   if (problems.length > 0) return { problems: problems.slice(0, MAX_PROBLEMS), warnings: warnings.done(), ...(code ? { code } : {}) };
-  return { analysis: { file, drafts, ...(settings ? { settings } : {}), warnings: warnings.done() }, problems, warnings: warnings.done() };
+  return { analysis: { file, drafts, ...(settings ? { settings } : {}), warnings: warnings.done(), secretOf }, problems, warnings: warnings.done() };
 }
 
-/** Existing entities of the user, per type of the file. */
-async function existingOf(db: Db, handlers: Record<EntityType, TypeHandler>, analysis: Analysis, userId: string) {
+/** Existing entities of the user, per type in `types`. */
+export async function existingOf(db: Db, handlers: Record<EntityType, TypeHandler>, types: Iterable<EntityType>, userId: string) {
   const out: Partial<Record<EntityType, Existing[]>> = {};
-  for (const type of ENTITY_TYPES) if (analysis.drafts[type]) out[type] = await handlers[type].existing(db, userId);
+  for (const type of types) out[type] = await handlers[type].existing(db, userId);
   return out;
 }
 
+/** Types with entities in the file, in file order. */
+export const typesOf = (c: Pick<Checked, "drafts">): EntityType[] => ENTITY_TYPES.filter((t) => c.drafts[t] !== undefined);
+
 /** Stored entities of each type in the file whose name no file entity has (what apply mode may delete). */
-function deletable(analysis: Analysis, existing: Partial<Record<EntityType, Existing[]>>): Partial<Record<EntityType, Existing[]>> {
+export function deletable(analysis: Pick<Checked, "drafts">, existing: Partial<Record<EntityType, Existing[]>>): Partial<Record<EntityType, Existing[]>> {
   const out: Partial<Record<EntityType, Existing[]>> = {};
   for (const type of ENTITY_TYPES) {
     const drafts = analysis.drafts[type];
@@ -229,15 +247,14 @@ function deletable(analysis: Analysis, existing: Partial<Record<EntityType, Exis
   return out;
 }
 
-export async function preview(
-  db: Db,
-  deps: UserDataDeps,
+/** What an import of the analysed file would do, given the user's stored entities and whether they have settings. */
+export function previewOf(
   handlers: Record<EntityType, TypeHandler>,
   analysis: Analysis,
-  userId: string,
+  existing: Partial<Record<EntityType, Existing[]>>,
+  hasExistingSettings: boolean,
   mode: Mode,
-): Promise<Preview> {
-  const existing = await existingOf(db, handlers, analysis, userId);
+): Preview {
   const summary: Record<string, unknown> = {};
   for (const type of ENTITY_TYPES) {
     const drafts = analysis.drafts[type];
@@ -249,7 +266,7 @@ export async function preview(
     }
     summary[type] = { total: drafts.length, conflicts };
   }
-  summary.settings = { included: analysis.settings !== undefined, hasExisting: Object.keys(await deps.settings.get(userId)).length > 0 };
+  summary.settings = { included: analysis.settings !== undefined, hasExisting: hasExistingSettings };
   const out: Preview = { valid: true, version: analysis.file.version, summary, warnings: analysis.warnings };
   if (mode === "apply") {
     const del = deletable(analysis, existing);
@@ -263,14 +280,15 @@ export async function apply(
   tx: Db,
   deps: UserDataDeps,
   handlers: Record<EntityType, TypeHandler>,
-  analysis: Analysis,
+  analysis: Checked,
   o: ApplyOptions,
 ): Promise<{ result: ImportResult; touched: Touched }> {
+  const slice = new TimeSlice();
   const warnings = new Warnings();
   analysis.warnings.forEach((w) => warnings.add(w));
   const results: ImportResult["results"] = { settings: { imported: false } };
   const touched: Touched = { writtenIds: {}, deletedIds: {} };
-  const existing = await existingOf(tx, handlers, analysis, o.userId);
+  const existing = await existingOf(tx, handlers, typesOf(analysis), o.userId);
 
   // 1. Deletions: only what preview lists in toDelete, and only in apply mode.
   const del = deletable(analysis, existing);
@@ -279,21 +297,25 @@ export async function apply(
     ids.forEach((id, i) => {
       if (!allowed.has(id)) throw invalid(`applyDeletions.${type}[${i}]: ${id} is not in the preview's toDelete list`);
     });
-    for (const id of ids) await handlers[type].remove(tx, o.userId, id);
+    for (const id of ids) {
+      await handlers[type].remove(tx, o.userId, id);
+      await slice.tick();
+    }
     touched.deletedIds[type] = ids;
     existing[type] = (existing[type] ?? []).filter((e) => !ids.includes(e.id));
   }
 
   // 2. Entities, type by type. Source id → id on this server, for references.
   const idMap: Partial<Record<"tags" | "secrets", Map<string, string>>> = { tags: new Map(), secrets: new Map() };
-  const secretOf = fileSecretIndex(analysis.file);
+  const secretOf = (entry: string) => analysis.secretOf(entry);
   for (const type of ENTITY_TYPES) {
     const drafts = analysis.drafts[type];
     if (!drafts) continue;
     const handler = handlers[type];
-    const result: TypeResult = { imported: 0, updated: 0, skipped: 0, deleted: touched.deletedIds[type]?.length ?? 0 };
+    const result: TypeResult = { imported: 0, updated: 0, skipped: analysis.skipped?.[type] ?? 0, deleted: touched.deletedIds[type]?.length ?? 0 };
     results[type] = result;
     const stored = existing[type] ?? [];
+    const storedById = new Map(stored.map((e) => [e.id, e]));
     const used = new Set([...stored.map((e) => e.name), ...drafts.map((d) => d.name)]);
     const max = o.countLimits ? handler.maxCount(o.limits) : undefined;
     let count = max === undefined ? 0 : await handler.count(tx, o.userId);
@@ -303,6 +325,7 @@ export async function apply(
     const map = type === "tags" || type === "secrets" ? idMap[type]! : undefined;
 
     for (const d of drafts) {
+      await slice.tick();
       const where = `${type}[${d.sourceId}]`;
       const w: WriteContext = {
         now: o.now,
@@ -344,15 +367,17 @@ export async function apply(
           if (overwritten.has(id)) throw invalid(`two entities of the file would overwrite the same stored one (${id})`);
           overwritten.add(id);
           await handler.replace(tx, o.userId, id, d, w);
-          const entry = stored.find((e) => e.id === id);
-          if (entry) Object.assign(entry, asExisting(d, id));
+          const entry = storedById.get(id);
+          if (entry) updateExisting(stored, entry, asExisting(d, id));
           result.updated++;
         } else {
           if (resolution === "rename" && !conflict!.renameAllowed)
             throw invalid("rename is not allowed: its location and method overlap a stored responder (choose overwrite or skip)");
           let name = d.name;
           if (resolution === "rename") {
-            for (let n = 2; used.has(name); n++) name = handler.renamed(d.name, n);
+            // the work thread chose the name against every name of the file (plan.ts); taken since: choose again
+            if (d.renameTo !== undefined && !used.has(d.renameTo)) name = d.renameTo;
+            else for (let n = 2; used.has(name); n++) name = handler.renamed(d.name, n);
             used.add(name);
           }
           if (max !== undefined && count >= max) throw limitReached(`at most ${max} ${type} allowed on the ${o.tierName} tier`);

@@ -1,10 +1,14 @@
 // /api/user/data/_export, _import_preview, _import (supplement §19.1–§19.4) and the operator's /api/users/_clone
-// (§19.5). Bodies up to server.max_import_bytes (the http plugin's limit for /api/user/data/*).
+// (§19.5). Bodies up to server.max_import_bytes (the http plugin's limit for /api/user/data/*). The bodies of
+// `_import_preview` and `_import` stay raw text (RawImport, set before the auth macro would decode them): a work thread
+// decodes and checks them (plan.ts), so a 10 MiB file is never parsed on the event loop.
 import { Elysia } from "elysia";
 import type { TOptional, TSchema } from "@sinclair/typebox";
 import { Dict, looseBody, media, Named, op, Opt, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
 import type { AuthPlugin } from "../../platform/auth/plugin";
-import type { UserDataService } from "./service";
+import { RawBody } from "../../platform/http/body";
+import type { ErrorCode } from "../../platform/http/errors";
+import { RawImport, type UserDataService } from "./service";
 import { User } from "../users/routes";
 import { cloneUser } from "./clone";
 
@@ -103,14 +107,21 @@ const tags = ["user-data"];
 /** Codes an imported entity's own checks can raise (the import answers the first one). */
 const ENTITY_CODES = ["TARGET_NOT_ALLOWED", "INVALID_SCHEDULE", "SCHEDULE_TOO_FREQUENT", "ALGORITHM_UNAVAILABLE"] as const;
 
+/** Route transform, before the auth macro's (a route's own hooks run first): the body stays raw for the work thread. */
+const keepRaw = (ctx: { body: unknown }) => {
+  if (ctx.body instanceof RawBody) ctx.body = new RawImport(ctx.body.text, ctx.body.contentType);
+};
+/** Besides the entity codes: a second preview/import while one runs (429), a full work queue or overlong work (503). */
+const BUSY: { 429: ErrorCode[]; 503: ErrorCode[] } = { 429: ["RATE_LIMITED"], 503: ["UNAVAILABLE"] };
+
 /** Pulls the next chunk only when the client reads (backpressure), so a large export is never buffered whole. */
-function streamOf(chunks: AsyncGenerator<string>): ReadableStream<Uint8Array> {
+function streamOf(chunks: AsyncGenerator<string | Uint8Array>): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   return new ReadableStream({
     async pull(controller) {
       const { value, done } = await chunks.next();
       if (done) controller.close();
-      else controller.enqueue(encoder.encode(value));
+      else controller.enqueue(typeof value === "string" ? encoder.encode(value) : value);
     },
     async cancel() {
       await chunks.return(undefined);
@@ -147,30 +158,34 @@ export const userDataRoutes = ({ auth, userData }: UserDataRoutesDeps) =>
               headers: { "Content-Disposition": { description: 'attachment; filename="secbox-export-<YYYYMMDD-HHMMSS>.json" (UTC)' } },
             }),
           },
+          errors: BUSY,
           example: { include: { tags: { type: "all" }, responders: { type: "all", includeHistory: true }, settings: true } },
         }),
       },
     )
     .post("/api/user/data/_import_preview", ({ user, body }) => userData.preview(user, body), {
       auth: "user",
-      body: looseBody(UserDataImportPreviewParams),
+      transform: keepRaw,
       detail: op({
         tags,
         summary: "What an import of the file would do; an invalid file is 200 {valid: false, warnings}",
+        description: "One preview or import per user at a time: another one meanwhile is answered 429.",
         body: UserDataImportPreviewParams,
         responses: { 200: UserDataImportPreview },
+        errors: { 400: ["INVALID_JSON", "BAD_CONTENT_TYPE"], ...BUSY },
       }),
     })
     .post("/api/user/data/_import", ({ user, body }) => userData.import(user, body), {
       auth: "user",
-      body: looseBody(UserDataImportParams),
+      transform: keepRaw,
       detail: op({
         tags,
         summary: "Import a file: all or nothing (400 naming the type and sourceId, nothing changed)",
+        description: "One preview or import per user at a time: another one meanwhile is answered 429.",
         body: UserDataImportParams,
         responses: { 200: UserDataImportResult },
         // The first problem of an entity names its code (e.g. a tracker aimed at a private address).
-        errors: { 400: ["BAD_PASSPHRASE", "LIMIT_REACHED", ...ENTITY_CODES] },
+        errors: { 400: ["INVALID_JSON", "BAD_CONTENT_TYPE", "BAD_PASSPHRASE", "LIMIT_REACHED", ...ENTITY_CODES], ...BUSY },
       }),
     })
     .post("/api/users/_clone", ({ body }) => cloneUser(userData, body), {

@@ -1,56 +1,29 @@
 // User data export, import with preview, and operator clone (supplement §19, interface "user-data", "Clone
 // behaviour"). This feature owns no table: it reads and writes every other feature's data through that feature's
 // service (entities.ts maps each entity type onto it). The pieces:
-// - exporter.ts: `include` → the file, streamed (history and revisions paged while the client reads);
+// - exporter.ts: `include` → the file, streamed (history and revisions paged while the client reads, in time slices);
 // - file.ts + crypto.ts: the §19.2 format and its secret encryption (argon2id + AES-256-GCM);
+// - plan.ts + tasks.ts: a preview or import request decoded, read and checked on a work thread (platform/work) under
+//   the user's share, secret values opened there too; one preview or import per user at a time (a second → 429);
 // - importer.ts: analysis (every entity through its feature's create rules), preview, and the all-or-nothing apply
-//   inside one `db.tx` (slow work — argon2id, decryption — happens before it, so the transaction only waits on the
-//   database);
+//   inside one `db.tx`, which gives the event loop back every few ms;
 // - clone.ts: a new user filled by export-all + merge import, with a recovery link.
 import type { Tier, TierLimits } from "../../config/schema";
 import type { AuthUser } from "../../platform/auth/principal";
-import { ApiError, invalid } from "../../platform/http/errors";
-import { charLength } from "../../platform/http/validate";
+import { ApiError, rateLimited } from "../../platform/http/errors";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
-import { checkSecretValue } from "../secrets/service";
-import { deriveKey, MAX_PASSPHRASE_CHARS, MIN_PASSPHRASE_CHARS, newSecretsEncryption, openValue } from "./crypto";
+import type { Work } from "../../platform/work/pool";
+import { deriveKey, newSecretsEncryption, type KdfParams } from "./crypto";
 import { createHandlers, type TypeHandler, type UserDataDeps, type WriteContext } from "./entities";
 import { collect, exportFileName, fileChunks, parseInclude, type Include } from "./exporter";
-import { isObject, readFile, type EntityType, type FileReading } from "./file";
-import {
-  analyze,
-  apply,
-  parseApplyDeletions,
-  parseMode,
-  parseSelections,
-  preview,
-  type Analysis,
-  type ApplyOptions,
-  type ImportResult,
-  type Mode,
-  type Preview,
-  type Resolution,
-  type Selection,
-} from "./importer";
+import { ENTITY_TYPES, type EntityType, type FileReading } from "./file";
+import { analyze, apply, existingOf, type Analysis, type ApplyOptions, type Checked, type ImportResult, type Mode, type Preview, type Resolution, type Selection } from "./importer";
+import { analyzeRequest, asBody, passphrase, RawImport, unpackPlan, type AnalyzeInput, type AnalyzeOutput, type Stored } from "./plan";
+import { userDataTask } from "./tasks";
 
 export type { UserDataDeps } from "./entities";
 export type { ImportResult, Preview } from "./importer";
-
-const asBody = (body: unknown): Record<string, unknown> => {
-  if (body === undefined || body === null) return {};
-  if (!isObject(body)) throw invalid("body: must be a JSON object");
-  return body;
-};
-
-function passphrase(raw: unknown, field: string, min = MIN_PASSPHRASE_CHARS): string | undefined {
-  if (raw === undefined || raw === null) return undefined;
-  if (typeof raw !== "string") throw invalid(`${field}: must be a string`);
-  const n = charLength(raw);
-  if (n < min || n > MAX_PASSPHRASE_CHARS) throw invalid(`${field}: must be ${min} to ${MAX_PASSPHRASE_CHARS} characters`);
-  return raw;
-}
-
-const badPassphrase = (message: string) => new ApiError(400, "BAD_PASSPHRASE", message);
+export { RawImport } from "./plan";
 
 /** What an import runs with besides the file. */
 export interface ImportRun {
@@ -68,10 +41,14 @@ export interface ImportRun {
 
 export class UserDataService {
   readonly handlers: Record<EntityType, TypeHandler>;
+  /** Users with a preview or import running (one at a time each; in this process). */
+  private readonly busy = new Set<string>();
 
   constructor(
     private readonly rt: Runtime,
     readonly deps: UserDataDeps,
+    /** The work pool (absent: everything runs inline, as a direct construction in a script may want). */
+    private readonly work?: Work,
   ) {
     this.handlers = createHandlers(deps);
   }
@@ -91,96 +68,115 @@ export class UserDataService {
 
   // ---- export (§19.1, §19.2) ----
 
-  /** Checks the request and reads the entities; the file is then produced while `chunks` is consumed. */
-  async export(userId: string, body: unknown): Promise<{ fileName: string; chunks: AsyncGenerator<string> }> {
+  /** Checks the request and reads the entities; the file is then produced while `chunks` is consumed (records
+   *  serialized on the work pool: chunks of text or of UTF-8 bytes). */
+  async export(userId: string, body: unknown): Promise<{ fileName: string; chunks: AsyncGenerator<string | Uint8Array> }> {
     const b = asBody(body);
     const include = parseInclude(b.include);
-    return this.exportWith(userId, include, passphrase(b.secretsPassphrase, "secretsPassphrase"));
+    return this.exportChunks(userId, include, passphrase(b.secretsPassphrase, "secretsPassphrase"), true);
   }
 
-  /** Export of a selection (the CLI exports everything with history). */
+  /** argon2id on a work thread, under the user's share. */
+  private derive(userId: string, secretsPassphrase: string, salt: Uint8Array, params: KdfParams): Promise<Uint8Array> {
+    if (!this.work) return deriveKey(secretsPassphrase, salt, params);
+    return this.work.run(userId, userDataTask.deriveKey, { passphrase: secretsPassphrase, salt, params });
+  }
+
+  /** Export of a selection as text chunks (the CLI exports everything with history). */
   async exportWith(userId: string, include: Include, secretsPassphrase: string | undefined): Promise<{ fileName: string; chunks: AsyncGenerator<string> }> {
+    const { fileName, chunks } = await this.exportChunks(userId, include, secretsPassphrase, false);
+    return { fileName, chunks: asText(chunks) };
+  }
+
+  private async exportChunks(userId: string, include: Include, secretsPassphrase: string | undefined, pooled: boolean) {
     await this.deps.responders.flushCaptures();
     const collected = await collect(this.deps, userId, include);
     let encryption;
     if (secretsPassphrase !== undefined) {
       const { header, salt } = newSecretsEncryption();
-      encryption = { header, key: await deriveKey(secretsPassphrase, salt, header.kdfParams) };
+      encryption = { header, key: await this.derive(userId, secretsPassphrase, salt, header.kdfParams) };
     }
     const now = this.now();
-    return { fileName: exportFileName(now), chunks: fileChunks(this.deps, collected, now, encryption) };
+    const pool = pooled && this.work ? { work: this.work, owner: userId, reads: this.rt.db.dialect === "sqlite" } : undefined;
+    return { fileName: exportFileName(now), chunks: fileChunks(this.deps, collected, now, encryption, pool) };
   }
 
   // ---- preview and import (§19.3, §19.4) ----
 
-  private check(reading: FileReading, tier: Tier, unbounded = false) {
-    return analyze(reading, this.handlers, { tier, limits: this.limitsFor(tier, unbounded) });
+  /** One preview or import per user at a time: a second one meanwhile → 429. */
+  private async exclusive<T>(userId: string, fn: () => Promise<T>): Promise<T> {
+    if (this.busy.has(userId)) throw rateLimited(2, "A preview or import of yours is already running");
+    this.busy.add(userId);
+    try {
+      return await fn();
+    } finally {
+      this.busy.delete(userId);
+    }
   }
 
-  /** `{data, mode}` → what an import would do; a file that fails the checks is `{valid: false, warnings}`. */
+  /** The request analysed on a work thread (inline without a pool). */
+  private async analyzeOff(user: AuthUser, body: unknown, kind: AnalyzeInput["kind"], all?: AnalyzeInput["all"]): Promise<AnalyzeOutput> {
+    const input: AnalyzeInput = {
+      request: body instanceof RawImport ? { text: body.text, contentType: body.contentType } : { body },
+      kind,
+      userId: user.id,
+      tier: user.tier,
+      limits: this.limitsFor(user.tier),
+      ...(all ? { all } : {}),
+    };
+    // SQLite: the work thread reads what it compares with on its own connection; PostgreSQL: read here, sent along.
+    if (!this.work || this.rt.db.dialect !== "sqlite") input.stored = await this.stored(user.id);
+    if (!this.work) return (await analyzeRequest(input, { deps: this.deps, handlers: this.handlers, db: this.rt.db })).output;
+    return this.work.run(user.id, userDataTask.analyze, input);
+  }
+
+  private async stored(userId: string): Promise<Stored> {
+    return {
+      existing: await existingOf(this.rt.db, this.handlers, ENTITY_TYPES, userId),
+      hasSettings: Object.keys(await this.deps.settings.get(userId)).length > 0,
+    };
+  }
+
+  /** `{data, mode}` (a RawImport from the route) → what an import would do; a file that fails the checks is
+   *  `{valid: false, warnings}`. */
   async preview(user: AuthUser, body: unknown): Promise<Preview> {
-    const b = asBody(body);
-    const mode = parseMode(b.mode);
-    const reading = readFile(b.data);
-    const { analysis, problems, warnings } = this.check(reading, user.tier);
-    if (!analysis) return { valid: false, ...(reading.version !== undefined ? { version: reading.version } : {}), summary: {}, warnings: [...problems, ...warnings] };
-    return preview(this.rt.db, this.deps, this.handlers, analysis, user.id, mode);
+    return this.exclusive(user.id, async () => {
+      const out = await this.analyzeOff(user, body, "preview");
+      if (!("preview" in out)) throw new Error("preview: the analysis answered a plan");
+      return out.preview;
+    });
   }
 
   /** Imports a file (see importer.ts): 400 naming the type and source id of the first problem, nothing changed. */
   async import(user: AuthUser, body: unknown): Promise<ImportResult> {
-    const b = asBody(body);
-    const mode = parseMode(b.mode);
-    const analysis = this.analyzed(readFile(b.data), user.tier);
-    const selections = parseSelections(b.selections, analysis.file);
-    if (b.importSettings !== undefined && b.importSettings !== null && typeof b.importSettings !== "boolean") throw invalid("importSettings: must be a boolean");
-    const applyDeletions = parseApplyDeletions(b.applyDeletions, mode, analysis.file);
-    const secretValues = await this.openSecrets(analysis, selections, passphrase(b.secretsPassphrase, "secretsPassphrase", 1));
-    return this.run(analysis, {
+    return this.exclusive(user.id, () => this.planned(user, body, "import"));
+  }
+
+  private async planned(user: AuthUser, body: unknown, kind: "import" | "importAll", all?: AnalyzeInput["all"]): Promise<ImportResult> {
+    const out = await this.analyzeOff(user, body, kind, all);
+    if (!("plan" in out)) throw new Error("import: the analysis answered a preview");
+    const plan = await unpackPlan(out.plan);
+    return this.run(plan.checked, {
       userId: user.id,
       tier: user.tier,
-      mode,
-      ...(selections ? { selections } : {}),
-      importSettings: b.importSettings !== false,
-      ...(applyDeletions ? { applyDeletions } : {}),
-      secretValues,
+      mode: plan.mode,
+      ...(plan.selections ? { selections: plan.selections } : {}),
+      importSettings: plan.importSettings,
+      ...(plan.applyDeletions ? { applyDeletions: plan.applyDeletions } : {}),
+      secretValues: plan.secretValues,
     });
   }
 
-  /** A checked file, or a 400 with its first problems. */
+  /** A checked file (main thread: the clone's data, read from this server), or a 400 with its first problems. */
   analyzed(reading: FileReading, tier: Tier, unbounded = false): Analysis {
-    const { analysis, problems, code } = this.check(reading, tier, unbounded);
+    const { analysis, problems, code } = analyze(reading, this.handlers, { tier, limits: this.limitsFor(tier, unbounded) });
     if (analysis) return analysis;
     const more = problems.length > 1 ? ` (and ${problems.length - 1} more; _import_preview lists them)` : "";
     throw new ApiError(400, code ?? "INVALID_INPUT", `${problems[0] ?? "data: invalid export file"}${more}`);
   }
 
-  /** The plain values of the secrets the import writes: missing or wrong passphrase → 400 BAD_PASSPHRASE. */
-  async openSecrets(analysis: Analysis, selections: ImportRun["selections"], secretsPassphrase: string | undefined): Promise<Map<string, string>> {
-    const values = new Map<string, string>();
-    const chosen = selections?.secrets;
-    const sealed = ((analysis.drafts.secrets ?? []) as (import("./entities").Draft & { sealed?: Uint8Array })[]).filter(
-      (d) => d.sealed && (!chosen || chosen.get(d.sourceId)?.action === "import"),
-    );
-    if (sealed.length === 0) return values;
-    if (secretsPassphrase === undefined)
-      throw badPassphrase("secretsPassphrase: the file's secret values need the passphrase they were exported with (or leave secrets out through selections)");
-    const enc = analysis.file.encryption!;
-    const key = await deriveKey(secretsPassphrase, enc.salt, enc.params);
-    for (const d of sealed) {
-      const value = openValue(key, d.sealed!);
-      if (value === undefined) throw badPassphrase(`secretsPassphrase: wrong passphrase (secrets[${d.sourceId}] does not open with it)`);
-      try {
-        values.set(d.sourceId, checkSecretValue(value, "value"));
-      } catch (err) {
-        throw invalid(`secrets[${d.sourceId}]: ${(err as Error).message}`);
-      }
-    }
-    return values;
-  }
-
   /** Runs an analyzed import in one transaction; the responders' and trackers' in-memory state follows the commit. */
-  async run(analysis: Analysis, r: ImportRun): Promise<ImportResult> {
+  async run(analysis: Checked, r: ImportRun): Promise<ImportResult> {
     const options: ApplyOptions = {
       userId: r.userId,
       mode: r.mode,
@@ -219,34 +215,13 @@ export class UserDataService {
    * lists is applied (the CLI's `--dry-run` prints that preview first).
    */
   async importAll(user: AuthUser, data: unknown, o: { mode: Mode; resolution?: Resolution; secretsPassphrase?: string }): Promise<ImportResult> {
-    const analysis = this.analyzed(readFile(data), user.tier);
-    const p = await preview(this.rt.db, this.deps, this.handlers, analysis, user.id, o.mode);
-    let selections: ImportRun["selections"];
-    if (o.resolution) {
-      selections = {};
-      for (const [type, drafts] of Object.entries(analysis.drafts) as [EntityType, { sourceId: string }[]][]) {
-        const conflicts = new Map((p.summary[type] as { conflicts: { sourceId: string; renameAllowed: boolean }[] }).conflicts.map((c) => [c.sourceId, c]));
-        selections[type] = new Map(
-          drafts.map((d): [string, Selection] => {
-            const c = conflicts.get(d.sourceId);
-            if (!c) return [d.sourceId, { action: "import" }];
-            return [d.sourceId, { action: "import", conflictResolution: o.resolution === "rename" && !c.renameAllowed ? "skip" : o.resolution! }];
-          }),
-        );
-      }
-    }
-    const applyDeletions = p.toDelete
-      ? (Object.fromEntries(Object.entries(p.toDelete).map(([type, list]) => [type, list.map((e) => e.id)])) as ImportRun["applyDeletions"])
-      : undefined;
-    const secretValues = await this.openSecrets(analysis, selections, o.secretsPassphrase);
-    return this.run(analysis, {
-      userId: user.id,
-      tier: user.tier,
-      mode: o.mode,
-      ...(selections ? { selections } : {}),
-      importSettings: true,
-      ...(applyDeletions ? { applyDeletions } : {}),
-      secretValues,
-    });
+    return this.exclusive(user.id, () =>
+      this.planned(user, { data }, "importAll", { mode: o.mode, ...(o.resolution ? { resolution: o.resolution } : {}), ...(o.secretsPassphrase !== undefined ? { secretsPassphrase: o.secretsPassphrase } : {}) }),
+    );
   }
+}
+
+async function* asText(chunks: AsyncGenerator<string | Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  for await (const chunk of chunks) yield typeof chunk === "string" ? chunk : decoder.decode(chunk);
 }

@@ -63,7 +63,7 @@ export interface RouteContract {
   /** Success responses: a JSON schema, a Media, or `null` for no body (204). */
   responses: Record<number, TSchema | Media | null>;
   /** Error codes by status, besides those implied by the auth level, the body and path ids. */
-  errors?: Partial<Record<400 | 401 | 403 | 404 | 409 | 413 | 429 | 500, ErrorCode[]>>;
+  errors?: Partial<Record<400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 503, ErrorCode[]>>;
   /** Public, but credentials are used when present (send_message, sign-out): the document lists them as optional. */
   optionalAuth?: boolean;
   /** A request body that works as is (the docs page's "Try it out"). */

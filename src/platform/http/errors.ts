@@ -33,6 +33,7 @@ export type ErrorCode =
   | "PAYLOAD_TOO_LARGE"
   | "RATE_LIMITED"
   | "INSUFFICIENT_STORAGE"
+  | "UNAVAILABLE"
   | "INTERNAL";
 
 export class ApiError extends Error {

@@ -37,6 +37,7 @@ export const ERROR_CODES: readonly ErrorCode[] = [
   "HANDLE_TAKEN", "VERIFICATION_FAILED", "COOLDOWN", "UNAUTHENTICATED", "FORBIDDEN", "NOT_OPERATOR", "API_KEY_NOT_ALLOWED", "NO_USER",
   "SIGNUP_CLOSED", "NOT_ACTIVATED", "SIGNUP_RESERVED", "MAIL_NOT_CONFIGURED", "NOT_FOUND", "DUPLICATE_NAME", "CONFLICT",
   "PAYLOAD_TOO_LARGE", "RATE_LIMITED", "INSUFFICIENT_STORAGE", "INTERNAL",
+  "PAYLOAD_TOO_LARGE", "RATE_LIMITED", "UNAVAILABLE", "INTERNAL",
 ];
 
 const ERROR_SCHEMA = {
@@ -72,6 +73,7 @@ const STATUS_TEXT: Record<number, string> = {
   429: "Too many requests (see Retry-After)",
   500: "Internal error",
   507: "The server is low on disk space (server.min_free_disk_mib): writes that add data are refused until space is freed",
+  503: "Busy: the work queue is full, or the work took too long (see Retry-After)",
 };
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
