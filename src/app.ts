@@ -116,7 +116,7 @@ export function createServices(rt: Runtime) {
   sandbox.kv?.useStorage({ quota: storage, userOf: (owner) => responders.ownerOf(owner), ownersOf: (db, userId) => responders.idsOfUser(db, userId) });
   const trackers = new TrackersService(rt, { tags, secrets, users, notificationEmail, scripts: sandbox, storage, checkScripts });
   const userData = new UserDataService(rt, { tags, secrets, scripts, settings, responders, certificates, csp, trackers, users, storage }, work);
-  const search = new SearchService(rt);
+  const search = new SearchService(rt, work);
   const auth = authPlugin({
     config: rt.config,
     clock: rt.clock,

@@ -59,6 +59,7 @@ if (!Bun.isMainThread)
   serveTasks({
     csp: async () => (await import("./features/csp/tasks")).cspTasks,
     certificates: async () => (await import("./features/certificates/tasks")).certificateTasks(),
-    responders: async () => (await import("./features/responders/har")).harTasks,
+    responders: async () => [...(await import("./features/responders/har")).harTasks, ...(await import("./features/responders/har-pages")).harPageTasks],
+    search: async () => (await import("./features/search/tasks")).searchTasks,
     "user-data": (env) => userDataModule(env as WorkEnv),
   });

@@ -3,7 +3,9 @@
 // between entries). Real HTTP against a server in this process; orderings and counts, no timing thresholds.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { buildHar } from "./har";
+import { buildHar, RENDER_BYTES } from "./har";
+import { respondersStore } from "./store";
+import { onPostgres } from "../../tests/backend";
 import type { TrackedRow } from "./store";
 import { quickUser } from "./test-users";
 
@@ -66,6 +68,17 @@ describe("HAR written entry by entry", () => {
       const res = await fetch(`${srv.url}/big`, { method: "POST", body, headers: { host: `${u.handle}.localhost:7070`, "content-type": "application/json" } });
       expect(res.status).toBe(200);
     }
+    // pages of about 1 MB of stored records: one record per page here, each read (SQLite) and rendered on the pool
+    await srv.services.responders.flushCaptures();
+    const started = srv.services.work.stats().started;
+    const pages: number[] = [];
+    for (let after: string | null = null; ; ) {
+      const page = await respondersStore.historyPageForward(srv.rt.db, created.json.id, after, RENDER_BYTES);
+      if (page.length === 0) break;
+      pages.push(page.length);
+      after = page.at(-1)!.id;
+    }
+    expect(pages).toEqual(Array(24).fill(1));
     const watcher = await quickUser(srv);
     let settled = false;
     const har = u.client.get(`/api/webhooks/responders/${created.json.id}/_har`).finally(() => (settled = true));
@@ -79,5 +92,7 @@ describe("HAR written entry by entry", () => {
     expect(res.json.log.entries.length).toBe(24);
     expect(res.json.log.entries[0].request.postData.text).toBe(body);
     expect(answered).toBeGreaterThanOrEqual(3);
+    // one task a page; on SQLite the thread reads the pages itself, and one more finds none left
+    expect(srv.services.work.stats().started - started).toBe(onPostgres ? 24 : 25);
   });
 });

@@ -1,15 +1,18 @@
 // Tracked request records (supplement §11.10), the history window the UI polls with (`_history?after=&before=&limit=`,
 // an addition), and their HAR 1.2 export (§11.12). Pure mapping from stored rows and query text; no I/O.
 // A HAR can hold 1,000 records with two bodies of max_tracked_body_bytes each: HarDocument writes it entry by entry
-// as the response is read (`chunks()`), never as one string. Decoding and serializing 1 MB bodies costs tens of ms
-// per entry, so with a work pool the entries are rendered there (`harEntriesTask`, a few rows per task, under the
-// owner's share) and the event loop only passes the bytes on; without one, one entry per turn of the loop.
+// as the response is read (`chunks()`), never as one string, and never holds more than about a page (RENDER_BYTES)
+// of records: it takes them from a HarSource page by page (har-pages.ts reads them; an array serves tests). Decoding
+// and serializing 1 MB bodies costs tens of ms per entry, so with a work pool the entries are rendered there
+// (`harEntriesTask`, a page per task, under the owner's share) and the event loop only passes the bytes on — on
+// SQLite the work thread also reads the page itself (its own connection), so the records never reach the event
+// loop; without a pool, one entry per turn of the loop.
 import { invalid } from "../../platform/http/errors";
 import { isUuid } from "../../platform/http/ids";
 import { stripInvisible } from "../../platform/http/validate";
 import type { TrackedRow } from "./store";
 import { TimeSlice } from "../../platform/work/slice";
-import { implement, taskRef, transfer, type TaskImpl } from "../../platform/work/task";
+import { implement, taskRef, transfer, type TaskImpl, type TaskRef } from "../../platform/work/task";
 import type { Work } from "../../platform/work/pool";
 
 export type HeaderPair = [string, string];
@@ -152,17 +155,47 @@ export interface HarOptions {
   version: string;
 }
 
-/** HAR 1.2 document of the records, oldest first (`rows` must already be oldest first). */
-export function buildHar(rows: TrackedRow[], opts: HarOptions): HarDocument {
-  return new HarDocument(rows, opts);
+/** Where a HAR's records come from, oldest first. */
+export interface HarSource {
+  /** The records after `after` (a record id; null = from the first), about RENDER_BYTES of them; [] at the end. */
+  page(after: string | null): Promise<TrackedRow[]>;
+  /** When set (SQLite), a work thread reads and renders each page itself: the task and its input for a page. */
+  onThread?: (after: string | null) => { task: TaskRef<HarPageInput, HarPageOutput>; input: HarPageInput };
 }
 
-/** A HAR 1.2 document, serialized lazily: `JSON.stringify(doc)` gives the whole text (toJSON), `chunks()` the same
- *  text piece by piece (one entry per piece, the rows released as they are written). */
+/** A work thread's page: what it reads, and the rendered entries (comma-separated JSON bytes) with the last id. */
+export interface HarPageInput {
+  responderId: string;
+  after: string | null;
+  maxBytes: number;
+  opts: HarOptions;
+}
+export interface HarPageOutput {
+  bytes: ArrayBuffer;
+  /** Id of the page's last record; null when there was none left. */
+  last: string | null;
+}
+
+/** The records of an array, as a source (tests; small documents). */
+const arraySource = (rows: TrackedRow[]): HarSource => {
+  let handed = false;
+  return { page: async () => (handed ? [] : ((handed = true), rows)) };
+};
+
+/** HAR 1.2 document of the records, oldest first (`rows` must already be oldest first, or a paged source). */
+export function buildHar(rows: TrackedRow[] | HarSource, opts: HarOptions): HarDocument {
+  return new HarDocument(Array.isArray(rows) ? arraySource(rows) : rows, opts, Array.isArray(rows) ? rows : undefined);
+}
+
+/** A HAR 1.2 document, serialized lazily: `chunks()` gives the text piece by piece (one page of entries at a time);
+ *  `JSON.stringify(doc)` (toJSON) the whole text, for a document built from an array only. */
 export class HarDocument {
+  private written = false;
+
   constructor(
-    private rows: (TrackedRow | undefined)[],
+    private readonly source: HarSource,
     private readonly opts: HarOptions,
+    private readonly inMemory?: TrackedRow[],
   ) {}
 
   private head() {
@@ -170,56 +203,72 @@ export class HarDocument {
   }
 
   toJSON() {
-    return { log: { ...this.head(), entries: this.rows.map((r) => harEntry(r!, this.opts)) } };
+    if (!this.inMemory) throw new Error("a paged HAR document is only written through chunks()");
+    return { log: { ...this.head(), entries: this.inMemory.map((r) => harEntry(r, this.opts)) } };
   }
 
   /**
-   * The same text as JSON.stringify(this), written entry by entry; once only (rows are dropped as they go).
-   * With `pool`, a few rows at a time are rendered there (harEntriesTask) under `pool.owner`'s share.
+   * The same text as JSON.stringify of the whole document, written page by page; once only. With `pool`, each page is
+   * rendered there (and, when the source says so, read there too) under `pool.owner`'s share.
    */
   async *chunks(pool?: { work: Work; owner: string }): AsyncGenerator<string | Uint8Array> {
+    if (this.written) throw new Error("a HAR document is written once");
+    this.written = true;
     const slice = new TimeSlice();
     const head = JSON.stringify({ log: { ...this.head(), entries: [] } });
     yield head.slice(0, -3); // ..."entries":[
-    const rows = this.rows;
-    this.rows = [];
-    for (let i = 0; i < rows.length; ) {
+    let first = true;
+    let after: string | null = null;
+    for (;;) {
+      if (pool && this.source.onThread) {
+        const { task, input } = this.source.onThread(after);
+        const out = await pool.work.run(pool.owner, task, input);
+        if (out.last === null) break;
+        if (!first) yield ",";
+        yield new Uint8Array(out.bytes);
+        first = false;
+        after = out.last;
+        continue;
+      }
+      const rows = await this.source.page(after);
+      if (rows.length === 0) break;
+      after = rows.at(-1)!.id;
       if (pool) {
-        // rows up to RENDER_BYTES of bodies per task (at least one)
-        const batch: TrackedRow[] = [];
-        let bytes = 0;
-        while (i < rows.length && (batch.length === 0 || bytes + bodyBytes(rows[i]!) <= RENDER_BYTES)) {
-          bytes += bodyBytes(rows[i]!);
-          batch.push(rows[i]!);
-          rows[i++] = undefined;
-        }
-        if (i > batch.length) yield ",";
         // bodies that own their buffer move to the thread instead of being copied (the rows are done with here)
-        const moved = batch.flatMap((r) => [r.body, r.response_body]).filter((b): b is Uint8Array => !!b && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.byteLength > 0);
+        const moved = rows.flatMap((r) => [r.body, r.response_body]).filter((b): b is Uint8Array => !!b && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.byteLength > 0);
         const transfer = [...new Set(moved.map((b) => b.buffer as ArrayBuffer))];
-        yield new Uint8Array(await pool.work.run(pool.owner, harEntriesTask, { rows: batch, opts: this.opts }, { transfer }));
+        if (!first) yield ",";
+        yield new Uint8Array(await pool.work.run(pool.owner, harEntriesTask, { rows, opts: this.opts }, { transfer }));
+        first = false;
       } else {
-        const text = JSON.stringify(harEntry(rows[i]!, this.opts));
-        yield i === 0 ? text : `,${text}`;
-        rows[i++] = undefined;
-        await slice.tick();
+        for (let i = 0; i < rows.length; i++) {
+          const text = JSON.stringify(harEntry(rows[i]!, this.opts));
+          yield first ? text : `,${text}`;
+          first = false;
+          rows[i] = undefined as unknown as TrackedRow;
+          await slice.tick();
+        }
       }
     }
     yield "]}}";
   }
 }
 
-/** Bodies rendered per work task. */
-const RENDER_BYTES = 1 << 20;
-const bodyBytes = (r: TrackedRow) => (r.body?.byteLength ?? 0) + (r.response_body?.byteLength ?? 0);
+/** Stored bytes of records per page (one page per work task; at least one record). */
+export const RENDER_BYTES = 1 << 20;
+
+/** Entries of rows as comma-separated JSON bytes (a buffer that can be moved between threads). */
+export function renderEntries(rows: TrackedRow[], opts: HarOptions): ArrayBuffer {
+  const bytes = new TextEncoder().encode(rows.map((r) => JSON.stringify(harEntry(r, opts))).join(","));
+  return bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer as ArrayBuffer);
+}
 
 /** HAR entries of rows as comma-separated JSON bytes, on a work thread (listed by src/work-tasks.ts). */
 export const harEntriesTask = taskRef<{ rows: TrackedRow[]; opts: HarOptions }, ArrayBuffer>("responders.harEntries");
 
 export const harTasks: TaskImpl[] = [
   implement(harEntriesTask, ({ rows, opts }) => {
-    const bytes = new TextEncoder().encode(rows.map((r) => JSON.stringify(harEntry(r, opts))).join(","));
-    const buf = bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : (bytes.slice().buffer as ArrayBuffer);
+    const buf = renderEntries(rows, opts);
     return transfer(buf, [buf]);
   }),
 ];

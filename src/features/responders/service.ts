@@ -21,6 +21,7 @@ import type { TagRef, TagsService } from "../tags/service";
 import type { UsersService } from "../users/service";
 import { CaptureQueue } from "./capture";
 import { ResponderEngine } from "./engine";
+import { harSource } from "./har-pages";
 import { buildHar, harContentDisposition, parseHistoryWindow, toTrackedRecord, type TrackedRecord } from "./har";
 import { HitSummaries } from "./hit-summary";
 import type { PathType } from "./match";
@@ -456,9 +457,9 @@ export class RespondersService {
   async har(user: AuthUser, rawId: string | undefined): Promise<{ har: unknown; contentDisposition: string }> {
     const row = await this.owned(user, rawId);
     await this.capture.flush();
-    const rows = await respondersStore.historyOldestFirst(this.rt.db, row.id);
+    const opts = { baseUrl: this.baseUrl(user.handle, row.subdomain_prefix), version: this.rt.version };
     return {
-      har: buildHar(rows, { baseUrl: this.baseUrl(user.handle, row.subdomain_prefix), version: this.rt.version }),
+      har: buildHar(harSource(this.rt.db, row.id, opts, this.rt.db.dialect === "sqlite"), opts),
       contentDisposition: harContentDisposition(row.name),
     };
   }

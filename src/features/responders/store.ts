@@ -181,8 +181,24 @@ export const respondersStore = {
   record: (db: Db, responderId: string, id: string) =>
     db.get<TrackedRow>("SELECT * FROM responder_requests WHERE responder_id = ? AND id = ?", [responderId, id]),
 
-  historyOldestFirst: (db: Db, responderId: string) =>
-    db.all<TrackedRow>("SELECT * FROM responder_requests WHERE responder_id = ? ORDER BY id ASC", [responderId]),
+  /** The next records after `after` (oldest first, the HAR's pages): as many as fit in `maxBytes` of stored size (at least one, at
+   *  most `maxRows`); [] when none is left. The sizes come from the (responder_id, id, size) index first, so only the
+   *  page's own rows are read whole. */
+  async historyPageForward(db: Db, responderId: string, after: string | null, maxBytes: number, maxRows = 200): Promise<TrackedRow[]> {
+    const sizes = await db.all<{ id: string; size: number }>(
+      "SELECT id, size FROM responder_requests WHERE responder_id = ? AND id > ? ORDER BY id ASC LIMIT ?",
+      [responderId, after ?? "", maxRows],
+    );
+    if (sizes.length === 0) return [];
+    let n = 0;
+    let bytes = 0;
+    while (n < sizes.length && (n === 0 || bytes + Number(sizes[n]!.size) <= maxBytes)) bytes += Number(sizes[n++]!.size);
+    return db.all<TrackedRow>("SELECT * FROM responder_requests WHERE responder_id = ? AND id > ? AND id <= ? ORDER BY id ASC", [
+      responderId,
+      after ?? "",
+      sizes[n - 1]!.id,
+    ]);
+  },
 
   /** Deletes every record of the responder (of `userId`); returns the bytes freed (given back to the user). */
   async clear(db: Db, userId: string, responderId: string): Promise<number> {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { invalid } from "../../platform/http/errors";
 import type { SearchRunner } from "./service";
 import { ApiClient, startTestServer, type TestServer, type TestUser } from "../../tests/harness";
+import { onPostgres } from "../../tests/backend";
 import { quickUser } from "../user-data/test-support";
 
 const OPERATOR = "op@search-index.example";
@@ -74,6 +75,18 @@ describe("content from 3 characters on (supplement §28)", () => {
     await u.client.delete(`/api/user/scripts/${sid}`);
     await u.client.delete(`/api/web_scraping/page_trackers/${pid}`);
   });
+});
+
+// Issue 29: a search's cost grows with the user's data, so on SQLite it runs on a work thread (its own read-only
+// connection), under the user's share of the work pool, never on the event loop. On PostgreSQL the database does the
+// work and the main thread only awaits it.
+test("on SQLite a search runs on the work pool, and sees what was just committed", async () => {
+  const before = srv.services.work.stats().started;
+  const sid = await created(u, "/api/user/scripts", { name: "pooled-search-probe", scriptType: "universal", content: "return 'zebra-on-a-thread';" });
+  const hit = await found("zebra-on-a-thread");
+  expect(hit.items.map((i) => [i.id, i.matched])).toEqual([[sid, "content"]]);
+  expect(srv.services.work.stats().started - before).toBe(onPostgres ? 0 : 1);
+  await u.client.delete(`/api/user/scripts/${sid}`);
 });
 
 test("a query holding U+0000 is refused with 400 on both backends (never a 500, never a truncated pattern)", async () => {

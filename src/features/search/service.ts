@@ -10,7 +10,9 @@ import { invalid, rateLimited } from "../../platform/http/errors";
 import { charLength } from "../../platform/http/validate";
 import { runSearch, type Matched } from "../../platform/db/search";
 import type { Runtime } from "../../platform/runtime";
+import type { Work } from "../../platform/work/pool";
 import { SEARCH_TYPES, specsFor, type SearchType } from "./specs";
+import { searchTask } from "./tasks";
 
 export { SEARCH_TYPES, type SearchType } from "./specs";
 
@@ -39,12 +41,16 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 export class SearchService {
   /** Users with a search running. */
   private readonly running = new Set<string>();
-  /** Where a search runs: runSearch on the runtime's database by default. Replaceable (a reader off the event loop;
-   *  a test holding a search to see the second one refused). */
+  /** Where a search runs: on SQLite a work thread's own read connection (tasks.ts), under the user's share of the
+   *  work pool; on PostgreSQL (or without a pool) runSearch on the runtime's database. Replaceable (a test holding a
+   *  search to see the second one refused). */
   runner: SearchRunner;
 
-  constructor(rt: Runtime, runner?: SearchRunner) {
-    this.runner = runner ?? (async (userId, text, types, limit) => (await runSearch(rt.db, userId, text, specsFor(types), limit)) as SearchResult);
+  constructor(rt: Runtime, work?: Work) {
+    this.runner =
+      work && rt.db.dialect === "sqlite"
+        ? async (userId, text, types, limit) => (await work.run(userId, searchTask, { userId, text, types: [...types], limit })) as SearchResult
+        : async (userId, text, types, limit) => (await runSearch(rt.db, userId, text, specsFor(types), limit)) as SearchResult;
   }
 
   /** `{query, types?, limit?}` → `{items, total}`; 429 while another search of the same user runs. */
