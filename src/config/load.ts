@@ -1,5 +1,7 @@
 // Loads the configuration: built-in defaults < TOML file < SECBOX_* environment < `serve` flags
-// (supplement §23.1–23.2). Any problem is a ConfigError naming the offending key.
+// (supplement §23.1–23.2). Any problem is a ConfigError naming the offending key. The result is the effective
+// configuration: an empty `server.public_url` becomes http://localhost:<effective port> (§27), so every consumer
+// reads the URL the server really answers on.
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { Value } from "@sinclair/typebox/value";
@@ -137,6 +139,8 @@ function validate(tree: Tree): Config {
   }
   const cfg = withDefaults as Config & { subscriptions: { tiers: Record<Tier, object> } };
 
+  // §27: no configured public URL → the address this server answers on, with the port flags and environment gave.
+  if (cfg.server.public_url === "") cfg.server.public_url = `http://localhost:${cfg.server.port}`;
   let url: URL;
   try {
     url = new URL(cfg.server.public_url);
