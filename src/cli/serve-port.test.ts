@@ -139,4 +139,29 @@ describe("serve on another port", () => {
     },
     90_000,
   );
+
+  test(
+    "a fresh server's users are on the ultimate tier (§27): a 10-minute schedule and 1000 tracked requests are accepted",
+    async () => {
+      const srv = await serve((port) => ({ flags: ["--port", String(port)] }));
+      try {
+        const cookie = await signUp(srv.api);
+        const self = (await (await fetch(`${srv.api}/api/users/self`, { headers: { cookie } })).json()) as { subscription: { tier: string } };
+        expect(self.subscription.tier).toBe("ultimate");
+        const post = (path: string, body: unknown) => fetch(`${srv.api}${path}`, { method: "POST", headers: { "content-type": "application/json", cookie }, body: JSON.stringify(body) });
+        const responder = await post("/api/webhooks/responders", { name: "keep-many", location: { pathType: "=", path: "/many" }, settings: { requestsToTrack: 1000 } });
+        expect(responder.status).toBe(201);
+        const tracker = await post("/api/web_scraping/api_trackers", {
+          name: "every-10-min",
+          enabled: false, // never runs: nothing leaves loopback
+          target: { requests: [{ url: "https://status.example.com/api" }] },
+          config: { job: { schedule: "0 */10 * * * *" } },
+        });
+        expect(tracker.status).toBe(201);
+      } finally {
+        await srv.stop();
+      }
+    },
+    90_000,
+  );
 });

@@ -69,7 +69,7 @@ describe("defaults", () => {
     expect(cfg.network).toEqual({ allow_private_targets: false });
     expect(cfg.scheduler).toEqual({ enabled: true, max_concurrent_api: 8, failure_alert_after: 3 });
     expect(cfg.scripts).toEqual({ workers: 0, queue_limit: 1000, queue_limit_per_user: 250 });
-    expect(cfg.subscriptions.default_tier).toBe("basic");
+    expect(cfg.subscriptions.default_tier).toBe("ultimate"); // §27: a self-hosted box is not a SaaS plan
     expect(cfg.subscriptions.tiers.basic).toMatchObject({ min_schedule_interval_sec: 3600, max_revisions: 30, script_memory_mib: 10, script_timeout_sec: 10 });
     expect(cfg.subscriptions.tiers.standard).toMatchObject({ min_schedule_interval_sec: 600, script_timeout_sec: 20 });
     expect(cfg.subscriptions.tiers.professional).toMatchObject({ min_schedule_interval_sec: 60, max_requests_to_track: 100, script_memory_mib: 20 });

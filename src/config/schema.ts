@@ -127,7 +127,7 @@ export const ConfigSchema = T.Object(
       queue_limit_per_user: T.Integer({ minimum: 1, default: 250 }),
     }),
     subscriptions: section({
-      default_tier: T.Union(TIERS.map((x) => T.Literal(x)), { default: "basic" }),
+      default_tier: T.Union(TIERS.map((x) => T.Literal(x)), { default: "ultimate" }),
       tiers: section(
         Object.fromEntries(TIERS.map((tier) => [tier, TierOverrideSchema])) as Record<Tier, typeof TierOverrideSchema>,
       ),
