@@ -19,6 +19,7 @@ import { ErrorState, LoadingState } from "../../components/states";
 import { TagSelect } from "../../components/tags/tag-select";
 import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-guard";
 import { confirmScriptsCompile, notifyScriptWarnings } from "../../components/script-check";
+import { MailDescription } from "../../components/mail-off";
 import { bodyLanguage, formField, initialValues, MAX_SCRIPT_BYTES, previewUrl, toPayload, utf8Length, validate, type ResponderValues } from "./responder-form";
 import { METHODS, PATH_TYPES, RESPONDERS_KEY, respondersApi, type Responder, type ResponderInfo } from "./responders-api";
 import { ScriptField } from "./script-field";
@@ -219,8 +220,9 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
               <Stack gap={6} mt={4}>
                 <Switch
                   label="Email a summary of new requests"
+                  aria-label="Email a summary of new requests"
                   disabled={track === 0}
-                  description={track === 0 ? "Needs requests to track" : "One email per window, never one per request"}
+                  description={track === 0 ? "Needs requests to track" : <MailDescription normal="One email per window, never one per request" />}
                   checked={v.notify && track > 0}
                   onChange={(e) => form.setFieldValue("notify", e.currentTarget.checked)}
                   error={form.errors.notify}
