@@ -92,8 +92,9 @@ export function RunFields({ form, timeout, timeoutHelp }: { form: Form; timeout:
   return (
     <Section title="Runs">
       <Group gap="md" align="flex-start" wrap="wrap">
-        <NumberInput label="Timeout (seconds)" description={timeoutHelp} min={timeout.min} max={timeout.max} allowDecimal={false} w={240} {...form.getInputProps("timeoutSec")} />
-        <NumberInput label="Revisions to keep" description="Older ones are removed; your plan sets the maximum" min={1} max={1000} allowDecimal={false} w={240} {...form.getInputProps("revisions")} />
+        {/* Out of range is said (validation, the API's 400 under the field), never clamped silently (issue 30). */}
+        <NumberInput label="Timeout (seconds)" description={timeoutHelp} min={timeout.min} max={timeout.max} clampBehavior="none" allowDecimal={false} w={240} {...form.getInputProps("timeoutSec")} />
+        <NumberInput label="Revisions to keep" description="Older ones are removed; your plan sets the maximum" min={1} max={1000} clampBehavior="none" allowDecimal={false} w={240} {...form.getInputProps("revisions")} />
       </Group>
       <SecretsAccess form={form} />
     </Section>
