@@ -1,7 +1,8 @@
 // Browser: issue 30 item 11 — out-of-range numbers are said, never silently changed. A responder's status 999 used to
 // become 599 when the field lost focus, and 5000 requests to track became the plan's maximum, with no word; a
 // tracker's 5000 revisions became 1000. Now the typed value stays, the field says what is allowed (at once, and the
-// API's 400 lands under it too), and nothing is saved until it is fixed.
+// API's 400 lands under it too), and nothing is saved until it is fixed. A page tracker's wait-for selector that no
+// run can use (`div[`) is refused at save, under its field, naming it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "puppeteer-core";
 import { byRole, click, expectClean, fill, goto, startUiHarness, TEST_TIMEOUT, waitForText, type UiHarness } from "./harness";
@@ -85,6 +86,33 @@ describe("numbers out of range", () => {
       expect(await valueOf(page, "Revisions to keep")).toBe("5000");
       expect((await user.client.get("/api/web_scraping/api_trackers")).json.total).toBe(0);
       expectClean(ui, ["400 POST /api/web_scraping/api_trackers"]);
+    },
+    TEST_TIMEOUT,
+  );
+
+  test(
+    "page tracker editor: a selector no run can use is refused under its field, naming it; 99999 ms of waiting stays as typed and is said",
+    async () => {
+      const user = await h.srv.createUser();
+      const ui = await h.open({ user });
+      const { page } = ui;
+      await goto(ui, `${h.url}/trackers/pages/new`);
+      await fill(page, "Name", "bad-selector");
+      await fill(page, "URL", "https://status.example.com/");
+      await fill(page, "Wait for selector", "div[");
+      await click(page, "button", "Create page tracker");
+      await waitForText(page, '"div[" is not a valid CSS selector (Expected attribute name)');
+      expect(await describedBy(page, "Wait for selector")).toContain('"div[" is not a valid CSS selector');
+
+      await fill(page, "Wait for selector", "div[data-ready]");
+      await fill(page, "Then wait (ms)", "99999");
+      await page.keyboard.press("Tab");
+      expect(await valueOf(page, "Then wait (ms)")).toBe("99999");
+      await click(page, "button", "Create page tracker");
+      await waitForText(page, "From 0 to 30,000 ms");
+      expect(await valueOf(page, "Then wait (ms)")).toBe("99999");
+      expect((await user.client.get("/api/web_scraping/page_trackers")).json.total).toBe(0);
+      expectClean(ui, ["400 POST /api/web_scraping/page_trackers"]);
     },
     TEST_TIMEOUT,
   );
