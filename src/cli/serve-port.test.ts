@@ -22,6 +22,7 @@ async function freePort(): Promise<number> {
 
 interface Running {
   port: number;
+  dataDir: string;
   api: string;
   /** stderr so far (the start log). */
   log(): string;
@@ -32,7 +33,8 @@ interface Running {
 async function serve(how: (port: number) => { flags?: string[]; env?: Record<string, string> }): Promise<Running> {
   const port = await freePort();
   const { flags = [], env = {} } = how(port);
-  const proc = Bun.spawn(["bun", "run", MAIN, "serve", "--data-dir", join(root, `data${++n}`), "--host", "127.0.0.1", ...flags], {
+  const dataDir = join(root, `data${++n}`);
+  const proc = Bun.spawn(["bun", "run", MAIN, "serve", "--data-dir", dataDir, "--host", "127.0.0.1", ...flags], {
     cwd: root,
     env: { ...baseEnv, SECBOX_SERVER_LOG_LEVEL: "info", ...env },
     stdout: "ignore",
@@ -59,6 +61,7 @@ async function serve(how: (port: number) => { flags?: string[]; env?: Record<str
   }
   return {
     port,
+    dataDir,
     api,
     log: () => stderr,
     async stop() {
@@ -115,6 +118,17 @@ describe("serve on another port", () => {
         expect(log).toContain(`public URL http://localhost:${srv.port}`);
         expect(log).toContain(`responder URLs http://<handle>.localhost:${srv.port}/…`);
         expect(log).toContain("interactions: off");
+
+        // The operator's CLI on the same data, without --port: its recovery links name the port the server answers on.
+        const cli = async (...args: string[]) => {
+          const p = Bun.spawn(["bun", "run", MAIN, ...args, "--data-dir", srv.dataDir], { cwd: root, env: { ...baseEnv, SECBOX_SERVER_LOG_LEVEL: "error" }, stdout: "pipe", stderr: "pipe" });
+          const [out, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
+          expect(code).toBe(0);
+          return out;
+        };
+        const added = JSON.parse(await cli("users", "add", "--email", "ops@example.com"));
+        expect(added.recoveryLink.url).toStartWith(`http://localhost:${srv.port}/recover?token=`);
+        expect(await cli("users", "recover", "--email", "ops@example.com")).toStartWith(`http://localhost:${srv.port}/recover?token=`);
       } finally {
         await srv.stop();
       }

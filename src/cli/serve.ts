@@ -24,6 +24,8 @@ export const serveCommand: Command = {
     const rt = await openRuntime(config);
     if (siteWarning) rt.log.warn(siteWarning);
     const services = createServices(rt);
+    // CLI commands on this data (`users recover`, `users add`) then print links to where this server answers.
+    await services.status.rememberPublicUrl(config.server.public_url);
     const app = createApp(services);
     let server;
     try {

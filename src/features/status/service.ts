@@ -45,6 +45,16 @@ export class StatusService {
     return { version: this.rt.version, level, db: { operational }, features: this.features };
   }
 
+  /** `serve` records the public URL it answers on, so CLI commands on the same data give links that work. */
+  rememberPublicUrl(url: string): Promise<unknown> {
+    return statusStore.setPublicUrl(this.rt.db, url);
+  }
+
+  /** The public URL `serve` last started with on this database, if any. */
+  rememberedPublicUrl(): Promise<string | undefined> {
+    return statusStore.publicUrl(this.rt.db);
+  }
+
   async setLevel(level: unknown): Promise<void> {
     if (typeof level !== "string" || !(STATUS_LEVELS as readonly string[]).includes(level)) throw invalid("level: must be available or unavailable");
     await statusStore.setLevel(this.rt.db, level);
