@@ -35,6 +35,13 @@ describe("status", () => {
     }
   });
 
+  test("the public URL serve started with is remembered in the database (CLI links use it), the last one wins", async () => {
+    expect(await srv.services.status.rememberedPublicUrl()).toBeUndefined();
+    await srv.services.status.rememberPublicUrl("http://localhost:8080");
+    await srv.services.status.rememberPublicUrl("http://localhost:8081");
+    expect(await srv.services.status.rememberedPublicUrl()).toBe("http://localhost:8081");
+  });
+
   test("features.signup is false when security.signup is closed (the UI then offers no sign-up page)", async () => {
     const closed = await startTestServer({ env: { SECBOX_SECURITY_SIGNUP: "closed" } });
     try {
