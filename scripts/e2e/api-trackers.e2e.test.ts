@@ -57,7 +57,7 @@ describe("API trackers pages", () => {
   test(
     "create with a custom cron (live next runs, too frequent on basic), run twice, diff side by side and inline, chart, logs",
     async () => {
-      const user = await h.srv.createUser(); // basic tier: schedules at most hourly
+      const user = await h.srv.createUser(undefined, { tier: "basic" }); // schedules at most hourly
       f.api.body = JSON.stringify({ price: 10, version: "1.0.0" });
       const ui = await h.open({ user });
       const { page } = ui;

@@ -125,6 +125,34 @@ try {
         await waitForText(page, "Saved, but a script does not compile");
       },
     ],
+    // issue 30: out-of-range numbers said under their fields (never clamped), a wait-for selector refused at save
+    [
+      "responder-out-of-range",
+      "/responders/new",
+      "New responder",
+      async (page) => {
+        for (const [label, value] of [["Status code", "999"], ["Requests to track", "5000"]] as const) {
+          const el = (await page.waitForSelector(`aria/${label}[role="textbox"]`))!;
+          await el.click({ count: 3 });
+          await el.type(value);
+          await page.keyboard.press("Tab");
+        }
+        await waitForText(page, "A status from 200 to 599");
+      },
+    ],
+    [
+      "page-tracker-bad-selector",
+      `/trackers/pages/${t.page}/edit`,
+      "In-page extractor",
+      async (page) => {
+        const el = (await page.waitForSelector('aria/Wait for selector[role="textbox"]'))!;
+        await el.click({ count: 3 });
+        await el.type("div[");
+        await (await page.waitForSelector('aria/Save[role="button"]'))!.click();
+        await waitForText(page, "is not a valid CSS selector");
+        await el.evaluate((e: any) => e.scrollIntoView({ block: "center" }));
+      },
+    ],
   ];
   async function palette(page: import("puppeteer-core").Page, text: string) {
     await page.keyboard.down("Control");

@@ -207,7 +207,7 @@ describe("users", () => {
     const bob = await cli(["users", "add", "--email", "bob@example.com", ...d], env);
     expect(bob.code).toBe(0);
     const bobUser = JSON.parse(bob.stdout);
-    expect(bobUser).toMatchObject({ email: "bob@example.com", isActivated: true, isOperator: false, subscription: { tier: "basic" } });
+    expect(bobUser).toMatchObject({ email: "bob@example.com", isActivated: true, isOperator: false, subscription: { tier: "ultimate" } }); // the default tier (§27)
     expect(bobUser.recoveryLink.url).toMatch(new RegExp(`^${publicUrl}/recover\\?token=[A-Za-z0-9_-]{43}$`));
     expect(bobUser.recoveryLink.expiresAt - bobUser.createdAt).toBeGreaterThanOrEqual(86_400 - 2);
     expect(bobUser.recoveryLink.expiresAt - bobUser.createdAt).toBeLessThanOrEqual(86_400 + 2);

@@ -1,7 +1,7 @@
 // Shared CLI plumbing: flag parsing, config loading, exit codes and output (supplement §23.3).
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import type { Services } from "../app";
-import { ConfigError, loadConfig } from "../config/load";
+import { ConfigError, loadConfig, publicUrlDerived } from "../config/load";
 import { TIERS, type Config, type Tier } from "../config/schema";
 import { ApiError } from "../platform/http/errors";
 import { normalizeEmail } from "../platform/http/validate";
@@ -100,7 +100,11 @@ export async function withServices<T>(values: { config?: string; "data-dir"?: st
   const [{ createServices }, { openRuntime }, { createLogger }] = await Promise.all([import("../app"), import("../platform/boot"), import("../platform/log")]);
   const rt = await openRuntime(config, { log: createLogger(config.server.log_level), cli: true });
   try {
-    return await fn(createServices(rt));
+    const services = createServices(rt);
+    // No public_url configured: links (recovery links of `users recover` / `users add`) name the address the server
+    // last started on with this data (its --port), not this command's default port (§27).
+    if (publicUrlDerived(config)) rt.config.server.public_url = (await services.status.rememberedPublicUrl()) ?? rt.config.server.public_url;
+    return await fn(services);
   } finally {
     await rt.close();
   }

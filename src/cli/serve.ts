@@ -1,6 +1,7 @@
 // `secbox serve`: migrate, then serve the API, responders, scheduler and mail sender.
 import { createApp, createServices, listen, startBackground, stopBackground } from "../app";
 import { checkSite } from "../config/site";
+import { responderBaseUrl } from "../features/responders/service";
 import { openRuntime } from "../platform/boot";
 import { warmUi } from "../platform/ui/serve";
 import { configFrom, parseFlags, type Command } from "./common";
@@ -23,6 +24,8 @@ export const serveCommand: Command = {
     const rt = await openRuntime(config);
     if (siteWarning) rt.log.warn(siteWarning);
     const services = createServices(rt);
+    // CLI commands on this data (`users recover`, `users add`) then print links to where this server answers.
+    await services.status.rememberPublicUrl(config.server.public_url);
     const app = createApp(services);
     let server;
     try {
@@ -35,6 +38,9 @@ export const serveCommand: Command = {
     // From a checkout this builds the web UI in memory (in the background); the binary's embedded UI needs nothing.
     warmUi(rt.log);
     rt.log.info(`secbox ${rt.version} listening on ${server.url} (public URL ${config.server.public_url}, data ${config.server.data_dir})`);
+    // §27: where responders answer (from the effective public URL), and the interaction listeners (none exist yet).
+    rt.log.info(`responder URLs ${responderBaseUrl(config, "<handle>")}/… (responders.url_style = "${config.responders.url_style}")`);
+    rt.log.info("interactions: off (no DNS, SMTP or HTTP capture listeners)");
     // SIGINT, SIGTERM and SIGHUP (a closed terminal, `systemctl kill -s HUP`) all stop cleanly: hits in progress
     // finish, pending captures and runs are written, the mail sender ends its send (supplement §11.10). Repeated
     // signals during the shutdown are ignored (kill -9 is the way to cut it short, at the cost of the batch window).

@@ -1,5 +1,7 @@
 // Loads the configuration: built-in defaults < TOML file < SECBOX_* environment < `serve` flags
-// (supplement §23.1–23.2). Any problem is a ConfigError naming the offending key.
+// (supplement §23.1–23.2). Any problem is a ConfigError naming the offending key. The result is the effective
+// configuration: an empty `server.public_url` becomes http://localhost:<effective port> (§27), so every consumer
+// reads the URL the server really answers on.
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { Value } from "@sinclair/typebox/value";
@@ -29,6 +31,12 @@ export interface LoadOptions {
 }
 
 type Tree = Record<string, any>;
+
+/** `server` sections whose public_url was derived from the port (not configured). */
+const derivedPublicUrl = new WeakSet<object>();
+
+/** True when `server.public_url` was not configured and is http://localhost:<port> (§27). */
+export const publicUrlDerived = (config: Pick<Config, "server">): boolean => derivedPublicUrl.has(config.server);
 const SECTIONS = Object.keys(ConfigSchema.properties);
 
 export function loadConfig(opts: LoadOptions = {}): Config {
@@ -137,6 +145,11 @@ function validate(tree: Tree): Config {
   }
   const cfg = withDefaults as Config & { subscriptions: { tiers: Record<Tier, object> } };
 
+  // §27: no configured public URL → the address this server answers on, with the port flags and environment gave.
+  if (cfg.server.public_url === "") {
+    cfg.server.public_url = `http://localhost:${cfg.server.port}`;
+    derivedPublicUrl.add(cfg.server);
+  }
   let url: URL;
   try {
     url = new URL(cfg.server.public_url);

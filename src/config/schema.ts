@@ -68,7 +68,8 @@ export const ConfigSchema = T.Object(
     server: section({
       host: T.String({ minLength: 1, default: "127.0.0.1" }),
       port: T.Integer({ minimum: 1, maximum: 65535, default: 7070 }),
-      public_url: T.String({ default: "http://localhost:7070" }),
+      /** "" = http://localhost:<effective port> (§27): the loader derives it after flags and environment. */
+      public_url: T.String({ default: "" }),
       data_dir: T.String({ minLength: 1, default: "./data" }),
       max_body_bytes: T.Integer({ minimum: 1024, default: 2_097_152 }),
       max_import_bytes: T.Integer({ minimum: 1024, default: 10_485_760 }),
@@ -128,7 +129,7 @@ export const ConfigSchema = T.Object(
       queue_limit_per_user: T.Integer({ minimum: 1, default: 250 }),
     }),
     subscriptions: section({
-      default_tier: T.Union(TIERS.map((x) => T.Literal(x)), { default: "basic" }),
+      default_tier: T.Union(TIERS.map((x) => T.Literal(x)), { default: "ultimate" }),
       tiers: section(
         Object.fromEntries(TIERS.map((tier) => [tier, TierOverrideSchema])) as Record<Tier, typeof TierOverrideSchema>,
       ),

@@ -22,7 +22,7 @@ beforeAll(async () => {
 afterAll(() => srv.stop());
 
 test("concurrent creations never exceed the tier's limit (tags, secrets, responders)", async () => {
-  const u = await quickUser(srv);
+  const u = await quickUser(srv, "basic");
   const kinds: [string, (i: number) => unknown][] = [
     ["/api/user/tags", (i) => ({ name: `t${i}` })],
     ["/api/user/secrets", (i) => ({ name: `S${i}`, value: "v" })],

@@ -96,7 +96,7 @@ const historyCount = async (u: TestUser, id: string) => ((await u.client.get(`${
 
 describe("max_storage_bytes", () => {
   test("KV: the user's cap holds across responders; beyond it the script gets the KV error; a delete gives the bytes back", async () => {
-    const u = await quickUser(srv); // basic: 300,000 bytes
+    const u = await quickUser(srv, { tier: "basic" }); // 300,000 bytes
     await responder(u, "/a", { script: KV_SCRIPT });
     await responder(u, "/b", { script: KV_SCRIPT });
     expect(await kvSet(u, "/a", "k1", 100_000)).toEqual({ status: 200, text: "true" });

@@ -2783,6 +2783,15 @@ export interface components {
                 chromium: boolean;
                 /** @description an openssl program for DSA */
                 dsa: boolean;
+                /** @description out-of-band interaction listeners (supplement §24; none exist in this build yet, so all false) */
+                interactions: {
+                    /** @description a DNS listener is configured */
+                    dns: boolean;
+                    /** @description HTTP capture of <labels>.<handle> hosts is on */
+                    http: boolean;
+                    /** @description an SMTP capture listener is configured */
+                    smtp: boolean;
+                };
                 /** @description SMTP configured */
                 mail: boolean;
                 /** @description public sign-up is open (security.signup) */

@@ -23,6 +23,8 @@ beforeAll(async () => {
   srv = await startTestServer({
     clock,
     env: {
+      // New users get basic here (the built-in default is ultimate, §27): the tests below name basic's limits.
+      SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic",
       SECBOX_SUBSCRIPTIONS_TIERS_STANDARD_MAX_RESPONDERS: "2",
       SECBOX_SUBSCRIPTIONS_TIERS_STANDARD_NOTIFICATION_THROTTLES: "60,120",
     },

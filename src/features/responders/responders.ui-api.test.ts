@@ -17,7 +17,8 @@ const MISSING = "01890000-0000-7000-8000-000000000000";
 
 beforeAll(async () => {
   [srv, pathSrv] = await Promise.all([
-    startTestServer({ env: { SECBOX_SUBSCRIPTIONS_TIERS_STANDARD_NOTIFICATION_THROTTLES: "60,120" } }),
+    // New users get basic (the built-in default is ultimate, §27): `_info` below names basic's limits.
+    startTestServer({ env: { SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic", SECBOX_SUBSCRIPTIONS_TIERS_STANDARD_NOTIFICATION_THROTTLES: "60,120" } }),
     startTestServer({ env: { SECBOX_RESPONDERS_URL_STYLE: "path" } }),
   ]);
   [a, b] = await Promise.all([quickUser(srv), quickUser(srv, "standard")]);

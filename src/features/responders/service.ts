@@ -7,6 +7,7 @@
 // the cached responders here and on the other instances). Must never: check a member itself (rules.ts does), or
 // change a user's responders without invalidating them.
 import type { Server } from "bun";
+import type { Config } from "../../config/schema";
 import type { AuthUser } from "../../platform/auth/principal";
 import { watchExternalCommits, type Db } from "../../platform/db/db";
 import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
@@ -59,6 +60,17 @@ export interface RespondersDeps {
   deleteKv?: (tx: Db, ownerId: string, userId: string) => Promise<void>;
   /** Per-user storage cap and the free-disk guard (supplement §28): history records count against it. */
   storage: StorageQuota;
+}
+
+/**
+ * A responder URL without its location path (supplement §11.3, §11.12): `<scheme>://[<prefix>-]<handle>.<domain>[:port]`
+ * from the effective `server.public_url`, or `<public_url>/api/webhooks/<handle>` in path style. `serve` logs its form.
+ */
+export function responderBaseUrl(config: Pick<Config, "server" | "responders">, handle: string, prefix = ""): string {
+  const { public_url } = config.server;
+  if (config.responders.url_style === "path") return `${public_url}/api/webhooks/${handle}`;
+  const u = new URL(public_url);
+  return `${u.protocol}//${prefix ? `${prefix}-` : ""}${handle}.${config.responders.domain}${u.port ? `:${u.port}` : ""}`;
 }
 
 /** The responder, plus `warnings` when its script does not compile (omitted when none, §27). */
@@ -218,10 +230,7 @@ export class RespondersService {
 
   /** The responder URL without its location path (supplement §11.3, §11.12). */
   private baseUrl(handle: string, prefix: string): string {
-    const { public_url } = this.rt.config.server;
-    if (this.rt.config.responders.url_style === "path") return `${public_url}/api/webhooks/${handle}`;
-    const u = new URL(public_url);
-    return `${u.protocol}//${prefix ? `${prefix}-` : ""}${handle}.${this.rt.config.responders.domain}${u.port ? `:${u.port}` : ""}`;
+    return responderBaseUrl(this.rt.config, handle, prefix);
   }
 
   private toWire(row: ResponderRow, handle: string, tags: TagRef[]): Responder {

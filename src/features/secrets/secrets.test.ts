@@ -14,7 +14,8 @@ let secrets: SecretsService;
 beforeAll(async () => {
   srv = await startTestServer({
     clock: { now: () => nowMs },
-    env: { SECBOX_SUBSCRIPTIONS_TIERS_ULTIMATE_MAX_SECRETS: "2" },
+    // New users get basic (the built-in default is ultimate, §27); ultimate gets a tiny secret limit.
+    env: { SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic", SECBOX_SUBSCRIPTIONS_TIERS_ULTIMATE_MAX_SECRETS: "2" },
   });
   secrets = srv.services.secrets;
 });

@@ -18,6 +18,14 @@ export const Status = Named(
         chromium: T.Boolean({ description: "the Chromium executable was found" }),
         dsa: T.Boolean({ description: "an openssl program for DSA" }),
         signup: T.Boolean({ description: "public sign-up is open (security.signup)" }),
+        interactions: T.Object(
+          {
+            dns: T.Boolean({ description: "a DNS listener is configured" }),
+            smtp: T.Boolean({ description: "an SMTP capture listener is configured" }),
+            http: T.Boolean({ description: "HTTP capture of <labels>.<handle> hosts is on" }),
+          },
+          { description: "out-of-band interaction listeners (supplement §24; none exist in this build yet, so all false)" },
+        ),
       },
       { description: "optional parts this server can use" },
     ),

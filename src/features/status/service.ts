@@ -1,4 +1,5 @@
-// Server status (supplement §21): informational level stored in the database, db health, optional features.
+// Server status (supplement §21): informational level stored in the database, db health, optional features
+// (mail, Chromium, DSA, sign-up and the interaction listeners of §27; the UI reads them).
 import { existsSync } from "node:fs";
 import { invalid } from "../../platform/http/errors";
 import type { Runtime } from "../../platform/runtime";
@@ -11,7 +12,7 @@ export interface Status {
   version: string;
   level: StatusLevel;
   db: { operational: boolean };
-  features: { mail: boolean; chromium: boolean; dsa: boolean; signup: boolean };
+  features: { mail: boolean; chromium: boolean; dsa: boolean; signup: boolean; interactions: { dns: boolean; smtp: boolean; http: boolean } };
 }
 
 export class StatusService {
@@ -26,6 +27,8 @@ export class StatusService {
       dsa: certificates.openssl !== "" && Bun.which(certificates.openssl) !== null,
       // Whether public sign-up is open (`security.signup`): the web UI offers the sign-up page only then.
       signup: security.signup === "open",
+      // Out-of-band interaction listeners (§24, §27): this build has none yet, so the UI offers none.
+      interactions: { dns: false, smtp: false, http: false },
     };
   }
 
@@ -40,6 +43,16 @@ export class StatusService {
       this.rt.log.error("status: database check failed", { error: String(err) });
     }
     return { version: this.rt.version, level, db: { operational }, features: this.features };
+  }
+
+  /** `serve` records the public URL it answers on, so CLI commands on the same data give links that work. */
+  rememberPublicUrl(url: string): Promise<unknown> {
+    return statusStore.setPublicUrl(this.rt.db, url);
+  }
+
+  /** The public URL `serve` last started with on this database, if any. */
+  rememberedPublicUrl(): Promise<string | undefined> {
+    return statusStore.publicUrl(this.rt.db);
   }
 
   async setLevel(level: unknown): Promise<void> {

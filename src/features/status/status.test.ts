@@ -21,6 +21,27 @@ describe("status", () => {
     expect(res.json.features.signup).toBe(true);
   });
 
+  test("features.mail follows smtp.host; features.interactions says which listeners exist (none yet: all false, §27)", async () => {
+    const res = await srv.anon.get("/api/status");
+    expect(res.json.features.mail).toBe(false);
+    expect(res.json.features.interactions).toEqual({ dns: false, smtp: false, http: false });
+    const withMail = await startTestServer({ env: { SECBOX_SMTP_HOST: "127.0.0.1", SECBOX_SMTP_PORT: "1" } });
+    try {
+      const status = (await withMail.anon.get("/api/status")).json;
+      expect(status.features.mail).toBe(true);
+      expect(status.features.interactions).toEqual({ dns: false, smtp: false, http: false });
+    } finally {
+      await withMail.stop();
+    }
+  });
+
+  test("the public URL serve started with is remembered in the database (CLI links use it), the last one wins", async () => {
+    expect(await srv.services.status.rememberedPublicUrl()).toBeUndefined();
+    await srv.services.status.rememberPublicUrl("http://localhost:8080");
+    await srv.services.status.rememberPublicUrl("http://localhost:8081");
+    expect(await srv.services.status.rememberedPublicUrl()).toBe("http://localhost:8081");
+  });
+
   test("features.signup is false when security.signup is closed (the UI then offers no sign-up page)", async () => {
     const closed = await startTestServer({ env: { SECBOX_SECURITY_SIGNUP: "closed" } });
     try {

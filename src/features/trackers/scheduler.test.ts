@@ -12,6 +12,8 @@ const BASE = "/api/web_scraping/api_trackers";
 const at = (h: number, m: number, s = 0) => Date.UTC(2026, 0, 1, h, m, s);
 const clock = { t: at(10, 17, 30), now() { return this.t; } };
 const env = (up: Upstream) => ({
+  // New users get basic (the built-in default is ultimate, §27): `basic` below is on basic's 1 h minimum.
+  SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic",
   SECBOX_NETWORK_ALLOW_PRIVATE_TARGETS: "true",
   SECBOX_SCHEDULER_MAX_CONCURRENT_API: "2",
   SECBOX_SUBSCRIPTIONS_TIERS_ULTIMATE_MIN_SCHEDULE_INTERVAL_SEC: "1",

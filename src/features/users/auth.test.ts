@@ -32,7 +32,8 @@ describe("POST /api/auth/signup", () => {
     expect(res.status).toBe(200);
     expect(res.json).toMatchObject({ email: "new.user@example.com", isActivated: true, isOperator: false });
     expect(res.json.handle).toMatch(/^[0-9a-f]{16}$/);
-    expect(res.json.subscription).toEqual({ tier: "basic", startedAt: Math.floor(nowMs / 1000) });
+    // subscriptions.default_tier: ultimate unless configured (§27).
+    expect(res.json.subscription).toEqual({ tier: "ultimate", startedAt: Math.floor(nowMs / 1000) });
     expect(res.json.createdAt).toBe(Math.floor(nowMs / 1000));
     const cookie = res.headers.get("set-cookie")!;
     expect(cookie).toMatch(/^secbox_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=1209600$/);

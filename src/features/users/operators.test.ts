@@ -82,7 +82,7 @@ describe("GET /api/users/self", () => {
       createdAt: nowS(),
       isActivated: true,
       isOperator: true,
-      subscription: { tier: "basic", startedAt: nowS() },
+      subscription: { tier: "ultimate", startedAt: nowS() }, // the default tier (§27)
     });
     // isOperator describes the user whatever the credential (an API key carries no operator rights).
     expect((await srv.anon.get("/api/users/self", { token: opApiKey })).json.isOperator).toBe(true);
@@ -124,7 +124,7 @@ describe("POST /api/users/signup", () => {
   test("200 User; activated defaults to true; optional password and handle", async () => {
     const res = await op.client.post("/api/users/signup", { email: "Made@Example.com", password: PASSWORD });
     expect(res.status).toBe(200);
-    expect(res.json).toMatchObject({ email: "made@example.com", isActivated: true, isOperator: false, subscription: { tier: "basic" } });
+    expect(res.json).toMatchObject({ email: "made@example.com", isActivated: true, isOperator: false, subscription: { tier: "ultimate" } });
     expect((await srv.anon.post("/api/auth/signin", { email: "made@example.com", password: PASSWORD })).status).toBe(200);
 
     const custom = await srv.anon.post("/api/users/signup", { email: "custom@example.com", handle: "team42", activated: false }, { token: botJwt });
@@ -176,13 +176,14 @@ describe("POST /api/user/subscription", () => {
     expect(got.subscription).toEqual({ tier: "professional", startedAt: changedAt });
     expect(changedAt).not.toBe(created);
 
-    // After endsAt the effective tier is the default; the stored object is shown unchanged.
+    // After endsAt the effective tier is the default (ultimate, §27); the stored object is shown unchanged.
     const ends2 = nowS() + 10;
-    await op.client.post("/api/user/subscription", { userEmail: "subscriber@example.com", subscription: { tier: "ultimate", endsAt: ends2 } });
+    await op.client.post("/api/user/subscription", { userEmail: "subscriber@example.com", subscription: { tier: "standard", endsAt: ends2 } });
+    expect((await srv.services.users.byEmail("subscriber@example.com"))!.tier).toBe("standard");
     nowMs += 20_000;
     got = (await op.client.get(`/api/users/${user.id}`)).json;
-    expect(got.subscription).toEqual({ tier: "ultimate", startedAt: ends2 - 10, endsAt: ends2 });
-    expect((await srv.services.users.byEmail("subscriber@example.com"))!.tier).toBe("basic");
+    expect(got.subscription).toEqual({ tier: "standard", startedAt: ends2 - 10, endsAt: ends2 });
+    expect((await srv.services.users.byEmail("subscriber@example.com"))!.tier).toBe("ultimate");
   });
 
   test("400 bad tier, past or fractional endsAt, bad email; 404 unknown user", async () => {

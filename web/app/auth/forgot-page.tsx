@@ -1,15 +1,16 @@
 // Forgot password: the API answers 204 whatever the address (no account probing); a recovery link is emailed
-// when the address has an account and mail is configured.
-import { Alert, Anchor, Button, Stack, Text, TextInput } from "@mantine/core";
+// when the address has an account and mail is configured. Without mail (status features.mail) the page offers no
+// form: it says the link must come from the operator (`secbox users recover`).
+import { Alert, Anchor, Button, Code, Stack, Text, TextInput } from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { useState } from "react";
 import { Link } from "wouter";
 import { api, call, errorMessage } from "../../api/client";
+import { useMailOff } from "../../components/mail-off";
 import { AuthLayout } from "./auth-layout";
-import { useStatus } from "./session";
 
 export function ForgotPage() {
-  const status = useStatus();
+  const mailOff = useMailOff();
   const [sentTo, setSentTo] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -35,12 +36,17 @@ export function ForgotPage() {
         </Anchor>
       }
     >
-      {status.data && !status.data.features.mail && (
-        <Alert color="yellow">
-          This server has no mail configured, so no link can be emailed. Ask the operator for a recovery link (<Text span className="mono">secbox users recover --email …</Text>).
+      {mailOff ? (
+        // No mail: no link can be emailed, so no form (and never "Check your inbox"): the operator makes the link.
+        <Alert color="yellow" title="This server cannot email you a link">
+          <Stack gap="xs">
+            <Text size="sm">Mail is not configured on this server, so no recovery email can be sent.</Text>
+            <Text size="sm">
+              Ask the operator for a recovery link: they make one with <Code>secbox users recover --email &lt;your email&gt;</Code>. Open it to set a new password.
+            </Text>
+          </Stack>
         </Alert>
-      )}
-      {sentTo ? (
+      ) : sentTo ? (
         <Alert color="green" role="status" title="Check your inbox">
           If {sentTo} has an account, a link to set a new password is on its way. It is valid for one hour.
         </Alert>

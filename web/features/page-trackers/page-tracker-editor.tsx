@@ -91,7 +91,7 @@ export function PageTrackerEditorPage() {
                   styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }}
                   {...form.getInputProps("waitSelector")}
                 />
-                <NumberInput label="Then wait (ms)" description="0 to 30,000" min={0} max={MAX_DELAY_MS} step={250} allowDecimal={false} w={180} {...form.getInputProps("waitDelayMs")} />
+                <NumberInput label="Then wait (ms)" description="0 to 30,000" min={0} max={MAX_DELAY_MS} step={250} clampBehavior="none" allowDecimal={false} w={180} {...form.getInputProps("waitDelayMs")} />
               </Group>
               <TextInput label="User agent" placeholder="Chromium's own" {...form.getInputProps("userAgent")} />
               <HeadersField label="Extra request headers" value={v.headers} onChange={(rows) => form.setFieldValue("headers", rows)} error={form.errors.headers} />

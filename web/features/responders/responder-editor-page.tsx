@@ -19,7 +19,8 @@ import { ErrorState, LoadingState } from "../../components/states";
 import { TagSelect } from "../../components/tags/tag-select";
 import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-guard";
 import { confirmScriptsCompile, notifyScriptWarnings } from "../../components/script-check";
-import { bodyLanguage, formField, initialValues, MAX_SCRIPT_BYTES, previewUrl, toPayload, utf8Length, validate, type ResponderValues } from "./responder-form";
+import { MailDescription } from "../../components/mail-off";
+import { bodyLanguage, formField, initialValues, MAX_SCRIPT_BYTES, previewUrl, requestsToTrackRule, toPayload, utf8Length, validate, type ResponderValues } from "./responder-form";
 import { METHODS, PATH_TYPES, RESPONDERS_KEY, respondersApi, type Responder, type ResponderInfo } from "./responders-api";
 import { ScriptField } from "./script-field";
 import { useAllSecrets } from "./use-all-secrets";
@@ -46,7 +47,13 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
   const start = initialValues(existing ?? copyOf, copyOf !== undefined);
   if (!existing && !copyOf) start.requestsToTrack = Math.min(Number(start.requestsToTrack), Number(info.maxRequestsToTrack));
   if (!info.notificationThrottles.map(Number).includes(Number(start.throttle)) && info.notificationThrottles.length) start.throttle = String(info.notificationThrottles[0]);
-  const form = useForm<ResponderValues>({ mode: "controlled", initialValues: start, validate });
+  // Numbers out of range are said at once (on blur), never clamped silently (issue 30).
+  const form = useForm<ResponderValues>({
+    mode: "controlled",
+    initialValues: start,
+    validate: { ...validate, requestsToTrack: requestsToTrackRule(Number(info.maxRequestsToTrack)) },
+    validateInputOnBlur: ["statusCode", "requestsToTrack"],
+  });
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const dirty = form.isDirty();
@@ -151,7 +158,7 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
 
         <Fieldset legend="Default response">
           <Stack gap="sm">
-            <NumberInput label="Status code" required min={200} max={599} allowDecimal={false} w={180} {...form.getInputProps("statusCode")} />
+            <NumberInput label="Status code" required min={200} max={599} clampBehavior="none" allowDecimal={false} w={180} {...form.getInputProps("statusCode")} />
             <HeaderListEditor
               label="Headers"
               description="Sent in this order; a name may repeat (e.g. several set-cookie). ${secrets.NAME} in a value is replaced when the responder has access to that secret."
@@ -212,6 +219,7 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
                 description={`How many recent requests to keep (0 = none; at most ${info.maxRequestsToTrack} on your plan)`}
                 min={0}
                 max={Number(info.maxRequestsToTrack)}
+                clampBehavior="none"
                 allowDecimal={false}
                 w={260}
                 {...form.getInputProps("requestsToTrack")}
@@ -219,8 +227,9 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
               <Stack gap={6} mt={4}>
                 <Switch
                   label="Email a summary of new requests"
+                  aria-label="Email a summary of new requests"
                   disabled={track === 0}
-                  description={track === 0 ? "Needs requests to track" : "One email per window, never one per request"}
+                  description={track === 0 ? "Needs requests to track" : <MailDescription normal="One email per window, never one per request" />}
                   checked={v.notify && track > 0}
                   onChange={(e) => form.setFieldValue("notify", e.currentTarget.checked)}
                   error={form.errors.notify}

@@ -138,6 +138,10 @@ export function formField(apiField: string, message: string): string | undefined
 const utf8 = new TextEncoder();
 export const utf8Length = (s: string) => utf8.encode(s).byteLength;
 
+/** Requests to track: a whole number from 0 to the plan's maximum (`_info` maxRequestsToTrack). */
+export const requestsToTrackRule = (max: number) => (v: number | string) =>
+  v === "" || !Number.isInteger(Number(v)) || Number(v) < 0 ? "A whole number from 0" : Number(v) > max ? `At most ${max} on your plan` : null;
+
 /** Checks that need no server (the API checks them all again and has the last word). */
 export const validate = {
   name: (v: string) => (v.trim() === "" ? "Enter a name" : v.trim().length > 100 ? "At most 100 characters" : null),

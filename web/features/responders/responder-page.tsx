@@ -7,6 +7,7 @@ import { useCallback, useEffect, useState } from "react";
 import { Link, useLocation, useParams, useSearch } from "wouter";
 import { confirmDelete } from "../../components/confirm";
 import { CopyButton } from "../../components/copy-button";
+import { MAIL_OFF, useMailOff } from "../../components/mail-off";
 import { notifyError, notifySuccess } from "../../components/notify";
 import { PageHeader } from "../../components/page-header";
 import { ErrorState, LoadingState } from "../../components/states";
@@ -51,6 +52,7 @@ function ResponderView({ responder }: { responder: Responder }) {
   const [tab, setTab] = useSearchParam("tab");
   const [requestId, setRequestId] = useSearchParam("request");
   const track = Number(responder.settings.requestsToTrack);
+  const mailOff = useMailOff();
   // Bumped by "Try it" so the history polls at once. The live history itself lives in RequestsTab: a poll
   // re-renders the table, not this whole page (the Try it form stays untouched).
   const [tries, setTries] = useState(0);
@@ -121,7 +123,7 @@ function ResponderView({ responder }: { responder: Responder }) {
             Path <Code>{responder.location.pathType}</Code> <Code>{responder.location.path}</Code> · default status {Number(s.statusCode)}
             {s.headers?.length ? ` · ${s.headers.length} header${s.headers.length === 1 ? "" : "s"}` : ""} · {s.script ? "scripted" : "static"} · secrets{" "}
             {typeof s.secrets === "string" ? s.secrets : `${s.secrets.selected.length} selected`} · {track === 0 ? "keeps no requests" : `keeps the last ${track} requests`}
-            {s.notifications?.enabled ? " · email summaries on" : ""}
+            {s.notifications?.enabled ? ` · email summaries on${mailOff ? ` (${MAIL_OFF.toLowerCase()})` : ""}` : ""}
           </Text>
           <TagBadges tags={responder.tags} />
         </Stack>

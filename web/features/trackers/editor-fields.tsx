@@ -4,6 +4,7 @@ import { ActionIcon, Button, Group, MultiSelect, NumberInput, Paper, SegmentedCo
 import type { UseFormReturnType } from "@mantine/form";
 import { useQuery } from "@tanstack/react-query";
 import type { ReactNode } from "react";
+import { MailDescription } from "../../components/mail-off";
 import { TagSelect } from "../../components/tags/tag-select";
 import { secretsApi } from "../secrets/secrets-api";
 import { rowKey, type CommonValues, type KeyedHeader, type SecretsMode } from "./editor-values";
@@ -43,7 +44,7 @@ export function BasicsFields({ form, noun }: { form: Form; noun: string }) {
       </Group>
       <Group gap="xl">
         <Switch label="Enabled" aria-label="Enabled" description="Disabled trackers do not run on schedule" {...form.getInputProps("enabled", { type: "checkbox" })} />
-        <Switch label="Email me on change" aria-label="Email me on change" description="With the diff, to your notification email" {...form.getInputProps("notifications", { type: "checkbox" })} />
+        <Switch label="Email me on change" aria-label="Email me on change" description={<MailDescription normal="With the diff, to your notification email" />} {...form.getInputProps("notifications", { type: "checkbox" })} />
       </Group>
     </Section>
   );
@@ -91,8 +92,9 @@ export function RunFields({ form, timeout, timeoutHelp }: { form: Form; timeout:
   return (
     <Section title="Runs">
       <Group gap="md" align="flex-start" wrap="wrap">
-        <NumberInput label="Timeout (seconds)" description={timeoutHelp} min={timeout.min} max={timeout.max} allowDecimal={false} w={240} {...form.getInputProps("timeoutSec")} />
-        <NumberInput label="Revisions to keep" description="Older ones are removed; your plan sets the maximum" min={1} max={1000} allowDecimal={false} w={240} {...form.getInputProps("revisions")} />
+        {/* Out of range is said (validation, the API's 400 under the field), never clamped silently (issue 30). */}
+        <NumberInput label="Timeout (seconds)" description={timeoutHelp} min={timeout.min} max={timeout.max} clampBehavior="none" allowDecimal={false} w={240} {...form.getInputProps("timeoutSec")} />
+        <NumberInput label="Revisions to keep" description="Older ones are removed; your plan sets the maximum" min={1} max={1000} clampBehavior="none" allowDecimal={false} w={240} {...form.getInputProps("revisions")} />
       </Group>
       <SecretsAccess form={form} />
     </Section>

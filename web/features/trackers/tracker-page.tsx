@@ -7,6 +7,7 @@ import { useEffect, useRef, type ReactNode } from "react";
 import { Link, useLocation, useParams } from "wouter";
 import { confirmDelete } from "../../components/confirm";
 import { copyWithToast } from "../../components/copy-button";
+import { MAIL_OFF, useMailOff } from "../../components/mail-off";
 import { notifyError, notifySuccess } from "../../components/notify";
 import { PageHeader } from "../../components/page-header";
 import { ErrorState, LoadingState } from "../../components/states";
@@ -48,6 +49,7 @@ function TrackerView<T extends AnyTracker>({ kind, tracker, details }: { kind: T
   const summary = useLogsSummary(kind);
   const running = useIsRunning(kind, tracker);
   const run = useRunNow(kind, tracker);
+  const mailOff = useMailOff();
   // A run that someone else started (the schedule, another tab) ended: its revision and log are new.
   const wasRunning = useRef(running);
   useEffect(() => {
@@ -124,7 +126,7 @@ function TrackerView<T extends AnyTracker>({ kind, tracker, details }: { kind: T
         <Fact label="Revisions">
           {String(tracker.revisionCount)} stored · up to {String(tracker.config.revisions)} kept
         </Fact>
-        <Fact label="Notifications">{tracker.notifications ? "Email on change" : "Off"}</Fact>
+        <Fact label="Notifications">{tracker.notifications ? (mailOff ? `Email on change (${MAIL_OFF.toLowerCase()})` : "Email on change") : "Off"}</Fact>
         {details?.(tracker)}
         {tracker.tags.length > 0 && (
           <Fact label="Tags">

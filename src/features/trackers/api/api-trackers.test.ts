@@ -24,6 +24,8 @@ beforeAll(async () => {
   srv = await startTestServer({
     clock,
     env: {
+      // New users get basic here (the built-in default is ultimate, §27): the tests below name basic's limits.
+      SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic",
       SECBOX_NETWORK_ALLOW_PRIVATE_TARGETS: "true",
       SECBOX_SMTP_HOST: "127.0.0.1",
       SECBOX_SMTP_PORT: String(smtp.port),
@@ -208,7 +210,7 @@ describe("API tracker CRUD", () => {
   test("at most max_api_trackers per user", async () => {
     const capped = await startTestServer({ clock, env: { SECBOX_SUBSCRIPTIONS_TIERS_BASIC_MAX_API_TRACKERS: "2" } });
     try {
-      const u = await capped.createUser();
+      const u = await capped.createUser(undefined, { tier: "basic" });
       for (const name of ["a", "b"]) expect((await u.client.post(BASE, { name, target: { url: "https://example.com/" } })).status).toBe(201);
       const third = await u.client.post(BASE, { name: "c", target: { url: "https://example.com/" } });
       expect(third.status).toBe(400);

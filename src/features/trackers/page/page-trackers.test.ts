@@ -165,6 +165,11 @@ describe("page tracker CRUD and validation", () => {
       [{ name: "x", target: { ...ok, waitFor: { selector: "div > p)" } } }, "target.waitFor.selector", "INVALID_INPUT"],
       [{ name: "x", target: { ...ok, waitFor: { selector: "a:not(.x]" } } }, "target.waitFor.selector", "INVALID_INPUT"],
       [{ name: "x", target: { ...ok, waitFor: { selector: ".5" } } }, "target.waitFor.selector", "INVALID_INPUT"],
+      // Issue 30: accepted before, though every run failed on them ("Invalid selector").
+      [{ name: "x", target: { ...ok, waitFor: { selector: "div[" } } }, "target.waitFor.selector", "INVALID_INPUT"],
+      [{ name: "x", target: { ...ok, waitFor: { selector: "li:nth-child(x)" } } }, "target.waitFor.selector", "INVALID_INPUT"],
+      [{ name: "x", target: { ...ok, waitFor: { selector: "main >" } } }, "target.waitFor.selector", "INVALID_INPUT"],
+      [{ name: "x", target: { ...ok, waitFor: { selector: "svg|rect" } } }, "target.waitFor.selector", "INVALID_INPUT"],
       [{ name: "x", target: { ...ok, waitFor: { delayMs: 30_001 } } }, "target.waitFor.delayMs", "INVALID_INPUT"],
       [{ name: "x", target: { ...ok, waitFor: { delayMs: -1 } } }, "target.waitFor.delayMs", "INVALID_INPUT"],
       [{ name: "x", target: { ...ok, waitFor: { delayMs: 1.5 } } }, "target.waitFor.delayMs", "INVALID_INPUT"],
@@ -193,6 +198,16 @@ describe("page tracker CRUD and validation", () => {
       expect({ body, status: res.status, code: res.json?.code }).toEqual({ body, status: 400, code });
       expect(res.json.message).toStartWith(`${fieldName}:`);
     }
+    // The refusal names the selector and says what is wrong with it; an update is checked the same way.
+    const unusable = await u.client.post(BASE, { name: "x", target: { ...ok, waitFor: { selector: "div[" } } });
+    expect(unusable.json.message).toBe('target.waitFor.selector: "div[" is not a valid CSS selector (Expected attribute name)');
+    const saved = await createOk(u, { target: ok });
+    const updated = await u.client.put(`${BASE}/${saved.id}`, { target: { ...ok, waitFor: { selector: "#a > .b:not(.c" } } }); // closed by CSS: fine
+    expect(updated.status).toBe(204);
+    const broken = await u.client.put(`${BASE}/${saved.id}`, { target: { ...ok, waitFor: { selector: "#a > .b:nth-child(2n+)" } } });
+    expect(broken.status).toBe(400);
+    expect(broken.json.message).toStartWith('target.waitFor.selector: "#a > .b:nth-child(2n+)" is not a valid CSS selector (');
+    await u.client.delete(`${BASE}/${saved.id}`);
     // Boundaries accepted; an empty waitFor and user agent mean "none".
     const edge = await createOk(u, {
       target: { url: `https://example.com/${"a".repeat(2000)}`, waitFor: { delayMs: 0 }, userAgent: "", extractor: "x".repeat(51_200) },

@@ -3,6 +3,7 @@
 // PageTarget (optional members omitted when unset; headers, acceptInvalidCertificates and resources always echoed).
 import { invalid } from "../../../platform/http/errors";
 import { BAD_VALUE, checkBool, isPlainObject, parseHeaders, parseScript, parseUrl, present, type TargetOptions, type TimeoutRange } from "../params";
+import { selectorProblem } from "./selector";
 
 export const MAX_SELECTOR_CHARS = 1024;
 export const MAX_DELAY_MS = 30_000;
@@ -67,8 +68,9 @@ function parseWaitFor(raw: unknown, field: string): WaitFor | undefined {
     if (typeof raw.selector !== "string") throw invalid(`${field}.selector: must be a string`);
     const selector = raw.selector.trim();
     if (selector.length === 0 || selector.length > MAX_SELECTOR_CHARS) throw invalid(`${field}.selector: must be a CSS selector of 1 to ${MAX_SELECTOR_CHARS} characters`);
-    const problem = selectorSyntaxProblem(selector);
-    if (problem) throw invalid(`${field}.selector: invalid CSS selector (${problem})`);
+    // Checked as querySelector will (selector.ts): a selector no run can use is refused now, naming it.
+    const problem = selectorProblem(selector);
+    if (problem) throw invalid(`${field}.selector: ${JSON.stringify(selector)} is not a valid CSS selector (${problem})`);
     out.selector = selector;
   }
   if (present(raw.delayMs)) {
@@ -88,79 +90,3 @@ function parseUserAgent(raw: unknown, field: string): string | undefined {
   return raw === "" ? undefined : raw;
 }
 
-const NAME_CHAR = /[A-Za-z0-9_\-\u0080-\uFFFF]/;
-const IDENT_START = /[A-Za-z_\-\u0080-\uFFFF]/;
-const WHITESPACE = /[ \t\n\r\f]/;
-/** The end of a name right before `(`: a name character, a hex escape (with its optional whitespace) or an escaped
- * character. (Looked at over the last 8 characters: the longest escape is `\` + 6 hex digits + one space.) */
-const FUNCTION_NAME_END = /(?:[A-Za-z0-9_\-\u0080-\uFFFF]|\\[0-9a-fA-F]{1,6}[ \t\n\r\f]?|\\[^\n\r\f0-9a-fA-F])$/;
-
-/**
- * Why a CSS selector is certainly invalid (what `querySelector` would throw on), or null. Without a browser this
- * only rejects what no valid selector contains, so every valid selector passes (the run checks the rest):
- * a `)` or `]` closing nothing or the wrong block; `(` not opening a function (`:not(`, `:nth-child(`…); an
- * attribute selector `[` not starting with a name, `*` or `|`; `#` or `.` not followed by a name; a newline
- * inside a string; a `\` escaping a newline. Comments, strings and escapes are skipped like the CSS tokenizer
- * does; blocks still open at the end are closed by CSS itself and accepted.
- */
-export function selectorSyntaxProblem(sel: string): string | null {
-  const open: string[] = [];
-  let i = 0;
-  /** Index after the comment starting at j (an unterminated comment runs to the end). */
-  const afterComment = (j: number) => {
-    const end = sel.indexOf("*/", j + 2);
-    return end < 0 ? sel.length : end + 2;
-  };
-  /** The character at j is the start of a name (or an escape). */
-  const nameAt = (j: number, start: RegExp) => {
-    const c = sel[j];
-    if (c === undefined) return false;
-    if (c === "\\") return sel[j + 1] !== "\n" && sel[j + 1] !== "\r" && sel[j + 1] !== "\f";
-    return start.test(c);
-  };
-  while (i < sel.length) {
-    const c = sel[i] as string;
-    if (c === "\\") {
-      const next = sel[i + 1];
-      if (next === "\n" || next === "\r" || next === "\f") return "escaped newline";
-      i += 2;
-      continue;
-    }
-    if (c === "/" && sel[i + 1] === "*") {
-      i = afterComment(i);
-      continue;
-    }
-    if (c === '"' || c === "'") {
-      let j = i + 1;
-      for (; j < sel.length && sel[j] !== c; j++) {
-        const d = sel[j];
-        if (d === "\n" || d === "\r" || d === "\f") return "newline in a string";
-        if (d === "\\") j++;
-      }
-      i = j + 1;
-      continue;
-    }
-    if (c === "(") {
-      // Only a function token opens a parenthesis in a selector: a name (or escape) right before it.
-      if (!FUNCTION_NAME_END.test(sel.slice(Math.max(0, i - 8), i))) return "unexpected (";
-      open.push(")");
-    } else if (c === "[") {
-      let j = i + 1;
-      for (;;) {
-        if (j < sel.length && WHITESPACE.test(sel[j] as string)) j++;
-        else if (sel[j] === "/" && sel[j + 1] === "*") j = afterComment(j);
-        else break;
-      }
-      if (j < sel.length && !(sel[j] === "*" || sel[j] === "|" || nameAt(j, IDENT_START))) return "attribute selector without a name";
-      open.push("]");
-    } else if (c === ")" || c === "]") {
-      if (open.pop() !== c) return `unbalanced ${c}`;
-    } else if (c === "#") {
-      if (!nameAt(i + 1, NAME_CHAR)) return "# without a name";
-    } else if (c === ".") {
-      if (!nameAt(i + 1, IDENT_START)) return ". without a class name";
-    }
-    i++;
-  }
-  return null;
-}
