@@ -15,7 +15,8 @@ let trackerId: string;
 
 beforeAll(async () => {
   upstream = startUpstream();
-  srv = await startTestServer({ env: { SECBOX_SECURITY_OPERATORS: OPERATOR, SECBOX_NETWORK_ALLOW_PRIVATE_TARGETS: "true", SECBOX_SCHEDULER_ENABLED: "false" } });
+  // basic by default: a clone without its subscription gets it, and is not re-checked against its limits
+  srv = await startTestServer({ env: { SECBOX_SECURITY_OPERATORS: OPERATOR, SECBOX_NETWORK_ALLOW_PRIVATE_TARGETS: "true", SECBOX_SCHEDULER_ENABLED: "false", SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic" } });
   op = await quickUser(srv, { email: OPERATOR });
   src = await quickUser(srv, { tier: "professional", email: "ana@clone.example" });
   const c = src.client;
