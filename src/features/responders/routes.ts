@@ -2,6 +2,7 @@
 // §11.10–§11.12), and three additions for the web UI: `_info` (URL bases, tier limits), a `_history` window
 // (`after`, `before`, `limit`) and `_test` ("Try it", try-request.ts). Hits on responder hosts never reach these
 // routes (RespondersService.dispatch runs first).
+import { pullStream } from "../../platform/http/stream";
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { RespondersService } from "./service";
@@ -181,20 +182,6 @@ const RESPONDER_EXAMPLE = {
 const tags = ["webhooks"];
 
 
-/** UTF-8 stream of text (or already encoded) chunks, pulled as the client reads (backpressure). */
-function textStream(chunks: AsyncGenerator<string | Uint8Array>): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  return new ReadableStream({
-    async pull(controller) {
-      const { value, done } = await chunks.next();
-      if (done) controller.close();
-      else controller.enqueue(typeof value === "string" ? encoder.encode(value) : value);
-    },
-    async cancel() {
-      await chunks.return(undefined);
-    },
-  });
-}
 
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface RespondersRoutesDeps {
@@ -313,7 +300,7 @@ export const respondersRoutes = ({ auth, responders, work }: RespondersRoutesDep
       async ({ user, params }) => {
         const { har, contentDisposition } = await responders.har(user, params.responder_id);
         // Written while the client reads, its entries rendered on the work pool under the user's share (har.ts).
-        return new Response(har instanceof HarDocument ? textStream(har.chunks(work && { work, owner: user.id })) : JSON.stringify(har), {
+        return new Response(har instanceof HarDocument ? pullStream(har.chunks(work && { work, owner: user.id })) : JSON.stringify(har), {
           headers: { "content-type": "application/json; charset=utf-8", "content-disposition": contentDisposition },
         });
       },

@@ -2,6 +2,7 @@
 // (§19.5). Bodies up to server.max_import_bytes (the http plugin's limit for /api/user/data/*). The bodies of
 // `_import_preview` and `_import` stay raw text (RawImport, set before the auth macro would decode them): a work thread
 // decodes and checks them (plan.ts), so a 10 MiB file is never parsed on the event loop.
+import { pullStream } from "../../platform/http/stream";
 import { Elysia } from "elysia";
 import type { TOptional, TSchema } from "@sinclair/typebox";
 import { Dict, looseBody, media, Named, op, Opt, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
@@ -114,20 +115,6 @@ const keepRaw = (ctx: { body: unknown }) => {
 /** Besides the entity codes: a second preview/import while one runs (429), a full work queue or overlong work (503). */
 const BUSY: { 429: ErrorCode[]; 503: ErrorCode[] } = { 429: ["RATE_LIMITED"], 503: ["UNAVAILABLE"] };
 
-/** Pulls the next chunk only when the client reads (backpressure), so a large export is never buffered whole. */
-function streamOf(chunks: AsyncGenerator<string | Uint8Array>): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  return new ReadableStream({
-    async pull(controller) {
-      const { value, done } = await chunks.next();
-      if (done) controller.close();
-      else controller.enqueue(typeof value === "string" ? encoder.encode(value) : value);
-    },
-    async cancel() {
-      await chunks.return(undefined);
-    },
-  });
-}
 
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface UserDataRoutesDeps {
@@ -142,7 +129,7 @@ export const userDataRoutes = ({ auth, userData }: UserDataRoutesDeps) =>
       "/api/user/data/_export",
       async ({ user, body }) => {
         const { fileName, chunks } = await userData.export(user.id, body);
-        return new Response(streamOf(chunks), {
+        return new Response(pullStream(chunks), {
           headers: { "content-type": "application/json; charset=utf-8", "content-disposition": `attachment; filename="${fileName}"` },
         });
       },
