@@ -49,7 +49,7 @@ async function dump(db: Db, tables: string[]): Promise<Record<string, string[]>>
 const TABLES = [
   "users", "sessions", "recovery_tokens", "api_keys", "tags", "entity_tags", "secrets", "scripts", "user_settings", "outbox",
   "notification_destinations", "verification_sends", "shares", "private_keys", "certificate_templates", "content_security_policies",
-  "kv_entries", "kv_usage", "responders", "responder_requests", "trackers", "tracker_revisions", "tracker_logs", "server_state", "rate_events",
+  "kv_entries", "kv_usage", "responders", "responder_requests", "trackers", "tracker_revisions", "tracker_logs", "server_state", "rate_events", "storage_usage",
 ];
 
 beforeAll(async () => {

@@ -106,6 +106,7 @@ async function fireHits(url: string, handle: string, path: string, n: number, pa
 
 // Tiers: enough concurrent hits and tracking depth for the load below.
 const TIER_ENV = {
+  SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic",
   SECBOX_SUBSCRIPTIONS_TIERS_BASIC_MAX_CONCURRENT_HITS: "1000",
   SECBOX_SUBSCRIPTIONS_TIERS_BASIC_MAX_REQUESTS_TO_TRACK: "5000",
 };

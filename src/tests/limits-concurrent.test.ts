@@ -13,6 +13,7 @@ let srv: TestServer;
 beforeAll(async () => {
   srv = await startTestServer({
     env: {
+      SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic",
       SECBOX_SUBSCRIPTIONS_TIERS_BASIC_MAX_TAGS: String(LIMIT),
       SECBOX_SUBSCRIPTIONS_TIERS_BASIC_MAX_SECRETS: String(LIMIT),
       SECBOX_SUBSCRIPTIONS_TIERS_BASIC_MAX_RESPONDERS: String(LIMIT),

@@ -13,6 +13,7 @@ beforeAll(async () => {
     env: {
       // One worker: ten looping hits queue behind each other, so the later ones wait well past the idle timeout.
       SECBOX_SCRIPTS_WORKERS: "1",
+      SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic",
       SECBOX_SUBSCRIPTIONS_TIERS_BASIC_SCRIPT_TIMEOUT_SEC: "2",
     },
   });

@@ -14,6 +14,9 @@
 import type { Tier, TierLimits } from "../../config/schema";
 import type { Db } from "../../platform/db/db";
 import { decodeBody, RawBody } from "../../platform/http/body";
+
+/** The path the body check knows as the import's: its `data` member is left to the file reader (file.ts, §28.1). */
+const IMPORT_PATH = "/api/user/data/_import";
 import { ApiError, invalid, limitReached } from "../../platform/http/errors";
 import { charLength } from "../../platform/http/validate";
 import { TimeSlice } from "../../platform/work/slice";
@@ -104,7 +107,7 @@ async function storedOf(env: AnalyzeEnv, input: AnalyzeInput, analysis: Analysis
 
 /** On a work thread: a preview, or the plan of an import (400 naming the first problem). */
 export async function analyzeRequest(input: AnalyzeInput, env: AnalyzeEnv): Promise<{ output: AnalyzeOutput; transfer: ArrayBuffer[] }> {
-  const body = asBody("body" in input.request ? input.request.body : decodeBody(new RawBody(input.request.text, input.request.contentType)));
+  const body = asBody("body" in input.request ? input.request.body : decodeBody(new RawBody(input.request.text, input.request.contentType, IMPORT_PATH)));
   const mode = input.all ? input.all.mode : parseMode(body.mode);
   const reading = readFile(body.data);
   const { analysis, problems, warnings, code } = analyze(reading, env.handlers, { tier: input.tier, limits: input.limits });

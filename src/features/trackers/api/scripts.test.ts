@@ -29,7 +29,7 @@ describe.skipIf(!hasPool)("API tracker scripts in the sandbox", () => {
 
   beforeAll(async () => {
     up = startUpstream();
-    srv = await startTestServer({ env: { SECBOX_NETWORK_ALLOW_PRIVATE_TARGETS: "true", SECBOX_SUBSCRIPTIONS_TIERS_BASIC_SCRIPT_TIMEOUT_SEC: "1" } });
+    srv = await startTestServer({ env: { SECBOX_NETWORK_ALLOW_PRIVATE_TARGETS: "true", SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic", SECBOX_SUBSCRIPTIONS_TIERS_BASIC_SCRIPT_TIMEOUT_SEC: "1" } });
     runner = await buildRunner();
     srv.services.trackers.setScriptRunner(runner);
     u = await srv.createUser();
