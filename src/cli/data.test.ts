@@ -115,6 +115,48 @@ describe("data export / import next to a running server", () => {
     expect(usage).toEqual({ code: 2, stdout: "", stderr: "error: --mode must be one of merge, apply\n" });
   }, SLOW);
 
+  test("import --mode apply deletes nothing without --delete-missing (stderr lists it); with it, exactly the preview's toDelete (§27)", async () => {
+    const file = join(root, "ana.json");
+    const c = ana.client;
+    const stale = (await c.post("/api/user/tags", { name: "stale" })).json;
+    const old = (await c.post("/api/webhooks/responders", { name: "old-mock", location: { pathType: "=", path: "/old-mock" }, settings: {} })).json;
+    expect(old.id).toBeString();
+    const env = { SECBOX_SECRETS_PASSPHRASE: "cli passphrase" };
+    const dry = await cli(["data", "import", "--email", "ana@cli.example", file, "--mode", "apply", "--dry-run"], env);
+    const toDelete = JSON.parse(dry.stdout).toDelete;
+    expect(Object.fromEntries(Object.entries(toDelete).filter(([, list]) => (list as unknown[]).length > 0))).toEqual({
+      tags: [{ id: stale.id, name: "stale" }],
+      responders: [{ id: old.id, name: "old-mock" }],
+    });
+
+    const kept = await cli(["data", "import", "--email", "ana@cli.example", file, "--mode", "apply"], env);
+    expect(kept.code).toBe(0);
+    // stdout stays the JSON result; what would have been deleted is on stderr.
+    const result = JSON.parse(kept.stdout);
+    expect(result.results.tags.deleted).toBe(0);
+    expect(result.results.responders.deleted).toBe(0);
+    expect(kept.stderr).toBe(
+      `nothing deleted: 2 entities are not in the file and would have been deleted with --delete-missing:\n  tags: "stale" (${stale.id})\n  responders: "old-mock" (${old.id})\n`,
+    );
+    expect((await c.get(`/api/user/tags/${stale.id}`)).status).toBe(200);
+    expect((await c.get(`/api/webhooks/responders/${old.id}`)).status).toBe(200);
+
+    const usage = await cli(["data", "import", "--email", "ana@cli.example", file, "--delete-missing"], env);
+    expect(usage).toEqual({ code: 2, stdout: "", stderr: "error: --delete-missing needs --mode apply (merge never deletes)\n" });
+
+    const deleted = await cli(["data", "import", "--email", "ana@cli.example", file, "--mode", "apply", "--delete-missing"], env);
+    expect(deleted.code).toBe(0);
+    expect(deleted.stderr).toBe("");
+    const after = JSON.parse(deleted.stdout);
+    expect(after.results.tags.deleted).toBe(1);
+    expect(after.results.responders.deleted).toBe(1);
+    expect((await c.get(`/api/user/tags/${stale.id}`)).status).toBe(404);
+    expect((await c.get(`/api/webhooks/responders/${old.id}`)).status).toBe(404);
+    // Nothing left to delete: no note.
+    const again = await cli(["data", "import", "--email", "ana@cli.example", file, "--mode", "apply"], env);
+    expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: "" });
+  }, SLOW);
+
   test("users clone: a CloneResponse; the running server serves the clone", async () => {
     const res = await cli(["users", "clone", "--from", "ana@cli.example", "--to", "ana.copy@cli.example"]);
     expect(res.code).toBe(0);

@@ -1,7 +1,8 @@
 // `secbox data export|import` (supplement §19, §23.3): a user's data to and from an export file, on the data
 // directory directly (also while a server runs: SQLite WAL; the server notices the commit within ~100 ms and drops
 // its cached responders and reschedules trackers). Through the user-data feature's service, so the rules are the
-// API's: the same file format, the same all-or-nothing import.
+// API's: the same file format, the same all-or-nothing import. `--mode apply` deletes what the preview lists in
+// toDelete only with `--delete-missing` (§27); without it those are printed on stderr and left in place.
 import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
 import { migrateDataCmd } from "./data-migrate";
 import { commandGroup, emailFlag, EXIT_OK, EXIT_USAGE, helpRequested, parseFlags, printJson, RuntimeError, UsageError, userByEmail, withServices, type Command } from "./common";
@@ -71,11 +72,18 @@ const exportCmd: Command = {
   },
 };
 
+/** What `--mode apply` left in place without `--delete-missing`, for stderr (stdout stays the JSON result). */
+function notDeletedLines(notDeleted: Record<string, { id: string; name: string }[]>): string {
+  const entries = Object.entries(notDeleted).flatMap(([type, list]) => list.map((e) => `  ${type}: ${JSON.stringify(e.name)} (${e.id})`));
+  const n = entries.length;
+  return `nothing deleted: ${n} ${n === 1 ? "entity is" : "entities are"} not in the file and would have been deleted with --delete-missing:\n${entries.join("\n")}\n`;
+}
+
 const importCmd: Command = {
   name: "import",
-  summary: `import an export file into a user, all or nothing (--dry-run prints the preview; --mode apply also deletes what the preview lists in toDelete); passphrase from ${PASSPHRASE_ENV} or --secrets-passphrase-file`,
+  summary: `import an export file into a user, all or nothing (--dry-run prints the preview; --mode apply --delete-missing also deletes what the preview lists in toDelete, without --delete-missing those are only listed on stderr); passphrase from ${PASSPHRASE_ENV} or --secrets-passphrase-file`,
   usage:
-    "secbox data import --email E (--input FILE | FILE) [--mode merge|apply] [--on-conflict rename|overwrite|skip] [--dry-run] [--secrets-passphrase-file F]",
+    "secbox data import --email E (--input FILE | FILE) [--mode merge|apply [--delete-missing]] [--on-conflict rename|overwrite|skip] [--dry-run] [--secrets-passphrase-file F]",
   async run(argv) {
     const { values, positionals } = parseFlags(
       argv,
@@ -85,6 +93,7 @@ const importCmd: Command = {
         mode: { type: "string" },
         "on-conflict": { type: "string" },
         "dry-run": { type: "boolean" },
+        "delete-missing": { type: "boolean" },
         "secrets-passphrase-file": { type: "string" },
       },
       true,
@@ -97,6 +106,8 @@ const importCmd: Command = {
     if (input === undefined || input === "") throw new UsageError("--input FILE is required");
     const mode = oneOf(values, "mode", ["merge", "apply"] as const) ?? "merge";
     const resolution = oneOf(values, "on-conflict", ["rename", "overwrite", "skip"] as const) as "rename" | "overwrite" | "skip" | undefined;
+    const deleteMissing = values["delete-missing"] === true;
+    if (deleteMissing && mode !== "apply") throw new UsageError("--delete-missing needs --mode apply (merge never deletes)");
     const passphrase = passphraseFrom(values);
     let text: string;
     try {
@@ -112,7 +123,14 @@ const importCmd: Command = {
         printJson(preview);
         return preview.valid ? EXIT_OK : EXIT_USAGE;
       }
-      printJson(await services.userData.importAll(user, text, { mode, ...(resolution ? { resolution } : {}), ...(passphrase !== undefined ? { secretsPassphrase: passphrase } : {}) }));
+      const { result, notDeleted } = await services.userData.importAll(user, text, {
+        mode,
+        deleteMissing,
+        ...(resolution ? { resolution } : {}),
+        ...(passphrase !== undefined ? { secretsPassphrase: passphrase } : {}),
+      });
+      printJson(result);
+      if (notDeleted) process.stderr.write(notDeletedLines(notDeleted));
       return EXIT_OK;
     });
   },

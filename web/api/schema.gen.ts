@@ -1178,7 +1178,7 @@ export interface paths {
         put?: never;
         /**
          * Evaluate a policy (stored or serialized) for weaknesses
-         * @description Findings are sorted by severity (high, medium, low, info). A strict nonce + 'strict-dynamic' policy with object-src and base-uri 'none' has no high or medium finding.
+         * @description Findings are sorted by severity (high, medium, low, info). A text holding several policies (separated by ',') is evaluated policy by policy: each finding names its `policyIndex`. A strict nonce + 'strict-dynamic' policy with object-src and base-uri 'none' has no high or medium finding.
          */
         post: operations["postWebSecurityCspEvaluate"];
         delete?: never;
@@ -1967,18 +1967,22 @@ export interface components {
             serialized?: string | null;
         };
         CspEvaluation: {
-            /** @description sorted by severity (high, medium, low, info); at most 100, the most severe */
+            /** @description sorted by severity (high, medium, low, info), policy order kept within a severity; at most 100 per policy, the most severe */
             findings: {
                 /** @description stable kebab-case token: missing-script-src, missing-object-src, missing-base-uri, unsafe-inline, unsafe-eval, wildcard-source, insecure-scheme, data-scheme, broad-scheme, plain-url-allowlist, script-bypass-host, permissive-base-uri, strict-dynamic-without-nonce, nonce-too-short, invalid-hash, unsafe-hashes, wasm-unsafe-eval, inline-speculation-rules, missing-frame-ancestors, deprecated-directive, no-reporting, unknown-keyword, unquoted-keyword, missing-semicolon, unknown-directive, ip-source, unreadable-directive */
                 code: string;
                 /** @description the effective directive the finding is about (after default-src fallback) */
                 directive: string;
                 message: string;
+                /** @description the policy the finding is about, 0-based in the order of the text (always 0 for a stored policy) */
+                policyIndex: number;
                 /** @enum {string} */
                 severity: "high" | "medium" | "low" | "info";
                 /** @description the offending value */
                 value?: string;
             }[];
+            /** @description how many policies were evaluated: a text may hold several separated by ',' (browsers enforce every one of them, so a resource must pass each) */
+            policyCount: number;
         };
         EmailParams: {
             html?: string | null;

@@ -151,6 +151,23 @@ const TABLE: [string, Expect[], string[]][] = [
   ["script-src 'self'; connect-src 127.0.0.1:8080 https://[::1]", [F("ip-source", "info", "connect-src", "127.0.0.1:8080"), F("ip-source", "info", "connect-src", "https://[::1]")], []],
   // unreadable-directive (addition): characters outside printable ASCII make browsers ignore the whole directive
   ["script-src 'self' exämple.com; object-src 'none'", [F("unreadable-directive", "medium", "script-src"), F("missing-script-src", "high", "script-src")], []],
+  // §27: nonce and hash keywords are case-insensitive (Chromium runs a script with nonce 'x' under 'NONCE-x' and
+  // ignores 'unsafe-inline' next to it); findings name the canonical form import stores
+  ["script-src 'NONCE-abcdefgh12' 'unsafe-inline'; object-src 'none'", [F("missing-base-uri", "high", "base-uri")], ["unsafe-inline", "unknown-keyword"]],
+  [`script-src ${SHA256.replace("sha256", "SHA256")} 'unsafe-inline'; object-src 'none'`, [F("missing-base-uri", "high", "base-uri")], ["unsafe-inline", "unknown-keyword", "invalid-hash"]],
+  ["script-src 'Nonce-abcdefgh12' 'strict-dynamic'", [], ["strict-dynamic-without-nonce", "unknown-keyword"]],
+  ["script-src 'Nonce-abc'", [F("nonce-too-short", "medium", "script-src", "'nonce-abc'")], ["unknown-keyword"]],
+  // §27: a source with a query or fragment but no path is invalid and ignored (as Chromium does): it allows nothing
+  ["script-src 'self' https://www.google.com?callback=x; object-src 'none'", [], ["script-bypass-host", "plain-url-allowlist"]],
+  ["script-src 'self' http://www.google.com#top; object-src 'none'", [], ["script-bypass-host", "plain-url-allowlist", "insecure-scheme"]],
+  ["script-src 'self'; img-src http://img.example.com?x=1", [], ["insecure-scheme"]],
+  ["script-src 'self'; object-src https://plugins.example.com?x", [], ["missing-object-src"]],
+  // ... while after a path only the query is ignored
+  ["script-src 'self' https://www.google.com/?callback=x", [F("script-bypass-host", "high", "script-src", "https://www.google.com/?callback=x")], []],
+  // insecure-scheme, low: a reporting endpoint over plain HTTP (the reference: "Use HTTPS to send violation reports")
+  ["script-src 'self'; report-uri http://reports.example.com/csp", [F("insecure-scheme", "low", "report-uri", "http://reports.example.com/csp")], []],
+  ["script-src 'self'; report-uri /csp HTTP://r.example.com/csp https://r.example.com/csp", [F("insecure-scheme", "low", "report-uri", "HTTP://r.example.com/csp")], []],
+  ["script-src 'self'; report-uri /csp https://r.example.com/csp", [], ["insecure-scheme"]],
 ];
 
 describe("csp evaluator: the checks of §13.2", () => {
@@ -173,10 +190,11 @@ describe("csp evaluator: the checks of §13.2", () => {
     expect([...codesSeen].sort()).toEqual(Object.keys(CHECKS).sort());
   });
 
-  test("a finding's shape: {directive, value?, severity, code, message}; most severe first", async () => {
+  test("a finding's shape: {directive, value?, severity, code, message, policyIndex}; most severe first", async () => {
     const got = await findings("script-src 'self' 'unsafe-inline' 'unsafe-eval' 'unsafe-hashes'; report-uri /r");
     for (const f of got) {
-      expect(Object.keys(f)).toEqual(f.value === undefined ? ["directive", "severity", "code", "message"] : ["directive", "value", "severity", "code", "message"]);
+      expect(Object.keys(f)).toEqual(f.value === undefined ? ["directive", "severity", "code", "message", "policyIndex"] : ["directive", "value", "severity", "code", "message", "policyIndex"]);
+      expect(f.policyIndex).toBe(0);
     }
     const ranks = got.map((f) => ["high", "medium", "low", "info"].indexOf(f.severity));
     expect(ranks).toEqual([...ranks].sort((x, y) => x - y));
@@ -301,7 +319,54 @@ describe("csp evaluator: cost caps (§27) and the work pool (issue 29)", () => {
     expect(srv.services.work.stats().started).toBe(before + 1);
     // the same findings as inline evaluation would give (the first 100)
     const { evaluateInput } = await import("./tasks");
-    expect(large.json.findings).toEqual(evaluateInput({ text: hostsText(30_000) }));
+    expect(large.json).toEqual(evaluateInput({ text: hostsText(30_000) }));
+  });
+});
+
+describe("csp evaluator: several policies (§27)", () => {
+  const at = (got: any[], i: number) => got.filter((f) => f.policyIndex === i).map((f) => key(f));
+
+  test("a comma-joined text: every policy is evaluated, each finding names its policyIndex", async () => {
+    const res = await a.client.post(EVAL, { serialized: "script-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none', object-src *, img-src http:" });
+    expect(res.status).toBe(200);
+    expect(res.json.policyCount).toBe(3);
+    const got = res.json.findings;
+    expect(at(got, 0)).toContain("unsafe-inline high script-src 'unsafe-inline'");
+    expect(at(got, 0)).not.toContain("missing-script-src high script-src -");
+    expect(at(got, 1)).toEqual(expect.arrayContaining(["missing-script-src high script-src -", "wildcard-source high object-src *", "missing-object-src high object-src *"]));
+    expect(at(got, 1)).not.toContain("unsafe-inline high script-src 'unsafe-inline'");
+    expect(at(got, 2)).toEqual(expect.arrayContaining(["missing-script-src high script-src -", "missing-object-src high object-src -", "insecure-scheme medium img-src http:"]));
+    expect(new Set(got.map((f: any) => f.policyIndex))).toEqual(new Set([0, 1, 2]));
+    // Sorted by severity over all policies; policy order kept within a severity.
+    const rank = { high: 0, medium: 1, low: 2, info: 3 } as Record<string, number>;
+    const order = got.map((f: any) => rank[f.severity]! * 100 + f.policyIndex);
+    expect(order).toEqual([...order].sort((x: number, y: number) => x - y));
+  });
+
+  test("one policy (text or stored): policyIndex 0, policyCount 1; empty members of the comma list are no policies", async () => {
+    const one = await a.client.post(EVAL, { serialized: " , script-src 'self', ;, " });
+    expect(one.status).toBe(200);
+    expect(one.json.policyCount).toBe(1);
+    expect(one.json.findings.every((f: any) => f.policyIndex === 0)).toBe(true);
+    const p = (await a.client.post("/api/web_security/csp", { name: `one ${newId()}`, content: { type: "serialized", value: "script-src 'self'" } })).json;
+    const stored = await a.client.post(EVAL, { policyId: p.id });
+    expect(stored.json.policyCount).toBe(1);
+    expect(stored.json.findings.every((f: any) => f.policyIndex === 0)).toBe(true);
+  });
+
+  test("the cap of 100 findings is per policy; more than 20 policies → 400", async () => {
+    const many = (prefix: string) => `script-src ${Array.from({ length: 150 }, (_, i) => `http://${prefix}${i}.example.com`).join(" ")}`;
+    const res = await a.client.post(EVAL, { serialized: `${many("a")}, ${many("b")}` });
+    expect(res.status).toBe(200);
+    expect(res.json.policyCount).toBe(2);
+    expect(res.json.findings.filter((f: any) => f.policyIndex === 0).length).toBe(100);
+    expect(res.json.findings.filter((f: any) => f.policyIndex === 1).length).toBe(100);
+    const twenty = await a.client.post(EVAL, { serialized: Array.from({ length: 20 }, () => "script-src 'self'").join(", ") });
+    expect(twenty.status).toBe(200);
+    expect(twenty.json.policyCount).toBe(20);
+    const over = await a.client.post(EVAL, { serialized: Array.from({ length: 21 }, () => "script-src 'self'").join(", ") });
+    expect(over.status).toBe(400);
+    expect(over.json).toMatchObject({ code: "INVALID_INPUT", message: "serialized: at most 20 policies (separated by ','); the text holds 21" });
   });
 });
 
@@ -317,8 +382,9 @@ describe("csp evaluator: OpenAPI", () => {
     expect(Object.keys(req.properties).sort()).toEqual(["policyId", "serialized"]);
     const res = named(op.responses["200"].content["application/json"].schema);
     const finding = res.properties.findings.items;
-    expect(Object.keys(finding.properties).sort()).toEqual(["code", "directive", "message", "severity", "value"]);
-    expect(finding.required.sort()).toEqual(["code", "directive", "message", "severity"]);
+    expect(Object.keys(finding.properties).sort()).toEqual(["code", "directive", "message", "policyIndex", "severity", "value"]);
+    expect(finding.required.sort()).toEqual(["code", "directive", "message", "policyIndex", "severity"]);
+    expect(res.required.sort()).toEqual(["findings", "policyCount"]);
     expect(JSON.stringify(finding.properties.severity)).toContain("medium");
     for (const path of ["/api/web_security/csp", "/api/web_security/csp/{policy_id}", "/api/web_security/csp/{policy_id}/_serialize", "/api/web_security/csp/{policy_id}/_share", "/api/web_security/csp/{policy_id}/_unshare"])
       expect(doc.paths[path]).toBeDefined();

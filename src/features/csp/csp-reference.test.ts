@@ -219,8 +219,24 @@ const DIFFERENCES: Rule[] = [
   },
   {
     id: "sources-browsers-drop",
-    reason: "A host Chromium refuses (an '_' in a label, an IPv6 literal) is dropped by browsers and by import, so it is neither an allow-list entry nor an insecure source; the reference still reads it as a host.",
-    explains: (d) => d.kind === "referenceOnly" && /^(?:[a-z][a-z0-9+.-]*:\/\/)?(?:[^/:]*_|\[)/i.test(d.ref.value ?? ""),
+    reason:
+      "A host Chromium refuses (an '_' in a label, an IPv6 literal, a ?query or #fragment without a path before it: §27) is dropped by browsers and by import, so it is neither an allow-list entry nor an insecure source; the reference still reads it as a host.",
+    explains: (d) => d.kind === "referenceOnly" && (/^(?:[a-z][a-z0-9+.-]*:\/\/)?(?:[^/:]*_|\[)/i.test(d.ref.value ?? "") || /^(?:[a-z][a-z0-9+.-]*:\/\/)?[^/?#]*[?#]/i.test(d.ref.value ?? "")),
+  },
+  {
+    id: "nonce-and-hash-case",
+    reason:
+      "§27: nonce and hash keywords are case-insensitive, as in Chromium ('NONCE-x' is a nonce, so 'unsafe-inline' next to it is ignored); the reference lower-cases only the plain keywords, so it calls them invalid keywords and keeps 'unsafe-inline'.",
+    explains: (d, ctx) =>
+      d.kind === "referenceOnly" &&
+      ((d.ref.type === Type.INVALID_KEYWORD && /^'(nonce|sha256|sha384|sha512)-/i.test(d.ref.value ?? "") && !/^'(nonce|sha256|sha384|sha512)-/.test(d.ref.value ?? "")) ||
+        (d.ref.type === Type.SCRIPT_UNSAFE_INLINE && ctx.values(d.ref.directive).some((v) => /^'(nonce|sha256|sha384|sha512)-/i.test(v) && !/^'(nonce|sha256|sha384|sha512)-/.test(v)))),
+  },
+  {
+    id: "report-uri-http-low",
+    reason:
+      "An http:// report-uri exposes the reports (page and blocked URLs) on the network path but runs no script: insecure-scheme low (issue 30); the reference rates every http:// source medium.",
+    explains: (d) => d.kind === "severity" && d.ours.code === "insecure-scheme" && d.ours.severity === "low" && d.ours.directive === "report-uri" && d.ref.type === Type.SRC_HTTP,
   },
   {
     id: "directives-newer-than-the-reference",

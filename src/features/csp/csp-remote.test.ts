@@ -19,6 +19,18 @@ const HUGE = Buffer.alloc(11 * MiB, 0x61);
 const META_HEAD = `<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="script-src 'self'"></head><body>`;
 const BOMB = zlib.gzipSync(Buffer.alloc(16 * MiB, 0x20), { level: 9 });
 const META_BOMB = zlib.gzipSync(Buffer.concat([Buffer.from(META_HEAD), Buffer.alloc(16 * MiB, 0x20)]), { level: 9 });
+/** A policy of about `bytes` characters: many script hosts, as large sites send them (20 KB and more in one header). */
+function bigPolicy(bytes: number): { text: string; hosts: string[] } {
+  const hosts: string[] = [];
+  let text = "default-src 'self'; script-src 'self'";
+  for (let i = 0; text.length + 30 < bytes; i++) {
+    hosts.push(`https://cdn${i}.example.com`);
+    text += ` ${hosts.at(-1)}`;
+  }
+  return { text, hosts };
+}
+const POLICY_20K = bigPolicy(20_000);
+const POLICY_70K = bigPolicy(70_000);
 /** Endless upstream bodies still being sent (decremented when the client goes away). */
 let endlessOpen = 0;
 
@@ -90,6 +102,8 @@ const ROUTES: Record<string, () => Response> = {
   "/meta-none": () => page(html(`<meta charset="utf-8">`)),
   "/meta-late": () => page(html(`<style>/*${"x".repeat(2 * MiB)}*/</style><meta http-equiv="Content-Security-Policy" content="default-src 'self'">`)),
   "/meta-early-big-page": () => page(html(`<meta http-equiv="Content-Security-Policy" content="default-src 'self'">`, `<p>${"y".repeat(3 * MiB)}</p>`)),
+  "/header-20k": () => page(html(""), [[CSP, POLICY_20K.text]]),
+  "/header-70k": () => page(html(""), [[CSP, POLICY_70K.text]]),
   "/redirect": () => new Response(null, { status: 302, headers: { location: "/enforcing" } }),
   "/redirect-with-csp": () => new Response(null, { status: 301, headers: { location: `/enforcing`, [CSP]: "img-src 'self'" } }),
   "/redirect-chain-3": () => new Response(null, { status: 307, headers: { location: "/redirect-chain-2" } }),
@@ -279,6 +293,18 @@ describe("csp remote import: big, endless and compressed bodies", () => {
     expect(none.code).toBe("UPSTREAM_FAILED");
     expect(none.message).toContain("no <meta");
     expect(process.memoryUsage().rss - before).toBeLessThan(128 * MiB);
+  });
+});
+
+describe("csp remote import: large headers (issue 30)", () => {
+  test("a 20 KB policy header imports whole (response heads up to 64 KiB); a 70 KB one → 400 UPSTREAM_FAILED 'header too large'", async () => {
+    expect(POLICY_20K.text.length).toBeGreaterThan(19_900);
+    expect(await imported(`${up}/header-20k`, "enforcingHeader")).toEqual([
+      { name: "default-src", value: ["'self'"] },
+      { name: "script-src", value: ["'self'", ...POLICY_20K.hosts] },
+    ]);
+    const over = await failure(a, `${up}/header-70k`, "enforcingHeader");
+    expect(over).toEqual({ code: "UPSTREAM_FAILED", message: "content.value.url: Upstream response header too large (more than 64 KiB)" });
   });
 });
 

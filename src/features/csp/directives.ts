@@ -114,8 +114,12 @@ const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Printable ASCII other than space, `;` and `,` (§13.1 value rule; non-ASCII cannot travel in a header). */
 export const VALUE_RE = /^[\x21-\x2b\x2d-\x3a\x3c-\x7e]+$/;
 
-/** A value in its canonical form: keywords and bare schemes lower-cased, everything else as given. */
-function canonicalSource(v: string): string {
+/**
+ * A source expression in its canonical form: keywords, bare schemes and the `'nonce-` / `'sha…-` prefixes
+ * lower-cased (browsers read them case-insensitively: `'NONCE-abc'` is a nonce), everything else as given. The one
+ * place that reads keywords: import stores this form, the evaluator judges it.
+ */
+export function canonicalSource(v: string): string {
   const lower = v.toLowerCase();
   if (KEYWORDS.has(lower) || SCHEME_SOURCE_RE.test(v)) return lower;
   const nonce = NONCE_SOURCE_RE.exec(v);

@@ -11,16 +11,18 @@
 // `info` when a nonce or hash makes 'strict-dynamic' effective (Google's recommended `https: http:` fallback for
 // browsers without CSP3); wildcard-source and data-scheme keep their severity (the table gives them no exception).
 // Host allow-lists are judged only where URLs load scripts (script-src, default-src, script-src-elem), never in
-// script-src-attr, which governs inline event handlers. A host source's `?query` or `#fragment` is ignored for host
-// matching, as browsers ignore it. The table's codes are always emitted; the additions (permissive-base-uri, ...)
+// script-src-attr, which governs inline event handlers. A host source's `?query` or `#fragment` after a path is
+// ignored for host matching, as browsers ignore it; without a path (`https://host?x`) the source is invalid and
+// ignored whole, as Chromium does (§27). The table's codes are always emitted; the additions (permissive-base-uri, ...)
 // come on top of them, never instead. Every finding names the effective directive it is about and, when there is
 // one, the offending value.
 //
 // Input is read as browsers enforce it: the first of repeated directives wins, an empty source list (`object-src;`)
 // matches nothing like 'none' (as import stores it), and a directive with characters outside printable ASCII is
-// ignored (and reported as unreadable-directive).
+// ignored (and reported as unreadable-directive). Keywords, nonces and hashes are read case-insensitively through
+// the one canonical form import stores (directives.ts canonicalSource).
 import { BYPASS_KIND, findBypass } from "./bypass-hosts";
-import { DIRECTIVE_NAMES, HASH_SOURCE_RE, HOST_SOURCE_RE, KEYWORDS, SCHEME_SOURCE_RE, SOURCE_LIST_DIRECTIVES, SOURCE_LISTS } from "./directives";
+import { canonicalSource, DIRECTIVE_NAMES, HASH_SOURCE_RE, HOST_SOURCE_RE, KEYWORDS, SCHEME_SOURCE_RE, SOURCE_LIST_DIRECTIVES, SOURCE_LISTS } from "./directives";
 
 export const SEVERITIES = ["high", "medium", "low", "info"] as const;
 export type Severity = (typeof SEVERITIES)[number];
@@ -34,14 +36,14 @@ export interface Finding {
 }
 
 /** Every code the evaluator can emit, with its severity (missing-base-uri and insecure-scheme vary). */
-export const CHECKS: Record<string, Severity | "high|medium" | "high|medium|info"> = {
+export const CHECKS: Record<string, Severity | "high|medium" | "high|medium|low|info"> = {
   "missing-script-src": "high",
   "missing-object-src": "high",
   "missing-base-uri": "high|medium",
   "unsafe-inline": "high",
   "unsafe-eval": "medium",
   "wildcard-source": "high",
-  "insecure-scheme": "high|medium|info",
+  "insecure-scheme": "high|medium|low|info",
   "data-scheme": "high",
   "broad-scheme": "high",
   "plain-url-allowlist": "medium",
@@ -95,8 +97,6 @@ const isUnquotedKeyword = (v: string) => UNQUOTED_KEYWORDS.has(v.toLowerCase()) 
 const isNonce = (v: string) => STRICT_NONCE_RE.test(v);
 const isHash = (v: string) => HASH_SOURCE_RE.test(v);
 const isScheme = (v: string) => SCHEME_SOURCE_RE.test(v);
-/** Keywords and bare schemes compare case-insensitively: they are lower-cased before the checks. */
-const canonical = (v: string) => (KEYWORDS.has(v.toLowerCase()) || isScheme(v) ? v.toLowerCase() : v);
 
 interface HostSource {
   scheme?: string;
@@ -104,11 +104,15 @@ interface HostSource {
   path: string;
 }
 
-/** A host source, its `?query` or `#fragment` ignored as browsers ignore it (also without a path before it). */
+/**
+ * A host source, a `?query` or `#fragment` after its path ignored as browsers ignore it. Without a path before it
+ * (`https://host?x`, `host#x`) the whole source is invalid: Chromium ignores it, so it allows nothing (§27).
+ */
 function hostSource(v: string): HostSource | undefined {
   if (v.startsWith("'") || isScheme(v)) return undefined;
-  const m = HOST_SOURCE_RE.exec(v.replace(/[?#].*$/s, ""));
-  if (!m) return undefined;
+  const cut = v.search(/[?#]/);
+  const m = HOST_SOURCE_RE.exec(cut < 0 ? v : v.slice(0, cut));
+  if (!m || (cut >= 0 && m[4] === undefined)) return undefined;
   return { scheme: m[1]?.toLowerCase(), host: m[2]!.toLowerCase(), path: m[4] ?? "" };
 }
 
@@ -148,7 +152,7 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
       unreadable.push(name);
       continue;
     }
-    const vs = (d.value ?? []).map(canonical);
+    const vs = (d.value ?? []).map(canonicalSource);
     // An empty source list matches nothing (CSP3 source list matching): 'none', as import stores it.
     dirs.set(name, vs.length === 0 && SOURCE_LISTS.has(name) ? ["'none'"] : vs);
   }
@@ -249,9 +253,17 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
   for (const [name, vs] of dirs) {
     if (!FETCH_DIRECTIVES.has(name) || scriptDirs.includes(name)) continue;
     for (const v of vs) {
-      if (v.toLowerCase() === "http:" || /^http:\/\//i.test(v))
+      if (v === "http:" || hostSource(v)?.scheme === "http")
         add("insecure-scheme", "medium", name, "Resources over plain HTTP can be read and altered on the network path; allow only https.", v);
     }
+  }
+
+  // ---- reporting endpoints over plain HTTP (the reference's "Use HTTPS to send violation reports securely") ------
+  // Reports carry the page's URL and the blocked URLs; on plain HTTP they can be read and altered (or dropped) on
+  // the network path. No script runs through them: low.
+  for (const v of values("report-uri")) {
+    if (/^http:\/\//i.test(v))
+      add("insecure-scheme", "low", "report-uri", "Violation reports sent over plain HTTP (page and blocked URLs) can be read, altered or dropped on the network path; use an https:// endpoint.", v);
   }
 
   // ---- per-value checks over every directive --------------------------------------------------------------

@@ -1,5 +1,6 @@
 // The `remote` content variant (supplement §13.3): GET a URL through the one outbound client (§1.1 guard,
-// 10 s, up to 10 redirects when asked) and read the policy from the enforcing header, the report-only header
+// 10 s, up to 10 redirects when asked, response heads up to 64 KiB: large sites send policies of 20 KB and more in a
+// header, above the client's default 16 KiB; beyond 64 KiB "header too large") and read the policy from the enforcing header, the report-only header
 // or the <meta http-equiv="Content-Security-Policy"> tag. A header source never reads the body (the client
 // returns at the response head); the meta source reads the first 2 MiB of decoded HTML and drops the rest, so
 // neither the page size nor a slow or endless body matters, and a decompression bomb stops at 2 MiB. The HTML
@@ -11,7 +12,7 @@
 // and says how many there were (§13.3).
 import { Parser } from "htmlparser2";
 import { invalid, type ApiError } from "../../platform/http/errors";
-import { guardUrl, OutboundError, outboundFetch, type OutboundResponse } from "../../platform/net/client";
+import { guardUrl, MAX_HEADER_BYTES, OutboundError, outboundFetch, type OutboundResponse } from "../../platform/net/client";
 import { splitPolicies } from "./import";
 
 export const REMOTE_SOURCES = ["enforcingHeader", "reportOnlyHeader", "meta"] as const;
@@ -25,6 +26,8 @@ export interface RemoteSpec {
 
 export const REMOTE_TIMEOUT_MS = 10_000;
 export const REMOTE_MAX_REDIRECTS = 10;
+/** A response head (its CSP header lines included) of at most 64 KiB; larger → 400 UPSTREAM_FAILED "… header too large". */
+export const REMOTE_MAX_HEADER_BYTES = MAX_HEADER_BYTES;
 /** The meta tag is looked for in this much of the (decoded) HTML (§13.3); the rest is never read. */
 export const META_SCAN_BYTES = 2 * 1024 * 1024;
 
@@ -157,6 +160,7 @@ export async function fetchRemotePolicies(spec: RemoteSpec, field: string, allow
       // Header sources: no body at all. meta: its first 2 MiB; a longer body is cut, not an error.
       maxBodyBytes: spec.source === "meta" ? META_SCAN_BYTES : 0,
       overflow: "truncate",
+      maxHeaderBytes: REMOTE_MAX_HEADER_BYTES,
       allowPrivate,
       maxRedirects: spec.followRedirects ? REMOTE_MAX_REDIRECTS : 0,
     });

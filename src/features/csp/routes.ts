@@ -9,6 +9,7 @@ import { DIRECTIVE_NAMES } from "./directives";
 import { CHECKS, SEVERITIES } from "./evaluate";
 import { REMOTE_SOURCES } from "./remote";
 import { SERIALIZE_SOURCES } from "./serialize";
+import { MAX_FINDINGS, MAX_POLICIES } from "./tasks";
 import { CONTENT_TYPES } from "./service";
 
 // ---- contract schemas (supplement §13) ----
@@ -97,7 +98,12 @@ export const CspEvaluateParams = Named(
   T.Object(
     {
       policyId: Opt(Uuid({ description: "a stored policy of yours" })),
-      serialized: Opt(T.String({ maxLength: 65_536, description: "a policy text of at most 64 KiB (UTF-8; larger → 400); nothing is dropped, so unknown directives reach the checks" })),
+      serialized: Opt(
+        T.String({
+          maxLength: 65_536,
+          description: `a policy text of at most 64 KiB (UTF-8; larger → 400) and ${MAX_POLICIES} policies separated by ','; nothing is dropped, so unknown directives reach the checks`,
+        }),
+      ),
     },
     { description: "exactly one of policyId and serialized" },
   ),
@@ -112,9 +118,18 @@ export const CspEvaluation = Named(
         severity: StringEnum(SEVERITIES),
         code: T.String({ description: `stable kebab-case token: ${Object.keys(CHECKS).join(", ")}` }),
         message: T.String(),
+        policyIndex: T.Integer({ minimum: 0, maximum: MAX_POLICIES - 1, description: "the policy the finding is about, 0-based in the order of the text (always 0 for a stored policy)" }),
       }),
-      { maxItems: 100, description: "sorted by severity (high, medium, low, info); at most 100, the most severe" },
+      {
+        maxItems: MAX_POLICIES * MAX_FINDINGS,
+        description: `sorted by severity (high, medium, low, info), policy order kept within a severity; at most ${MAX_FINDINGS} per policy, the most severe`,
+      },
     ),
+    policyCount: T.Integer({
+      minimum: 1,
+      maximum: MAX_POLICIES,
+      description: "how many policies were evaluated: a text may hold several separated by ',' (browsers enforce every one of them, so a resource must pass each)",
+    }),
   }),
 );
 const tags = ["web_security"];
@@ -185,7 +200,8 @@ export const cspRoutes = ({ auth, csp }: CspRoutesDeps) =>
       detail: op({
         tags,
         summary: "Evaluate a policy (stored or serialized) for weaknesses",
-        description: "Findings are sorted by severity (high, medium, low, info). A strict nonce + 'strict-dynamic' policy with object-src and base-uri 'none' has no high or medium finding.",
+        description:
+          "Findings are sorted by severity (high, medium, low, info). A text holding several policies (separated by ',') is evaluated policy by policy: each finding names its `policyIndex`. A strict nonce + 'strict-dynamic' policy with object-src and base-uri 'none' has no high or medium finding.",
         body: CspEvaluateParams,
         responses: { 200: CspEvaluation },
         errors: { 404: ["NOT_FOUND"], 429: ["RATE_LIMITED"], 503: ["UNAVAILABLE"] },

@@ -12,9 +12,8 @@ import { nowSec, type Runtime } from "../../platform/runtime";
 import type { TagsService } from "../tags/service";
 import type { TagRef } from "../tags/store";
 import { validateDirectives, type Directive } from "./directives";
-import type { Finding } from "./evaluate";
 import { importPolicies, parseSerialized } from "./import";
-import { evaluateInput, evaluateSize, evaluateTask, INLINE_EVALUATE_CHARS, MAX_EVALUATE_BYTES, type EvaluateInput } from "./tasks";
+import { evaluateInput, evaluateSize, evaluateTask, INLINE_EVALUATE_CHARS, MAX_EVALUATE_BYTES, type EvaluateInput, type Evaluation } from "./tasks";
 import type { Work } from "../../platform/work/pool";
 import { fetchRemotePolicies, SEVERAL_LABEL, validateRemote, type RemoteSpec } from "./remote";
 import { SERIALIZE_SOURCES, serializePolicy, type SerializeSource } from "./serialize";
@@ -222,9 +221,10 @@ export class CspService {
 
   // ---- evaluator (§13.2 `_evaluate`) ----
 
-  /** At most 100 findings (most severe first) for a text of at most 64 KiB (§27); a large input is evaluated on the
-   *  work pool under the caller's share (tasks.ts), a small one inline. */
-  async evaluate(userId: string, input: { policyId?: unknown; serialized?: unknown }): Promise<{ findings: Finding[] }> {
+  /** At most 100 findings per policy (most severe first) for a text of at most 64 KiB (§27), each with its
+   *  `policyIndex`; a large input is evaluated on the work pool under the caller's share (tasks.ts), a small one
+   *  inline. */
+  async evaluate(userId: string, input: { policyId?: unknown; serialized?: unknown }): Promise<Evaluation> {
     const hasId = present(input.policyId);
     const hasText = present(input.serialized);
     if (hasId === hasText) throw invalid("policyId, serialized: give exactly one of them");
@@ -232,16 +232,17 @@ export class CspService {
       if (typeof input.serialized !== "string") throw invalid("serialized: must be a string");
       if (input.serialized.length > MAX_EVALUATE_BYTES || Buffer.byteLength(input.serialized, "utf8") > MAX_EVALUATE_BYTES)
         throw invalid(`serialized: must be at most ${MAX_EVALUATE_BYTES} bytes (64 KiB)`);
-      // As browsers read it (§13.2): the first policy, every token, directives with unreadable characters ignored.
-      return { findings: await this.evaluated(userId, { text: input.serialized }) };
+      // As browsers read it (§13.2, §27): every policy of a comma-joined text, every token, directives with
+      // unreadable characters ignored.
+      return this.evaluated(userId, { text: input.serialized });
     }
     if (!isUuid(input.policyId)) throw invalid("policyId: must be a UUID");
     const row = await cspStore.get(this.rt.db, userId, input.policyId.toLowerCase());
     if (!row) throw notFound(WHAT);
-    return { findings: await this.evaluated(userId, { directives: parseDirectives(row) }) };
+    return this.evaluated(userId, { directives: parseDirectives(row) });
   }
 
-  private evaluated(userId: string, input: EvaluateInput): Promise<Finding[]> | Finding[] {
+  private async evaluated(userId: string, input: EvaluateInput): Promise<Evaluation> {
     if (!this.work || evaluateSize(input) <= INLINE_EVALUATE_CHARS) return evaluateInput(input);
     return this.work.run(userId, evaluateTask, input);
   }

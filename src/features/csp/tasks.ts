@@ -3,29 +3,49 @@
 // The worker entry (src/work-tasks.ts) lists `cspTasks`.
 import { invalid } from "../../platform/http/errors";
 import { implement, taskRef, type TaskImpl } from "../../platform/work/task";
-import { evaluatePolicy, type EvaluatedDirective, type Finding } from "./evaluate";
+import { evaluatePolicy, SEVERITIES, type EvaluatedDirective, type Finding } from "./evaluate";
 import { splitDirectives, splitPolicies } from "./import";
 
 /** §27: at most this many findings per policy, most severe first. */
 export const MAX_FINDINGS = 100;
 /** §27: a `serialized` text of at most 64 KiB (UTF-8 bytes); larger → 400. */
 export const MAX_EVALUATE_BYTES = 65_536;
+/** (addition) A `serialized` text of at most this many policies (larger → 400): the answer stays bounded
+ *  (MAX_POLICIES × MAX_FINDINGS findings), while real headers carry a handful. */
+export const MAX_POLICIES = 20;
 /** Inputs up to this size (characters of text or of directive values) are evaluated inline. */
 export const INLINE_EVALUATE_CHARS = 4096;
 
 export type EvaluateInput = { text: string } | { directives: EvaluatedDirective[] };
 
+/** A finding of one of the evaluated policies (§27: `policyIndex`, 0-based, in the order the text gives them). */
+export type PolicyFinding = Finding & { policyIndex: number };
+
+export interface Evaluation {
+  /** Most severe first over every policy; within a severity, policy by policy in check order. */
+  findings: PolicyFinding[];
+  /** How many policies were evaluated (a stored policy: 1). */
+  policyCount: number;
+}
+
+const RANK = new Map<string, number>(SEVERITIES.map((s, i) => [s, i]));
+
 /**
- * Findings of a `_evaluate` input. A text is read as browsers read it (§13.2): policies split at `,`, every token,
- * directives with unreadable characters ignored. Only the first policy is evaluated today; §27's `policyIndex`
- * (findings per policy of a comma-joined text) would evaluate each of `policies` here with its own cap.
+ * Findings of a `_evaluate` input. A text is read as browsers read it (§13.2): policies split at `,` (browsers
+ * enforce every one of them), every token, directives with unreadable characters ignored; a policy without any
+ * directive (`, ;`) is no policy. Each policy is evaluated on its own, with its own cap of MAX_FINDINGS (§27).
  */
-export function evaluateInput(input: EvaluateInput): Finding[] {
-  if ("directives" in input) return evaluatePolicy(input.directives).slice(0, MAX_FINDINGS);
-  const policies = splitPolicies(input.text);
-  const directives = policies.length > 0 ? splitDirectives(policies[0]!) : [];
-  if (directives.length === 0) throw invalid("serialized: no directive found in the policy");
-  return evaluatePolicy(directives).slice(0, MAX_FINDINGS);
+export function evaluateInput(input: EvaluateInput): Evaluation {
+  if ("directives" in input) return { findings: evaluatePolicy(input.directives).slice(0, MAX_FINDINGS).map((f) => ({ ...f, policyIndex: 0 })), policyCount: 1 };
+  const policies = splitPolicies(input.text)
+    .map(splitDirectives)
+    .filter((ds) => ds.length > 0);
+  if (policies.length === 0) throw invalid("serialized: no directive found in the policy");
+  if (policies.length > MAX_POLICIES) throw invalid(`serialized: at most ${MAX_POLICIES} policies (separated by ','); the text holds ${policies.length}`);
+  const findings = policies.flatMap((directives, policyIndex) => evaluatePolicy(directives).slice(0, MAX_FINDINGS).map((f) => ({ ...f, policyIndex })));
+  // Stable: policy order (then check order) kept within a severity.
+  findings.sort((a, b) => RANK.get(a.severity)! - RANK.get(b.severity)!);
+  return { findings, policyCount: policies.length };
 }
 
 /** How much an input holds (what decides inline or pool). */
@@ -39,6 +59,6 @@ export function evaluateSize(input: EvaluateInput): number {
   return n;
 }
 
-export const evaluateTask = taskRef<EvaluateInput, Finding[]>("csp.evaluate");
+export const evaluateTask = taskRef<EvaluateInput, Evaluation>("csp.evaluate");
 
 export const cspTasks: TaskImpl[] = [implement(evaluateTask, evaluateInput)];

@@ -82,11 +82,14 @@ export interface AnalyzeInput {
   limits: TierLimits;
   /** Read by the main thread (PostgreSQL); absent: the work thread reads them itself (SQLite). */
   stored?: Stored;
-  /** importAll (CLI `data import`): one rule for every conflict, every deletion the preview lists. */
-  all?: { mode: Mode; resolution?: Resolution; secretsPassphrase?: string };
+  /** importAll (CLI `data import`): one rule for every conflict; with `deleteMissing` (apply mode) every deletion the
+   *  preview lists, without it none (§27). */
+  all?: { mode: Mode; resolution?: Resolution; secretsPassphrase?: string; deleteMissing?: boolean };
 }
 
 export type AnalyzeOutput = { preview: Preview } | { plan: PlanWire };
+/** A preview's toDelete: per type, the stored entities the file does not name. */
+export type ToDelete = NonNullable<Preview["toDelete"]>;
 
 /** What a work thread needs to analyse: the features' rules (through the services) and, on SQLite, its reader. */
 export interface AnalyzeEnv {
@@ -123,9 +126,10 @@ export async function analyzeRequest(input: AnalyzeInput, env: AnalyzeEnv): Prom
   let selections: Partial<Record<EntityType, Map<string, Selection>>> | undefined;
   let importSettings = true;
   let applyDeletions: Partial<Record<EntityType, string[]>> | undefined;
+  let notDeleted: ToDelete | undefined;
   let secretsPassphrase: string | undefined;
   if (input.all) {
-    ({ selections, applyDeletions } = importAllChoices(env, analysis, await storedOf(env, input, analysis), input.all));
+    ({ selections, applyDeletions, notDeleted } = importAllChoices(env, analysis, await storedOf(env, input, analysis), input.all));
     secretsPassphrase = input.all.secretsPassphrase;
   } else {
     selections = parseSelections(body.selections, analysis.file);
@@ -137,7 +141,7 @@ export async function analyzeRequest(input: AnalyzeInput, env: AnalyzeEnv): Prom
   const secretValues = openSecrets(analysis, selections, secretsPassphrase);
   const stored = await storedOf(env, input, analysis);
   const kept = prefilter(env.handlers, analysis, stored.existing, { mode, selections, applyDeletions, secretValues, limits: input.limits, tierName: input.tier });
-  return pack({ analysis, kept, mode, importSettings, selections, applyDeletions, secretValues });
+  return pack({ analysis, kept, mode, importSettings, selections, applyDeletions, notDeleted, secretValues });
 }
 
 interface Kept {
@@ -232,7 +236,8 @@ function prefilter(
 }
 
 /** CLI `data import`: `resolution` for each conflicting entity (skip where a rename is not allowed), default §19.4
- *  without it; in apply mode every deletion the preview lists. */
+ *  without it; in apply mode the deletions the preview lists only with `deleteMissing` (§27), else they are
+ *  returned as `notDeleted` for the CLI to print. */
 function importAllChoices(env: AnalyzeEnv, analysis: Analysis, stored: Stored, all: NonNullable<AnalyzeInput["all"]>) {
   const p = previewOf(env.handlers, analysis, stored.existing, stored.hasSettings, all.mode);
   let selections: Partial<Record<EntityType, Map<string, Selection>>> | undefined;
@@ -249,10 +254,12 @@ function importAllChoices(env: AnalyzeEnv, analysis: Analysis, stored: Stored, a
       );
     }
   }
-  const applyDeletions = p.toDelete
-    ? (Object.fromEntries(Object.entries(p.toDelete).map(([type, list]) => [type, list.map((e) => e.id)])) as Partial<Record<EntityType, string[]>>)
+  const toDelete = p.toDelete && Object.values(p.toDelete).some((list) => list.length > 0) ? p.toDelete : undefined;
+  if (!all.deleteMissing) return { selections, applyDeletions: undefined, notDeleted: toDelete };
+  const applyDeletions = toDelete
+    ? (Object.fromEntries(Object.entries(toDelete).map(([type, list]) => [type, list.map((e) => e.id)])) as Partial<Record<EntityType, string[]>>)
     : undefined;
-  return { selections, applyDeletions };
+  return { selections, applyDeletions, notDeleted: undefined };
 }
 
 /** The plain values of the secrets the import writes: missing or wrong passphrase → 400 BAD_PASSPHRASE. */
@@ -293,6 +300,8 @@ export interface PlanWire {
   drafts: Partial<Record<EntityType, ArrayBuffer[]>>;
   selections?: Partial<Record<EntityType, ArrayBuffer[]>>;
   applyDeletions?: Partial<Record<EntityType, ArrayBuffer[]>>;
+  /** importAll without deleteMissing: what the preview lists in toDelete, left in place. */
+  notDeleted?: ToDelete;
   /** Per type, how many entities of the file the import skips (not in `drafts`). */
   skipped: Partial<Record<EntityType, number>>;
   /** [selector entry, source id] for the secret selectors of `drafts` (an entry names a secret's id or name). */
@@ -308,6 +317,7 @@ export interface Plan {
   importSettings: boolean;
   selections?: Partial<Record<EntityType, Map<string, Selection>>>;
   applyDeletions?: Partial<Record<EntityType, string[]>>;
+  notDeleted?: ToDelete;
   secretValues: Map<string, string>;
 }
 
@@ -343,6 +353,7 @@ function pack(p: {
   importSettings: boolean;
   selections?: Partial<Record<EntityType, Map<string, Selection>>>;
   applyDeletions?: Partial<Record<EntityType, string[]>>;
+  notDeleted?: ToDelete;
   secretValues: Map<string, string>;
 }): { output: AnalyzeOutput; transfer: ArrayBuffer[] } {
   const tag = `$bytes:${crypto.randomUUID()}`;
@@ -363,6 +374,7 @@ function pack(p: {
     drafts: perType(p.kept.drafts, (drafts, type) => (type === "secrets" ? drafts.map(({ sealed: _s, ...d }: Draft & { sealed?: unknown }) => d) : drafts))!,
     ...(p.selections ? { selections: perType(p.selections, (m) => [...m.entries()].filter(([id]) => keptIds.has(id))) } : {}),
     ...(p.applyDeletions ? { applyDeletions: perType(p.applyDeletions, (ids) => ids) } : {}),
+    ...(p.notDeleted ? { notDeleted: p.notDeleted } : {}),
     secrets: packArray(selectorEntries(p.kept.drafts, p.analysis.secretOf), tag, transfer),
     secretValues: packArray([...p.secretValues.entries()], tag, transfer),
   };
@@ -427,6 +439,7 @@ export async function unpackPlan(wire: PlanWire): Promise<Plan> {
     importSettings: wire.importSettings,
     ...(selections ? { selections } : {}),
     ...(applyDeletions ? { applyDeletions } : {}),
+    ...(wire.notDeleted ? { notDeleted: wire.notDeleted } : {}),
     secretValues,
   };
 }

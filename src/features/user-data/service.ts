@@ -18,7 +18,7 @@ import { createHandlers, type TypeHandler, type UserDataDeps, type WriteContext 
 import { collect, exportFileName, fileChunks, parseInclude, type Include } from "./exporter";
 import { ENTITY_TYPES, type EntityType, type FileReading } from "./file";
 import { analyze, apply, existingOf, type Analysis, type ApplyOptions, type Checked, type ImportResult, type Mode, type Preview, type Resolution, type Selection } from "./importer";
-import { analyzeRequest, asBody, passphrase, RawImport, unpackPlan, type AnalyzeInput, type AnalyzeOutput, type Stored } from "./plan";
+import { analyzeRequest, asBody, passphrase, RawImport, unpackPlan, type AnalyzeInput, type AnalyzeOutput, type Stored, type ToDelete } from "./plan";
 import { userDataTask } from "./tasks";
 
 export type { UserDataDeps } from "./entities";
@@ -149,14 +149,14 @@ export class UserDataService {
 
   /** Imports a file (see importer.ts): 400 naming the type and source id of the first problem, nothing changed. */
   async import(user: AuthUser, body: unknown): Promise<ImportResult> {
-    return this.exclusive(user.id, () => this.planned(user, body, "import"));
+    return this.exclusive(user.id, async () => (await this.planned(user, body, "import")).result);
   }
 
-  private async planned(user: AuthUser, body: unknown, kind: "import" | "importAll", all?: AnalyzeInput["all"]): Promise<ImportResult> {
+  private async planned(user: AuthUser, body: unknown, kind: "import" | "importAll", all?: AnalyzeInput["all"]): Promise<{ result: ImportResult; notDeleted?: ToDelete }> {
     const out = await this.analyzeOff(user, body, kind, all);
     if (!("plan" in out)) throw new Error("import: the analysis answered a preview");
     const plan = await unpackPlan(out.plan);
-    return this.run(plan.checked, {
+    const result = await this.run(plan.checked, {
       userId: user.id,
       tier: user.tier,
       mode: plan.mode,
@@ -165,6 +165,7 @@ export class UserDataService {
       ...(plan.applyDeletions ? { applyDeletions: plan.applyDeletions } : {}),
       secretValues: plan.secretValues,
     });
+    return { result, ...(plan.notDeleted ? { notDeleted: plan.notDeleted } : {}) };
   }
 
   /** A checked file (main thread: the clone's data, read from this server), or a 400 with its first problems. */
@@ -211,12 +212,22 @@ export class UserDataService {
 
   /**
    * Import of a whole file with one rule for every conflict (CLI `data import`): `resolution` for each conflicting
-   * entity (skip where a rename is not allowed), default §19.4 without it; in apply mode every deletion the preview
-   * lists is applied (the CLI's `--dry-run` prints that preview first).
+   * entity (skip where a rename is not allowed), default §19.4 without it. In apply mode the deletions the preview
+   * lists in toDelete are applied only with `deleteMissing` (§27: exactly those); without it nothing is deleted and
+   * they come back as `notDeleted` (the CLI prints them).
    */
-  async importAll(user: AuthUser, data: unknown, o: { mode: Mode; resolution?: Resolution; secretsPassphrase?: string }): Promise<ImportResult> {
+  async importAll(
+    user: AuthUser,
+    data: unknown,
+    o: { mode: Mode; resolution?: Resolution; secretsPassphrase?: string; deleteMissing?: boolean },
+  ): Promise<{ result: ImportResult; notDeleted?: ToDelete }> {
     return this.exclusive(user.id, () =>
-      this.planned(user, { data }, "importAll", { mode: o.mode, ...(o.resolution ? { resolution: o.resolution } : {}), ...(o.secretsPassphrase !== undefined ? { secretsPassphrase: o.secretsPassphrase } : {}) }),
+      this.planned(user, { data }, "importAll", {
+        mode: o.mode,
+        ...(o.resolution ? { resolution: o.resolution } : {}),
+        ...(o.secretsPassphrase !== undefined ? { secretsPassphrase: o.secretsPassphrase } : {}),
+        deleteMissing: o.deleteMissing === true,
+      }),
     );
   }
 }

@@ -119,6 +119,11 @@ const server = http.createServer((req, res) => {
     } else if (p === "/redirect") {
       res.writeHead(Number(u.searchParams.get("status") ?? "302"), { location: u.searchParams.get("to") ?? "/final" });
       res.end("moved");
+    } else if (p.startsWith("/big-header/")) {
+      // A response head of about N bytes more than usual (one long header line), optionally as a redirect.
+      const to = u.searchParams.get("to");
+      res.writeHead(to ? 302 : 200, { "x-big": "a".repeat(Number(p.slice(12))), ...(to ? { location: to } : {}) });
+      res.end("big");
     } else if (p === "/final") {
       res.end(JSON.stringify({ method: req.method, body: Buffer.concat(chunks).toString(), headers: req.rawHeaders }));
     } else {
@@ -503,6 +508,30 @@ describe("limits", () => {
     expect(e.code).toBe("TOO_LARGE");
     expect(e.message).toBe("Upstream response body too large");
     expect((await failure(outboundFetch(opts(`${base}/stream`, { maxBodyBytes: 256 * 1024 })))).code).toBe("TOO_LARGE");
+  });
+
+  test("response head: 16 KiB by default, maxHeaderBytes up to 64 KiB per request, 'header too large' beyond", async () => {
+    // A caller asking for 64 KiB gets a 20 KB header line (a large site's CSP) ...
+    const big = await outboundFetch(opts(`${base}/big-header/20000`, { maxHeaderBytes: 64 * 1024 }));
+    expect(big.status).toBe(200);
+    expect(header(big.headers, "x-big")[0]?.length).toBe(20_000);
+    // ... every other caller keeps 16 KiB, also now that the engine's process-wide limit is higher.
+    const small = await failure(outboundFetch(opts(`${base}/big-header/20000`)));
+    expect({ code: small.code, message: small.message }).toEqual({ code: "TOO_LARGE", message: "Upstream response header too large (more than 16 KiB)" });
+    expect((await outboundFetch(opts(`${base}/big-header/15000`))).status).toBe(200);
+    // Above 64 KiB: too large for anyone (here the engine's own limit trips first: the same answer).
+    const over = await failure(outboundFetch(opts(`${base}/big-header/70000`, { maxHeaderBytes: 64 * 1024 })));
+    expect({ code: over.code, message: over.message }).toEqual({ code: "TOO_LARGE", message: "Upstream response header too large (more than 64 KiB)" });
+    const justOver = await failure(outboundFetch(opts(`${base}/big-header/${64 * 1024}`, { maxHeaderBytes: 64 * 1024 })));
+    expect(justOver.message).toBe("Upstream response header too large (more than 64 KiB)");
+    // Every redirect hop's head is held to the limit.
+    const hop = await failure(outboundFetch(opts(`${base}/big-header/20000?to=/final`, { maxRedirects: 3 })));
+    expect(hop.message).toBe("Upstream response header too large (more than 16 KiB)");
+    expect((await outboundFetch(opts(`${base}/big-header/20000?to=/final`, { maxRedirects: 3, maxHeaderBytes: 64 * 1024 }))).status).toBe(200);
+    for (const bad of [0, 1023, 64 * 1024 + 1, 2048.5, Number.NaN]) {
+      const e = await failure(outboundFetch(opts(`${base}/final`, { maxHeaderBytes: bad })));
+      expect({ bad, code: e.code, message: e.message }).toEqual({ bad, code: "INVALID_REQUEST", message: "Invalid header limit" });
+    }
   });
 
   test("decompressed size is capped too: a decompression bomb stops at the cap", async () => {

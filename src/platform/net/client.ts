@@ -11,6 +11,8 @@
 //   incl. raw deflate, br, zstd) runs with maxOutputLength = cap, so a decompression bomb stops at the cap.
 //   With `overflow: "truncate"` a body above the cap is cut instead of failing: reading stops there (the rest is
 //   never read, the connection is closed) and decoding stops at cap bytes of output; cap 0 reads no body at all.
+// - Response head: at most `maxHeaderBytes` (default 16 KiB, at most 64 KiB) → TOO_LARGE "Upstream response header
+//   too large"; a per-request limit although Bun's engine has one process-wide setting (see exchange.ts).
 // - HTTP/1.1 with keep-alive, pinned to the checked address: idle connections are pooled per (scheme, host name,
 //   port, checked IP address, TLS policy), so a socket is reused only by a request whose own DNS check (done for
 //   every request and every redirect hop, as above) produced that same address, with the same SNI/certificate
@@ -25,7 +27,7 @@ import type http from "node:http";
 import { VERSION } from "../runtime";
 import { responseBody } from "./body";
 import { MSG_TIMEOUT, MSG_UPSTREAM, OutboundError } from "./errors";
-import { invalidRequest, mapNetworkError, send, type Flight } from "./exchange";
+import { DEFAULT_MAX_HEADER_BYTES, invalidRequest, mapNetworkError, MAX_HEADER_BYTES, send, type Flight } from "./exchange";
 import { parseOutboundUrl, resolveAllowed, type Resolver } from "./guard";
 
 export { OutboundError, type OutboundErrorCode, type OutboundErrorStage } from "./errors";
@@ -39,7 +41,7 @@ export {
   type Resolver,
 } from "./guard";
 
-export { pooledConnections } from "./exchange";
+export { DEFAULT_MAX_HEADER_BYTES, MAX_HEADER_BYTES, pooledConnections } from "./exchange";
 
 export interface OutboundRequest {
   url: string;
@@ -68,6 +70,10 @@ export interface OutboundRequest {
    * The cap applies to the decoded body the same way (decoding stops at maxBodyBytes of output; a cut compressed
    * body decodes as far as it goes). maxBodyBytes 0 returns as soon as the head arrives, without reading the body. */
   overflow?: "fail" | "truncate";
+  /** (addition) The response head (status line and header lines, of every redirect hop) may hold at most this many
+   *  bytes, else OutboundError TOO_LARGE "Upstream response header too large (more than …)". Default
+   *  DEFAULT_MAX_HEADER_BYTES (16 KiB); at most MAX_HEADER_BYTES (64 KiB). */
+  maxHeaderBytes?: number;
   /** (addition) DNS resolver override (tests, custom DNS); default the system resolver. */
   resolver?: Resolver;
   /** (addition, tests) Address policy used when allowPrivate is false; default isPrivateAddress. Forbidden host
@@ -191,7 +197,7 @@ async function run(flight: Flight, r: OutboundRequest): Promise<OutboundResponse
     if (!has(sent, "host")) sent.unshift(["Host", url.host]);
     const auth = userinfoAuth(url);
     if (auth && !has(sent, "authorization")) sent.push(["Authorization", auth]);
-    const res = await send(flight, { url, address, method: currentMethod, headers: sent, body, insecure: r.insecure === true });
+    const res = await send(flight, { url, address, method: currentMethod, headers: sent, body, insecure: r.insecure === true, maxHeaderBytes: r.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES });
     const status = res.statusCode ?? 0;
     const resHeaders = headerList(res);
 
@@ -238,6 +244,8 @@ async function run(flight: Flight, r: OutboundRequest): Promise<OutboundResponse
 export function outboundFetch(req: OutboundRequest): Promise<OutboundResponse> {
   if (!Number.isFinite(req.timeoutMs) || req.timeoutMs <= 0) return Promise.reject(invalidRequest("Invalid timeout"));
   if (!Number.isFinite(req.maxBodyBytes) || req.maxBodyBytes < 0) return Promise.reject(invalidRequest("Invalid body limit"));
+  if (req.maxHeaderBytes !== undefined && !(Number.isInteger(req.maxHeaderBytes) && req.maxHeaderBytes >= 1024 && req.maxHeaderBytes <= MAX_HEADER_BYTES))
+    return Promise.reject(invalidRequest("Invalid header limit"));
   const flight: Flight = { done: false, req: null };
   return new Promise<OutboundResponse>((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -258,7 +266,7 @@ export function outboundFetch(req: OutboundRequest): Promise<OutboundResponse> {
         flight.req?.destroy();
         if (flight.done) return;
         flight.done = true;
-        reject(err instanceof OutboundError ? err : mapNetworkError(err, false));
+        reject(err instanceof OutboundError ? err : mapNetworkError(err, false, req.maxHeaderBytes));
       },
     );
   });

@@ -5,7 +5,7 @@ export type OutboundErrorCode =
   | "INVALID_REQUEST" // (addition) bad method, header name/value or options ("Invalid HTTP method" / "Invalid header")
   | "TARGET_NOT_ALLOWED" // private address or forbidden host name ("URL not allowed (private address)")
   | "TIMEOUT" // "Upstream request timed out"
-  | "TOO_LARGE" // "Upstream response body too large"
+  | "TOO_LARGE" // "Upstream response body too large" / "Upstream response header too large (more than …)"
   | "NETWORK" // "Failed to connect to upstream..." (stage connect) / "Upstream request failed..." / "Failed to decompress..." (stage upstream)
   | "TLS"; // "Failed to connect to upstream: TLS ..." (stage connect)
 
@@ -27,6 +27,7 @@ export class OutboundError extends Error {
 export const MSG_BLOCKED = "URL not allowed (private address)";
 export const MSG_TIMEOUT = "Upstream request timed out";
 export const MSG_TOO_LARGE = "Upstream response body too large";
+export const MSG_HEADER_TOO_LARGE = "Upstream response header too large";
 export const MSG_CONNECT = "Failed to connect to upstream";
 export const MSG_UPSTREAM = "Upstream request failed";
 export const MSG_DECOMPRESS = "Failed to decompress upstream response body";

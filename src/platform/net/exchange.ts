@@ -1,13 +1,20 @@
 // One HTTP exchange of the outbound client (see client.ts): the request sent to the address the guard checked, on a
 // keep-alive connection pooled per checked destination, with one retry on a pooled socket the server closed while
-// idle; and the mapping of socket and TLS errors to OutboundError.
+// idle; the response head held to the request's header limit; and the mapping of socket and TLS errors to
+// OutboundError.
+//
+// The header limit. Bun's HTTP client has one process-wide limit on a response head (`node:http` maxHeaderSize,
+// 16 KiB by default; the server raises it to 1 MiB at listen for its own request parsing, platform/auth/cookie-guard):
+// no per-request option. So the engine's limit is only raised (never lowered) to the largest limit a request asks
+// for, and each exchange holds the head it received to its own `maxHeaderBytes`: a caller that asks for 64 KiB gets
+// 64 KiB, every other one keeps 16 KiB whatever the process-wide setting is.
 // Owns: the connection pools (agents). Must never: connect to any address but the checked one (the custom `lookup`
 // answers it; no second DNS lookup), reuse a socket for another destination, name or TLS policy, or put header
 // values, bodies or credentials into an error message.
 import http from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
-import { MSG_CONNECT, MSG_UPSTREAM, OutboundError } from "./errors";
+import { MSG_CONNECT, MSG_HEADER_TOO_LARGE, MSG_UPSTREAM, OutboundError } from "./errors";
 import { normalizeHost } from "./guard";
 
 export function invalidRequest(message: string): OutboundError {
@@ -76,13 +83,42 @@ export function pooledConnections(): Record<string, number> {
   return out;
 }
 
+// ---- the response head's size --------------------------------------------------------------------------------
+
+/** A response head may hold this much unless the request says otherwise (Node's and Bun's default limit). */
+export const DEFAULT_MAX_HEADER_BYTES = 16 * 1024;
+/** The most a request may ask for. */
+export const MAX_HEADER_BYTES = 64 * 1024;
+
+const kib = (bytes: number) => (bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`);
+export const headerTooLarge = (limit: number) => new OutboundError("TOO_LARGE", `${MSG_HEADER_TOO_LARGE} (more than ${kib(limit)})`);
+
+/** Raises the engine's process-wide head limit to at least `bytes` (never lowers it: see the header). */
+function engineAllows(bytes: number) {
+  try {
+    if (http.maxHeaderSize < bytes) (http as { maxHeaderSize: number }).maxHeaderSize = bytes;
+  } catch {
+    // read-only in this runtime: heads above its limit fail as HPE_HEADER_OVERFLOW, reported as too large below
+  }
+}
+
+/** Bytes of the response head as received: status line, header lines, the empty line. */
+function headBytes(res: http.IncomingMessage): number {
+  let n = `HTTP/x.x ${res.statusCode ?? 0} ${res.statusMessage ?? ""}\r\n\r\n`.length;
+  const raw = res.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) n += (raw[i] as string).length + 2 + (raw[i + 1] as string).length + 2;
+  return n;
+}
+
 const TLS_CODE = /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|HANDSHAKE|ALTNAME|SIGNATURE/i;
 
-export function mapNetworkError(err: unknown, afterResponse: boolean): OutboundError {
+export function mapNetworkError(err: unknown, afterResponse: boolean, maxHeaderBytes = DEFAULT_MAX_HEADER_BYTES): OutboundError {
   if (err instanceof OutboundError) return err;
   const e = err as { code?: unknown; message?: unknown } | null;
   const code = typeof e?.code === "string" ? e.code : "";
   const msg = typeof e?.message === "string" ? e.message : "";
+  // The engine's own limit (when it is lower than or close to ours): the same answer as our check.
+  if (code === "HPE_HEADER_OVERFLOW") return headerTooLarge(maxHeaderBytes);
   if (!afterResponse && (TLS_CODE.test(code) || /certificate|ssl|tls/i.test(msg))) {
     return new OutboundError("TLS", `${MSG_CONNECT}: TLS error${code ? ` (${code})` : ""}`, "connect");
   }
@@ -97,6 +133,8 @@ export interface Exchange {
   headers: [string, string][];
   body: Uint8Array | undefined;
   insecure: boolean;
+  /** The response head may hold at most this many bytes (DEFAULT_MAX_HEADER_BYTES..MAX_HEADER_BYTES). */
+  maxHeaderBytes: number;
 }
 
 /** Sends one request to the checked address; resolves with the response head (body not read yet). */
@@ -154,6 +192,7 @@ function sendOnce(flight: Flight, x: Exchange, retry = false): Promise<http.Inco
       options.rejectUnauthorized = !x.insecure;
       if (isIP(host) === 0) options.servername = host;
     }
+    engineAllows(x.maxHeaderBytes);
     let req: http.ClientRequest;
     try {
       req = (secure ? https : http).request(options);
@@ -162,9 +201,15 @@ function sendOnce(flight: Flight, x: Exchange, retry = false): Promise<http.Inco
       return;
     }
     flight.req = req;
-    req.once("response", resolve);
+    req.once("response", (res: http.IncomingMessage) => {
+      if (headBytes(res) <= x.maxHeaderBytes) return resolve(res);
+      // Above this request's own limit (the engine's may be higher): nothing of it is read, the socket is closed.
+      res.destroy();
+      req.destroy();
+      reject(headerTooLarge(x.maxHeaderBytes));
+    });
     req.on("error", (err) => {
-      const mapped = mapNetworkError(err, false);
+      const mapped = mapNetworkError(err, false, x.maxHeaderBytes);
       if (!retry && req.reusedSocket && IDEMPOTENT.has(x.method) && mapped.code === "NETWORK") reject(new Reused(mapped));
       else reject(mapped);
     });
