@@ -74,6 +74,17 @@ try {
     ["settings", "/settings", "Your data"],
     ["templates", "/certificates/templates", "local-https"],
     ["template-edit", `/certificates/templates/${template.id}`, "Sharing"],
+    ["template-new", "/certificates/templates/new", "No subject alternative name"],
+    [
+      "template-new-sans",
+      "/certificates/templates/new",
+      "No subject alternative name",
+      async (page) => {
+        await (await page.waitForSelector(`aria/Add subject alternative name[role="textbox"]`))!.type("lab.test, bad_name!");
+        await page.keyboard.press("Enter");
+        await waitForText(page, "Not added");
+      },
+    ],
     ["template-generate", `/certificates/templates/${template.id}?generate=1`, "Generate and download"],
     ["template-fetch", "/certificates/templates?fetch=1", "HTTPS URL"],
     ["template-shared", `/shared/certificate-templates/${template.id}?share=${templateShare.id}`, "Shared with you"],
