@@ -15,6 +15,7 @@ import { applyApiError } from "../../components/form";
 import { HeaderListEditor } from "../../components/header-list-editor";
 import { notifyError, notifySuccess } from "../../components/notify";
 import { PageHeader } from "../../components/page-header";
+import { dropDoubledSlash } from "../../components/prefill";
 import { ErrorState, LoadingState } from "../../components/states";
 import { TagSelect } from "../../components/tags/tag-select";
 import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-guard";
@@ -119,7 +120,7 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
               </Text>
             </div>
             <Group align="flex-start" grow wrap="wrap" preventGrowOverflow={false}>
-              <TextInput label="Path" required miw={240} description="Starts with /; letters, digits, - . _ ~ and %XX escapes" styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }} spellCheck={false} {...form.getInputProps("path")} />
+              <TextInput label="Path" required miw={240} description="Starts with /; letters, digits, - . _ ~ and %XX escapes" styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }} spellCheck={false} {...form.getInputProps("path")} onChange={(e) => form.setFieldValue("path", dropDoubledSlash(e.currentTarget.value))} />
               <TextInput
                 label="Subdomain prefix"
                 miw={200}
