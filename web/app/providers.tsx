@@ -29,7 +29,8 @@ export function Providers({ children }: { children: ReactNode }) {
     <MantineProvider theme={theme} defaultColorScheme="auto" colorSchemeManager={colorSchemeManager} cssVariablesResolver={cssVariablesResolver}>
       <QueryClientProvider client={queryClient}>
         <ModalsProvider labels={{ confirm: "Confirm", cancel: "Cancel" }}>
-          <Notifications position="top-right" />
+          {/* Bottom right: toasts at the top covered page actions such as "Run now" (issue 30). */}
+          <Notifications position="bottom-right" />
           <Router hook={useGuardedLocation}>{children}</Router>
         </ModalsProvider>
       </QueryClientProvider>

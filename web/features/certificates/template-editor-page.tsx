@@ -29,7 +29,7 @@ export function TemplateEditorPage() {
   const sourceId = params.id ?? from ?? undefined;
   const source = useQuery({ queryKey: [TEMPLATES_KEY, "one", sourceId], queryFn: () => templatesApi.get(sourceId!), enabled: sourceId !== undefined, retry: false, staleTime: 0 });
   if (sourceId && source.isPending) return <LoadingState />;
-  if (sourceId && source.isError) return <ErrorState error={source.error} title="Could not open the template" onRetry={() => source.refetch()} />;
+  if (sourceId && source.isError) return <ErrorState error={source.error} title="Could not open the template" onRetry={() => source.refetch()} back={{ href: "/certificates/templates", label: "Back to certificate templates" }} />;
   return <TemplateEditor key={`${params.id ?? "new"}-${from ?? ""}`} existing={params.id ? source.data : undefined} copyOf={params.id ? undefined : source.data} />;
 }
 

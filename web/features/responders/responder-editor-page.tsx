@@ -35,7 +35,7 @@ export function ResponderEditorPage() {
   const source = useQuery({ queryKey: [RESPONDERS_KEY, "one", sourceId], queryFn: () => respondersApi.get(sourceId!), enabled: sourceId !== undefined, retry: false, staleTime: 0 });
   const info = useResponderInfo();
   if ((sourceId && source.isPending) || info.isPending) return <LoadingState />;
-  if (sourceId && source.isError) return <ErrorState error={source.error} title="Could not open the responder" onRetry={() => source.refetch()} />;
+  if (sourceId && source.isError) return <ErrorState error={source.error} title="Could not open the responder" onRetry={() => source.refetch()} back={{ href: "/responders", label: "Back to responders" }} />;
   if (info.isError) return <ErrorState error={info.error} onRetry={() => info.refetch()} />;
   return <ResponderEditor key={`${params.id ?? "new"}-${from ?? ""}`} info={info.data} existing={params.id ? source.data : undefined} copyOf={params.id ? undefined : source.data} />;
 }

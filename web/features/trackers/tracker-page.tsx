@@ -24,7 +24,7 @@ export function TrackerPage<T extends AnyTracker>({ kind, details }: { kind: Tra
   const { id } = useParams<{ id: string }>();
   const tracker = useTracker(kind, id);
   if (tracker.isPending) return <LoadingState />;
-  if (tracker.isError) return <ErrorState error={tracker.error} title={`Could not open this ${kind.noun}`} onRetry={() => tracker.refetch()} />;
+  if (tracker.isError) return <ErrorState error={tracker.error} title={`Could not open this ${kind.noun}`} onRetry={() => tracker.refetch()} back={{ href: kind.path, label: `Back to ${kind.title}` }} />;
   return <TrackerView key={id} kind={kind} tracker={tracker.data} details={details} />;
 }
 
