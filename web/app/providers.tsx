@@ -7,6 +7,7 @@ import { QueryCache, QueryClient, QueryClientProvider } from "@tanstack/react-qu
 import type { ReactNode } from "react";
 import { Router } from "wouter";
 import { ApiError } from "../api/client";
+import { useDialogFocusReturn } from "../components/focus";
 import { useGuardedLocation } from "../components/use-unsaved-guard";
 import { SELF_KEY } from "./auth/session";
 import { colorSchemeManager, cssVariablesResolver, theme } from "./theme";
@@ -25,6 +26,7 @@ const queryClient: QueryClient = new QueryClient({
 });
 
 export function Providers({ children }: { children: ReactNode }) {
+  useDialogFocusReturn();
   return (
     <MantineProvider theme={theme} defaultColorScheme="auto" colorSchemeManager={colorSchemeManager} cssVariablesResolver={cssVariablesResolver}>
       <QueryClientProvider client={queryClient}>

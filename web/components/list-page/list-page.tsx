@@ -66,7 +66,7 @@ function RowActions<T extends ListRow>({ row, noun, onEdit, onDuplicate, onDelet
         {extra}
         <Menu.Item onClick={() => copyWithToast(row.id, "ID")}>Copy ID</Menu.Item>
         <Menu.Divider />
-        <Menu.Item color="red" onClick={() => onDelete(row)}>
+        <Menu.Item c="var(--app-danger-text)" onClick={() => onDelete(row)}>
           Delete {noun}
         </Menu.Item>
       </Menu.Dropdown>

@@ -101,7 +101,7 @@ function ResponderView({ responder }: { responder: Responder }) {
               <Menu.Dropdown>
                 <Menu.Item onClick={() => navigate(`/responders/new?from=${responder.id}`)}>Duplicate</Menu.Item>
                 <Menu.Divider />
-                <Menu.Item color="red" onClick={remove}>
+                <Menu.Item c="var(--app-danger-text)" onClick={remove}>
                   Delete responder
                 </Menu.Item>
               </Menu.Dropdown>

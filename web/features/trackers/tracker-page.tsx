@@ -97,7 +97,7 @@ function TrackerView<T extends AnyTracker>({ kind, tracker, details }: { kind: T
                 <Menu.Item onClick={() => navigate(`${kind.path}/new?from=${tracker.id}`)}>Duplicate</Menu.Item>
                 <Menu.Item onClick={() => copyWithToast(tracker.id, "ID")}>Copy ID</Menu.Item>
                 <Menu.Divider />
-                <Menu.Item color="red" onClick={() => confirmDelete({ what: kind.noun, name: tracker.name, consequence: "Its revisions and logs are deleted with it. This cannot be undone.", onConfirm: () => remove.mutateAsync() })}>
+                <Menu.Item c="var(--app-danger-text)" onClick={() => confirmDelete({ what: kind.noun, name: tracker.name, consequence: "Its revisions and logs are deleted with it. This cannot be undone.", onConfirm: () => remove.mutateAsync() })}>
                   Delete {kind.noun}
                 </Menu.Item>
               </Menu.Dropdown>
