@@ -21,7 +21,7 @@ export async function seedResponders(serverUrl: string, user: TestUser, tagIds: 
     method: "POST",
     location: { pathType: "*", path: "/orders" },
     tagIds,
-    settings: { requestsToTrack: 30, statusCode: 201, headers: [["content-type", "application/json"], ["x-request-source", "secbox"]], body: '{"ok": true}' },
+    settings: { requestsToTrack: 30, statusCode: 201, headers: [["content-type", "application/json"], ["x-request-source", "secbox"]], body: '{"ok": true, "note": "line one\\nline two"}' },
   });
   const scripted = await mk({
     name: "github-webhook",
