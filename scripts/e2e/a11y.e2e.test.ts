@@ -99,7 +99,56 @@ const GROUPS: [string, (n: string) => boolean][] = [
   ["page trackers, not found", (n) => n.startsWith("page-tracker") || n === "not-found"],
 ];
 
+/**
+ * Code text whose colour is under 4.5:1 against what is behind it, inside `root`: every text-bearing element of the
+ * editors (axe leaves CodeMirror's text "incomplete": its background is drawn by layers it cannot see through).
+ */
+const lowContrastCode = (page: Page, root: string) =>
+  page.evaluate(`(() => {
+    const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+    const lum = ([r, g, b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }; return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+    const background = (el) => { for (let e = el; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor); if (c.length >= 3 && (c.length < 4 || c[3] > 0.5)) return c; } return [255, 255, 255]; };
+    const out = [];
+    for (const el of document.querySelectorAll(${JSON.stringify(root)} + " .cm-content span, " + ${JSON.stringify(root)} + " .cm-content .cm-line")) {
+      const own = [...el.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent).join("").trim();
+      if (!own) continue;
+      const fg = rgb(getComputedStyle(el).color), bg = background(el);
+      const [a, b] = [lum(fg), lum(bg)];
+      const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+      if (ratio < 4.5) out.push(own.slice(0, 30) + " " + ratio.toFixed(2) + ":1 (" + getComputedStyle(el).color + " on rgb(" + bg.slice(0, 3).join(", ") + "))");
+    }
+    return [...new Set(out)];
+  })()`) as Promise<string[]>;
+
 describe("accessibility (axe, WCAG 2 A/AA) of every page, with its pickers and menus open", () => {
+  test(
+    "code and diffs: every token at 4.5:1 or more, in light and dark (a JSON body, a script with a template string, changed numbers and words)",
+    async () => {
+      const found: string[] = [];
+      for (const [name, selector] of [
+        ["responder-edit-static", "[data-testid=code-editor]"],
+        ["responder-edit", "[data-testid=code-editor]"],
+        ["api-tracker", "[data-testid=diff-view]"],
+        ["api-tracker-inline", "[data-testid=diff-view]"],
+        ["page-tracker", "[data-testid=diff-view]"],
+      ] as const) {
+        const [, url, text] = pages.find(([n]) => n === name)!;
+        for (const scheme of ["light", "dark"] as const) {
+          const ui = await h.open({ user, colorScheme: scheme, height: 1800 });
+          await goto(ui, h.url + url);
+          await waitForText(ui.page, text!);
+          await ui.page.waitForSelector(`${selector} .cm-content`, { timeout: 15_000 });
+          await sleep(300);
+          expect(await ui.page.$$eval(`${selector} .cm-content`, (els: any[]) => els.length)).toBeGreaterThan(0);
+          for (const f of await lowContrastCode(ui.page, selector)) found.push(`${name} ${scheme}: ${f}`);
+          await ui.context.close();
+        }
+      }
+      expect(found).toEqual([]);
+    },
+    TEST_TIMEOUT * 2,
+  );
+
   for (const [title, names] of GROUPS) test(title, () => sweep(names), TEST_TIMEOUT * 8);
 
   test("every page is in one of the groups above", () => {
