@@ -139,7 +139,14 @@ function ResponderView({ responder }: { responder: Responder }) {
           <RequestsTab responder={responder} tries={tries} requestId={requestId} onOpen={setRequestId} onCount={setLive} />
         </Tabs.Panel>
         <Tabs.Panel value="try" pt="sm">
-          <TryItPanel responder={responder} names={names.data ?? new Map()} onSent={() => setTries((n) => n + 1)} />
+          <TryItPanel
+            responder={responder}
+            names={names.data ?? new Map()}
+            onSent={() => {
+              setTries((n) => n + 1);
+              void qc.invalidateQueries({ queryKey: [RESPONDERS_KEY, "stats"] });
+            }}
+          />
         </Tabs.Panel>
       </Tabs>
     </Stack>
@@ -202,9 +209,14 @@ function RequestsTab({
   const qc = useQueryClient();
   const track = Number(responder.settings.requestsToTrack);
   const live = useLiveHistory(responder.id, track);
-  // Reported before the browser paints, so the tab never shows a count older than the rows.
+  // Reported before the browser paints, so the tab never shows a count older than the rows. While this panel is
+  // hidden (the Try it tab: Mantine keeps it as a hidden Activity, whose effects, the polling included, stop) the
+  // count comes from `_stats` again.
   const complete = !live.hasOlder && live.records.length < MAX_SHOWN;
-  useLayoutEffect(() => onCount(live.loaded ? { shown: live.records.length, complete } : null), [live.loaded, live.records.length, complete, onCount]);
+  useLayoutEffect(() => {
+    onCount(live.loaded ? { shown: live.records.length, complete } : null);
+    return () => onCount(null);
+  }, [live.loaded, live.records.length, complete, onCount]);
   // New rows: the per-responder totals (list page, this tab when not every record is loaded) follow too.
   const newest = live.records[0]?.id;
   useEffect(() => {
