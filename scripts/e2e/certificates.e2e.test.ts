@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { unzipSync } from "fflate";
 import type { Page } from "puppeteer-core";
 import { opensslOk, scratch } from "../../src/features/certificates/test-support";
-import { axeViolations, byRole, click, clickInDialog, expectClean, fill, goto, startUiHarness, TEST_TIMEOUT, waitForDialogsClosed, waitForDownload, waitForText, type UiHarness } from "./harness";
+import { axeViolations, byRole, click, clickInDialog, expectClean, fill, goto, path, startUiHarness, TEST_TIMEOUT, waitForDialogsClosed, waitForDownload, waitForText, type UiHarness } from "./harness";
 
 let h: UiHarness;
 let https: Server;
@@ -56,6 +56,8 @@ afterAll(async () => {
 const pageHolds = (page: Page, text: string) => page.evaluate(`document.documentElement.outerHTML.includes(${JSON.stringify(text)})`) as Promise<boolean>;
 /** The options of the open dropdown (a closing one stays in the DOM for its transition). */
 const visibleOptions = (page: Page) => page.$$eval("[role=option]", (os: any[]) => os.filter((o) => o.offsetParent !== null).map((o) => String(o.textContent)));
+const sanBox = (page: Page) => page.$eval("input[aria-label='Add subject alternative name']", (e: any) => String(e.value)) as Promise<string>;
+const sanList = (page: Page) => page.$$eval("ul[aria-label='Subject alternative names'] li", (lis: any[]) => lis.map((li) => String(li.innerText).replace(/\s+/g, " ").trim())) as Promise<string[]>;
 const summary = (page: Page) => page.$eval("[data-testid=generate-summary]", (e: any) => String(e.textContent)) as Promise<string>;
 const fileOf = (dir: string, name: string, data: Uint8Array) => {
   const path = join(dir, `check-${name}`);
@@ -101,10 +103,13 @@ describe("certificate templates", () => {
       expect(rsaSignatures).toContain("SHA-384");
       expect(rsaSignatures).not.toContain("Ed25519");
       await click(page, "option", "SHA-384");
-      // SANs: several at once, each classified; an invalid one is refused with the reason.
+      // SANs: several at once, each classified; an invalid one is refused with the reason and stays in the box,
+      // while the valid ones of the same list are added.
       await fill(page, "Add subject alternative name", "localhost bad_name!");
       await page.keyboard.press("Enter");
       await waitForText(page, "bad_name!: Not an IP address");
+      expect(await sanBox(page)).toBe("bad_name!");
+      expect(await sanList(page)).toEqual(["DNS localhost ×"]);
       await fill(page, "Add subject alternative name", "localhost, 127.0.0.1, *.dev.localhost, ops@example.com");
       await page.keyboard.press("Enter");
       await waitForText(page, "ops@example.com");
@@ -190,6 +195,70 @@ describe("certificate templates", () => {
       await goto(gone, link);
       await waitForText(gone.page, "This shared template is not available");
       expectClean(gone, [`404 GET /api/certificates/templates/${id}`]);
+      expectClean(ui);
+    },
+    TEST_TIMEOUT * 2,
+  );
+
+  test(
+    "SANs typed without Add are taken on save; a bad entry blocks the save, named; a TLS server without SANs warns",
+    async () => {
+      const user = await h.srv.createUser();
+      const ui = await h.open({ user });
+      const { page } = ui;
+      await goto(ui, `${h.url}/certificates/templates/new`);
+      await waitForText(page, "New certificate template");
+      await fill(page, "Template name", "lab");
+      await fill(page, "Common name (CN)", "lab.test");
+      // The new template is for a TLS server (the default extended key usage) and has no SAN yet: a warning.
+      await page.waitForSelector("[data-testid=no-san-warning]", { visible: true });
+      expect(await page.$eval("[data-testid=no-san-warning]", (e: any) => String(e.innerText))).toContain("browsers accept a server certificate only for the names listed");
+      expect(await axeViolations(page)).toEqual([]);
+      // Typed, not added (no Enter, no Add), then Create: every name is saved.
+      await fill(page, "Add subject alternative name", "localhost, 127.0.0.1, ::1, *.lab.test");
+      await page.waitForSelector("[data-testid=no-san-warning]", { hidden: true });
+      await click(page, "button", "Create template");
+      await waitForText(page, "Template “lab” created");
+      await page.waitForFunction(`/^\\/certificates\\/templates\\/[0-9a-f-]{36}$/.test(location.pathname)`);
+      const id = page.url().split("/").pop()!;
+      expect((await user.client.get(`/api/certificates/templates/${id}`)).json.template.attributes.subjectAltNames).toEqual(["localhost", "127.0.0.1", "::1", "*.lab.test"]);
+      expect(await sanList(page)).toEqual(["DNS localhost ×", "IP 127.0.0.1 ×", "IP ::1 ×", "Wildcard *.lab.test ×"]);
+      expect(await sanBox(page)).toBe("");
+
+      // A pasted list with one bad entry, left in the box: the save takes the good one and stops on the bad one.
+      await goto(ui, `${h.url}/certificates/templates/new`);
+      await waitForText(page, "New certificate template");
+      await fill(page, "Template name", "typo");
+      await fill(page, "Add subject alternative name", "api.lab.test, bad_name!");
+      await click(page, "button", "Create template");
+      await waitForText(page, "Not added: bad_name!: Not an IP address");
+      expect(await sanList(page)).toEqual(["DNS api.lab.test ×"]);
+      expect(await sanBox(page)).toBe("bad_name!");
+      expect(await page.$eval("input[aria-label='Add subject alternative name']", (e: any) => e.getAttribute("aria-invalid"))).toBe("true");
+      expect(path(page)).toBe("/certificates/templates/new");
+      expect((await user.client.get("/api/certificates/templates")).json.total).toBe(1);
+      // Removing the bad entry lets the save through.
+      await fill(page, "Add subject alternative name", "");
+      await click(page, "button", "Create template");
+      await waitForText(page, "Template “typo” created");
+
+      // The warning offers the common name as the first SAN.
+      await goto(ui, `${h.url}/certificates/templates/new`);
+      await waitForText(page, "New certificate template");
+      await fill(page, "Common name (CN)", "app.lab.test");
+      await click(page, "button", "Add “app.lab.test” from the common name");
+      await page.waitForSelector("[data-testid=no-san-warning]", { hidden: true });
+      expect(await sanList(page)).toEqual(["DNS app.lab.test ×"]);
+      // Not a TLS server: no warning.
+      await click(page, "button", "Remove app.lab.test");
+      await page.waitForSelector("[data-testid=no-san-warning]", { visible: true });
+      await click(page, "checkbox", "TLS server");
+      await page.waitForSelector("[data-testid=no-san-warning]", { hidden: true });
+      const dark = await h.open({ user, colorScheme: "dark" });
+      await goto(dark, `${h.url}/certificates/templates/new`);
+      await dark.page.waitForSelector("[data-testid=no-san-warning]", { visible: true });
+      expect(await axeViolations(dark.page)).toEqual([]);
+      expectClean(dark);
       expectClean(ui);
     },
     TEST_TIMEOUT * 2,

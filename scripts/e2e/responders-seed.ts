@@ -21,14 +21,15 @@ export async function seedResponders(serverUrl: string, user: TestUser, tagIds: 
     method: "POST",
     location: { pathType: "*", path: "/orders" },
     tagIds,
-    settings: { requestsToTrack: 30, statusCode: 201, headers: [["content-type", "application/json"], ["x-request-source", "secbox"]], body: '{"ok": true}' },
+    settings: { requestsToTrack: 30, statusCode: 201, headers: [["content-type", "application/json"], ["x-request-source", "secbox"]], body: '{"ok": true, "note": "line one\\nline two"}' },
   });
   const scripted = await mk({
     name: "github-webhook",
     location: { pathType: "=", path: "/github", subdomainPrefix: "gh" },
     settings: {
       requestsToTrack: 10,
-      script: "// Echo the event name\nreturn { statusCode: 202, headers: { 'content-type': 'application/json' }, body: { event: context.headers['x-github-event'] ?? null }, trackResponse: true };\n",
+      script:
+        "// Echo the event name\nconst seen = `${context.method} ${context.path}`;\nreturn { statusCode: 202, headers: { 'content-type': 'application/json' }, body: { event: context.headers['x-github-event'] ?? null, seen }, trackResponse: true };\n",
     },
   });
   const legacy = await mk({ name: "legacy-callback-with-a-rather-long-name-for-layout", method: "GET", enabled: false, location: { pathType: "=", path: "/callback/v1/legacy" }, settings: { requestsToTrack: 5 } });

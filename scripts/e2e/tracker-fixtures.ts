@@ -40,7 +40,7 @@ type Client = { post: (path: string, body?: unknown) => Promise<{ status: number
 
 /**
  * Trackers with history for screenshots: an API tracker with a numeric extractor run three times with changing
- * prices, one that fails, and a page tracker with the resource inventory whose script is swapped between runs.
+ * prices, one that fails, and a page tracker with the resource inventory whose script (and price text) change between runs.
  */
 export async function seedTrackers(c: Client, f: TrackerFixtures, tags: { id: string }[] = []): Promise<{ api: string; failing: string; page: string }> {
   const api = (
@@ -70,8 +70,10 @@ export async function seedTrackers(c: Client, f: TrackerFixtures, tags: { id: st
       config: { job: { schedule: "0 0 6 * * 1" } },
     })
   ).json;
-  for (const v of [1, 2]) {
+  // The script and the price change: a resource diff and a plain-text value diff.
+  for (const [v, price] of [[1, "10.00 EUR"], [2, "12.50 EUR"]] as const) {
     f.page.libVersion = v;
+    f.page.price = price;
     await c.post(`/api/web_scraping/page_trackers/${page.id}/_history`, { refresh: true });
     await Bun.sleep(1100);
   }

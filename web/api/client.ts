@@ -36,10 +36,30 @@ export async function call<T>(request: Promise<Result<T>>): Promise<T> {
   throw new ApiError(res.response.status, message, typeof body.code === "string" ? body.code : undefined, Number.isFinite(retry) && retry > 0 ? retry : undefined);
 }
 
+const FIELD_PATH = /^([A-Za-z][\w.[\]]*): (.+)$/;
+const PRIVATE_TARGETS_HINT = /\s*\(an operator can allow private targets with network\.allow_private_targets\)\.?$/;
+const PRIVATE_TARGETS_SENTENCE = "An operator can allow private targets with network.allow_private_targets.";
+
+/**
+ * A refused private target (400 TARGET_NOT_ALLOWED, §27) as sentences: the API's message without its field path,
+ * then how to allow such targets ("URL not allowed (private address). An operator can allow private targets with
+ * network.allow_private_targets.").
+ */
+export function privateTargetSentence(message: string): string {
+  const text = (FIELD_PATH.exec(message)?.[2] ?? message).replace(PRIVATE_TARGETS_HINT, "").replace(/\.$/, "");
+  return `${text.charAt(0).toUpperCase()}${text.slice(1)}. ${PRIVATE_TARGETS_SENTENCE}`;
+}
+
+/** A run's error text (a trace, a log): a refused private target gets the same hint as the API's refusals. */
+export function explainRunError(text: string): string {
+  return text.includes("URL not allowed (private address)") && !text.includes("allow_private_targets") ? `${text.replace(/\.$/, "")}. ${PRIVATE_TARGETS_SENTENCE}` : text;
+}
+
 /** The message to show for any thrown value. */
 export function errorMessage(err: unknown): string {
   if (err instanceof ApiError) {
     if (err.status === 429 && err.retryAfter) return `${err.message}. Try again in ${formatWait(err.retryAfter)}.`;
+    if (err.code === "TARGET_NOT_ALLOWED") return privateTargetSentence(err.message);
     return err.message;
   }
   return err instanceof Error ? err.message : String(err);
@@ -57,6 +77,7 @@ export function formatWait(seconds: number): string {
  */
 export function errorField(err: unknown): { field: string; message: string } | undefined {
   if (!(err instanceof ApiError) || (err.status !== 400 && err.status !== 409)) return undefined;
-  const m = /^([A-Za-z][\w.[\]]*): (.+)$/.exec(err.message);
-  return m ? { field: m[1]!, message: m[2]! } : undefined;
+  const m = FIELD_PATH.exec(err.message);
+  if (!m) return undefined;
+  return { field: m[1]!, message: err.code === "TARGET_NOT_ALLOWED" ? privateTargetSentence(m[2]!) : m[2]! };
 }

@@ -7,6 +7,7 @@ import { QueryCache, QueryClient, QueryClientProvider } from "@tanstack/react-qu
 import type { ReactNode } from "react";
 import { Router } from "wouter";
 import { ApiError } from "../api/client";
+import { useDialogFocusReturn } from "../components/focus";
 import { useGuardedLocation } from "../components/use-unsaved-guard";
 import { SELF_KEY } from "./auth/session";
 import { colorSchemeManager, cssVariablesResolver, theme } from "./theme";
@@ -25,11 +26,13 @@ const queryClient: QueryClient = new QueryClient({
 });
 
 export function Providers({ children }: { children: ReactNode }) {
+  useDialogFocusReturn();
   return (
     <MantineProvider theme={theme} defaultColorScheme="auto" colorSchemeManager={colorSchemeManager} cssVariablesResolver={cssVariablesResolver}>
       <QueryClientProvider client={queryClient}>
         <ModalsProvider labels={{ confirm: "Confirm", cancel: "Cancel" }}>
-          <Notifications position="top-right" />
+          {/* Bottom right: toasts at the top covered page actions such as "Run now" (issue 30). */}
+          <Notifications position="bottom-right" />
           <Router hook={useGuardedLocation}>{children}</Router>
         </ModalsProvider>
       </QueryClientProvider>

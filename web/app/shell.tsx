@@ -1,9 +1,12 @@
-// The app shell: header (menu button on narrow screens, name, search box, theme switch, account menu), navigation by area, and
-// the page. The navigation collapses into a drawer below the `sm` breakpoint and closes after a choice.
+// The app shell: a "Skip to content" link (the first tab stop), header (menu button on narrow screens, name, search
+// box, theme switch, account menu), navigation by area, and the page. The navigation collapses into a drawer below
+// the `sm` breakpoint and closes after a choice. A route change moves focus to the new page's heading
+// (components/focus.ts).
 import { Alert, AppShell, Burger, Group, Menu, NavLink, ScrollArea, Stack, Text, UnstyledButton } from "@mantine/core";
 import { useDisclosure } from "@mantine/hooks";
 import type { ReactNode } from "react";
 import { Link, useLocation } from "wouter";
+import { focusMain, MAIN_ID, useFocusOnRouteChange } from "../components/focus";
 import { useSelf, useSignOut, useStatus } from "./auth/session";
 import { NAV, SETTINGS } from "./nav";
 import { HeaderSearch } from "./search/header-search";
@@ -19,6 +22,7 @@ export function Shell({ children }: { children: ReactNode }) {
   const status = useStatus();
   const signOut = useSignOut();
   useThemeSync();
+  useFocusOnRouteChange(location);
 
   const link = (label: string, path: string) => (
     <NavLink
@@ -34,10 +38,20 @@ export function Shell({ children }: { children: ReactNode }) {
 
   return (
     <AppShell header={{ height: 52 }} navbar={{ width: 240, breakpoint: "sm", collapsed: { mobile: !opened } }} padding="md">
+      <a
+        href={`#${MAIN_ID}`}
+        className="skip-link"
+        onClick={(e) => {
+          e.preventDefault();
+          focusMain();
+        }}
+      >
+        Skip to content
+      </a>
       <AppShell.Header>
         <Group h="100%" px="md" justify="space-between" wrap="nowrap">
           <Group gap="sm" wrap="nowrap">
-            <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label={opened ? "Close navigation" : "Open navigation"} />
+            <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label={opened ? "Close navigation" : "Open navigation"} aria-expanded={opened} aria-controls="main-navigation" />
             <UnstyledButton component={Link} href="/" fw={700} fz="lg" aria-label="Secbox home">
               Secbox
             </UnstyledButton>
@@ -70,7 +84,7 @@ export function Shell({ children }: { children: ReactNode }) {
         </Group>
       </AppShell.Header>
 
-      <AppShell.Navbar aria-label="Main navigation">
+      <AppShell.Navbar aria-label="Main navigation" id="main-navigation">
         <AppShell.Section grow component={ScrollArea} p="xs">
           <Stack gap="sm">
             {NAV.map((area) => (
@@ -88,7 +102,7 @@ export function Shell({ children }: { children: ReactNode }) {
         </AppShell.Section>
       </AppShell.Navbar>
 
-      <AppShell.Main>
+      <AppShell.Main id={MAIN_ID} tabIndex={-1}>
         {status.data?.level === "unavailable" && (
           <Alert color="orange" mb="md" title="Service marked unavailable">
             The operator has marked this server as unavailable; some things may not work as expected.

@@ -368,6 +368,8 @@ describe("csp remote import: private targets", () => {
     for (const url of [`${up}/enforcing`, `http://localhost:${upstream.port}/enforcing`, `http://[::1]:${upstream.port}/`, "http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/"]) {
       const res = await importRemote(c, url, "enforcingHeader");
       expect({ url, status: res.status, code: res.json.code }).toEqual({ url, status: 400, code: "TARGET_NOT_ALLOWED" });
+      // §27: the refusal says how to allow it.
+      expect(res.json.message).toBe("content.value.url: URL not allowed (private address) (an operator can allow private targets with network.allow_private_targets)");
     }
     expect(hits.length).toBe(before);
     expect((await c.client.get(BASE)).json.total).toBe(0);

@@ -36,6 +36,9 @@ export type ErrorCode =
   | "UNAVAILABLE"
   | "INTERNAL";
 
+/** §27: every TARGET_NOT_ALLOWED message ends with how to allow private targets (added here, the one place). */
+export const PRIVATE_TARGETS_HINT = "(an operator can allow private targets with network.allow_private_targets)";
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -43,7 +46,7 @@ export class ApiError extends Error {
     message: string,
     readonly headers: Record<string, string> = {},
   ) {
-    super(message);
+    super(code === "TARGET_NOT_ALLOWED" && !message.endsWith(PRIVATE_TARGETS_HINT) ? `${message} ${PRIVATE_TARGETS_HINT}` : message);
   }
 
   toJSON() {

@@ -66,6 +66,23 @@ export const darkTheme = [
         // one-dark's keyword violet (#c678dd) is 4.43:1 on the focused editor's active-line background.
         { tag: tags.keyword, color: "#d38fe8" },
         { tag: [tags.name, tags.deleted, tags.character, tags.propertyName, tags.macroName], color: "#f08c94" },
+        // one-dark's stone (#7d8799) for meta and links is 4.1:1.
+        { tag: [tags.meta, tags.link], color: "#a3acbd" },
+      ]),
+    ),
+  ),
+];
+
+// The default (light) style's escape/regexp orange (#e40) is 3.84:1 on white (a JSON string with \n in it), its
+// invalid red (#f00) 4.0:1 and its type green (#085) under 4.5:1 on the active line and diff tints: darker tones.
+// Also used by the diff view.
+export const lightTheme = [
+  Prec.high(
+    syntaxHighlighting(
+      HighlightStyle.define([
+        { tag: [tags.regexp, tags.escape, tags.special(tags.string)], color: "#b03000" },
+        { tag: tags.invalid, color: "#c00000" },
+        { tag: [tags.typeName, tags.namespace], color: "#006b43" },
       ]),
     ),
   ),
@@ -110,7 +127,7 @@ export default function CodeMirrorEditor({ value, onChange, labelledBy, minHeigh
           EditorState.readOnly.of(readOnly),
           EditorView.contentAttributes.of({ "aria-labelledby": labelledBy, "aria-multiline": "true", role: "textbox" }),
           EditorView.theme({ "&": { minHeight: `${minHeight}px`, fontSize: "13px" }, ".cm-scroller": { fontFamily: "var(--mantine-font-family-monospace)" } }),
-          theme.current.of(scheme === "dark" ? darkTheme : []),
+          theme.current.of(scheme === "dark" ? darkTheme : lightTheme),
           EditorView.updateListener.of((u) => {
             if (u.docChanged) onChangeRef.current(u.state.doc.toString());
           }),
@@ -124,7 +141,7 @@ export default function CodeMirrorEditor({ value, onChange, labelledBy, minHeigh
   }, []);
 
   useEffect(() => {
-    view.current?.dispatch({ effects: theme.current.reconfigure(scheme === "dark" ? darkTheme : []) });
+    view.current?.dispatch({ effects: theme.current.reconfigure(scheme === "dark" ? darkTheme : lightTheme) });
   }, [scheme]);
 
   useEffect(() => {

@@ -6,7 +6,7 @@ import { ActionIcon, Button, Group, Menu, MultiSelect, SegmentedControl, Stack, 
 import { useDebouncedCallback } from "@mantine/hooks";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { DataTable, type DataTableColumn } from "mantine-datatable";
-import { useEffect, useState, type ReactNode } from "react";
+import { startTransition, useEffect, useState, type ReactNode } from "react";
 import type { ListQuery } from "../../api/types";
 import { copyWithToast } from "../copy-button";
 import { openPalette } from "../palette-store";
@@ -68,12 +68,32 @@ function RowActions<T extends ListRow>({ row, noun, onEdit, onDuplicate, onDelet
         {extra}
         <Menu.Item onClick={() => copyWithToast(row.id, "ID")}>Copy ID</Menu.Item>
         <Menu.Divider />
-        <Menu.Item color="red" onClick={() => onDelete(row)}>
+        <Menu.Item c="var(--app-danger-text)" onClick={() => onDelete(row)}>
           Delete {noun}
         </Menu.Item>
       </Menu.Dropdown>
     </Menu>
   );
+}
+
+/** Rows rendered at first; a longer page renders the rest right after, as an interruptible update. */
+const FIRST_ROWS = 20;
+
+/**
+ * A page of up to 100 rows renders its first FIRST_ROWS at once and the rest in a transition after that first
+ * paint, so the first rows show (and the page answers input) without waiting for all of them (issue 30: 100 rows
+ * blocked the page for seconds). `view` names what is listed: a new view starts over; a refetch of the same one
+ * keeps every row.
+ */
+function useProgressiveRows<T>(items: T[], view: string): T[] {
+  const [shown, setShown] = useState({ view, count: FIRST_ROWS });
+  const count = shown.view === view ? shown.count : FIRST_ROWS;
+  useEffect(() => {
+    if (items.length <= count) return;
+    const frame = requestAnimationFrame(() => startTransition(() => setShown({ view, count: Infinity })));
+    return () => cancelAnimationFrame(frame);
+  }, [items.length, count, view]);
+  return items.length > count ? items.slice(0, count) : items;
 }
 
 export function ListPage<T extends ListRow>(props: ListPageProps<T>) {
@@ -92,6 +112,7 @@ export function ListPage<T extends ListRow>(props: ListPageProps<T>) {
 
   const total = Number(list.data?.total ?? 0);
   const items = list.data?.items ?? [];
+  const rows = useProgressiveRows(items, JSON.stringify(query));
   // A page past the end (after deletes, or an old link): go to the last page that has items.
   useEffect(() => {
     if (list.data && items.length === 0 && total > 0 && state.page > 1) update({ page: Math.ceil(total / state.pageSize) }, { replace: true });
@@ -125,7 +146,7 @@ export function ListPage<T extends ListRow>(props: ListPageProps<T>) {
         borderRadius="sm"
         highlightOnHover
         minHeight={items.length === 0 ? 180 : undefined}
-        records={items}
+        records={rows}
         columns={columns}
         fetching={list.isFetching}
         loadingText="Loading"

@@ -107,7 +107,7 @@ export function ApiKeysSection() {
                     <Menu.Dropdown>
                       <Menu.Item onClick={() => askRegenerate(k)}>Regenerate</Menu.Item>
                       <Menu.Divider />
-                      <Menu.Item color="red" onClick={() => confirmDelete({ what: "API key", name: k.name, consequence: "Anything using it gets 401 from now on. This cannot be undone.", onConfirm: () => remove.mutateAsync(k) })}>
+                      <Menu.Item c="var(--app-danger-text)" onClick={() => confirmDelete({ what: "API key", name: k.name, consequence: "Anything using it gets 401 from now on. This cannot be undone.", onConfirm: () => remove.mutateAsync(k) })}>
                         Delete API key
                       </Menu.Item>
                     </Menu.Dropdown>

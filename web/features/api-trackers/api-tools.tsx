@@ -6,7 +6,7 @@
 import { Alert, Button, Group, Paper, Stack, Text, Title } from "@mantine/core";
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
-import { errorMessage } from "../../api/client";
+import { errorMessage, explainRunError } from "../../api/client";
 import type { ApiTrackerCreateParams, ApiTrackerDebugParams, ApiTrackerDebugTrace, ApiTrackerRequestParam, ApiTrackerTestResult } from "../../api/types";
 import { BodyView, HeadersTable, ResultsDrawer, StageCard, StatusBadge, ValueView } from "../trackers/debug-views";
 import { StateBadge } from "../trackers/state-badge";
@@ -111,7 +111,7 @@ function DebugTrace({ trace }: { trace: ApiTrackerDebugTrace }) {
                   <HeadersTable headers={req.headers} label={`Request ${i + 1} headers as sent`} />
                   {"error" in res ? (
                     <Alert color="red" p="xs" role="alert">
-                      {res.error}
+                      {explainRunError(res.error)}
                     </Alert>
                   ) : (
                     <>

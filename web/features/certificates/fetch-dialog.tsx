@@ -7,6 +7,7 @@ import { useState } from "react";
 import { ApiError, errorMessage } from "../../api/client";
 import { formatDateTime } from "../../components/format";
 import { notifySuccess } from "../../components/notify";
+import { dropDoubledScheme } from "../../components/prefill";
 import { navigateSaved } from "../../components/use-unsaved-guard";
 import type { CertInfo } from "./cert-info";
 import { templatesApi, TEMPLATES_KEY } from "./certificates-api";
@@ -155,7 +156,7 @@ export function FetchDialog({ onClose }: { onClose: () => void }) {
               label="HTTPS URL"
               description="Secbox connects to it and shows the certificates the server presents (not verified: inspection only)."
               value={url}
-              onChange={(e) => setUrl(e.currentTarget.value)}
+              onChange={(e) => setUrl(dropDoubledScheme(e.currentTarget.value))}
               style={{ flex: 1 }}
               data-autofocus
               styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }}

@@ -21,7 +21,7 @@ import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-gua
 import { templatesApi, TEMPLATES_KEY } from "./certificates-api";
 import { GenerateDialog } from "./generate-dialog";
 import { ExtensionFields, KeyFields, SubjectFields, ValidityFields } from "./template-fields";
-import { API_FIELD_MAP, defaultAttributes, templateValidation, toAttributes, toFormValues } from "./template-model";
+import { API_FIELD_MAP, defaultAttributes, takeSanDraft, templateValidation, toAttributes, toFormValues } from "./template-model";
 
 export function TemplateEditorPage() {
   const params = useParams<{ id?: string }>();
@@ -29,7 +29,7 @@ export function TemplateEditorPage() {
   const sourceId = params.id ?? from ?? undefined;
   const source = useQuery({ queryKey: [TEMPLATES_KEY, "one", sourceId], queryFn: () => templatesApi.get(sourceId!), enabled: sourceId !== undefined, retry: false, staleTime: 0 });
   if (sourceId && source.isPending) return <LoadingState />;
-  if (sourceId && source.isError) return <ErrorState error={source.error} title="Could not open the template" onRetry={() => source.refetch()} />;
+  if (sourceId && source.isError) return <ErrorState error={source.error} title="Could not open the template" onRetry={() => source.refetch()} back={{ href: "/certificates/templates", label: "Back to certificate templates" }} />;
   return <TemplateEditor key={`${params.id ?? "new"}-${from ?? ""}`} existing={params.id ? source.data : undefined} copyOf={params.id ? undefined : source.data} />;
 }
 
@@ -117,7 +117,14 @@ function TemplateEditor({ existing, copyOf }: { existing?: TemplateGetResponse; 
       />
       <Grid gap="md">
         <Grid.Col span={{ base: 12, lg: 8 }}>
-          <form onSubmit={submit} noValidate>
+          <form
+            onSubmit={(e) => {
+              // Names still typed in the SAN box are taken, not dropped; an invalid one stops the save (its validation).
+              form.setValues(takeSanDraft(form.getValues()));
+              submit(e);
+            }}
+            noValidate
+          >
             <Stack gap="md">
               {error && (
                 <Alert color="red" role="alert">

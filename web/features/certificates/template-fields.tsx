@@ -1,13 +1,13 @@
 // The certificate template form's fields, by section: subject, key and signature, validity (date pickers and presets),
 // version and extensions (CA flag, key usages with plain-language hints), subject alternative names. Only the
 // combinations the API accepts can be picked: the signature list follows the key type, extensions need version 3.
-import { Button, Checkbox, Fieldset, Group, Input, SegmentedControl, Select, SimpleGrid, Stack, Switch, Text, TextInput } from "@mantine/core";
+import { Alert, Button, Checkbox, Fieldset, Group, Input, SegmentedControl, Select, SimpleGrid, Stack, Switch, Text, TextInput } from "@mantine/core";
 import type { UseFormReturnType } from "@mantine/form";
 import { useStatus } from "../../app/auth/session";
 import { formatDateTime } from "../../components/format";
 import { fittingSignature, KEY_TYPES, keyParams, signaturesFor } from "./algorithms";
 import { SanInput } from "./san-input";
-import { describeValidity, EXTENDED_KEY_USAGES, fromLocalInput, KEY_USAGES, nowSec, SUBJECT_FIELDS, toLocalInput, VALIDITY_PRESETS, type TemplateFormValues } from "./template-model";
+import { classifySan, describeValidity, EXTENDED_KEY_USAGES, fromLocalInput, KEY_USAGES, nowSec, SUBJECT_FIELDS, tlsServerWithoutSan, toLocalInput, VALIDITY_PRESETS, type TemplateFormValues } from "./template-model";
 
 type Form = UseFormReturnType<TemplateFormValues>;
 
@@ -120,6 +120,28 @@ function UsageChecks<T extends string>({ label, description, options, value, onC
   );
 }
 
+/** A TLS server certificate without alternative names: browsers ignore the common name and refuse it. */
+function NoSanWarning({ commonName, onAdd }: { commonName: string; onAdd: (name: string) => void }) {
+  const cn = commonName.trim();
+  const kind = cn === "" ? null : classifySan(cn);
+  const cnUsable = kind !== null && "kind" in kind && (kind.kind === "DNS" || kind.kind === "Wildcard" || kind.kind === "IP");
+  return (
+    <Alert color="yellow" variant="light" title="No subject alternative name" data-testid="no-san-warning">
+      <Stack gap="xs" align="flex-start">
+        <Text size="sm">
+          This template is for a TLS server, and browsers accept a server certificate only for the names listed under subject alternative names: the common name alone is
+          ignored. Add the host names or IP addresses the server is reached at.
+        </Text>
+        {cnUsable && (
+          <Button size="compact-sm" variant="default" onClick={() => onAdd(cn)}>
+            Add “{cn}” from the common name
+          </Button>
+        )}
+      </Stack>
+    </Alert>
+  );
+}
+
 export function ExtensionFields({ form }: { form: Form }) {
   const v = form.getValues();
   const v3 = v.version === "3";
@@ -144,7 +166,18 @@ export function ExtensionFields({ form }: { form: Form }) {
         <Switch label="Certificate authority (CA)" description="May sign other certificates; a CA usually also has the Certificate signing and CRL signing key usages" disabled={!v3} {...form.getInputProps("isCa", { type: "checkbox" })} />
         <UsageChecks label="Key usage" description="What the key may be used for (marked critical)" options={KEY_USAGES} value={v.keyUsage} onChange={(x) => form.setFieldValue("keyUsage", x)} disabled={!v3} />
         <UsageChecks label="Extended key usage" description="The purposes the certificate is for" options={EXTENDED_KEY_USAGES} value={v.extendedKeyUsage} onChange={(x) => form.setFieldValue("extendedKeyUsage", x)} disabled={!v3} />
-        <SanInput value={v.subjectAltNames} onChange={(x) => form.setFieldValue("subjectAltNames", x)} error={form.errors.subjectAltNames} disabled={!v3} />
+        <SanInput
+          value={v.subjectAltNames}
+          onChange={(x) => form.setFieldValue("subjectAltNames", x)}
+          text={v.sanDraft}
+          onTextChange={(t) => {
+            form.setFieldValue("sanDraft", t);
+            form.clearFieldError("sanDraft");
+          }}
+          error={form.errors.sanDraft ?? form.errors.subjectAltNames}
+          disabled={!v3}
+        />
+        {tlsServerWithoutSan(v) && <NoSanWarning commonName={v.commonName} onAdd={(name) => form.setFieldValue("subjectAltNames", [name])} />}
       </Stack>
     </Fieldset>
   );

@@ -72,6 +72,30 @@ export const MAX_SANS = 100;
 /** Pasted text → names (split at commas, whitespace and newlines). */
 export const splitSans = (text: string) => text.split(/[\s,]+/).map((s) => s.trim()).filter(Boolean);
 
+/**
+ * Typed or pasted text added to the list: every valid name is taken (duplicates once), every invalid one is left
+ * out with its reason, so one bad entry never blocks the rest. `left` is the text that stays in the box (the
+ * refused entries, or everything when the list would grow beyond MAX_SANS).
+ */
+export function takeSans(current: string[], text: string): { next: string[]; refused: { name: string; error: string }[]; left: string; problem: string | null } {
+  const names = splitSans(text);
+  const next = [...current];
+  const refused: { name: string; error: string }[] = [];
+  for (const name of names) {
+    const c = classifySan(name);
+    if ("error" in c) refused.push({ name, error: c.error });
+    else if (!next.includes(name)) next.push(name);
+  }
+  if (next.length > MAX_SANS) return { next: current, refused, left: text, problem: `At most ${MAX_SANS} names` };
+  const left = refused.map((r) => r.name).join(", ");
+  const problem = refused.length === 0 ? null : refused.length === 1 ? `Not added: ${refused[0]!.name}: ${refused[0]!.error}` : `Not added: ${refused.map((r) => r.name).join(", ")} (${refused[0]!.error})`;
+  return { next, refused, left, problem };
+}
+
+/** The TLS-server template without any SAN: browsers ignore the common name and refuse such a certificate. */
+export const tlsServerWithoutSan = (v: Pick<TemplateFormValues, "version" | "extendedKeyUsage" | "subjectAltNames" | "sanDraft">) =>
+  v.version === "3" && v.extendedKeyUsage.includes("tlsWebServerAuthentication") && v.subjectAltNames.length === 0 && splitSans(v.sanDraft).every((n) => "error" in classifySan(n));
+
 // ---- validity -----------------------------------------------------------------------------------------------------
 
 const pad = (n: number, w = 2) => String(n).padStart(w, "0");
@@ -130,6 +154,8 @@ export interface TemplateFormValues {
   keyUsage: KeyUsage[];
   extendedKeyUsage: ExtendedKeyUsage[];
   subjectAltNames: string[];
+  /** What is typed in the SAN box and not added yet: taken on save (or the save stops on an invalid entry). */
+  sanDraft: string;
 }
 
 export function defaultAttributes(now = nowSec()): TemplateAttributes {
@@ -165,6 +191,7 @@ export function toFormValues(name: string, tagIds: string[], a: TemplateAttribut
     keyUsage: a.keyUsage ?? [],
     extendedKeyUsage: a.extendedKeyUsage ?? [],
     subjectAltNames: a.subjectAltNames ?? [],
+    sanDraft: "",
   };
 }
 
@@ -216,7 +243,16 @@ export const templateValidation = {
     return t <= fromLocalInput(all.notValidBefore) ? "Must be after “Not valid before”" : null;
   },
   subjectAltNames: (v: string[]) => (v.length > MAX_SANS ? `At most ${MAX_SANS} names` : null),
+  // What `takeSanDraft` could not take blocks the save, named.
+  sanDraft: (v: string, all: TemplateFormValues) => (all.version !== "3" || v.trim() === "" ? null : (takeSans(all.subjectAltNames, v).problem ?? "Press Add to add these names")),
 };
+
+/** Before saving: the valid names still typed in the SAN box join the list; refused ones stay there (and block the save). */
+export function takeSanDraft(v: TemplateFormValues): Pick<TemplateFormValues, "subjectAltNames" | "sanDraft"> {
+  if (v.version !== "3" || v.sanDraft.trim() === "") return { subjectAltNames: v.subjectAltNames, sanDraft: v.sanDraft };
+  const t = takeSans(v.subjectAltNames, v.sanDraft);
+  return { subjectAltNames: t.next, sanDraft: t.left };
+}
 
 /** API field names (`attributes.commonName`) → form fields. */
 export const API_FIELD_MAP: Record<string, string> = {

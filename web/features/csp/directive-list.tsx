@@ -185,7 +185,7 @@ export function DirectiveList({
               <Text size="sm" className="mono">
                 {option.value}
               </Text>
-              <Text size="xs" c="dimmed">
+              <Text size="xs" className="option-hint">
                 {directiveInfo(option.value)?.description}
               </Text>
             </div>

@@ -5,6 +5,7 @@
 import { Alert, Button, Checkbox, Group, List, Modal, Radio, SegmentedControl, Stack, Text, Textarea, TextInput } from "@mantine/core";
 import { useState } from "react";
 import { errorField, errorMessage } from "../../api/client";
+import { dropDoubledScheme } from "../../components/prefill";
 import { cspApi, type PolicyContent, type SerializeSource } from "./csp-api";
 
 const REMOTE_SOURCES: { value: SerializeSource; label: string; hint: string }[] = [
@@ -98,7 +99,7 @@ export function ImportDialog({ target, onDone, onClose }: { target?: { id: strin
               />
             ) : (
               <>
-                <TextInput label="Page URL" description="Secbox fetches the page (10 s) and reads the policy it delivers." value={url} onChange={(e) => setUrl(e.currentTarget.value)} styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }} />
+                <TextInput label="Page URL" description="Secbox fetches the page (10 s) and reads the policy it delivers." value={url} onChange={(e) => setUrl(dropDoubledScheme(e.currentTarget.value))} styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }} />
                 <Radio.Group label="Read the policy from" value={source} onChange={(v) => setSource(v as SerializeSource)}>
                   <Stack gap="xs" mt="xs">
                     {REMOTE_SOURCES.map((s) => (

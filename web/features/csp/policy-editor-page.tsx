@@ -29,7 +29,7 @@ export function PolicyEditorPage() {
   const sourceId = params.id ?? from ?? undefined;
   const source = useQuery({ queryKey: [CSP_KEY, "one", sourceId], queryFn: () => cspApi.get(sourceId!), enabled: sourceId !== undefined, retry: false, staleTime: 0 });
   if (sourceId && source.isPending) return <LoadingState />;
-  if (sourceId && source.isError) return <ErrorState error={source.error} title="Could not open the policy" onRetry={() => source.refetch()} />;
+  if (sourceId && source.isError) return <ErrorState error={source.error} title="Could not open the policy" onRetry={() => source.refetch()} back={{ href: "/csp", label: "Back to content security policies" }} />;
   return <PolicyEditor key={`${params.id ?? "new"}-${from ?? ""}-${params.id ? source.data?.policy.updatedAt : ""}`} existing={params.id ? source.data : undefined} copyOf={params.id ? undefined : source.data} />;
 }
 

@@ -4,7 +4,7 @@
 import { Alert, Button, Image, Paper, SimpleGrid, Stack, Text } from "@mantine/core";
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
-import { errorMessage } from "../../api/client";
+import { errorMessage, explainRunError } from "../../api/client";
 import type { PageTrackerDebugParams, PageTrackerDebugTrace } from "../../api/types";
 import { ConsoleLogs, ResultsDrawer, ValueView } from "../trackers/debug-views";
 import { pageTrackersApi } from "./page-trackers-api";
@@ -20,7 +20,7 @@ function Trace({ trace }: { trace: PageTrackerDebugTrace }) {
       {trace.error !== undefined ? (
         <Alert color="red" title="The run would fail" role="alert">
           <Text size="sm" style={{ whiteSpace: "pre-wrap", overflowWrap: "anywhere" }}>
-            {trace.error}
+            {explainRunError(trace.error)}
           </Text>
         </Alert>
       ) : (

@@ -15,6 +15,7 @@ import { applyApiError } from "../../components/form";
 import { HeaderListEditor } from "../../components/header-list-editor";
 import { notifyError, notifySuccess } from "../../components/notify";
 import { PageHeader } from "../../components/page-header";
+import { dropDoubledSlash } from "../../components/prefill";
 import { ErrorState, LoadingState } from "../../components/states";
 import { TagSelect } from "../../components/tags/tag-select";
 import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-guard";
@@ -36,7 +37,7 @@ export function ResponderEditorPage() {
   const source = useQuery({ queryKey: [RESPONDERS_KEY, "one", sourceId], queryFn: () => respondersApi.get(sourceId!), enabled: sourceId !== undefined, retry: false, staleTime: 0 });
   const info = useResponderInfo();
   if ((sourceId && source.isPending) || info.isPending) return <LoadingState />;
-  if (sourceId && source.isError) return <ErrorState error={source.error} title="Could not open the responder" onRetry={() => source.refetch()} />;
+  if (sourceId && source.isError) return <ErrorState error={source.error} title="Could not open the responder" onRetry={() => source.refetch()} back={{ href: "/responders", label: "Back to responders" }} />;
   if (info.isError) return <ErrorState error={info.error} onRetry={() => info.refetch()} />;
   return <ResponderEditor key={`${params.id ?? "new"}-${from ?? ""}`} info={info.data} existing={params.id ? source.data : undefined} copyOf={params.id ? undefined : source.data} />;
 }
@@ -129,7 +130,7 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
               </Text>
             </div>
             <Group align="flex-start" grow wrap="wrap" preventGrowOverflow={false}>
-              <TextInput label="Path" required miw={240} description="Starts with /; letters, digits, - . _ ~ and %XX escapes" styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }} spellCheck={false} {...form.getInputProps("path")} />
+              <TextInput label="Path" required miw={240} description="Starts with /; letters, digits, - . _ ~ and %XX escapes" styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }} spellCheck={false} {...form.getInputProps("path")} onChange={(e) => form.setFieldValue("path", dropDoubledSlash(e.currentTarget.value))} />
               <TextInput
                 label="Subdomain prefix"
                 miw={200}

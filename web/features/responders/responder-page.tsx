@@ -3,7 +3,7 @@
 import { Alert, Anchor, Badge, Button, Code, Grid, Group, Menu, Paper, ScrollArea, Stack, Tabs, Text, Title } from "@mantine/core";
 import { modals } from "@mantine/modals";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useLayoutEffect, useState } from "react";
 import { Link, useLocation, useParams, useSearch } from "wouter";
 import { confirmDelete } from "../../components/confirm";
 import { CopyButton } from "../../components/copy-button";
@@ -17,13 +17,13 @@ import { RequestDetail } from "./request-detail";
 import { MethodBadge, UrlCell, useResponderStats } from "./responders-page";
 import { baseOf, RESPONDERS_KEY, respondersApi, type Responder } from "./responders-api";
 import { TryItPanel } from "./try-it-panel";
-import { useLiveHistory, type LiveHistory } from "./use-live-history";
+import { MAX_SHOWN, useLiveHistory, type LiveHistory } from "./use-live-history";
 
 export function ResponderPage() {
   const { id } = useParams<{ id: string }>();
   const responder = useQuery({ queryKey: [RESPONDERS_KEY, "one", id], queryFn: () => respondersApi.get(id), retry: false, staleTime: 0 });
   if (responder.isPending) return <LoadingState />;
-  if (responder.isError) return <ErrorState error={responder.error} title="Could not open the responder" onRetry={() => responder.refetch()} />;
+  if (responder.isError) return <ErrorState error={responder.error} title="Could not open the responder" onRetry={() => responder.refetch()} back={{ href: "/responders", label: "Back to responders" }} />;
   return <ResponderView key={responder.data.id} responder={responder.data} />;
 }
 
@@ -57,8 +57,11 @@ function ResponderView({ responder }: { responder: Responder }) {
   // re-renders the table, not this whole page (the Try it form stays untouched).
   const [tries, setTries] = useState(0);
   const stats = useResponderStats();
+  // What the live history holds (RequestsTab reports it): the tab's count follows the rows it shows.
+  const [live, setLive] = useState<LiveCount | null>(null);
   const names = useQuery({ queryKey: [RESPONDERS_KEY, "names"], queryFn: async () => new Map((await respondersApi.list({ pageSize: 100 })).items.map((r) => [r.id, r.name])) });
-  const count = stats.data?.find((s) => s.responderId === responder.id)?.requestCount;
+  const stored = stats.data?.find((s) => s.responderId === responder.id)?.requestCount;
+  const count = requestCount(live, stored === undefined ? undefined : Number(stored));
 
   const remove = () =>
     confirmDelete({
@@ -100,7 +103,7 @@ function ResponderView({ responder }: { responder: Responder }) {
               <Menu.Dropdown>
                 <Menu.Item onClick={() => navigate(`/responders/new?from=${responder.id}`)}>Duplicate</Menu.Item>
                 <Menu.Divider />
-                <Menu.Item color="red" onClick={remove}>
+                <Menu.Item c="var(--app-danger-text)" onClick={remove}>
                   Delete responder
                 </Menu.Item>
               </Menu.Dropdown>
@@ -135,14 +138,38 @@ function ResponderView({ responder }: { responder: Responder }) {
           <Tabs.Tab value="try">Try it</Tabs.Tab>
         </Tabs.List>
         <Tabs.Panel value="requests" pt="sm">
-          <RequestsTab responder={responder} tries={tries} requestId={requestId} onOpen={setRequestId} />
+          <RequestsTab responder={responder} tries={tries} requestId={requestId} onOpen={setRequestId} onCount={setLive} />
         </Tabs.Panel>
         <Tabs.Panel value="try" pt="sm">
-          <TryItPanel responder={responder} names={names.data ?? new Map()} onSent={() => setTries((n) => n + 1)} />
+          <TryItPanel
+            responder={responder}
+            names={names.data ?? new Map()}
+            onSent={() => {
+              setTries((n) => n + 1);
+              void qc.invalidateQueries({ queryKey: [RESPONDERS_KEY, "stats"] });
+            }}
+          />
         </Tabs.Panel>
       </Tabs>
     </Stack>
   );
+}
+
+/** The records the live history holds, and whether they are all the server stores. */
+interface LiveCount {
+  shown: number;
+  complete: boolean;
+}
+
+/**
+ * The count on the Requests tab: the live rows when they are every stored record (the usual case: the history
+ * loads up to 50 at once and then every new one), else the larger of the rows and `_stats` (refreshed every 5 s
+ * and whenever new rows arrive).
+ */
+function requestCount(live: LiveCount | null, stored: number | undefined): number | undefined {
+  if (!live) return stored;
+  if (live.complete) return live.shown;
+  return Math.max(live.shown, stored ?? 0);
 }
 
 function LiveStatus({ live }: { live: LiveHistory }) {
@@ -168,10 +195,35 @@ function LiveStatus({ live }: { live: LiveHistory }) {
 /** Rows rendered at first and per "show more" (the page holds up to MAX_SHOWN records). */
 const SHOW_STEP = 100;
 
-function RequestsTab({ responder, tries, requestId, onOpen }: { responder: Responder; tries: number; requestId: string | null; onOpen: (id: string | null) => void }) {
+function RequestsTab({
+  responder,
+  tries,
+  requestId,
+  onOpen,
+  onCount,
+}: {
+  responder: Responder;
+  tries: number;
+  requestId: string | null;
+  onOpen: (id: string | null) => void;
+  onCount: (c: LiveCount | null) => void;
+}) {
   const qc = useQueryClient();
   const track = Number(responder.settings.requestsToTrack);
   const live = useLiveHistory(responder.id, track);
+  // Reported before the browser paints, so the tab never shows a count older than the rows. While this panel is
+  // hidden (the Try it tab: Mantine keeps it as a hidden Activity, whose effects, the polling included, stop) the
+  // count comes from `_stats` again.
+  const complete = !live.hasOlder && live.records.length < MAX_SHOWN;
+  useLayoutEffect(() => {
+    onCount(live.loaded ? { shown: live.records.length, complete } : null);
+    return () => onCount(null);
+  }, [live.loaded, live.records.length, complete, onCount]);
+  // New rows: the per-responder totals (list page, this tab when not every record is loaded) follow too.
+  const newest = live.records[0]?.id;
+  useEffect(() => {
+    if (newest) void qc.invalidateQueries({ queryKey: [RESPONDERS_KEY, "stats"] });
+  }, [newest, qc]);
   const { pollNow } = live;
   useEffect(() => {
     if (tries > 0) pollNow();

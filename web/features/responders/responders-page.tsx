@@ -2,13 +2,15 @@
 // open in a new tab), method, tags, captured requests and last hit (from `_stats`, refreshed every 5 s while the
 // page is visible) and an enabled switch; the totals sit above the table. Create and edit happen on their own
 // page (/responders/new, /responders/<id>/edit); a name opens the responder's live request history.
-import { ActionIcon, Anchor, Badge, Box, Group, Paper, SimpleGrid, Stack, Switch, Text, Tooltip } from "@mantine/core";
+import { ActionIcon, Anchor, Badge, Group, Paper, SimpleGrid, Stack, Switch, Text } from "@mantine/core";
+import { useMediaQuery } from "@mantine/hooks";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { DataTableColumn } from "mantine-datatable";
 import { Link, useLocation } from "wouter";
 import { confirmDelete } from "../../components/confirm";
 import { copyWithToast } from "../../components/copy-button";
 import { CopyIcon, ExternalIcon } from "../../components/icons";
+import { LazyTooltip } from "../../components/lazy-tooltip";
 import { ListPage } from "../../components/list-page/list-page";
 import { useListState } from "../../components/list-page/use-list-state";
 import { notifyError, notifySuccess } from "../../components/notify";
@@ -37,16 +39,16 @@ export function UrlCell({ url, name, wrap = false, maw = 420 }: { url: string; n
       <Text size="sm" className="mono" truncate={wrap ? undefined : "end"} title={url} style={{ minWidth: 0, overflowWrap: "anywhere" }}>
         {url}
       </Text>
-      <Tooltip label="Copy URL" openDelay={300}>
+      <LazyTooltip label="Copy URL">
         <ActionIcon variant="subtle" color="gray" size="sm" aria-label={`Copy the URL of ${name}`} onClick={() => void copyWithToast(url, "URL")}>
           <CopyIcon />
         </ActionIcon>
-      </Tooltip>
-      <Tooltip label="Open in a new tab" openDelay={300}>
+      </LazyTooltip>
+      <LazyTooltip label="Open in a new tab">
         <ActionIcon component="a" href={url} target="_blank" rel="noopener noreferrer" variant="subtle" color="gray" size="sm" aria-label={`Open ${name} in a new tab`}>
           <ExternalIcon />
         </ActionIcon>
-      </Tooltip>
+      </LazyTooltip>
     </Group>
   );
 }
@@ -84,6 +86,8 @@ export function RespondersPage() {
   const qc = useQueryClient();
   const stats = useResponderStats();
   const byId = new Map((stats.data ?? []).map((s) => [s.responderId, s]));
+  // The URL column's breakpoint (md).
+  const wide = useMediaQuery("(min-width: 62em)", true, { getInitialValueInEffect: false });
   const remove = useMutation({
     mutationFn: (r: Responder) => respondersApi.remove(r.id),
     onSuccess: (_x, r) => {
@@ -112,10 +116,8 @@ export function RespondersPage() {
           <Anchor component={Link} href={`/responders/${r.id}`} size="sm" style={{ overflowWrap: "anywhere" }}>
             {r.name}
           </Anchor>
-          {/* Narrow screens have no URL column: the URL goes under the name. */}
-          <Box hiddenFrom="md">
-            <UrlCell url={r.url} name={r.name} maw="min(52vw, 420px)" />
-          </Box>
+          {/* Narrow screens have no URL column: the URL goes under the name (rendered only there: a row costs less). */}
+          {!wide && <UrlCell url={r.url} name={r.name} maw="min(52vw, 420px)" />}
         </Stack>
       ),
     },

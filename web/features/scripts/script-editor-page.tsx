@@ -29,7 +29,7 @@ export function ScriptEditorPage() {
   const sourceId = params.id ?? from ?? undefined;
   const source = useQuery({ queryKey: [SCRIPTS_KEY, "one", sourceId], queryFn: () => scriptsApi.get(sourceId!), enabled: sourceId !== undefined, retry: false, staleTime: 0 });
   if (sourceId && source.isPending) return <LoadingState />;
-  if (sourceId && source.isError) return <ErrorState error={source.error} title="Could not open the script" onRetry={() => source.refetch()} />;
+  if (sourceId && source.isError) return <ErrorState error={source.error} title="Could not open the script" onRetry={() => source.refetch()} back={{ href: "/scripts", label: "Back to scripts" }} />;
   return <ScriptEditor key={`${params.id ?? "new"}-${from ?? ""}`} existing={params.id ? source.data : undefined} copyOf={params.id ? undefined : source.data} />;
 }
 

@@ -2,6 +2,7 @@
 // status and headers, a script's console output, and a pipeline stage with its input, output, logs and error.
 import { Alert, Box, Button, Code, Drawer, Group, Loader, Paper, SegmentedControl, Stack, Table, Text, Title } from "@mantine/core";
 import { useState, type ReactNode } from "react";
+import { explainRunError } from "../../api/client";
 import { CopyButton } from "../../components/copy-button";
 import { StateBadge, type Tone } from "./state-badge";
 
@@ -151,7 +152,7 @@ export function StageCard({ title, stage, skipped, children }: { title: string; 
         {stage?.error && (
           <Alert color="red" p="xs" role="alert">
             <Text size="sm" style={{ whiteSpace: "pre-wrap", overflowWrap: "anywhere" }}>
-              {stage.error}
+              {explainRunError(stage.error)}
             </Text>
           </Alert>
         )}

@@ -47,7 +47,7 @@ export function TrackerEditorPage<T extends AnyTracker, V extends CommonValues, 
   const sourceId = params.id ?? from ?? undefined;
   const source = useQuery({ queryKey: trackerKeys.one(spec.kind, sourceId ?? ""), queryFn: () => spec.kind.api.get(sourceId!), enabled: sourceId !== undefined, retry: false, staleTime: 0 });
   if (sourceId && source.isPending) return <LoadingState />;
-  if (sourceId && source.isError) return <ErrorState error={source.error} title={`Could not open the ${spec.kind.noun}`} onRetry={() => source.refetch()} />;
+  if (sourceId && source.isError) return <ErrorState error={source.error} title={`Could not open the ${spec.kind.noun}`} onRetry={() => source.refetch()} back={{ href: spec.kind.path, label: `Back to ${spec.kind.title}` }} />;
   return <Editor key={`${params.id ?? "new"}-${from ?? ""}`} spec={spec} existing={params.id ? source.data : undefined} copyOf={params.id ? undefined : source.data} />;
 }
 

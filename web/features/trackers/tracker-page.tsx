@@ -25,7 +25,7 @@ export function TrackerPage<T extends AnyTracker>({ kind, details }: { kind: Tra
   const { id } = useParams<{ id: string }>();
   const tracker = useTracker(kind, id);
   if (tracker.isPending) return <LoadingState />;
-  if (tracker.isError) return <ErrorState error={tracker.error} title={`Could not open this ${kind.noun}`} onRetry={() => tracker.refetch()} />;
+  if (tracker.isError) return <ErrorState error={tracker.error} title={`Could not open this ${kind.noun}`} onRetry={() => tracker.refetch()} back={{ href: kind.path, label: `Back to ${kind.title}` }} />;
   return <TrackerView key={id} kind={kind} tracker={tracker.data} details={details} />;
 }
 
@@ -99,7 +99,7 @@ function TrackerView<T extends AnyTracker>({ kind, tracker, details }: { kind: T
                 <Menu.Item onClick={() => navigate(`${kind.path}/new?from=${tracker.id}`)}>Duplicate</Menu.Item>
                 <Menu.Item onClick={() => copyWithToast(tracker.id, "ID")}>Copy ID</Menu.Item>
                 <Menu.Divider />
-                <Menu.Item color="red" onClick={() => confirmDelete({ what: kind.noun, name: tracker.name, consequence: "Its revisions and logs are deleted with it. This cannot be undone.", onConfirm: () => remove.mutateAsync() })}>
+                <Menu.Item c="var(--app-danger-text)" onClick={() => confirmDelete({ what: kind.noun, name: tracker.name, consequence: "Its revisions and logs are deleted with it. This cannot be undone.", onConfirm: () => remove.mutateAsync() })}>
                   Delete {kind.noun}
                 </Menu.Item>
               </Menu.Dropdown>

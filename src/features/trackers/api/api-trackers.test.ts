@@ -188,6 +188,9 @@ describe("API tracker CRUD", () => {
         expect(res.json.code).toBe("TARGET_NOT_ALLOWED");
         const t = await u.client.post(`${BASE}/_test`, { target: { url } });
         expect(t.json.code).toBe("TARGET_NOT_ALLOWED");
+        // §27: the refusal says how to allow it.
+        expect(t.json.message).toEndWith("(an operator can allow private targets with network.allow_private_targets)");
+        expect(res.json.message).toEndWith("(an operator can allow private targets with network.allow_private_targets)");
       }
       // Host names are only checked when a run resolves them.
       const res = await u.client.post(BASE, { name: "dns", target: { url: `http://example.invalid/` } });
@@ -201,6 +204,7 @@ describe("API tracker CRUD", () => {
         expect((await u.client.get(`${BASE}/${t.id}/_logs`)).json[0].error).toBe("Request 1 failed: URL not allowed (private address)");
         const tested = await u.client.post(`${BASE}/_test`, { target: { url: `http://${host}:1/` } });
         expect(tested.json.code).toBe("TARGET_NOT_ALLOWED");
+        expect(tested.json.message).toEndWith("URL not allowed (private address) (an operator can allow private targets with network.allow_private_targets)");
       }
     } finally {
       await strict.stop();
