@@ -1,7 +1,10 @@
 // The hit path (supplement §11.3–§11.6, §11.10): host/path dispatch, a per-handle cache of compiled
 // responders, matching, the concurrency limit, the inbound body cap, default and script responses, and
 // handing the tracked record to the capture batch after the response is ready (strict capture: waiting for its
-// write first). No Elysia, no SQL on a warm static hit. How a hit's parts are read (header text, client address,
+// write first). No Elysia, no SQL on a warm static hit. Hit rate (supplement §28): each handle has a token bucket
+// of tier `max_hits_per_second` (refilled continuously, up to one second's worth); a hit without a token is
+// answered 429 `Retry-After: 1` before its body is read, matched or captured. Per process: with several instances
+// each allows the rate (README). How a hit's parts are read (header text, client address,
 // query) is in request-parts.ts.
 // Long hits: the HTTP server closes a connection idle for HTTP_IDLE_TIMEOUT_SEC, also while a handler is still
 // working on its request (Bun). A scripted hit lifts that timeout for its request while the script is queued and
@@ -34,6 +37,9 @@ const EMPTY = new Uint8Array(0);
 const CACHE_TTL_MS = 5_000;
 const NEGATIVE_TTL_MS = 1_000;
 const CACHE_MAX_HANDLES = 10_000;
+
+/** Hit-rate buckets of one handle: tokens left and when they were counted (clock ms). */
+interface Bucket { tokens: number; at: number }
 
 /** Statuses and methods whose responses carry no body on the wire (RFC 9110 §6.4.1). */
 const sendsNoBody = (method: string, status: number) => method === "HEAD" || status === 204 || status === 304 || (status >= 100 && status < 200);
@@ -122,6 +128,7 @@ export class ResponderEngine {
   private generation = 0;
   private readonly handlesByUser = new Map<string, Set<string>>();
   private readonly inflight = new Map<string, number>();
+  private readonly buckets = new Map<string, Bucket>();
   private readonly domainSuffix: string;
   private readonly sessionCookie: string;
   /** `[responders] capture = "strict"`: a tracked hit is answered once its record is written. */
@@ -347,6 +354,7 @@ export class ResponderEngine {
         return this.internalError(err, pathForm);
       }
       if (entry === null || prefix === null) return this.notFound(pathForm);
+      if (!this.takeHit(handle, entry.limits.max_hits_per_second)) return this.plain(429, "Too many requests", pathForm, [["retry-after", "1"]]);
       const method = request.method;
       if (!isStandardMethod(method)) return this.notFound(pathForm);
       const list = entry.byPrefix.get(prefix);
@@ -467,6 +475,24 @@ export class ResponderEngine {
     } finally {
       if (--this.serving === 0 && this.settled.length > 0) for (const w of this.settled.splice(0)) w();
     }
+  }
+
+  /** One token of the handle's bucket (`perSecond` 0 = unlimited); false when none is left. */
+  private takeHit(handle: string, perSecond: number): boolean {
+    if (perSecond <= 0) return true;
+    const now = this.rt.clock.now();
+    let b = this.buckets.get(handle);
+    if (b === undefined) {
+      // Full buckets carry no state: drop them when the map grows (a sweep per 10,000 new handles).
+      if (this.buckets.size >= CACHE_MAX_HANDLES) for (const [h, x] of this.buckets) if (x.tokens + ((now - x.at) * perSecond) / 1000 >= perSecond) this.buckets.delete(h);
+      this.buckets.set(handle, (b = { tokens: perSecond, at: now }));
+    } else {
+      b.tokens = Math.min(perSecond, b.tokens + (Math.max(0, now - b.at) * perSecond) / 1000);
+      b.at = now;
+    }
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
   }
 
   private async runScript(r: CompiledResponder, limits: TierLimits, defaults: ResponseDefaults, context: Record<string, unknown>): Promise<ProducedResponse> {
