@@ -69,6 +69,8 @@ export function dispatch(pool: ScriptPool): void {
   for (const s of pool.slots) refresh(pool, s);
   /** Workers the waiting jobs may not go to (an extra worker while only hogs wait). */
   let skip: Slot[] | null = null;
+  /** The job makeRoom() last made room for: it must be offered before makeRoom() runs again (see there). */
+  let roomFor: Job | null = null;
   while (pool.queues.size > 0 || pool.prefetched > 0) {
     // the least loaded live worker: running + offered jobs; ties go to the one holding fewer jobs
     let best: Slot | null = null;
@@ -86,7 +88,9 @@ export function dispatch(pool: ScriptPool): void {
       }
     }
     if (!best) {
-      if (makeRoom(pool)) continue;
+      if (roomFor !== null && roomFor.slot === null) return;
+      roomFor = makeRoom(pool) ?? null;
+      if (roomFor !== null) continue;
       return;
     }
     const eligible = best.extra ? pool.forExtra : pool.forRegular;
@@ -128,12 +132,22 @@ function holdsHog(pool: ScriptPool, slot: Slot): boolean {
  *  of one worker that belong to owners running many more (at least twice as many, and 2 more) go back to their
  *  queues, so that job is offered first instead of after them (a flood of one user's short jobs fills every
  *  worker's OFFER_DEPTH; another user's job would wait behind up to that many). dispatch() does the same for the
- *  worker a job goes to. True if any went back. */
-function makeRoom(pool: ScriptPool): boolean {
+ *  worker a job goes to. Returns that job if any offer went back.
+ *  Only offers that go after that job once queued again are taken: of owners ranked after it (forRegular: a hog's
+ *  job waits for the others'), or of its rank and running many more. Taking a better-ranked owner's offers for a
+ *  hog's job would put them back in front of it, and dispatch() would offer them again and make room again,
+ *  forever, on this thread (issue 29: the server stopped answering under a flood while the victim was a hog).
+ *  dispatch() also makes room again only once that job has been offered. */
+function makeRoom(pool: ScriptPool): Job | undefined {
   const head = pool.queues.next(pool.forRegular, true);
-  if (head === undefined) return false;
+  if (head === undefined) return undefined;
   const mine = head.owner.running;
-  const over = (j: Job) => j.prefetched && j.owner !== head.owner && j.owner.running >= 2 * mine + 2;
+  const rank = pool.forRegular(head.owner);
+  const over = (j: Job) => {
+    if (!j.prefetched || j.owner === head.owner) return false;
+    const r = pool.forRegular(j.owner);
+    return r < 0 || r > rank || (r === rank && j.owner.running >= 2 * mine + 2);
+  };
   let best: Slot | null = null;
   let most = 0;
   for (const s of pool.slots) {
@@ -145,7 +159,7 @@ function makeRoom(pool: ScriptPool): boolean {
       most = n;
     }
   }
-  return best !== null && takeBack(pool, best, over);
+  return best !== null && takeBack(pool, best, over) ? head : undefined;
 }
 
 /** Revokes `slot`'s unclaimed offers that `which` selects; they wait in their queues again. True if any did. */
