@@ -74,7 +74,7 @@ async function loop(g: Group, i: number, t: Tally): Promise<void> {
     } catch (err) {
       if (stopping) return;
       t.errors++;
-      if (t.errorSamples.length < 3) t.errorSamples.push(String((err as Error)?.message ?? err));
+      if (t.errorSamples.length < 3) t.errorSamples.push(`${String((err as Error)?.message ?? err)} (after ${Math.round(performance.now() - t0)} ms)`);
       conn.close();
       conns.delete(conn);
       conn = new Conn(cfg.host, cfg.port, cfg.localAddress);
