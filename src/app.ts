@@ -7,6 +7,7 @@ import { cookieGuard, raiseHeaderLimit, SERVER_HEADER_LIMIT_BYTES } from "./plat
 import { sessionCookieName } from "./platform/auth/cookies";
 import { docsPlugin } from "./platform/http/docs";
 import { httpPlugin } from "./platform/http/plugin";
+import { SourceCaps } from "./platform/http/source-caps";
 import { InstanceRegistry } from "./platform/db/instances";
 import { Outbox } from "./platform/mail/outbox";
 import { uiPlugin } from "./platform/ui/serve";
@@ -165,6 +166,8 @@ export type App = ReturnType<typeof createApp>;
 const HOUR_MS = 3_600_000;
 /** How long shutdown waits for responder hits in progress before ending their scripts. */
 const SHUTDOWN_GRACE_MS = 5000;
+/** A request over its source's in-flight cap waits this long for its 503 (see source-caps.ts). */
+const REFUSED_HOLD_MS = 1000;
 const housekeeping = new WeakMap<Services, ReturnType<typeof setInterval>>();
 
 export async function startBackground(services: Services) {
@@ -207,20 +210,24 @@ export interface RunningServer {
  * timeout also while a request is being handled, so long work lifts it for its own request (scripted responder
  * hits: responders/engine.ts). API routes with long work (tracker `_test`, `_debug`, refresh, CSP import,
  * `_fetch`) all read a JSON body first, and Bun does not time a request out once its body has been read
- * (measured with Bun 1.4.5). Requests to the API host pass the cookie guard (platform/auth/cookie-guard.ts); Bun's
- * header limit is raised first so that an oversized Cookie header reaches it instead of Bun's bare 431.
+ * (measured with Bun 1.4.5). In front of everything, the per-source cap (`server.max_in_flight_per_client`,
+ * platform/http/source-caps.ts): the earliest point where Bun lets us refuse a flooding client's request. Requests
+ * to the API host pass the cookie guard (platform/auth/cookie-guard.ts); Bun's header limit is raised first so that
+ * an oversized Cookie header reaches it instead of Bun's bare 431.
  */
 export function listen(app: App, services: Services, host: string, port: number): RunningServer {
   const limit = raiseHeaderLimit();
   if (limit < SERVER_HEADER_LIMIT_BYTES)
     services.rt.log.warn(`request headers are limited to ${limit} bytes: a browser with oversized cookies gets 431 (start with BUN_OPTIONS=--max-http-header-size=${SERVER_HEADER_LIMIT_BYTES})`);
+  const { server: cfg } = services.rt.config;
+  const caps = new SourceCaps({ maxInFlight: cfg.max_in_flight_per_client, trustProxy: cfg.trust_proxy, holdMs: REFUSED_HOLD_MS });
   const api = cookieGuard(services.rt.config, (request) => app.fetch(request));
   const server = Bun.serve({
     hostname: host,
     port,
     reusePort: false,
     idleTimeout: HTTP_IDLE_TIMEOUT_SEC,
-    fetch: (request, srv) => services.responders.dispatch(request, srv) ?? api(request),
+    fetch: caps.wrap((request, srv) => services.responders.dispatch(request, srv) ?? api(request)),
   });
   // Elysia's handlers read the Bun server from the app (client IPs through `server.requestIP`).
   (app as { server: typeof server | null }).server = server;

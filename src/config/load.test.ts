@@ -42,6 +42,7 @@ describe("defaults", () => {
       max_body_bytes: 2_097_152,
       max_import_bytes: 10_485_760,
       trust_proxy: false,
+      max_in_flight_per_client: 64,
       log_level: "info",
       min_free_disk_mib: 512,
       work_threads: 0,
@@ -75,6 +76,8 @@ describe("defaults", () => {
     expect(cfg.subscriptions.tiers.standard).toMatchObject({ min_schedule_interval_sec: 600, script_timeout_sec: 20 });
     expect(cfg.subscriptions.tiers.professional).toMatchObject({ min_schedule_interval_sec: 60, max_requests_to_track: 100, script_memory_mib: 20 });
     expect(cfg.subscriptions.tiers.ultimate).toMatchObject({ min_schedule_interval_sec: 10, max_revisions: 1000, script_memory_mib: 50 });
+    // §28: hits per second per handle, 0 = unlimited
+    expect(TIERS.map((t) => cfg.subscriptions.tiers[t].max_hits_per_second)).toEqual([200, 200, 1000, 0]);
     for (const tier of TIERS) expect(cfg.subscriptions.tiers[tier]).toEqual(TIER_DEFAULTS[tier]);
     expect(cfg.subscriptions.tiers.ultimate.notification_throttles).toEqual([300, 900, 3600, 21600, 86400]);
   });

@@ -31,6 +31,8 @@ export const TierLimitsSchema = T.Object(
     kv_ops_per_run: int(0),
     /** Stored bytes per user over KV, responder history, tracker revisions and interactions (§28). */
     max_storage_bytes: int(0),
+    /** Hits per second on one handle (all its responders), 0 = unlimited; beyond: 429 (supplement §28). */
+    max_hits_per_second: int(0),
   },
   { additionalProperties: false },
 );
@@ -55,10 +57,10 @@ const COMMON_TIER_DEFAULTS = {
 };
 
 export const TIER_DEFAULTS: Record<Tier, TierLimits> = {
-  basic: { ...COMMON_TIER_DEFAULTS, min_schedule_interval_sec: 3600, max_requests_to_track: 30, max_revisions: 30, script_memory_mib: 10, script_timeout_sec: 10, max_storage_bytes: 1_073_741_824 },
-  standard: { ...COMMON_TIER_DEFAULTS, min_schedule_interval_sec: 600, max_requests_to_track: 30, max_revisions: 30, script_memory_mib: 10, script_timeout_sec: 20, max_storage_bytes: 1_073_741_824 },
-  professional: { ...COMMON_TIER_DEFAULTS, min_schedule_interval_sec: 60, max_requests_to_track: 100, max_revisions: 100, script_memory_mib: 20, script_timeout_sec: 30, max_storage_bytes: 5_368_709_120 },
-  ultimate: { ...COMMON_TIER_DEFAULTS, min_schedule_interval_sec: 10, max_requests_to_track: 1000, max_revisions: 1000, script_memory_mib: 50, script_timeout_sec: 30, max_storage_bytes: 10_737_418_240 },
+  basic: { ...COMMON_TIER_DEFAULTS, min_schedule_interval_sec: 3600, max_requests_to_track: 30, max_revisions: 30, script_memory_mib: 10, script_timeout_sec: 10, max_storage_bytes: 1_073_741_824, max_hits_per_second: 200 },
+  standard: { ...COMMON_TIER_DEFAULTS, min_schedule_interval_sec: 600, max_requests_to_track: 30, max_revisions: 30, script_memory_mib: 10, script_timeout_sec: 20, max_storage_bytes: 1_073_741_824, max_hits_per_second: 200 },
+  professional: { ...COMMON_TIER_DEFAULTS, min_schedule_interval_sec: 60, max_requests_to_track: 100, max_revisions: 100, script_memory_mib: 20, script_timeout_sec: 30, max_storage_bytes: 5_368_709_120, max_hits_per_second: 1000 },
+  ultimate: { ...COMMON_TIER_DEFAULTS, min_schedule_interval_sec: 10, max_requests_to_track: 1000, max_revisions: 1000, script_memory_mib: 50, script_timeout_sec: 30, max_storage_bytes: 10_737_418_240, max_hits_per_second: 0 },
 };
 
 const section = <P extends Record<string, TSchema>>(props: P) => T.Object(props, { additionalProperties: false });
@@ -74,6 +76,7 @@ export const ConfigSchema = T.Object(
       max_body_bytes: T.Integer({ minimum: 1024, default: 2_097_152 }),
       max_import_bytes: T.Integer({ minimum: 1024, default: 10_485_760 }),
       trust_proxy: T.Boolean({ default: false }),
+      max_in_flight_per_client: T.Integer({ minimum: 0, default: 64 }),
       log_level: T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")], { default: "info" }),
       /** Free space of data_dir (SQLite) below which writes that add data answer 507 (§28); 0 = no guard. */
       min_free_disk_mib: T.Integer({ minimum: 0, default: 512 }),

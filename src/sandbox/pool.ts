@@ -32,7 +32,8 @@
 // - Queue: each owner waits in a FIFO of its own; a free worker takes the job of the owner running the fewest jobs
 //   right now (ties: the oldest job), so one user's flood does not stand in front of another user's job, nor behind
 //   its offers to a worker (pool/offers.ts takeBack(), makeRoom(): offers of an owner running many more go back and
-//   follow). An owner may have at most `queueLimitPerOwner` jobs waiting (beyond it: `queue_full` for that owner
+//   follow; only offers that then go after that job, and each at most once per dispatch, so dispatch always ends).
+//   An owner may have at most `queueLimitPerOwner` jobs waiting (beyond it: `queue_full` for that owner
 //   only), all owners together `queueLimit`; and at most 3/4 of what the workers hold in them (ownerHeldCap: parked
 //   jobs count), so a user's scripts parked on slow fetches or timers leave room for others.
 // - Hogs: owners whose job has run longer than STUCK_MS are hogging (for HOG_MS after that; "running" as the worker

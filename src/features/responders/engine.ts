@@ -1,7 +1,12 @@
 // The hit path (supplement §11.3–§11.6, §11.10): host/path dispatch, a per-handle cache of compiled
 // responders, matching, the concurrency limit, the inbound body cap, default and script responses, and
 // handing the tracked record to the capture batch after the response is ready (strict capture: waiting for its
-// write first). No Elysia, no SQL on a warm static hit. How a hit's parts are read (header text, client address,
+// write first). No Elysia, no SQL on a warm static hit. Hit rate (supplement §28): each handle has a token bucket
+// of tier `max_hits_per_second` (refilled continuously, up to one second's worth); a hit without a token is
+// answered 429 `Retry-After: 1` before its body is read, matched or captured, after a 1 s hold (a timer, nothing
+// else): a client hammering a handle over its rate then sends one request per second per connection instead of
+// keeping the HTTP thread busy with refusals, and the held requests count in its per-source cap
+// (platform/http/source-caps.ts). Per process: with several instances each allows the rate (README). How a hit's parts are read (header text, client address,
 // query) is in request-parts.ts.
 // Long hits: the HTTP server closes a connection idle for HTTP_IDLE_TIMEOUT_SEC, also while a handler is still
 // working on its request (Bun). A scripted hit lifts that timeout for its request while the script is queued and
@@ -35,6 +40,12 @@ const EMPTY = new Uint8Array(0);
 const CACHE_TTL_MS = 5_000;
 const NEGATIVE_TTL_MS = 1_000;
 const CACHE_MAX_HANDLES = 10_000;
+
+/** Hit-rate buckets of one handle: tokens left and when they were counted (clock ms). */
+interface Bucket { tokens: number; at: number }
+/** How long a hit over its handle's rate waits for its 429, and how many may wait at once (beyond: at once). */
+const RATE_HOLD_MS = 1000;
+const RATE_MAX_HELD = 10_000;
 
 /** Statuses and methods whose responses carry no body on the wire (RFC 9110 §6.4.1). */
 const sendsNoBody = (method: string, status: number) => method === "HEAD" || status === 204 || status === 304 || (status >= 100 && status < 200);
@@ -123,6 +134,8 @@ export class ResponderEngine {
   private generation = 0;
   private readonly handlesByUser = new Map<string, Set<string>>();
   private readonly inflight = new Map<string, number>();
+  private readonly buckets = new Map<string, Bucket>();
+  private rateHeld = 0;
   private readonly domainSuffix: string;
   /** The session cookie's names, plain and `__Host-` (platform/auth/cookies.ts): never shown, never set. */
   private readonly sessionCookies: string[];
@@ -349,6 +362,7 @@ export class ResponderEngine {
         return this.internalError(err, pathForm);
       }
       if (entry === null || prefix === null) return this.notFound(pathForm);
+      if (!this.takeHit(handle, entry.limits.max_hits_per_second)) return await this.overRate(pathForm);
       const method = request.method;
       if (!isStandardMethod(method)) return this.notFound(pathForm);
       const list = entry.byPrefix.get(prefix);
@@ -469,6 +483,37 @@ export class ResponderEngine {
     } finally {
       if (--this.serving === 0 && this.settled.length > 0) for (const w of this.settled.splice(0)) w();
     }
+  }
+
+  /** The 429 of a hit over its handle's rate, after the hold (see top). */
+  private async overRate(pathForm: boolean): Promise<Response> {
+    if (this.rateHeld < RATE_MAX_HELD) {
+      this.rateHeld++;
+      try {
+        await Bun.sleep(RATE_HOLD_MS);
+      } finally {
+        this.rateHeld--;
+      }
+    }
+    return this.plain(429, "Too many requests", pathForm, [["retry-after", "1"]]);
+  }
+
+  /** One token of the handle's bucket (`perSecond` 0 = unlimited); false when none is left. */
+  private takeHit(handle: string, perSecond: number): boolean {
+    if (perSecond <= 0) return true;
+    const now = this.rt.clock.now();
+    let b = this.buckets.get(handle);
+    if (b === undefined) {
+      // Full buckets carry no state: drop them when the map grows (a sweep per 10,000 new handles).
+      if (this.buckets.size >= CACHE_MAX_HANDLES) for (const [h, x] of this.buckets) if (x.tokens + ((now - x.at) * perSecond) / 1000 >= perSecond) this.buckets.delete(h);
+      this.buckets.set(handle, (b = { tokens: perSecond, at: now }));
+    } else {
+      b.tokens = Math.min(perSecond, b.tokens + (Math.max(0, now - b.at) * perSecond) / 1000);
+      b.at = now;
+    }
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
   }
 
   private async runScript(r: CompiledResponder, limits: TierLimits, defaults: ResponseDefaults, context: Record<string, unknown>): Promise<ProducedResponse> {

@@ -69,6 +69,10 @@ export function dispatch(pool: ScriptPool): void {
   for (const s of pool.slots) refresh(pool, s);
   /** Workers the waiting jobs may not go to (an extra worker while only hogs wait). */
   let skip: Slot[] | null = null;
+  /** Offers this call took back: each job at most once, so the loop ends (each other turn offers a waiting job or
+   *  skips a worker). Taking offers back for a job that then does not go first brought them back in front of it,
+   *  and the rules below could take them back again, forever, on this thread (issue 29; pool.ts "Scheduling"). */
+  const taken = new Set<Job>();
   while (pool.queues.size > 0 || pool.prefetched > 0) {
     // the least loaded live worker: running + offered jobs; ties go to the one holding fewer jobs
     let best: Slot | null = null;
@@ -86,7 +90,7 @@ export function dispatch(pool: ScriptPool): void {
       }
     }
     if (!best) {
-      if (makeRoom(pool)) continue;
+      if (makeRoom(pool, taken)) continue;
       return;
     }
     const eligible = best.extra ? pool.forExtra : pool.forRegular;
@@ -95,11 +99,12 @@ export function dispatch(pool: ScriptPool): void {
       let oldest: Job | null = null;
       for (const s of pool.slots) {
         if (s === best) continue;
-        for (const j of s.offered) if (j.prefetched && (!oldest || j.id < oldest.id)) oldest = j;
+        for (const j of s.offered) if (j.prefetched && !taken.has(j) && (!oldest || j.id < oldest.id)) oldest = j;
       }
       if (oldest && eligible(oldest.owner) >= 0) {
         const head = pool.queues.next(eligible, true);
         if ((!head || oldest.id < head.id) && revoke(pool, oldest.slot!, oldest)) {
+          taken.add(oldest);
           best.lastIdleDispatch = ++pool.dispatchTick;
           assign(pool, best, oldest);
           continue;
@@ -113,9 +118,22 @@ export function dispatch(pool: ScriptPool): void {
     }
     if (bestLoad === 0) best.lastIdleDispatch = ++pool.dispatchTick;
     // not behind the offers of an owner running many more jobs: those go back and follow it
-    if (best.offered.length > 0 && job.owner.running < 4) takeBack(pool, best, (j) => j.prefetched && j.owner !== job.owner && j.owner.running >= 2 * job.owner.running + 2);
+    if (best.offered.length > 0 && job.owner.running < 4) takeBack(pool, best, goesAfter(eligible, job), taken);
     assign(pool, best, job);
   }
+}
+
+/** Offers that, back in their queues, would go after `head` (OwnerQueues.next by `eligible`): of owners ranked
+ *  after it (a hog's jobs after the others', an owner beyond its share after everyone), or of its rank running many
+ *  more jobs (at least twice as many, and 2 more). Only those are taken back for it. */
+function goesAfter(eligible: (o: Job["owner"]) => number, head: Job): (j: Job) => boolean {
+  const rank = eligible(head.owner);
+  const mine = head.owner.running;
+  return (j) => {
+    if (!j.prefetched || j.owner === head.owner) return false;
+    const r = eligible(j.owner);
+    return r < 0 || r > rank || (r === rank && j.owner.running >= 2 * mine + 2);
+  };
 }
 
 /** `slot` runs (or was offered) a job of a hogging owner. */
@@ -125,15 +143,15 @@ function holdsHog(pool: ScriptPool, slot: Slot): boolean {
 }
 
 /** Every worker's offers are taken while the next waiting job belongs to an owner running few jobs: the offers
- *  of one worker that belong to owners running many more (at least twice as many, and 2 more) go back to their
+ *  of one worker that would go after it (goesAfter: owners running many more, or ranked after it) go back to their
  *  queues, so that job is offered first instead of after them (a flood of one user's short jobs fills every
  *  worker's OFFER_DEPTH; another user's job would wait behind up to that many). dispatch() does the same for the
- *  worker a job goes to. True if any went back. */
-function makeRoom(pool: ScriptPool): boolean {
+ *  worker a job goes to. True if any went back (none that `taken` holds: see dispatch()). */
+function makeRoom(pool: ScriptPool, taken: Set<Job>): boolean {
   const head = pool.queues.next(pool.forRegular, true);
   if (head === undefined) return false;
-  const mine = head.owner.running;
-  const over = (j: Job) => j.prefetched && j.owner !== head.owner && j.owner.running >= 2 * mine + 2;
+  const after = goesAfter(pool.forRegular, head);
+  const over = (j: Job) => !taken.has(j) && after(j);
   let best: Slot | null = null;
   let most = 0;
   for (const s of pool.slots) {
@@ -145,14 +163,16 @@ function makeRoom(pool: ScriptPool): boolean {
       most = n;
     }
   }
-  return best !== null && takeBack(pool, best, over);
+  return best !== null && takeBack(pool, best, over, taken);
 }
 
-/** Revokes `slot`'s unclaimed offers that `which` selects; they wait in their queues again. True if any did. */
-function takeBack(pool: ScriptPool, slot: Slot, which: (j: Job) => boolean): boolean {
+/** Revokes `slot`'s unclaimed offers that `which` selects (none that `taken` holds; those taken join it); they wait
+ *  in their queues again. True if any did. */
+function takeBack(pool: ScriptPool, slot: Slot, which: (j: Job) => boolean, taken: Set<Job>): boolean {
   let back = false;
   for (const j of [...slot.offered]) {
-    if (which(j) && revoke(pool, slot, j)) {
+    if (!taken.has(j) && which(j) && revoke(pool, slot, j)) {
+      taken.add(j);
       pool.queues.push(j);
       back = true;
     }
