@@ -1,7 +1,8 @@
 // Browser: responders — create a static responder in the editor (URL preview, validation errors on their fields,
 // ordered and repeated headers that reach the wire in order), open its URL at <handle>.localhost as a user would
 // and see the request arrive live; a scripted responder from an inserted example with selected secrets, debugged
-// with "Try it"; the history's detail views (JSON, binary, proxy headers), copy as curl, HAR download, clear.
+// with "Try it"; the history's Status column (the status sent, supplement §27) for static and scripted responders;
+// the history's detail views (JSON, binary, proxy headers), copy as curl, HAR download, clear.
 // The server's public URL is set to the port the harness got, so the URLs the UI shows are the ones that answer.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -236,6 +237,56 @@ describe("responders pages", () => {
       await waitForText(page, "Responder “private” deleted");
       await page.waitForFunction(`location.pathname === "/responders"`);
       expect((await user.client.get(`${BASE}/${id}`)).status).toBe(404);
+      expectClean(ui);
+    },
+    TEST_TIMEOUT,
+  );
+
+  test(
+    "the history's Status column shows the status sent for static and scripted responders, live and on load",
+    async () => {
+      const user = await h.srv.createUser();
+      const make = async (name: string, path: string, settings: Record<string, unknown>, method = "ANY") => {
+        const res = await user.client.post(BASE, { name, method, location: { pathType: "=", path }, settings: { requestsToTrack: 10, ...settings } });
+        expect(res.status).toBe(201);
+        return res.json.id as string;
+      };
+      const staticId = await make("static", "/static", { statusCode: 201 }, "POST");
+      const scriptedId = await make("scripted", "/scripted", { script: "if (context.query.fail) throw new Error('kaboom'); return { statusCode: 418, body: 'teapot' };" });
+      const send = (p: string, method = "GET") => fetch(`${h.url}${p}`, { method, headers: { host: `${user.handle}.localhost:${port}` } }).then(async (x) => (await x.arrayBuffer(), x.status));
+      /** The Status column's header and each row's status cell, newest first. */
+      const statuses = (page: Page) =>
+        page.evaluate(`(() => {
+          const table = document.querySelector("[data-testid=history-table]");
+          const heads = [...table.querySelectorAll("thead th")].map((th) => th.textContent.trim());
+          const col = heads.indexOf("Status");
+          return { col, cells: [...table.querySelectorAll("tbody tr[data-record]")].map((tr) => (col < 0 ? "no Status column" : tr.children[col].textContent.trim())) };
+        })()`) as Promise<{ col: number; cells: string[] }>;
+      const rows = (n: number) => `document.querySelectorAll("[data-testid=history-table] tbody tr[data-record]").length === ${n}`;
+
+      const ui = await h.open({ user });
+      const { page } = ui;
+      // Static: the page is open before the hit; the record arrives through the live poll with its 201.
+      await goto(ui, `${h.url}/responders/${staticId}`);
+      await waitForText(page, "Waiting for requests");
+      expect(await send("/static", "POST")).toBe(201);
+      await page.waitForFunction(rows(1), { timeout: 15_000 });
+      expect(await statuses(page)).toEqual({ col: 1, cells: ["201"] });
+      expect(await axeViolations(page)).toEqual([]);
+
+      // Scripted, no trackResponse: the script's 418 and a failure's 500, on load and then live.
+      expect(await send("/scripted")).toBe(418);
+      expect(await send("/scripted?fail=1")).toBe(500);
+      await goto(ui, `${h.url}/responders/${scriptedId}`);
+      await page.waitForFunction(rows(2), { timeout: 15_000 });
+      expect((await statuses(page)).cells).toEqual(["500", "418"]);
+      expect(await send("/scripted")).toBe(418);
+      await page.waitForFunction(rows(3), { timeout: 15_000 });
+      expect((await statuses(page)).cells).toEqual(["418", "500", "418"]);
+      // The detail of a record whose response was not stored still says what was sent.
+      await openRecord(page, "GET /scripted");
+      await waitForText(page, "Headers and body not stored.");
+      expect(await page.$eval("[data-testid=request-detail]", (e: any) => e.innerText)).toContain("418");
       expectClean(ui);
     },
     TEST_TIMEOUT,

@@ -2884,6 +2884,8 @@ export interface components {
                 statusCode: number;
                 truncated: boolean;
             };
+            /** @description (supplement §27) status of the response sent, whether or not the response is stored; absent only on records captured before statuses were recorded that have no stored response */
+            statusCode?: number;
         };
         TrackerRevision: {
             /** @description unix seconds */

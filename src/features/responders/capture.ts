@@ -41,6 +41,9 @@ export interface PendingCapture {
   /** Stored bytes (already cut at max_tracked_body_bytes). */
   body: Uint8Array;
   bodySize: number;
+  /** Status of the response sent, stored or not (supplement §27). */
+  statusCode: number;
+  /** The response, when it is stored (§11.5: trackResponse or a failure). */
   response?: { statusCode: number; headers: HeaderList; body: Uint8Array; bodySize: number; truncated: boolean };
   /** The record's id, set when it is written (a record dropped beyond the tracking depth never gets one). */
   id?: string;
@@ -62,6 +65,7 @@ const toRow = (c: PendingCapture): TrackedInsert => {
     headers: JSON.stringify(headerPairs(c.headers)),
     body: c.body.byteLength > 0 ? c.body : null,
     body_size: c.bodySize,
+    status_code: c.statusCode,
     response_status: c.response?.statusCode ?? null,
     response_headers: c.response ? JSON.stringify(c.response.headers) : null,
     response_body: c.response && c.response.body.byteLength > 0 ? c.response.body : null,

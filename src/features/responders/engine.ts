@@ -442,7 +442,8 @@ export class ResponderEngine {
         if (tracking && !produced.skipRequest) {
           const max = entry.limits.max_tracked_body_bytes;
           const storeResponse = produced.trackResponse || produced.failed;
-          // Recorded as sent (§11.10): HEAD, 204 and 304 answers carry no body, whatever the script produced.
+          // Recorded as sent (§11.10): the status always (§27); HEAD, 204 and 304 answers carry no body, whatever the
+          // script produced.
           const sent = sendsNoBody(method, produced.statusCode) ? EMPTY : produced.body;
           const record: PendingCapture = {
             responderId: winner.id,
@@ -456,6 +457,7 @@ export class ResponderEngine {
             headers: rawHeaders!,
             body: body.byteLength > max ? body.subarray(0, max) : body,
             bodySize: body.byteLength,
+            statusCode: produced.statusCode,
             ...(storeResponse
               ? {
                   response: {

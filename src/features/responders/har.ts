@@ -36,6 +36,9 @@ export interface TrackedRecord {
   headers: HeaderPair[];
   body?: string;
   bodySize: number;
+  /** Status of the response sent (supplement §27); absent only on records stored before it was recorded without a
+   *  stored response (migrations/0017_response_status.sql). */
+  statusCode?: number;
   response?: TrackedResponse;
 }
 
@@ -92,6 +95,8 @@ export function toTrackedRecord(r: TrackedRow): TrackedRecord {
     ...(body !== undefined ? { body } : {}),
     bodySize: r.body_size,
   };
+  const status = r.status_code ?? r.response_status;
+  if (status !== null) record.statusCode = status;
   if (r.response_status !== null) {
     const rb = b64(r.response_body);
     record.response = {

@@ -104,12 +104,12 @@ describe("tracked request records (§11.10)", () => {
     r = await create(u, { location: { pathType: "*", path: "/orders" }, settings: { requestsToTrack: 10, statusCode: 201, headers: [["content-type", "application/json"]], body: '{"ok":true}' } });
   });
 
-  test("method, raw path, rawQuery, sorted lower-case headers, base64 body, bodySize, client address; no response for defaults", async () => {
+  test("method, raw path, rawQuery, sorted lower-case headers, base64 body, bodySize, client address, status sent; no response for defaults", async () => {
     const res = await hit(u, "/orders/7?debug=1&x=a+b", { method: "POST", headers: { "Content-Type": "application/json", "X-Custom": "yes" }, body: '{"qty":2}' });
     expect(res.status).toBe(201);
     const [rec] = await history(u, r.id);
-    expect(Object.keys(rec)).toEqual(["id", "createdAt", "durationMs", "clientAddress", "method", "path", "rawQuery", "headers", "body", "bodySize"]);
-    expect(rec).toMatchObject({ createdAt: Math.floor(nowMs / 1000), clientAddress: "127.0.0.1", method: "POST", path: "/orders/7", rawQuery: "debug=1&x=a+b", body: b64('{"qty":2}'), bodySize: 9 });
+    expect(Object.keys(rec)).toEqual(["id", "createdAt", "durationMs", "clientAddress", "method", "path", "rawQuery", "headers", "body", "bodySize", "statusCode"]);
+    expect(rec).toMatchObject({ createdAt: Math.floor(nowMs / 1000), clientAddress: "127.0.0.1", method: "POST", path: "/orders/7", rawQuery: "debug=1&x=a+b", body: b64('{"qty":2}'), bodySize: 9, statusCode: 201 });
     expect(Number.isInteger(rec.durationMs) && rec.durationMs >= 0).toBe(true);
     const names = rec.headers.map(([n]: [string, string]) => n);
     expect(names).toEqual([...names].sort());

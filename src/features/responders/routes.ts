@@ -111,6 +111,13 @@ export const TrackedRequest = Named(
     headers: T.Array(HeaderPair, { description: "lower-case names, sorted by name; repeats joined with \", \" (cookie with \"; \")" }),
     body: T.Optional(T.String({ contentEncoding: "base64", description: "base64 of the stored bytes (cut at max_tracked_body_bytes); omitted when empty" })),
     bodySize: T.Integer({ minimum: 0, description: "original size" }),
+    statusCode: T.Optional(
+      T.Integer({
+        minimum: 100,
+        maximum: 599,
+        description: "(supplement §27) status of the response sent, whether or not the response is stored; absent only on records captured before statuses were recorded that have no stored response",
+      }),
+    ),
     response: T.Optional(TrackedResponse),
   }),
 );

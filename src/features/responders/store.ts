@@ -47,6 +47,10 @@ export interface TrackedRow {
   headers: string;
   body: Uint8Array | null;
   body_size: number;
+  /** Status of the response sent (supplement §27); null only on records stored before it was recorded
+   *  (migrations/0017_response_status.sql) without a stored response. */
+  status_code: number | null;
+  /** The stored response (§11.5): NULL = not stored. */
   response_status: number | null;
   response_headers: string | null;
   response_body: Uint8Array | null;
@@ -243,11 +247,11 @@ export const respondersStore = {
   insertTracked: (db: Db, r: TrackedInsert) =>
     db.run(
       `INSERT INTO responder_requests (id, responder_id, created_at, created_at_ms, duration_ms, client_address, method, path, raw_query, headers, body,
-         body_size, response_status, response_headers, response_body, response_body_size, response_truncated, size)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         body_size, status_code, response_status, response_headers, response_body, response_body_size, response_truncated, size)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
         r.id, r.responder_id, r.created_at, r.created_at_ms, r.duration_ms, r.client_address, r.method, r.path, r.raw_query, r.headers, r.body,
-        r.body_size, r.response_status, r.response_headers, r.response_body, r.response_body_size, r.response_truncated, r.size,
+        r.body_size, r.status_code, r.response_status, r.response_headers, r.response_body, r.response_body_size, r.response_truncated, r.size,
       ],
     ),
 

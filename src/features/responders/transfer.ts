@@ -65,6 +65,8 @@ export function parseTrackedRecord(raw: unknown, field: string, maxBodyBytes: nu
   if (!isInt(raw.durationMs, 0, 2_147_483_647)) throw invalid(`${field}.durationMs: must be a non-negative integer`);
   if (typeof raw.method !== "string" || !TOKEN_RE.test(raw.method)) throw invalid(`${field}.method: must be an HTTP method`);
   const req = body(raw.body, raw.bodySize, field, maxBodyBytes);
+  if (raw.statusCode !== undefined && raw.statusCode !== null && !isInt(raw.statusCode, 100, 599))
+    throw invalid(`${field}.statusCode: must be an integer from 100 to 599`);
   const row: TrackedInput = {
     created_at: raw.createdAt,
     // The file carries seconds (§11.10); HAR falls back to them for imported records.
@@ -77,6 +79,8 @@ export function parseTrackedRecord(raw: unknown, field: string, maxBodyBytes: nu
     headers: headerPairs(raw.headers, `${field}.headers`),
     body: req.bytes,
     body_size: req.size,
+    // A file written before statuses were recorded (§27) has none: the stored response's, when there is one (below).
+    status_code: isInt(raw.statusCode, 100, 599) ? raw.statusCode : null,
     response_status: null,
     response_headers: null,
     response_body: null,
@@ -91,6 +95,7 @@ export function parseTrackedRecord(raw: unknown, field: string, maxBodyBytes: nu
     if (typeof r.truncated !== "boolean") throw invalid(`${f}.truncated: must be a boolean`);
     const res = body(r.body, r.bodySize, f, maxBodyBytes);
     row.response_status = r.statusCode;
+    row.status_code ??= r.statusCode;
     row.response_headers = headerPairs(r.headers, `${f}.headers`);
     row.response_body = res.bytes;
     row.response_body_size = res.size;

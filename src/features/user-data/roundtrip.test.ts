@@ -38,8 +38,11 @@ describe("round trip", () => {
     expect(orders.settings.notifications).toEqual({ enabled: true, throttleSeconds: 900 });
     expect(orders.history.length).toBe(5); // 7 hits, 5 tracked
     expect(orders.history[0].body).toBe(Buffer.from('{"i":6}').toString("base64"));
+    // every record carries the status sent (supplement §27), its response stored or not
+    expect(orders.history.map((h: any) => [h.statusCode, h.response])).toEqual(Array(5).fill([201, undefined]));
     const echo = d.responders.find((r: any) => r.name === "echo");
     expect(echo.history[0].response).toMatchObject({ statusCode: 202, truncated: false });
+    expect(echo.history[0].statusCode).toBe(202);
     expect(d.privateKeys.map((k: any) => k.encrypted).sort()).toEqual([false, false, true]);
     expect(d.apiTrackers[0].revisions.length).toBe(3);
     expect(d.pageTrackers[0].revisions.map((r: any) => Buffer.from(r.body, "base64").toString())).toEqual(["All systems go", '{"title":"Degraded"}']);

@@ -1,7 +1,8 @@
-// The captured requests as a table: method, path and query, status (when the response was stored), client address,
-// arrival time and duration. Rows are memoised by record, so a poll that brings a few new records renders only
-// those (the page keeps up with 50 requests/s: scripts/bench/responders/ui-history.ts). Opening a row is a button
-// (keyboard and screen readers); the open one is marked.
+// The captured requests as a table: method, path and query, the status sent (every record carries it, supplement §27;
+// only records of older versions without a stored response lack it), client address, arrival time and duration.
+// Rows are memoised by record, so a poll that brings a few new records renders only those (the page keeps up with 50
+// requests/s: scripts/bench/responders/ui-history.ts). Opening a row is a button (keyboard and screen readers); the
+// open one is marked.
 import { Badge, Table } from "@mantine/core";
 import "./history-table.css";
 import { memo } from "react";
@@ -19,6 +20,12 @@ export function statusColor(status: number): string {
   return "green";
 }
 
+/** The status a record was answered with: its own, else its stored response's; undefined when unknown. */
+export function recordStatus(r: Pick<TrackedRecord, "statusCode" | "response">): number | undefined {
+  const s = r.statusCode ?? r.response?.statusCode;
+  return s === undefined ? undefined : Number(s);
+}
+
 /** A status with a coloured dot (the text stays in the body colour: readable in both schemes). */
 export function StatusBadge({ status }: { status: number }) {
   return (
@@ -30,9 +37,9 @@ export function StatusBadge({ status }: { status: number }) {
 
 // Row cells are plain elements styled by class (history-table.css): a poll under load mounts dozens of rows at
 // once, and Mantine's Text/Badge per cell made that the page's main cost (scripts/bench/responders/ui-history.ts).
-const Row = memo(function Row({ r, selected, onOpen, withStatus }: { r: TrackedRecord; selected: boolean; onOpen: (id: string) => void; withStatus: boolean }) {
+const Row = memo(function Row({ r, selected, onOpen }: { r: TrackedRecord; selected: boolean; onOpen: (id: string) => void }) {
   const target = r.path + (r.rawQuery ? `?${r.rawQuery}` : "");
-  const status = r.response ? Number(r.response.statusCode) : undefined;
+  const status = recordStatus(r);
   return (
     <Table.Tr className={selected ? "history-row history-row-selected" : "history-row"} aria-selected={selected} data-record={r.id}>
       <Table.Td>
@@ -40,19 +47,17 @@ const Row = memo(function Row({ r, selected, onOpen, withStatus }: { r: TrackedR
           <span className="history-method">{r.method}</span> <span className="history-target">{target}</span>
         </button>
       </Table.Td>
-      {withStatus && (
-        <Table.Td>
-          {status !== undefined ? (
-            <span className="history-status mono" data-tone={statusColor(status)}>
-              {status}
-            </span>
-          ) : (
-            <span className="history-small history-dimmed" title="The response was not stored">
-              —
-            </span>
-          )}
-        </Table.Td>
-      )}
+      <Table.Td data-column="status">
+        {status !== undefined ? (
+          <span className="history-status mono" data-tone={statusColor(status)}>
+            {status}
+          </span>
+        ) : (
+          <span className="history-small history-dimmed" title="Not recorded (captured by an older version)">
+            —
+          </span>
+        )}
+      </Table.Td>
       <Table.Td visibleFrom="sm">
         <span className="history-small mono nowrap">{r.clientAddress ?? "—"}</span>
       </Table.Td>
@@ -70,14 +75,12 @@ const Row = memo(function Row({ r, selected, onOpen, withStatus }: { r: TrackedR
 
 /** The table lays out at fixed column widths (rows arriving at the top do not make the browser measure every row). */
 export function HistoryTable({ records, selectedId, onOpen }: { records: TrackedRecord[]; selectedId: string | undefined; onOpen: (id: string) => void }) {
-  // Statuses are known only for stored responses (a script's trackResponse, or a failure): no column of dashes.
-  const withStatus = records.some((r) => r.response !== undefined);
   return (
     <Table layout="fixed" highlightOnHover verticalSpacing={4} horizontalSpacing="xs" stickyHeader aria-label="Captured requests" data-testid="history-table">
       <Table.Thead>
         <Table.Tr>
           <Table.Th>Request</Table.Th>
-          {withStatus && <Table.Th w={76}>Status</Table.Th>}
+          <Table.Th w={76}>Status</Table.Th>
           <Table.Th visibleFrom="sm" w={128}>
             Client
           </Table.Th>
@@ -89,7 +92,7 @@ export function HistoryTable({ records, selectedId, onOpen }: { records: Tracked
       </Table.Thead>
       <Table.Tbody>
         {records.map((r) => (
-          <Row key={r.id} r={r} selected={r.id === selectedId} onOpen={onOpen} withStatus={withStatus} />
+          <Row key={r.id} r={r} selected={r.id === selectedId} onOpen={onOpen} />
         ))}
       </Table.Tbody>
     </Table>

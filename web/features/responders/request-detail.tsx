@@ -1,14 +1,14 @@
 // One captured request (supplement §11.10): the request line, when, from where and how long; the query as a table;
 // the headers (reverse-proxy headers behind a switch, hidden by default as the contract says); the body as JSON,
-// text or hex with a download; the stored response (or why there is none) and a script failure called out. "Copy as
-// curl" reproduces the request against the responder's URL.
+// text or hex with a download; the status sent, the stored response (or why there is none) and a script failure
+// called out. "Copy as curl" reproduces the request against the responder's URL.
 import { Alert, Button, Code, Group, Paper, Stack, Switch, Table, Text, Title } from "@mantine/core";
 import { useState } from "react";
 import { asText, BodyView, decodeBase64 } from "../../components/body-view";
 import { copyWithToast } from "../../components/copy-button";
 import { decodeQuery } from "./query";
 import { curlCommand } from "./curl";
-import { recordDateTime, StatusBadge } from "./history-table";
+import { recordDateTime, recordStatus, StatusBadge } from "./history-table";
 import { isProxyHeader, type HeaderPairs, type TrackedRecord } from "./responders-api";
 
 const headerValue = (headers: HeaderPairs, name: string) => headers.find(([n]) => (n ?? "").toLowerCase() === name)?.[1] ?? "";
@@ -71,6 +71,7 @@ export function RequestDetail({ record, base, title = "Request" }: { record: Tra
   const target = record.path + (record.rawQuery ? `?${record.rawQuery}` : "");
   const failure = scriptFailure(record);
   const res = record.response;
+  const status = recordStatus(record);
   return (
     <Paper withBorder p="sm" radius="sm" data-testid="request-detail">
       <Stack gap="md">
@@ -141,9 +142,16 @@ export function RequestDetail({ record, base, title = "Request" }: { record: Tra
               <BodyView label="Response body" base64={res.body} size={Number(res.bodySize)} contentType={headerValue(res.headers, "content-type")} filename={`response-${record.id}.bin`} />
             </Stack>
           ) : (
-            <Text size="sm" c="dimmed">
-              Not stored. A script stores it by returning <Code>trackResponse: true</Code>; a failed script’s response is always stored.
-            </Text>
+            <Stack gap={6}>
+              {status !== undefined && (
+                <Group gap="xs">
+                  <StatusBadge status={status} />
+                </Group>
+              )}
+              <Text size="sm" c="dimmed">
+                {status !== undefined ? "Headers and body not stored." : "Not stored."} A script stores them by returning <Code>trackResponse: true</Code>; a failed script’s response is always stored.
+              </Text>
+            </Stack>
           )}
         </Section>
       </Stack>

@@ -20,6 +20,7 @@ import m0013 from "./0013_instances.sql" with { type: "text" };
 import m0015 from "./0015_storage.sql" with { type: "text" };
 import m0016 from "./0016_search_index.sql" with { type: "text" };
 import m0016pg from "./0016_search_index.pg.sql" with { type: "text" };
+import m0017 from "./0017_response_status.sql" with { type: "text" };
 import { trackersWithoutNul } from "./trackers-without-nul";
 import type { Db } from "../db";
 
@@ -52,4 +53,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 14, name: "0014_trackers_without_nul", sql: "", data: trackersWithoutNul },
   { version: 15, name: "0015_storage", sql: m0015 },
   { version: 16, name: "0016_search_index", sql: m0016, postgres: m0016pg },
+  { version: 17, name: "0017_response_status", sql: m0017 },
 ];
