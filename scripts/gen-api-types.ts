@@ -5,18 +5,23 @@
 // `paths`/`components` types that web/api/client.ts hands to openapi-fetch, so a contract change breaks the UI's
 // type check instead of the user.
 //
-// `bun run gen:api --check` (CI): exits 1 when the committed file differs from what would be generated.
+// It also writes web/api/rules.gen.ts: the values of every slice's import-free shared-rules.ts module (limits,
+// patterns, lists), so the UI checks with the API's own rules (scripts/gen/rules.ts).
+//
+// `bun run gen:api --check` (CI): exits 1 when a committed file differs from what would be generated.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createApp, createServices } from "../src/app";
 import { loadConfig } from "../src/config/load";
+import { rulesModule } from "./gen/rules";
 import { openRuntime } from "../src/platform/boot";
 import { createLogger } from "../src/platform/log";
 
 const { values } = parseArgs({ args: Bun.argv.slice(2), options: { check: { type: "boolean", default: false } }, strict: true });
 const OUT = resolve(import.meta.dir, "../web/api/schema.gen.ts");
+const RULES_OUT = resolve(import.meta.dir, "../web/api/rules.gen.ts");
 
 async function openApiDocument(): Promise<Record<string, unknown>> {
   const dataDir = mkdtempSync(join(tmpdir(), "secbox-gen-api-"));
@@ -61,17 +66,25 @@ const doc = await openApiDocument();
 const ast = await openapiTS(doc as any, { alphabetize: true });
 const text = HEADER + astToString(ast);
 
-if (values.check) {
-  let current = "";
-  try {
-    current = readFileSync(OUT, "utf8");
-  } catch {}
-  if (current !== text) {
-    console.error("web/api/schema.gen.ts is stale: run `bun run gen:api` and commit the result");
-    process.exit(1);
+const outputs: [string, string][] = [
+  [OUT, text],
+  [RULES_OUT, await rulesModule()],
+];
+let stale = false;
+for (const [file, content] of outputs) {
+  const name = `web/api/${file.split("/").pop()}`;
+  if (values.check) {
+    let current = "";
+    try {
+      current = readFileSync(file, "utf8");
+    } catch {}
+    if (current !== content) {
+      console.error(`${name} is stale: run \`bun run gen:api\` and commit the result`);
+      stale = true;
+    } else console.log(`${name} is up to date`);
+  } else {
+    writeFileSync(file, content);
+    console.log(`wrote ${name} (${content.length} chars)`);
   }
-  console.log("web/api/schema.gen.ts is up to date");
-} else {
-  writeFileSync(OUT, text);
-  console.log(`wrote web/api/schema.gen.ts (${text.length} chars)`);
 }
+if (stale) process.exit(1);

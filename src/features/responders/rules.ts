@@ -16,6 +16,7 @@ import type { TagRef } from "../tags/service";
 import { methodsOverlap, RESPONDER_METHODS, type PathType } from "./match";
 import type { HeaderList } from "./script-result";
 import { respondersStore, type ResponderRow } from "./store";
+import { MAX_SCRIPT_BYTES } from "../scripts/shared-rules";
 
 export interface ResponderLocation {
   pathType: PathType;
@@ -80,7 +81,6 @@ const BAD_HEADER_VALUE_RE = /[\r\n\0]/;
 const MAX_HEADERS = 100;
 const MAX_HEADER_VALUE_BYTES = 8 * 1024;
 const MAX_BODY_BYTES = 1024 * 1024;
-const MAX_SCRIPT_BYTES = 51_200;
 export const DEFAULT_THROTTLE = 3600;
 
 export const present = (v: unknown) => v !== undefined && v !== null;

@@ -13,7 +13,9 @@ import type { TagRef } from "../tags/store";
 import { scriptsStore, type ScriptRow, type ScriptSummaryRow } from "./store";
 import type { ScriptChecker } from "../../sandbox/syntax";
 
-export const SCRIPT_TYPES = ["responder", "api_configurator", "api_extractor", "page_extractor", "universal"] as const;
+import { MAX_SCRIPT_BYTES, MAX_SCRIPT_NAME, SCRIPT_TYPES } from "./shared-rules";
+
+export { MAX_SCRIPT_BYTES, MAX_SCRIPT_NAME, SCRIPT_TYPES };
 export type ScriptType = (typeof SCRIPT_TYPES)[number];
 
 /** `?context=` of the list: which script types a consumer may pick from. */
@@ -24,8 +26,6 @@ export const SCRIPT_CONTEXTS: Record<string, readonly ScriptType[]> = {
 };
 
 export const SCRIPT_SORT_KEYS = ["name", "createdAt", "updatedAt", "scriptType"] as const;
-export const MAX_SCRIPT_BYTES = 51_200;
-export const MAX_SCRIPT_NAME = 128;
 
 export interface UserScript {
   id: string;

@@ -6,11 +6,12 @@ import { isUuid, newId } from "../../platform/http/ids";
 import { parseListQuery } from "../../platform/http/list-query";
 import { charLength, checkNameChars, pathId } from "../../platform/http/validate";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
+import { HEX_COLOR_RE, MAX_TAGS_PER_ENTITY, TAG_COLORS, TAG_NAME_MAX } from "./shared-rules";
 import { tagsStore, toUserTag, type TagRef, type UserTag } from "./store";
 
 export type { TagRef, UserTag } from "./store";
 
-export const MAX_TAGS_PER_ENTITY = 10;
+export { MAX_TAGS_PER_ENTITY, TAG_COLORS } from "./shared-rules";
 
 /** Entity types as stored in entity_tags.entity_type. */
 export type TaggableType =
@@ -23,9 +24,6 @@ export type TaggableType =
   | "pageTracker"
   | "apiTracker";
 
-export const TAG_COLORS = ["default", "primary", "success", "accent", "warning", "danger"] as const;
-const HEX_COLOR_RE = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/;
-const TAG_NAME_MAX = 50;
 
 /** Tag name: trimmed, lower-cased, 1..50 characters, no control characters (supplement §6, platform normalizeName). */
 export function normalizeTagName(raw: unknown, field = "name"): string {

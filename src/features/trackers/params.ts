@@ -7,6 +7,7 @@ import { normalizeName, utf8Length } from "../../platform/http/validate";
 import { analyzeSchedule } from "../../platform/jobs/cron";
 import { INVALID_VALUE as OUTBOUND_BAD_VALUE, TOKEN } from "../../platform/net/client";
 import { literalTargetRefused } from "../../platform/net/guard";
+import { MAX_SCRIPT_BYTES } from "../scripts/shared-rules";
 
 export interface RetryStrategy {
   type: "constant";
@@ -40,7 +41,7 @@ export const RETRY_MAX_ATTEMPTS = 10;
 export const NAME_MAX = 100;
 /** Target limits shared by the kinds (supplement §15.1, §16.1). */
 export const MAX_URL_CHARS = 2048;
-export const MAX_SCRIPT_BYTES = 51_200;
+export { MAX_SCRIPT_BYTES };
 export const MAX_HEADERS = 100;
 
 /**

@@ -1,5 +1,7 @@
 // Tag colours (supplement §6): the named ones map to Mantine palette colours; "#rgb"/"#rrggbb" are used as given.
-export const TAG_COLORS = ["default", "primary", "success", "accent", "warning", "danger"] as const;
+import { tags as tagRules } from "../../api/rules.gen";
+
+export const TAG_COLORS = tagRules.TAG_COLORS;
 export type NamedTagColor = (typeof TAG_COLORS)[number];
 
 export const TAG_COLOR_LABELS: Record<NamedTagColor, string> = {
@@ -21,7 +23,7 @@ const PALETTE: Record<NamedTagColor, string> = {
 };
 
 export const isNamedColor = (c: string): c is NamedTagColor => (TAG_COLORS as readonly string[]).includes(c);
-export const HEX_COLOR = /^#([0-9a-f]{3}|[0-9a-f]{6})$/i;
+export const HEX_COLOR = tagRules.HEX_COLOR_RE;
 
 /** A Mantine colour for a tag colour value. */
 export const mantineColor = (c: string) => (isNamedColor(c) ? PALETTE[c] : HEX_COLOR.test(c) ? c : "gray");

@@ -1,5 +1,6 @@
 // The responder editor's form model: values from a stored responder (or defaults), the payload they become, the
 // URL they give (previewed as you type), checks that need no server, and where an API error's field lands.
+import { scripts as scriptRules } from "../../api/rules.gen";
 import type { CodeLanguage } from "../../components/code-editor/code-editor";
 import { headerRow, toHeaderPairs, toHeaderRows, type HeaderRow } from "../../components/header-list-editor";
 import type { Method, Responder, ResponderInfo, ResponderPayload } from "./responders-api";
@@ -27,7 +28,7 @@ export interface ResponderValues {
 
 export const PATH_RE = /^\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*$/;
 export const PREFIX_RE = /^[a-z0-9]([a-z0-9-]{0,34}[a-z0-9])?$/;
-export const MAX_SCRIPT_BYTES = 51_200;
+export const MAX_SCRIPT_BYTES = scriptRules.MAX_SCRIPT_BYTES;
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 export function initialValues(r: Responder | undefined, copy: boolean): ResponderValues {

@@ -1,4 +1,5 @@
 import { api, call } from "../../api/client";
+import { scripts as scriptRules } from "../../api/rules.gen";
 import type { ListQuery, Script, ScriptListItem, ScriptType } from "../../api/types";
 
 export const scriptsApi = {
@@ -9,8 +10,8 @@ export const scriptsApi = {
   remove: (id: string) => call(api.DELETE("/api/user/scripts/{script_id}", { params: { path: { script_id: id } } })),
 };
 
-/** Script source limit (supplement §8, §22). */
-export const MAX_SCRIPT_BYTES = 51_200;
+/** Script source limit (supplement §8, §22): the API's own rule. */
+export const MAX_SCRIPT_BYTES = scriptRules.MAX_SCRIPT_BYTES;
 
 export const SCRIPT_TYPES: { value: ScriptType; label: string; hint: string; starter: string }[] = [
   {

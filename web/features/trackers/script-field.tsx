@@ -5,10 +5,11 @@ import { Button, Group, Menu, Text } from "@mantine/core";
 import { modals } from "@mantine/modals";
 import type { ReactNode } from "react";
 import { CodeEditor } from "../../components/code-editor/code-editor";
+import { scripts as scriptRules } from "../../api/rules.gen";
 import { utf8Length } from "../../components/format";
 import type { ScriptRuntime } from "../../components/code-editor/script-syntax";
 
-export const MAX_SCRIPT_BYTES = 51_200;
+export const MAX_SCRIPT_BYTES = scriptRules.MAX_SCRIPT_BYTES;
 
 export type { ScriptExample } from "./script-example";
 import type { ScriptExample } from "./script-example";
