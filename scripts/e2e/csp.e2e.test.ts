@@ -81,7 +81,7 @@ describe("content security policies", () => {
       await waitForText(page, "'unsafe_inline': not a CSP keyword");
       // Clicking a finding selects its directive.
       await (await byRole(page, "combobox", "default-src values")).click();
-      expect(await selectedRow(page)).toBe("default-src");
+      await page.waitForFunction(`document.querySelector("ul[aria-label=Directives] > li[aria-current=true]")?.dataset.directive === "default-src"`);
       await (await page.waitForSelector(`li[data-finding="unsafe-inline"] button`))!.click();
       await page.waitForFunction(`document.querySelector("ul[aria-label=Directives] > li[aria-current=true]")?.dataset.directive === "script-src"`);
       expect(await page.evaluate(`document.activeElement.closest("li").dataset.directive`)).toBe("script-src");
