@@ -97,6 +97,7 @@ const GROUPS: [string, (n: string) => boolean][] = [
   ["responders", (n) => n.startsWith("responder")],
   ["API trackers", (n) => n.startsWith("api-tracker")],
   ["page trackers, not found", (n) => n.startsWith("page-tracker") || n === "not-found"],
+  ["help pages", (n) => n.startsWith("help")],
 ];
 
 /**
