@@ -99,6 +99,7 @@ const GROUPS: [string, (n: string) => boolean][] = [
   ["API trackers", (n) => n.startsWith("api-tracker")],
   ["page trackers, not found", (n) => n.startsWith("page-tracker") || n === "not-found"],
   ["search palette, script checks", (n) => n.startsWith("search-") || ["script-lint", "script-confirm", "script-saved-warning"].includes(n)],
+  ["help pages", (n) => n.startsWith("help")],
 ];
 
 /**

@@ -147,6 +147,11 @@ export async function seedPages(h: UiHarness, fixtures: TrackerFixtures, email =
     ["page-tracker", `/trackers/pages/${t.page}`, "Scripts and stylesheets"],
     ["page-tracker-edit", `/trackers/pages/${t.page}/edit`, "In-page extractor"],
     ["not-found", "/nope", "Page not found"],
+    // the manual inside the app: the index, a long topic (tables, code), a topic opened at a section
+    ["help", "/help", "Webhook responders"],
+    ["help-responders", "/help/responders", "Responders need a domain of their own"],
+    ["help-csp", "/help/csp", "The evaluator, compared with Google's"],
+    ["help-api-section", "/help/api#first-user-and-api-key", "Sign up"],
     // issue 30: the search palette (Ctrl+K), its names-only state, a list's "search everywhere", script lint and the
     // save confirmation of a script that does not compile
     ["search-palette", "/", "Pick a tool", (page) => palette(page, "orders")],

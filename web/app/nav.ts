@@ -50,4 +50,7 @@ export const NAV: NavArea[] = [
 
 export const SETTINGS: NavItem = { label: "Settings", path: "/settings", summary: "Theme, notification email, API keys and password.", api: "/api/user/settings", ready: true };
 
+/** The manual of every tool (features/help), served by the server itself. */
+export const HELP: NavItem = { label: "Help", path: "/help", summary: "The manual of every tool, served by this server: it needs no network.", api: "", ready: true };
+
 export const ALL_NAV_ITEMS: NavItem[] = [...NAV.flatMap((a) => a.items), SETTINGS];

@@ -5,6 +5,7 @@ import type { ReactNode } from "react";
 import { Redirect, Route, Switch, useLocation, useSearch } from "wouter";
 import { certificateRoutes, sharedCertificateRoutes } from "../features/certificates/routes";
 import { cspRoutes, sharedCspRoutes } from "../features/csp/routes";
+import { helpRoutes } from "../features/help/routes";
 import { responderRoutes } from "../features/responders/routes";
 import { ScriptEditorPage } from "../features/scripts/script-editor-page";
 import { ScriptsPage } from "../features/scripts/scripts-page";
@@ -93,6 +94,7 @@ export function AppRoutes() {
               {cspRoutes}
               {responderRoutes}
               {TRACKER_ROUTES}
+              {helpRoutes}
               {NAV.flatMap((a) => a.items)
                 .filter((i) => !i.ready)
                 .map((item) => (

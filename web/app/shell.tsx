@@ -1,5 +1,6 @@
 // The app shell: a "Skip to content" link (the first tab stop), header (menu button on narrow screens, name, search
-// box, theme switch, account menu), navigation by area, and the page. The navigation collapses into a drawer below
+// box, theme switch, account menu with Settings and Help), navigation by area (Settings and Help at its foot), and
+// the page. The navigation collapses into a drawer below
 // the `sm` breakpoint and closes after a choice. A route change moves focus to the new page's heading
 // (components/focus.ts).
 import { Alert, AppShell, Burger, Group, Menu, NavLink, ScrollArea, Stack, Text, UnstyledButton } from "@mantine/core";
@@ -8,7 +9,7 @@ import type { ReactNode } from "react";
 import { Link, useLocation } from "wouter";
 import { focusMain, MAIN_ID, useFocusOnRouteChange } from "../components/focus";
 import { useSelf, useSignOut, useStatus } from "./auth/session";
-import { NAV, SETTINGS } from "./nav";
+import { HELP, NAV, SETTINGS } from "./nav";
 import { HeaderSearch } from "./search/header-search";
 import { ThemeToggle } from "./theme-toggle";
 import { useThemeSync } from "./use-theme-setting";
@@ -70,6 +71,7 @@ export function Shell({ children }: { children: ReactNode }) {
               <Menu.Dropdown>
                 <Menu.Label>{self.data?.email}</Menu.Label>
                 <Menu.Item onClick={() => navigate("/settings")}>Settings</Menu.Item>
+                <Menu.Item onClick={() => navigate(HELP.path)}>Help</Menu.Item>
                 <Menu.Item
                   onClick={async () => {
                     await signOut();
@@ -99,6 +101,7 @@ export function Shell({ children }: { children: ReactNode }) {
         </AppShell.Section>
         <AppShell.Section p="xs" style={{ borderTop: "1px solid var(--app-shell-border-color)" }}>
           {link(SETTINGS.label, SETTINGS.path)}
+          {link(HELP.label, HELP.path)}
         </AppShell.Section>
       </AppShell.Navbar>
 

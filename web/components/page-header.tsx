@@ -1,7 +1,8 @@
 import { Group, Stack, Text, Title } from "@mantine/core";
 import type { ReactNode } from "react";
 
-export function PageHeader({ title, description, actions }: { title: string; description?: ReactNode; actions?: ReactNode }) {
+/** A page's title and description, with its actions on the right; `help` (a tool's Help link) comes first there. */
+export function PageHeader({ title, description, actions, help }: { title: string; description?: ReactNode; actions?: ReactNode; help?: ReactNode }) {
   return (
     <Group justify="space-between" align="flex-start" mb="md" wrap="wrap" gap="sm">
       <Stack gap={2} style={{ flex: "1 1 320px" }}>
@@ -14,7 +15,12 @@ export function PageHeader({ title, description, actions }: { title: string; des
           </Text>
         )}
       </Stack>
-      {actions && <Group gap="xs">{actions}</Group>}
+      {(actions || help) && (
+        <Group gap="xs">
+          {help}
+          {actions}
+        </Group>
+      )}
     </Group>
   );
 }

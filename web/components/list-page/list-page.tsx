@@ -36,6 +36,8 @@ export interface ListPageProps<T extends ListRow> {
   onDelete: (row: T) => void;
   /** Extra header actions next to the create button. */
   actions?: ReactNode;
+  /** The tool's Help link (features/help/help-link.tsx), first among the header's actions. */
+  help?: ReactNode;
   /** Shown between the header and the filters (e.g. totals). */
   above?: ReactNode;
   /** Where create/edit/duplicate go when not to this page's dialog (e.g. a full-page editor). */
@@ -170,6 +172,7 @@ export function ListPage<T extends ListRow>(props: ListPageProps<T>) {
       <PageHeader
         title={props.title}
         description={props.description}
+        help={props.help}
         actions={
           <>
             {props.actions}

@@ -22,6 +22,7 @@ import { templatesApi, TEMPLATES_KEY } from "./certificates-api";
 import { GenerateDialog } from "./generate-dialog";
 import { ExtensionFields, KeyFields, SubjectFields, ValidityFields } from "./template-fields";
 import { API_FIELD_MAP, defaultAttributes, takeSanDraft, templateValidation, toAttributes, toFormValues } from "./template-model";
+import { HelpLink } from "../help/help-link";
 
 export function TemplateEditorPage() {
   const params = useParams<{ id?: string }>();
@@ -99,6 +100,7 @@ function TemplateEditor({ existing, copyOf }: { existing?: TemplateGetResponse; 
       </Anchor>
       <PageHeader
         title={existing ? `Template “${existing.template.name}”` : copyOf ? "Duplicate template" : "New certificate template"}
+        help={<HelpLink topic="certificates" />}
         description="A recipe for self-signed certificates: the subject, key, validity and extensions. Save it, then generate certificates from it as often as you need."
         actions={
           existing && (

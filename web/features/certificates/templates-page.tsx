@@ -16,6 +16,7 @@ import { describeKeyAlgorithm } from "./algorithms";
 import { templatesApi, TEMPLATES_KEY } from "./certificates-api";
 import { FetchDialog } from "./fetch-dialog";
 import { describeValidity, subjectLine } from "./template-model";
+import { HelpLink } from "../help/help-link";
 
 const SORTABLE = ["name", "createdAt", "updatedAt"] as const;
 
@@ -83,6 +84,7 @@ export function TemplatesPage() {
   return (
     <>
       <ListPage<CertificateTemplate>
+        help={<HelpLink topic="certificates" />}
         title="Certificate templates"
         description="Recipes for self-signed certificates, like mkcert or step-cli but saved: the subject, key, validity and extensions. Generate a certificate (PEM, PKCS#12, DER) from a template whenever you need one, or share it with a read-only link."
         resource={TEMPLATES_KEY}

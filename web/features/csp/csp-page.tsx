@@ -14,6 +14,7 @@ import { useSearchParam } from "../../components/use-search-param";
 import { navigateSaved } from "../../components/use-unsaved-guard";
 import { cspApi, CSP_KEY, type Policy } from "./csp-api";
 import { ImportDialog } from "./import-dialog";
+import { HelpLink } from "../help/help-link";
 
 const SORTABLE = ["name", "createdAt", "updatedAt"] as const;
 
@@ -58,6 +59,7 @@ export function CspPage() {
   return (
     <>
       <ListPage<Policy>
+        help={<HelpLink topic="csp" />}
         title="Content security policies"
         description="Build Content-Security-Policy headers directive by directive, with an evaluator that points at what an attacker could bypass. Import one from text or a live site, copy it as a header or <meta> tag, share it read-only."
         resource={CSP_KEY}

@@ -22,6 +22,7 @@ import { EvaluatorPanel } from "./evaluator-panel";
 import { ImportDialog } from "./import-dialog";
 import { SerializePanel } from "./serialize-panel";
 import { useEvaluation } from "./use-evaluation";
+import { HelpLink } from "../help/help-link";
 
 export function PolicyEditorPage() {
   const params = useParams<{ id?: string }>();
@@ -126,6 +127,7 @@ function PolicyEditor({ existing, copyOf }: { existing?: PolicyGetResponse; copy
       </Anchor>
       <PageHeader
         title={existing ? `Policy “${existing.policy.name}”` : copyOf ? "Duplicate policy" : "New content security policy"}
+        help={<HelpLink topic="csp" />}
         description="Build the policy directive by directive; the evaluation beside it updates as you type and points at what to fix."
         actions={
           existing && (

@@ -16,6 +16,7 @@ import { ExportDialog } from "./export-dialog";
 import { KeyEditForm } from "./key-edit-form";
 import { KeyForm } from "./key-form";
 import { keysApi, KEYS_KEY, type PrivateKey } from "./keys-api";
+import { HelpLink } from "../help/help-link";
 
 const SORTABLE = ["name", "createdAt", "updatedAt"] as const;
 
@@ -70,6 +71,7 @@ export function KeysPage() {
   return (
     <>
       <ListPage<PrivateKey>
+        help={<HelpLink topic="certificates" section="private-keys" />}
         title="Private keys"
         description="RSA, ECDSA, Ed25519 and DSA keys made and kept on the server, encrypted at rest, optionally behind your own passphrase. Export one as PEM, PKCS#8 or PKCS#12 when you need it; it is never shown on screen."
         resource={KEYS_KEY}

@@ -25,6 +25,7 @@ import { bodyLanguage, formField, initialValues, MAX_SCRIPT_BYTES, previewUrl, r
 import { METHODS, PATH_TYPES, RESPONDERS_KEY, respondersApi, type Responder, type ResponderInfo } from "./responders-api";
 import { ScriptField } from "./script-field";
 import { useAllSecrets } from "./use-all-secrets";
+import { HelpLink } from "../help/help-link";
 
 export function useResponderInfo() {
   return useQuery({ queryKey: [RESPONDERS_KEY, "info"], queryFn: respondersApi.info, staleTime: 60_000 });
@@ -101,6 +102,7 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
         </Anchor>
         <PageHeader
           title={existing ? `Edit “${existing.name}”` : copyOf ? "Duplicate responder" : "New responder"}
+          help={<HelpLink topic="responders" />}
           description="An HTTP endpoint on your own address: it answers with the response below (or what the script returns) and records what it receives."
         />
         {error && (

@@ -18,6 +18,7 @@ import { MethodBadge, UrlCell, useResponderStats } from "./responders-page";
 import { baseOf, RESPONDERS_KEY, respondersApi, type Responder } from "./responders-api";
 import { TryItPanel } from "./try-it-panel";
 import { MAX_SHOWN, useLiveHistory, type LiveHistory } from "./use-live-history";
+import { HelpLink } from "../help/help-link";
 
 export function ResponderPage() {
   const { id } = useParams<{ id: string }>();
@@ -89,6 +90,7 @@ function ResponderView({ responder }: { responder: Responder }) {
       </Anchor>
       <PageHeader
         title={responder.name}
+        help={<HelpLink topic="responders" />}
         actions={
           <>
             <Button component={Link} href={`/responders/${responder.id}/edit`}>

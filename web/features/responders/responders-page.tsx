@@ -17,6 +17,7 @@ import { notifyError, notifySuccess } from "../../components/notify";
 import { TagBadges } from "../../components/tags/tag-badges";
 import { Time } from "../../components/time";
 import { RESPONDERS_KEY, respondersApi, type Responder, type ResponderStats } from "./responders-api";
+import { HelpLink } from "../help/help-link";
 
 const SORTABLE = ["name", "createdAt", "updatedAt", "lastRequestedAt"] as const;
 
@@ -156,6 +157,7 @@ export function RespondersPage() {
 
   return (
     <ListPage<Responder>
+      help={<HelpLink topic="responders" />}
       title="Responders"
       description="HTTP endpoints on your own address: point a webhook, an app or a test at one, answer with a fixed or scripted response, and watch what arrives."
       resource={RESPONDERS_KEY}

@@ -19,6 +19,7 @@ import { TagSelect } from "../../components/tags/tag-select";
 import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-guard";
 import { MAX_SCRIPT_BYTES, SCRIPT_TYPES, scriptsApi, type Script, type ScriptType } from "./scripts-api";
 import { SCRIPTS_KEY } from "./scripts-page";
+import { HelpLink } from "../help/help-link";
 
 /** Page extractors run in the Chromium page; every other script in QuickJS (universal ones mostly do). */
 const runtimeOf = (type: ScriptType) => (type === "page_extractor" ? "chromium" : "quickjs");
@@ -99,7 +100,7 @@ function ScriptEditor({ existing, copyOf }: { existing?: Script; copyOf?: Script
         <Anchor component={Link} href="/scripts" size="sm">
           ← All scripts
         </Anchor>
-        <PageHeader title={existing ? `Script “${existing.name}”` : copyOf ? "Duplicate script" : "New script"} description={type?.hint} />
+        <PageHeader title={existing ? `Script “${existing.name}”` : copyOf ? "Duplicate script" : "New script"} description={type?.hint} help={<HelpLink topic="sandbox" />} />
         {error && (
           <Alert color="red" role="alert">
             {error}

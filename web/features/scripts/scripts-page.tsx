@@ -11,6 +11,7 @@ import { notifyError, notifySuccess } from "../../components/notify";
 import { TagBadges } from "../../components/tags/tag-badges";
 import { Time } from "../../components/time";
 import { MAX_SCRIPT_BYTES, scriptsApi, scriptTypeLabel, type ScriptListItem } from "./scripts-api";
+import { HelpLink } from "../help/help-link";
 
 const SORTABLE = ["name", "scriptType", "createdAt", "updatedAt"] as const;
 export const SCRIPTS_KEY = "scripts";
@@ -57,6 +58,7 @@ export function ScriptsPage() {
 
   return (
     <ListPage<ScriptListItem>
+      help={<HelpLink topic="sandbox" />}
       title="Scripts"
       description="Reusable JavaScript for responders and trackers. A responder or tracker keeps its own copy of a script, so editing one here changes nothing that already uses it."
       resource={SCRIPTS_KEY}

@@ -11,6 +11,7 @@ import { TagBadges } from "../../components/tags/tag-badges";
 import { Time } from "../../components/time";
 import { SecretForm } from "./secret-form";
 import { secretsApi, type Secret } from "./secrets-api";
+import { HelpLink } from "../help/help-link";
 
 const SORTABLE = ["name", "createdAt", "updatedAt"] as const;
 const KEY = "secrets";
@@ -49,6 +50,7 @@ export function SecretsPage() {
   return (
     <>
       <ListPage<Secret>
+        help={<HelpLink topic="data" section="tags-secrets-scripts-settings" />}
         title="Secrets"
         description={
           <>

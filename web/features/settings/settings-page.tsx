@@ -10,6 +10,7 @@ import { lazyPage } from "../../components/lazy-page";
 import { NotificationEmailSection } from "../notification-email/notification-email-section";
 import { PasswordSection } from "./password-section";
 import { SettingsSection } from "./settings-section";
+import { HelpLink } from "../help/help-link";
 
 // Export/import loads on demand (the first load of the app has a size budget).
 const DataSection = lazyPage(() => import("../user-data/data-section").then((m) => m.DataSection));
@@ -59,7 +60,7 @@ function AccountSection() {
 export function SettingsPage() {
   return (
     <Stack gap="md" maw={880}>
-      <PageHeader title="Settings" />
+      <PageHeader title="Settings" help={<HelpLink topic="data" />} />
       <AppearanceSection />
       <AccountSection />
       <NotificationEmailSection />

@@ -12,6 +12,7 @@ import { TAGS_KEY } from "../../components/tags/use-all-tags";
 import { Time } from "../../components/time";
 import { TagForm } from "./tag-form";
 import { tagsApi, type Tag } from "./tags-api";
+import { HelpLink } from "../help/help-link";
 
 const SORTABLE = ["name", "createdAt", "updatedAt"] as const;
 
@@ -52,6 +53,7 @@ export function TagsPage() {
   return (
     <>
       <ListPage<Tag>
+        help={<HelpLink topic="data" section="tags-secrets-scripts-settings" />}
         title="Tags"
         description="Coloured labels you attach to secrets, scripts, responders, certificates, policies and trackers, then filter any list by."
         resource={TAGS_KEY}

@@ -19,6 +19,7 @@ import type { AnyTracker, TrackerKind } from "./kind";
 import { BasicsFields, RunFields, Section } from "./editor-fields";
 import { ScheduleField } from "./schedule-field";
 import { invalidateKind, trackerKeys } from "./use-trackers";
+import { HelpLink } from "../help/help-link";
 
 export interface EditorSpec<T extends AnyTracker, V extends CommonValues, B> {
   kind: TrackerKind<T>;
@@ -113,7 +114,12 @@ function Editor<T extends AnyTracker, V extends CommonValues, B>({ spec, existin
         <Anchor component={Link} href={back} size="sm">
           ← {existing ? existing.name : `All ${kind.noun}s`}
         </Anchor>
-        <PageHeader title={title} description="Test and debug work on what is in the form, saved or not; nothing they do is stored." actions={spec.tools(form)} />
+        <PageHeader
+          title={title}
+          description="Test and debug work on what is in the form, saved or not; nothing they do is stored."
+          help={<HelpLink topic={spec.kind.kind === "api" ? "api-trackers" : "page-trackers"} />}
+          actions={spec.tools(form)}
+        />
         {error && (
           <Alert color="red" role="alert">
             {error}

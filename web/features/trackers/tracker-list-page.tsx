@@ -17,6 +17,7 @@ import type { AnyTracker, TrackerKind } from "./kind";
 import { scheduleWords } from "./schedule";
 import { TrackerStatus } from "./tracker-status";
 import { healthOf, invalidateKind, RUNNING_POLL_MS, trackerKeys, useIsRunning, useLogsSummary, useRunNow } from "./use-trackers";
+import { HelpLink } from "../help/help-link";
 
 const SORTABLE = ["name", "createdAt", "updatedAt"] as const;
 /** Failing trackers named in the banner (each is one GET). */
@@ -144,6 +145,7 @@ export function TrackerListPage<T extends AnyTracker>({ kind, description, empty
 
   return (
     <ListPage<T>
+      help={<HelpLink topic={kind.kind === "api" ? "api-trackers" : "page-trackers"} />}
       title={kind.title}
       description={description}
       resource={kind.key}

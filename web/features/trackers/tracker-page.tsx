@@ -20,6 +20,7 @@ import { scheduleWords } from "./schedule";
 import { TrackerStatus } from "./tracker-status";
 import { useSearchParams } from "./use-search-params";
 import { healthOf, invalidateKind, useIsRunning, useLogsSummary, useRunNow, useTracker } from "./use-trackers";
+import { HelpLink } from "../help/help-link";
 
 export function TrackerPage<T extends AnyTracker>({ kind, details }: { kind: TrackerKind<T>; details?: (t: T) => ReactNode }) {
   const { id } = useParams<{ id: string }>();
@@ -76,6 +77,7 @@ function TrackerView<T extends AnyTracker>({ kind, tracker, details }: { kind: T
       </Anchor>
       <PageHeader
         title={tracker.name}
+        help={<HelpLink topic={kind.kind === "api" ? "api-trackers" : "page-trackers"} />}
         description={
           <Text span size="sm" className="mono" style={{ overflowWrap: "anywhere" }}>
             {kind.targetUrl(tracker)}
