@@ -145,6 +145,9 @@ beforeAll(async () => {
     SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic",
     SECBOX_SUBSCRIPTIONS_TIERS_BASIC_MIN_SCHEDULE_INTERVAL_SEC: "1",
     SECBOX_SUBSCRIPTIONS_TIERS_BASIC_MAX_CONCURRENT_HITS: "1000",
+    // the hit load below comes from one address: neither the tier's hit rate nor the per-client cap may refuse it
+    SECBOX_SUBSCRIPTIONS_TIERS_BASIC_MAX_HITS_PER_SECOND: "0",
+    SECBOX_SERVER_MAX_IN_FLIGHT_PER_CLIENT: "1000",
   };
   // Users written before any instance runs (the same database, in this process).
   const rt = await openRuntime(loadConfig({ file: "", env: { ...env, SECBOX_SERVER_DATA_DIR: join(root, "setup") } }), { log: createLogger("error") });
