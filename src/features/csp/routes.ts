@@ -4,7 +4,7 @@ import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { CspService } from "./service";
 import { media, Named, op, Opt, Page, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
 import { ListQueryParams, ListQuerySchema } from "../../platform/http/list-query";
-import { TaggedMembers, TagIdsParam } from "../tags/routes";
+import { TaggedMembers, TagIdsParam } from "../tags/contract";
 import { DIRECTIVE_NAMES } from "./directives";
 import { CHECKS, SEVERITIES } from "./evaluate";
 import { REMOTE_SOURCES } from "./remote";

@@ -10,7 +10,7 @@ import { parseListQuery } from "../../platform/http/list-query";
 import { normalizeName, pathId } from "../../platform/http/validate";
 import { nowSec, type Runtime } from "../../platform/runtime";
 import type { TagsService } from "../tags/service";
-import type { TagRef } from "../tags/store";
+import type { TagRef } from "../tags/contract";
 import { validateDirectives, type Directive } from "./directives";
 import { importPolicies, parseSerialized } from "./import";
 import { evaluateInput, evaluateSize, evaluateTask, INLINE_EVALUATE_CHARS, MAX_EVALUATE_BYTES, type EvaluateInput, type Evaluation } from "./tasks";

@@ -12,7 +12,7 @@ import { conflict, duplicateName, invalid } from "../../platform/http/errors";
 import { utf8Length } from "../../platform/http/validate";
 import { tierLimits, type Runtime } from "../../platform/runtime";
 import { selectorToText, type ParsedSelector, type SecretsSelector, type SecretsService } from "../secrets/service";
-import type { TagRef } from "../tags/service";
+import type { TagRef } from "../tags/contract";
 import { methodsOverlap, RESPONDER_METHODS, type PathType } from "./match";
 import type { HeaderList } from "./script-result";
 import { respondersStore, type ResponderRow } from "./store";

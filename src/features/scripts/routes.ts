@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import { Named, op, Opt, Page, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
 import { listQueryParams, ListQuerySchema } from "../../platform/http/list-query";
-import { TaggedMembers, TagIdsParam } from "../tags/routes";
+import { TaggedMembers, TagIdsParam } from "../tags/contract";
 import { MAX_SCRIPT_BYTES, MAX_SCRIPT_NAME, SCRIPT_CONTEXTS, SCRIPT_SORT_KEYS, SCRIPT_TYPES, type ScriptsService } from "./service";
 
 const ScriptTypeEnum = StringEnum(SCRIPT_TYPES, { description: "script kind; immutable after creation" });

@@ -9,7 +9,7 @@ import { parseListQuery } from "../../platform/http/list-query";
 import { normalizeName, pathId, utf8Length } from "../../platform/http/validate";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import type { TagsService } from "../tags/service";
-import type { TagRef } from "../tags/store";
+import type { TagRef } from "../tags/contract";
 import { scriptsStore, type ScriptRow, type ScriptSummaryRow } from "./store";
 import type { ScriptChecker } from "../../sandbox/syntax";
 

@@ -4,7 +4,7 @@ import { Elysia } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import { looseBody, Named, op, Opt, Page, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
 import { ListQueryParams, ListQuerySchema } from "../../platform/http/list-query";
-import { TaggedMembers, TagIdsParam } from "../tags/routes";
+import { TaggedMembers, TagIdsParam } from "../tags/contract";
 import type { SecretsService } from "./service";
 
 const NAME_PATTERN = "^[A-Za-z][A-Za-z0-9_-]{0,127}$";

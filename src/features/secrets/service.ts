@@ -8,7 +8,8 @@ import { isUuid, newId } from "../../platform/http/ids";
 import { parseListQuery } from "../../platform/http/list-query";
 import { pathId, utf8Length } from "../../platform/http/validate";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
-import type { TagRef, TagsService } from "../tags/service";
+import type { TagRef } from "../tags/contract";
+import type { TagsService } from "../tags/service";
 import { secretsStore, toSecretMeta, type SecretMeta } from "./store";
 
 export const SECRET_NAME_RE = /^[A-Za-z][A-Za-z0-9_-]{0,127}$/;

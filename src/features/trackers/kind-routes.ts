@@ -7,7 +7,7 @@ import { Dict, looseBody, Named, op, Opt, Page, StringEnum, T, UnixTime, Uuid } 
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import { ListQueryParams, ListQuerySchema } from "../../platform/http/list-query";
 import { SecretsSelector, SecretsSelectorParam } from "../secrets/routes";
-import { TaggedMembers, TagIdsParam } from "../tags/routes";
+import { TaggedMembers, TagIdsParam } from "../tags/contract";
 import type { TrackerKindService } from "./kind-service";
 import { ScriptWarnings } from "../scripts/routes";
 
