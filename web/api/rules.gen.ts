@@ -8,6 +8,12 @@ export const scripts = {
   SCRIPT_TYPES: ["responder", "api_configurator", "api_extractor", "page_extractor", "universal"],
 } as const;
 
+/** src/features/secrets/shared-rules.ts */
+export const secrets = {
+  MAX_SECRET_VALUE_BYTES: 10240,
+  SECRET_NAME_RE: /^[A-Za-z][A-Za-z0-9_-]{0,127}$/,
+} as const;
+
 /** src/features/tags/shared-rules.ts */
 export const tags = {
   HEX_COLOR_RE: /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/,

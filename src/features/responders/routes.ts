@@ -8,7 +8,7 @@ import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { RespondersService } from "./service";
 import { HeaderPair, looseBody, media, Named, op, Opt, Page, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
 import { listQueryParams, ListQuerySchema } from "../../platform/http/list-query";
-import { SecretsSelector, SecretsSelectorParam } from "../secrets/routes";
+import { SecretsSelector, SecretsSelectorParam } from "../secrets/contract";
 import { TaggedMembers, TagIdsParam } from "../tags/contract";
 import { ScriptWarnings } from "../scripts/routes";
 import { HarDocument, HISTORY_MAX_LIMIT } from "./har";

@@ -6,7 +6,7 @@ import { Elysia, t, type AnyElysia, type TSchema } from "elysia";
 import { Dict, looseBody, Named, op, Opt, Page, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import { ListQueryParams, ListQuerySchema } from "../../platform/http/list-query";
-import { SecretsSelector, SecretsSelectorParam } from "../secrets/routes";
+import { SecretsSelector, SecretsSelectorParam } from "../secrets/contract";
 import { TaggedMembers, TagIdsParam } from "../tags/contract";
 import type { TrackerKindService } from "./kind-service";
 import { ScriptWarnings } from "../scripts/routes";

@@ -3,14 +3,15 @@
 import { Alert, Button, Group, Stack, Textarea, TextInput } from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { useState } from "react";
+import { secrets as secretRules } from "../../api/rules.gen";
 import { FormModal } from "../../components/form-modal";
 import { applyApiError } from "../../components/form";
 import { utf8Length } from "../../components/format";
 import { TagSelect } from "../../components/tags/tag-select";
 import type { Secret } from "./secrets-api";
 
-const NAME_RE = /^[A-Za-z][A-Za-z0-9_-]{0,127}$/;
-const MAX_VALUE_BYTES = 10_240;
+const NAME_RE = secretRules.SECRET_NAME_RE;
+const MAX_VALUE_BYTES = secretRules.MAX_SECRET_VALUE_BYTES;
 
 export interface SecretFormResult {
   name: string;
