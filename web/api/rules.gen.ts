@@ -11,6 +11,7 @@ export const scripts = {
 /** src/features/secrets/shared-rules.ts */
 export const secrets = {
   MAX_SECRET_VALUE_BYTES: 10240,
+  SECRET_NAME_MAX: 128,
   SECRET_NAME_RE: /^[A-Za-z][A-Za-z0-9_-]{0,127}$/,
 } as const;
 

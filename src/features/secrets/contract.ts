@@ -2,7 +2,7 @@
 // the one declaration of each (TypeBox: the OpenAPI document and the web types come from it); the TypeScript types
 // are their `Static`. Other features import SecretsSelector and SecretsSelectorParam from here.
 import { Named, Opt, StringEnum, T, UnixTime, Uuid, type Static } from "../../platform/http/contract";
-import { TaggedMembers, TagIdsParam, type Tagged } from "../tags/contract";
+import { TaggedMembers, TagIdsParam, type Untagged } from "../tags/contract";
 import { MAX_SECRET_VALUE_BYTES, SECRET_NAME_RE } from "./shared-rules";
 
 const NAME_PATTERN = SECRET_NAME_RE.source;
@@ -20,7 +20,7 @@ export const UserSecret = Named(
 /** `UserSecret`: metadata and tags, never a value. */
 export type UserSecret = Static<typeof UserSecret>;
 /** `UserSecret` without its tags (what the store reads; the tags service adds them). */
-export type SecretMeta = Omit<UserSecret, keyof Tagged>;
+export type SecretMeta = Untagged<UserSecret>;
 
 /** The selector as stored and echoed (always present in responses). */
 export const SecretsSelector = Named(

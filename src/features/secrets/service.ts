@@ -11,7 +11,7 @@ import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import type { TagsService } from "../tags/service";
 import type { LooseInput } from "../../platform/http/contract";
 import type { SecretCreateParams, SecretMeta, SecretsSelector, SecretUpdateParams, UserSecret } from "./contract";
-import { MAX_SECRET_VALUE_BYTES, SECRET_NAME_RE } from "./shared-rules";
+import { MAX_SECRET_VALUE_BYTES, SECRET_NAME_MAX, SECRET_NAME_RE } from "./shared-rules";
 import { secretsStore, toSecretMeta } from "./store";
 
 /** A selector whose shape is checked but whose entries are not yet looked up (SecretsService.parseSelector). */
@@ -30,7 +30,7 @@ const present = (v: unknown) => v !== undefined && v !== null;
 export function normalizeSecretName(raw: unknown, field = "name"): string {
   if (typeof raw !== "string") throw invalid(`${field}: must be a string`);
   const name = raw.trim();
-  if (!SECRET_NAME_RE.test(name)) throw invalid(`${field}: must start with a letter and contain only letters, digits, _ and - (1 to 128 characters)`);
+  if (!SECRET_NAME_RE.test(name)) throw invalid(`${field}: must start with a letter and contain only letters, digits, _ and - (1 to ${SECRET_NAME_MAX} characters)`);
   return name;
 }
 

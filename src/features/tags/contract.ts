@@ -28,6 +28,8 @@ export const TaggedMembers = { tags: T.Array(TagRef), tagIds: T.Array(Uuid()) };
 const TaggedShape = T.Object(TaggedMembers);
 /** `tags` and `tagIds` of a taggable entity. */
 export type Tagged = Static<typeof TaggedShape>;
+/** A taggable entity's wire shape without its tags (what its store maps; TagsService.decorate adds them). */
+export type Untagged<W> = Omit<W, keyof Tagged>;
 
 /** `tagIds` in create/update requests: the caller's tag ids, at most 10 (repeats collapse). */
 export const TagIdsParam = Opt(

@@ -24,12 +24,12 @@ export function SecretForm({ mode, initial, onSubmit, onClose }: { mode: "create
   const form = useForm({
     mode: "controlled",
     initialValues: {
-      name: initial ? (mode === "duplicate" ? `${initial.name}_copy`.slice(0, 128) : initial.name) : "",
+      name: initial ? (mode === "duplicate" ? `${initial.name}_copy`.slice(0, secretRules.SECRET_NAME_MAX) : initial.name) : "",
       value: "",
       tagIds: initial?.tagIds ?? ([] as string[]),
     },
     validate: {
-      name: (v) => (editing || NAME_RE.test(v.trim()) ? null : "Start with a letter; then letters, digits, _ or -, up to 128 characters"),
+      name: (v) => (editing || NAME_RE.test(v.trim()) ? null : `Start with a letter; then letters, digits, _ or -, up to ${secretRules.SECRET_NAME_MAX} characters`),
       value: (v) => {
         if (!editing && v === "") return "Enter the value";
         if (utf8Length(v) > MAX_VALUE_BYTES) return `At most ${MAX_VALUE_BYTES.toLocaleString()} bytes`;
