@@ -5,6 +5,11 @@
 export const scripts = {
   MAX_SCRIPT_BYTES: 51200,
   MAX_SCRIPT_NAME: 128,
+  SCRIPT_CONTEXTS: {
+    responder: ["responder", "universal"],
+    api_tracker: ["api_configurator", "api_extractor", "universal"],
+    page_tracker: ["page_extractor", "universal"],
+  },
   SCRIPT_TYPES: ["responder", "api_configurator", "api_extractor", "page_extractor", "universal"],
 } as const;
 

@@ -10,7 +10,7 @@ import { HeaderPair, looseBody, media, Named, op, Opt, Page, StringEnum, T, Unix
 import { listQueryParams, ListQuerySchema } from "../../platform/http/list-query";
 import { SecretsSelector, SecretsSelectorParam } from "../secrets/contract";
 import { TaggedMembers, TagIdsParam } from "../tags/contract";
-import { ScriptWarnings } from "../scripts/routes";
+import { ScriptWarnings } from "../scripts/contract";
 import { HarDocument, HISTORY_MAX_LIMIT } from "./har";
 import type { Work } from "../../platform/work/pool";
 import { RESPONDER_METHODS, STANDARD_METHODS } from "./match";

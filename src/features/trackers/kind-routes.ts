@@ -9,7 +9,7 @@ import { ListQueryParams, ListQuerySchema } from "../../platform/http/list-query
 import { SecretsSelector, SecretsSelectorParam } from "../secrets/contract";
 import { TaggedMembers, TagIdsParam } from "../tags/contract";
 import type { TrackerKindService } from "./kind-service";
-import { ScriptWarnings } from "../scripts/routes";
+import { ScriptWarnings } from "../scripts/contract";
 
 /** §27: how a save checks a target's scripts. */
 const SCRIPT_CHECKED = "API configurators and extractors are compiled by QuickJS in their source forms; a page extractor is parsed, in the page's forms, as code for Chromium";

@@ -17,7 +17,7 @@ import { PageHeader } from "../../components/page-header";
 import { ErrorState, LoadingState } from "../../components/states";
 import { TagSelect } from "../../components/tags/tag-select";
 import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-guard";
-import { MAX_SCRIPT_BYTES, SCRIPT_TYPES, scriptsApi, type Script, type ScriptType } from "./scripts-api";
+import { MAX_SCRIPT_BYTES, MAX_SCRIPT_NAME, SCRIPT_TYPES, scriptsApi, type Script, type ScriptType } from "./scripts-api";
 import { SCRIPTS_KEY } from "./scripts-page";
 
 /** Page extractors run in the Chromium page; every other script in QuickJS (universal ones mostly do). */
@@ -39,13 +39,13 @@ function ScriptEditor({ existing, copyOf }: { existing?: Script; copyOf?: Script
   const form = useForm({
     mode: "controlled",
     initialValues: {
-      name: existing ? existing.name : copyOf ? `${copyOf.name} (copy)`.slice(0, 128) : "",
+      name: existing ? existing.name : copyOf ? `${copyOf.name} (copy)`.slice(0, MAX_SCRIPT_NAME) : "",
       scriptType: (base?.scriptType ?? "responder") as ScriptType,
       content: base?.content ?? SCRIPT_TYPES[0]!.starter,
       tagIds: base?.tagIds ?? ([] as string[]),
     },
     validate: {
-      name: (v) => (v.trim() === "" ? "Enter a name" : v.trim().length > 128 ? "At most 128 characters" : null),
+      name: (v) => (v.trim() === "" ? "Enter a name" : v.trim().length > MAX_SCRIPT_NAME ? `At most ${MAX_SCRIPT_NAME} characters` : null),
       content: (v) => (v.trim() === "" ? "The script is empty" : utf8Length(v) > MAX_SCRIPT_BYTES ? `Over the ${MAX_SCRIPT_BYTES.toLocaleString()}-byte limit` : null),
     },
   });
