@@ -27,3 +27,11 @@ export const tags = {
   TAG_COLORS: ["default", "primary", "success", "accent", "warning", "danger"],
   TAG_NAME_MAX: 50,
 } as const;
+
+/** src/features/users/shared-rules.ts */
+export const users = {
+  HANDLE_RE: /^[a-z0-9]{3,26}$/,
+  PASSWORD_MAX: 1024,
+  PASSWORD_MIN: 8,
+  RESERVED_HANDLES: ["api", "www", "responders"],
+} as const;

@@ -6,7 +6,7 @@ import type { Db } from "../../platform/db/db";
 import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
 import { newId } from "../../platform/http/ids";
 import { parseListQuery } from "../../platform/http/list-query";
-import { normalizeName, pathId, utf8Length } from "../../platform/http/validate";
+import { normalizeName, pathId, required, utf8Length } from "../../platform/http/validate";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import type { LooseInput } from "../../platform/http/contract";
 import type { Untagged } from "../tags/contract";
@@ -24,12 +24,6 @@ import {
 } from "./contract";
 import { MAX_SCRIPT_BYTES, MAX_SCRIPT_NAME, SCRIPT_CONTEXTS, SCRIPT_TYPES } from "./shared-rules";
 import { scriptsStore, toScript, toSummary, type ScriptRow } from "./store";
-
-/** A required member of a create body: 400 `<field>: is required` when absent or null. */
-function required(raw: unknown, field: string): unknown {
-  if (raw === undefined || raw === null) throw invalid(`${field}: is required`);
-  return raw;
-}
 
 function scriptType(raw: unknown): ScriptType {
   if (typeof raw !== "string" || !(SCRIPT_TYPES as readonly string[]).includes(raw)) throw invalid(`scriptType: must be one of ${SCRIPT_TYPES.join(", ")}`);
