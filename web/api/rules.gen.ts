@@ -26,6 +26,12 @@ export const secrets = {
   SECRET_NAME_RE: /^[A-Za-z][A-Za-z0-9_-]{0,127}$/,
 } as const;
 
+/** src/features/settings/shared-rules.ts */
+export const settings = {
+  MAX_SETTINGS_BYTES: 65536,
+  UI_THEMES: ["light", "dark", "system"],
+} as const;
+
 /** src/features/tags/shared-rules.ts */
 export const tags = {
   HEX_COLOR_RE: /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/,
