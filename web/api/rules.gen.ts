@@ -7,6 +7,15 @@ export const apiKeys = {
   MAX_API_KEYS: 30,
 } as const;
 
+/** src/features/notification-email/shared-rules.ts */
+export const notificationEmail = {
+  CODE_TTL_SEC: 900,
+  MAX_FAILED_ATTEMPTS: 5,
+  SENDS_PER_HOUR: 5,
+  SEND_COOLDOWN_SEC: 60,
+  VERIFICATION_CODE_DIGITS: 6,
+} as const;
+
 /** src/features/scripts/shared-rules.ts */
 export const scripts = {
   MAX_SCRIPT_BYTES: 51200,
