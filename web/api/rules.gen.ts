@@ -7,6 +7,15 @@ export const apiKeys = {
   MAX_API_KEYS: 30,
 } as const;
 
+/** src/features/messages/shared-rules.ts */
+export const messages = {
+  HTML_MAX_CHARS: 500000,
+  MESSAGES_PER_HOUR: 5,
+  MESSAGE_MAX_CHARS: 10000,
+  SUBJECT_MAX_CHARS: 200,
+  TEXT_MAX_CHARS: 100000,
+} as const;
+
 /** src/features/notification-email/shared-rules.ts */
 export const notificationEmail = {
   CODE_TTL_SEC: 900,
