@@ -37,6 +37,13 @@ export const scripts = {
   SCRIPT_TYPES: ["responder", "api_configurator", "api_extractor", "page_extractor", "universal"],
 } as const;
 
+/** src/features/search/shared-rules.ts */
+export const search = {
+  DEFAULT_LIMIT: 20,
+  MAX_LIMIT: 100,
+  MAX_QUERY_CHARS: 200,
+} as const;
+
 /** src/features/secrets/shared-rules.ts */
 export const secrets = {
   MAX_SECRET_VALUE_BYTES: 10240,
@@ -64,4 +71,9 @@ export const users = {
   PASSWORD_MAX: 1024,
   PASSWORD_MIN: 8,
   RESERVED_HANDLES: ["api", "www", "responders"],
+} as const;
+
+/** src/platform/db/shared-rules.ts */
+export const db = {
+  MIN_CONTENT_CHARS: 3,
 } as const;

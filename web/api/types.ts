@@ -15,6 +15,9 @@ export type ApiKey = Ok<paths["/api/user/api_keys"]["get"]>[number];
 export type ApiKeyCreated = Ok<paths["/api/user/api_keys"]["post"]>;
 export type NotificationDestination = Ok<paths["/api/user/notification_email"]["put"]>;
 export type Settings = Ok<paths["/api/user/settings"]["get"]>;
+export type SearchResults = Ok<paths["/api/search"]["post"]>;
+export type SearchHit = SearchResults["items"][number];
+export type SearchType = SearchHit["type"];
 
 /** Timestamps are integer unix seconds (supplement §1), as the document types them. */
 export type Timestamp = User["createdAt"];
