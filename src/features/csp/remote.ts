@@ -14,8 +14,8 @@ import { Parser } from "htmlparser2";
 import { invalid, type ApiError } from "../../platform/http/errors";
 import { guardUrl, MAX_HEADER_BYTES, OutboundError, outboundFetch, type OutboundResponse } from "../../platform/net/client";
 import { splitPolicies } from "./import";
+import { REMOTE_SOURCES } from "./shared-rules";
 
-export const REMOTE_SOURCES = ["enforcingHeader", "reportOnlyHeader", "meta"] as const;
 export type RemoteSource = (typeof REMOTE_SOURCES)[number];
 
 export interface RemoteSpec {

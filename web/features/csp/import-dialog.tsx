@@ -6,9 +6,10 @@ import { Alert, Button, Checkbox, Group, List, Modal, Radio, SegmentedControl, S
 import { useState } from "react";
 import { errorField, errorMessage } from "../../api/client";
 import { dropDoubledScheme } from "../../components/prefill";
-import { cspApi, type PolicyContent, type SerializeSource } from "./csp-api";
+import { cspApi, type PolicyContent, type RemoteSource } from "./csp-api";
+import { policyNameProblem } from "./directives";
 
-const REMOTE_SOURCES: { value: SerializeSource; label: string; hint: string }[] = [
+const REMOTE_SOURCES: { value: RemoteSource; label: string; hint: string }[] = [
   { value: "enforcingHeader", label: "Content-Security-Policy header", hint: "The policy the page enforces" },
   { value: "reportOnlyHeader", label: "Content-Security-Policy-Report-Only header", hint: "A policy the page only reports on" },
   { value: "meta", label: "<meta http-equiv> tag", hint: "A policy in the page's HTML" },
@@ -19,7 +20,7 @@ export function ImportDialog({ target, onDone, onClose }: { target?: { id: strin
   const [name, setName] = useState("");
   const [text, setText] = useState("");
   const [url, setUrl] = useState("https://");
-  const [source, setSource] = useState<SerializeSource>("enforcingHeader");
+  const [source, setSource] = useState<RemoteSource>("enforcingHeader");
   const [follow, setFollow] = useState(true);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -28,7 +29,8 @@ export function ImportDialog({ target, onDone, onClose }: { target?: { id: strin
 
   const run = async (e: React.FormEvent) => {
     e.preventDefault();
-    if (!target && name.trim() === "") return setNameError("Enter a name");
+    const nameProblem = target ? null : policyNameProblem(name);
+    if (nameProblem) return setNameError(nameProblem);
     if (mode === "text" && text.trim() === "") return setError("Paste a policy");
     setBusy(true);
     setError(null);
@@ -100,7 +102,7 @@ export function ImportDialog({ target, onDone, onClose }: { target?: { id: strin
             ) : (
               <>
                 <TextInput label="Page URL" description="Secbox fetches the page (10 s) and reads the policy it delivers." value={url} onChange={(e) => setUrl(dropDoubledScheme(e.currentTarget.value))} styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }} />
-                <Radio.Group label="Read the policy from" value={source} onChange={(v) => setSource(v as SerializeSource)}>
+                <Radio.Group label="Read the policy from" value={source} onChange={(v) => setSource(v as RemoteSource)}>
                   <Stack gap="xs" mt="xs">
                     {REMOTE_SOURCES.map((s) => (
                       <Radio key={s.value} value={s.value} label={s.label} description={s.hint} />

@@ -17,7 +17,7 @@ import { useSearchParam } from "../../components/use-search-param";
 import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-guard";
 import { cspApi, CSP_KEY, type PolicyGetResponse } from "./csp-api";
 import { DirectiveList, type DraftDirective } from "./directive-list";
-import { directiveInfo, listProblem, serializeDirectives, toApiDirectives } from "./directives";
+import { directiveInfo, listProblem, MAX_POLICY_NAME, policyNameProblem, serializeDirectives, toApiDirectives } from "./directives";
 import { EvaluatorPanel } from "./evaluator-panel";
 import { ImportDialog } from "./import-dialog";
 import { SerializePanel } from "./serialize-panel";
@@ -44,7 +44,7 @@ const ROW_ERROR = /^(?:content\.value|directives)\[(\d+)\][^:]*: (.+)$/;
 function PolicyEditor({ existing, copyOf }: { existing?: PolicyGetResponse; copyOf?: PolicyGetResponse }) {
   const qc = useQueryClient();
   const base = existing?.policy ?? copyOf?.policy;
-  const [name, setName] = useState(existing ? existing.policy.name : copyOf ? `${copyOf.policy.name} (copy)`.slice(0, 100) : "");
+  const [name, setName] = useState(existing ? existing.policy.name : copyOf ? `${copyOf.policy.name} (copy)`.slice(0, MAX_POLICY_NAME) : "");
   const [tagIds, setTagIds] = useState<string[]>(base?.tagIds ?? []);
   const [directives, setDirectives] = useState<DraftDirective[]>(() => drafts(base));
   const [initial, setInitial] = useState(() => (existing ? snapshot(existing.policy.name, existing.policy.tagIds, drafts(existing.policy)) : snapshot("", [], drafts(undefined))));
@@ -78,9 +78,10 @@ function PolicyEditor({ existing, copyOf }: { existing?: PolicyGetResponse; copy
       if (p) problems[i] = p;
     });
     setRowErrors(problems);
-    if (name.trim() === "") setNameError("Enter a name");
+    const nameProblem = policyNameProblem(name);
+    if (nameProblem) setNameError(nameProblem);
     if (directives.length === 0) setError("Add at least one directive");
-    if (name.trim() === "" || directives.length === 0 || Object.keys(problems).length) return;
+    if (nameProblem || directives.length === 0 || Object.keys(problems).length) return;
     setBusy(true);
     try {
       const value = toApiDirectives(directives);
