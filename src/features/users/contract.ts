@@ -27,6 +27,10 @@ export const User = Named(
 );
 export type User = Static<typeof User>;
 
+/** A single-use recovery link (operator clone answers it; the CLI prints it). */
+export const RecoveryLink = T.Object({ url: T.String({ format: "uri" }), expiresAt: UnixTime() });
+export type RecoveryLink = Static<typeof RecoveryLink>;
+
 export const Credentials = Named("Credentials", T.Object({ email: EmailParam, password: PasswordParam }));
 export const SignInParams = Named("SignInParams", T.Object({ email: EmailParam, password: T.String() }));
 export const PasswordChangeParams = Named("PasswordChangeParams", T.Object({ currentPassword: T.String(), newPassword: PasswordParam }));

@@ -24,7 +24,7 @@ import { charLength, futureTimestamp, normalizeEmail, pathId, required, required
 import type { Outbox } from "../../platform/mail/outbox";
 import { renderEmail } from "../../platform/mail/render";
 import { nowSec, type Runtime } from "../../platform/runtime";
-import type { SignupParams, User } from "./contract";
+import type { RecoveryLink, SignupParams, User } from "./contract";
 import { HANDLE_RE, PASSWORD_MAX, PASSWORD_MIN, RESERVED_HANDLES } from "./shared-rules";
 import { toUser, usersStore, type EmailProof, type UserRow } from "./store";
 
@@ -48,11 +48,6 @@ export interface CreateUserInput {
 export interface SignedIn {
   user: User;
   sessionToken: string;
-}
-
-export interface RecoveryLink {
-  url: string;
-  expiresAt: number;
 }
 
 /** Extra cleanup run inside the removal transaction (e.g. a feature cancelling scheduled runs). */
