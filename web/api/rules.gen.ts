@@ -53,7 +53,9 @@ export const csp = {
     "report-to",
   ],
   POLICY_NAME_RE: /^[A-Za-z0-9\-#=_/@.%]+$/,
+  REMOTE_MAX_REDIRECTS: 10,
   REMOTE_SOURCES: ["enforcingHeader", "reportOnlyHeader", "meta"],
+  REMOTE_TIMEOUT_MS: 10000,
   SANDBOX_TOKENS: [
     "allow-downloads",
     "allow-forms",

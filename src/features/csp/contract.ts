@@ -4,7 +4,7 @@
 import { Named, Opt, StringEnum, T, UnixTime, Uuid, type Static } from "../../platform/http/contract";
 import { TaggedMembers, TagIdsParam } from "../tags/contract";
 import { CHECKS, SEVERITIES } from "./evaluate";
-import { DIRECTIVE_NAMES, MAX_DIRECTIVES, MAX_POLICY_NAME, REMOTE_SOURCES, SERIALIZE_SOURCES } from "./shared-rules";
+import { DIRECTIVE_NAMES, MAX_DIRECTIVES, MAX_POLICY_NAME, REMOTE_MAX_REDIRECTS, REMOTE_SOURCES, REMOTE_TIMEOUT_MS, SERIALIZE_SOURCES } from "./shared-rules";
 import { MAX_FINDINGS, MAX_POLICIES } from "./tasks";
 
 /** The `type` of a policy's content (§13.3). */
@@ -65,9 +65,9 @@ export const CspContent = Named(
       T.Object({
         type: StringEnum(["remote"]),
         value: T.Object({
-          url: T.String({ format: "uri", description: "http(s) URL fetched once (10 s)" }),
+          url: T.String({ format: "uri", description: `http(s) URL fetched once (${REMOTE_TIMEOUT_MS / 1000} s)` }),
           source: StringEnum(REMOTE_SOURCES, { description: "enforcingHeader, reportOnlyHeader or meta (<meta http-equiv>)" }),
-          followRedirects: Opt(T.Boolean({ description: "default true (up to 10)" })),
+          followRedirects: Opt(T.Boolean({ description: `default true (up to ${REMOTE_MAX_REDIRECTS})` })),
         }),
       }),
     ],

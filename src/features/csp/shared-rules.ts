@@ -100,3 +100,6 @@ export const VALUE_RE = /^[\x21-\x2b\x2d-\x3a\x3c-\x7e]+$/;
 /** Deliveries of `_serialize` (§13.4), and where a `remote` import reads the policy (§13.3). */
 export const SERIALIZE_SOURCES = ["enforcingHeader", "reportOnlyHeader", "meta"] as const;
 export const REMOTE_SOURCES = ["enforcingHeader", "reportOnlyHeader", "meta"] as const;
+/** A remote import's one GET: its time limit, and the redirects it follows when asked. */
+export const REMOTE_TIMEOUT_MS = 10_000;
+export const REMOTE_MAX_REDIRECTS = 10;

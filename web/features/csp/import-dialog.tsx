@@ -5,6 +5,7 @@
 import { Alert, Button, Checkbox, Group, List, Modal, Radio, SegmentedControl, Stack, Text, Textarea, TextInput } from "@mantine/core";
 import { useState } from "react";
 import { errorField, errorMessage } from "../../api/client";
+import { csp as cspRules } from "../../api/rules.gen";
 import { dropDoubledScheme } from "../../components/prefill";
 import { cspApi, type PolicyContent, type RemoteSource } from "./csp-api";
 import { policyNameProblem } from "./directives";
@@ -101,7 +102,7 @@ export function ImportDialog({ target, onDone, onClose }: { target?: { id: strin
               />
             ) : (
               <>
-                <TextInput label="Page URL" description="Secbox fetches the page (10 s) and reads the policy it delivers." value={url} onChange={(e) => setUrl(dropDoubledScheme(e.currentTarget.value))} styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }} />
+                <TextInput label="Page URL" description={`Secbox fetches the page (${cspRules.REMOTE_TIMEOUT_MS / 1000} s) and reads the policy it delivers.`} value={url} onChange={(e) => setUrl(dropDoubledScheme(e.currentTarget.value))} styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }} />
                 <Radio.Group label="Read the policy from" value={source} onChange={(v) => setSource(v as RemoteSource)}>
                   <Stack gap="xs" mt="xs">
                     {REMOTE_SOURCES.map((s) => (
@@ -109,7 +110,7 @@ export function ImportDialog({ target, onDone, onClose }: { target?: { id: strin
                     ))}
                   </Stack>
                 </Radio.Group>
-                <Checkbox label="Follow redirects (up to 10)" checked={follow} onChange={(e) => setFollow(e.currentTarget.checked)} />
+                <Checkbox label={`Follow redirects (up to ${cspRules.REMOTE_MAX_REDIRECTS})`} checked={follow} onChange={(e) => setFollow(e.currentTarget.checked)} />
               </>
             )}
             {error && (

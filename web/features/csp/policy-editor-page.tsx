@@ -12,7 +12,7 @@ import { notifyError, notifySuccess } from "../../components/notify";
 import { PageHeader } from "../../components/page-header";
 import { SharePanel, shareLink } from "../../components/share-panel";
 import { ErrorState, LoadingState } from "../../components/states";
-import { TagSelect } from "../../components/tags/tag-select";
+import { MAX_TAGS_PER_ENTITY, TagSelect } from "../../components/tags/tag-select";
 import { useSearchParam } from "../../components/use-search-param";
 import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-guard";
 import { cspApi, CSP_KEY, type PolicyGetResponse } from "./csp-api";
@@ -146,7 +146,7 @@ function PolicyEditor({ existing, copyOf }: { existing?: PolicyGetResponse; copy
             )}
             <Group grow align="flex-start" wrap="wrap" preventGrowOverflow={false}>
               <TextInput label="Name" required miw={220} value={name} error={nameError} onChange={(e) => setName(e.currentTarget.value)} />
-              <TagSelect max={10} miw={220} value={tagIds} onChange={setTagIds} />
+              <TagSelect max={MAX_TAGS_PER_ENTITY} miw={220} value={tagIds} onChange={setTagIds} />
             </Group>
             <DirectiveList
               directives={directives}

@@ -15,7 +15,7 @@ import { utf8Length } from "../../components/format";
 import { notifyError, notifySuccess } from "../../components/notify";
 import { PageHeader } from "../../components/page-header";
 import { ErrorState, LoadingState } from "../../components/states";
-import { TagSelect } from "../../components/tags/tag-select";
+import { MAX_TAGS_PER_ENTITY, TagSelect } from "../../components/tags/tag-select";
 import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-guard";
 import { MAX_SCRIPT_BYTES, MAX_SCRIPT_NAME, SCRIPT_TYPES, scriptsApi, type Script, type ScriptType } from "./scripts-api";
 import { SCRIPTS_KEY } from "./scripts-page";
@@ -117,7 +117,7 @@ function ScriptEditor({ existing, copyOf }: { existing?: Script; copyOf?: Script
             {...form.getInputProps("scriptType")}
           />
         </Group>
-        <TagSelect max={10} value={values.tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} />
+        <TagSelect max={MAX_TAGS_PER_ENTITY} value={values.tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} />
         <CodeEditor
           label="Source"
           lint={runtimeOf(values.scriptType)}

@@ -7,7 +7,7 @@ import { secrets as secretRules } from "../../api/rules.gen";
 import { FormModal } from "../../components/form-modal";
 import { applyApiError } from "../../components/form";
 import { utf8Length } from "../../components/format";
-import { TagSelect } from "../../components/tags/tag-select";
+import { MAX_TAGS_PER_ENTITY, TagSelect } from "../../components/tags/tag-select";
 import type { Secret } from "./secrets-api";
 
 const NAME_RE = secretRules.SECRET_NAME_RE;
@@ -73,7 +73,7 @@ export function SecretForm({ mode, initial, onSubmit, onClose }: { mode: "create
             />
             <Textarea
               label={editing ? "Replace value" : "Value"}
-              description={editing ? "The current value is never shown. Leave empty to keep it; anything typed here replaces it." : "Up to 10 KiB. Once saved it is encrypted and never shown again."}
+              description={editing ? "The current value is never shown. Leave empty to keep it; anything typed here replaces it." : `Up to ${MAX_VALUE_BYTES / 1024} KiB. Once saved it is encrypted and never shown again.`}
               required={!editing}
               autosize
               minRows={2}
@@ -84,7 +84,7 @@ export function SecretForm({ mode, initial, onSubmit, onClose }: { mode: "create
               styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }}
               {...form.getInputProps("value")}
             />
-            <TagSelect max={10} value={form.getValues().tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} error={form.errors.tagIds} />
+            <TagSelect max={MAX_TAGS_PER_ENTITY} value={form.getValues().tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} error={form.errors.tagIds} />
             <Group justify="flex-end">
               <Button variant="default" type="button" onClick={requestClose}>
                 Cancel
