@@ -4,7 +4,8 @@
 import { Named, Opt, StringEnum, T, UnixTime, Uuid, type Static } from "../../platform/http/contract";
 import { TaggedMembers, TagIdsParam } from "../tags/contract";
 import { CHECKS, SEVERITIES } from "./evaluate";
-import { DIRECTIVE_NAMES, MAX_DIRECTIVES, MAX_POLICY_NAME, REMOTE_MAX_REDIRECTS, REMOTE_SOURCES, REMOTE_TIMEOUT_MS, SERIALIZE_SOURCES } from "./shared-rules";
+import { DIRECTIVE_NAMES } from "./directives";
+import { MAX_DIRECTIVES, MAX_POLICY_NAME, REMOTE_MAX_REDIRECTS, REMOTE_SOURCES, REMOTE_TIMEOUT_MS, SERIALIZE_SOURCES } from "./shared-rules";
 import { MAX_FINDINGS, MAX_POLICIES } from "./tasks";
 
 /** The `type` of a policy's content (§13.3). */

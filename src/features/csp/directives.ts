@@ -12,7 +12,6 @@
 import { invalid } from "../../platform/http/errors";
 import type { Directive } from "./contract";
 import {
-  DIRECTIVE_NAMES,
   HASH_SOURCE_RE,
   HOST_SOURCE_RE,
   MAX_DIRECTIVES,
@@ -27,8 +26,11 @@ import {
 } from "./shared-rules";
 
 // The lists and patterns live in shared-rules.ts (the web's editor checks with the same ones).
-export { DIRECTIVE_NAMES, HASH_SOURCE_RE, HOST_SOURCE_RE, MAX_DIRECTIVES, NONCE_SOURCE_RE, OTHER_DIRECTIVES, SANDBOX_TOKENS, SCHEME_SOURCE_RE, SOURCE_LIST_DIRECTIVES, VALUE_RE };
+export { HASH_SOURCE_RE, HOST_SOURCE_RE, MAX_DIRECTIVES, NONCE_SOURCE_RE, OTHER_DIRECTIVES, SANDBOX_TOKENS, SCHEME_SOURCE_RE, SOURCE_LIST_DIRECTIVES, VALUE_RE };
 export type { Directive };
+
+/** Every directive a stored policy may hold (§13.1). */
+export const DIRECTIVE_NAMES: readonly string[] = [...SOURCE_LIST_DIRECTIVES, ...OTHER_DIRECTIVES];
 
 export const KNOWN = new Set(DIRECTIVE_NAMES);
 export const SOURCE_LISTS = new Set<string>(SOURCE_LIST_DIRECTIVES);

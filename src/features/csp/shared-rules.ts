@@ -36,9 +36,6 @@ export const OTHER_DIRECTIVES = [
   "report-to",
 ] as const;
 
-/** Every directive a stored policy may hold (§13.1). */
-export const DIRECTIVE_NAMES: readonly string[] = [...SOURCE_LIST_DIRECTIVES, ...OTHER_DIRECTIVES];
-
 /** Directives in one policy. */
 export const MAX_DIRECTIVES = 50;
 /** Characters of a policy's name, after trimming. */
