@@ -1,5 +1,5 @@
 // `secbox status set --level available|unavailable` (supplement §21, §23.3).
-import { STATUS_LEVELS } from "../features/status/service";
+import { STATUS_LEVELS } from "../features/status/contract";
 import { commandGroup, EXIT_OK, helpRequested, parseFlags, requireFlag, UsageError, withServices, type Command } from "./common";
 
 const set: Command = {

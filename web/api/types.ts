@@ -1,5 +1,5 @@
 // Wire types, taken from the generated schema (never written by hand) so they follow the contract.
-import type { paths } from "./schema.gen";
+import type { components, paths } from "./schema.gen";
 
 type Json<R> = R extends { content: { "application/json": infer T } } ? T : never;
 export type Ok<Op> = Op extends { responses: infer R } ? Json<R[200 & keyof R]> | Json<R[201 & keyof R]> : never;
@@ -15,6 +15,9 @@ export type ApiKey = Ok<paths["/api/user/api_keys"]["get"]>[number];
 export type ApiKeyCreated = Ok<paths["/api/user/api_keys"]["post"]>;
 export type NotificationDestination = Ok<paths["/api/user/notification_email"]["put"]>;
 export type Settings = Ok<paths["/api/user/settings"]["get"]>;
+export type SearchResults = Ok<paths["/api/search"]["post"]>;
+export type SearchHit = SearchResults["items"][number];
+export type SearchType = SearchHit["type"];
 
 /** Timestamps are integer unix seconds (supplement §1), as the document types them. */
 export type Timestamp = User["createdAt"];
@@ -39,6 +42,8 @@ export type PolicyCreated = Ok<paths["/api/web_security/csp"]["post"]>;
 export type Directive = Policy["directives"][number];
 export type DirectiveName = Directive["name"];
 export type Finding = Ok<paths["/api/web_security/csp/_evaluate"]["post"]>["findings"][number];
+/** A policy's content in create/update requests: directives, serialized text, or a remote URL (§13.3). */
+export type PolicyContent = components["schemas"]["CspContent"];
 export type ImportPreview = Ok<paths["/api/user/data/_import_preview"]["post"]>;
 export type ImportResult = Ok<paths["/api/user/data/_import"]["post"]>;
 /** An import's `data`: the export file as a JSON object or its text. */

@@ -1,12 +1,10 @@
 // Header control: light / dark / system, stored for the user.
 import { SegmentedControl, VisuallyHidden } from "@mantine/core";
+import { settings as settingRules } from "../api/rules.gen";
 import { useTheme, type UiTheme } from "./use-theme-setting";
 
-export const THEME_OPTIONS: { value: UiTheme; label: string }[] = [
-  { value: "light", label: "Light" },
-  { value: "dark", label: "Dark" },
-  { value: "system", label: "System" },
-];
+const LABELS: Record<UiTheme, string> = { light: "Light", dark: "Dark", system: "System" };
+export const THEME_OPTIONS: { value: UiTheme; label: string }[] = settingRules.UI_THEMES.map((value) => ({ value, label: LABELS[value] }));
 
 export function ThemeToggle() {
   const [theme, setTheme] = useTheme();

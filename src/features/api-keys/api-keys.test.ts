@@ -63,8 +63,9 @@ describe("create and list", () => {
       return res;
     };
     expect((await bad({ name: "   " })).json.message).toContain("name");
-    await bad({});
-    await bad({ name: 7 });
+    expect((await bad({})).json.message).toBe("name: is required");
+    expect((await bad({ name: null })).json.message).toBe("name: is required");
+    expect((await bad({ name: 7 })).json.message).toBe("name: must be a string");
     await bad({ name: "x".repeat(129) });
     expect((await bad({ name: "k", expiresAt: nowS() })).json.message).toContain("expiresAt");
     await bad({ name: "k", expiresAt: nowS() - 100 });
@@ -99,7 +100,10 @@ describe("update and delete", () => {
     expect(dup.status).toBe(409);
     expect(dup.json.code).toBe("DUPLICATE_NAME");
     expect((await alice.client.put(`/api/user/api_keys/${a.id}`, { name: "" })).status).toBe(400);
-    expect((await alice.client.put(`/api/user/api_keys/${a.id}`, {})).status).toBe(400);
+    expect((await alice.client.put(`/api/user/api_keys/${a.id}`, {})).json).toEqual({ message: "name: is required", code: "INVALID_INPUT" });
+    // Body 400 before the unknown key's 404; 401 before both.
+    expect((await alice.client.put(`/api/user/api_keys/${MISSING_ID}`, { name: 1 })).status).toBe(400);
+    expect((await srv.anon.put(`/api/user/api_keys/${MISSING_ID}`, { name: 1 })).status).toBe(401);
     expect((await alice.client.put(`/api/user/api_keys/${MISSING_ID}`, { name: "x" })).status).toBe(404);
     expect((await alice.client.put("/api/user/api_keys/not-a-uuid", { name: "x" })).status).toBe(404);
 

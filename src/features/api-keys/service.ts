@@ -3,36 +3,16 @@ import type { AuthUser, IdentityLookup } from "../../platform/auth/principal";
 import { randomHex, sha256Hex } from "../../platform/crypto/tokens";
 import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
 import { newId } from "../../platform/http/ids";
-import { futureTimestamp, normalizeName, pathId } from "../../platform/http/validate";
+import type { LooseInput } from "../../platform/http/contract";
+import { futureTimestamp, normalizeName, pathId, required } from "../../platform/http/validate";
 import { nowSec, type Runtime } from "../../platform/runtime";
 import type { UsersService } from "../users/service";
-import { apiKeysStore, type ApiKeyRow } from "./store";
+import type { ApiKeyCreateParams, ApiKeyCreateResponse, ApiKeyRegenerateParams, UserApiKey } from "./contract";
+import { API_KEY_NAME_MAX as NAME_MAX, MAX_API_KEYS } from "./shared-rules";
+import { apiKeysStore, toUserApiKey as toWire, type ApiKeyRow } from "./store";
 
 const LAST_USED_RESOLUTION_SEC = 60;
-/** Fixed limit (supplement §22). */
-export const MAX_API_KEYS = 30;
-const NAME_MAX = 128;
 const TOKEN_PREFIX = "sbx_ak_";
-
-export interface UserApiKey {
-  id: string;
-  name: string;
-  createdAt: number;
-  updatedAt: number;
-  expiresAt: number | null;
-  lastUsedAt: number | null;
-}
-
-export type ApiKeyCreateResponse = UserApiKey & { token: string };
-
-const toWire = (row: ApiKeyRow): UserApiKey => ({
-  id: row.id,
-  name: row.name,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-  expiresAt: row.expires_at,
-  lastUsedAt: row.last_used_at,
-});
 
 const newToken = () => `${TOKEN_PREFIX}${randomHex(32)}`;
 
@@ -66,8 +46,8 @@ export class ApiKeysService implements Pick<IdentityLookup, "byApiKeyHash"> {
   }
 
   /** POST /api/user/api_keys. */
-  create(userId: string, body: { name: unknown; expiresAt?: unknown }): Promise<ApiKeyCreateResponse> {
-    return this.createForUser(userId, body.name, body.expiresAt);
+  create(userId: string, body: LooseInput<typeof ApiKeyCreateParams>): Promise<ApiKeyCreateResponse> {
+    return this.createForUser(userId, required(body.name, "name"), body.expiresAt);
   }
 
   /**
@@ -95,8 +75,8 @@ export class ApiKeysService implements Pick<IdentityLookup, "byApiKeyHash"> {
   }
 
   /** Operator route: a key for the user in the path (unknown or malformed id → 404). */
-  createForPathUser(rawUserId: string | undefined, body: { name: unknown; expiresAt?: unknown }): Promise<ApiKeyCreateResponse> {
-    const name = normalizeName(body.name, NAME_MAX);
+  createForPathUser(rawUserId: string | undefined, body: LooseInput<typeof ApiKeyCreateParams>): Promise<ApiKeyCreateResponse> {
+    const name = normalizeName(required(body.name, "name"), NAME_MAX);
     const expiresAt = this.createExpiry(body.expiresAt);
     return this.createForUser(pathId(rawUserId, "User"), name, expiresAt);
   }
@@ -108,7 +88,7 @@ export class ApiKeysService implements Pick<IdentityLookup, "byApiKeyHash"> {
   }
 
   async rename(userId: string, rawId: string | undefined, rawName: unknown): Promise<UserApiKey> {
-    const name = normalizeName(rawName, NAME_MAX);
+    const name = normalizeName(required(rawName, "name"), NAME_MAX);
     const key = await this.own(userId, rawId);
     if (name !== key.name) {
       const taken = await apiKeysStore.byName(this.rt.db, userId, name);
@@ -132,7 +112,7 @@ export class ApiKeysService implements Pick<IdentityLookup, "byApiKeyHash"> {
    * New token; the old one stops working at once and `lastUsedAt` starts over. `expiresAt`: absent keeps
    * the current expiry, null removes it, an integer replaces it; a resulting expiry in the past → 400.
    */
-  async regenerate(userId: string, rawId: string | undefined, body: { expiresAt?: unknown }): Promise<ApiKeyCreateResponse> {
+  async regenerate(userId: string, rawId: string | undefined, body: LooseInput<typeof ApiKeyRegenerateParams>): Promise<ApiKeyCreateResponse> {
     const now = this.now();
     const raw = body.expiresAt;
     const given = raw === undefined || raw === null ? raw : futureTimestamp(raw, now, "expiresAt");

@@ -1,5 +1,6 @@
-// SQL for API keys.
+// SQL for API keys, and a key row → the wire `UserApiKey` (contract.ts; never the token hash).
 import type { Db } from "../../platform/db/db";
+import type { UserApiKey } from "./contract";
 
 export interface ApiKeyRow {
   id: string;
@@ -11,6 +12,15 @@ export interface ApiKeyRow {
   expires_at: number | null;
   last_used_at: number | null;
 }
+
+export const toUserApiKey = (row: ApiKeyRow): UserApiKey => ({
+  id: row.id,
+  name: row.name,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+  expiresAt: row.expires_at,
+  lastUsedAt: row.last_used_at,
+});
 
 export const apiKeysStore = {
   byHash: (db: Db, hash: string) => db.get<ApiKeyRow>("SELECT * FROM api_keys WHERE token_hash = ?", [hash]),

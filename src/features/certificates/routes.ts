@@ -7,7 +7,7 @@ import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { CertificatesService } from "./service";
 import { looseBody, Named, Nullable, op, Opt, Page, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
 import { ListQueryParams, ListQuerySchema } from "../../platform/http/list-query";
-import { TaggedMembers, TagIdsParam } from "../tags/routes";
+import { TaggedMembers, TagIdsParam } from "../tags/contract";
 import { CURVES, DSA_SIZES, RSA_SIZES, SIGNATURE_ALGORITHMS } from "./algorithms";
 import { EXTENDED_KEY_USAGES, KEY_USAGES } from "./attributes";
 import { KEY_EXPORT_FORMATS } from "./keys";

@@ -257,6 +257,9 @@ describe("csp evaluator: input", () => {
       const res = await a.client.post(EVAL, body);
       expect({ body, status: res.status, code: res.json.code }).toEqual({ body, status: 400, code: "INVALID_INPUT" });
     }
+    // looseBody: the service names the mistyped member.
+    expect((await a.client.post(EVAL, { policyId: 5 })).json.message).toBe("policyId: must be a UUID");
+    expect((await a.client.post(EVAL, { serialized: 5 })).json.message).toBe("serialized: must be a string");
     expect((await a.client.post(EVAL, { policyId: newId() })).status).toBe(404);
     const foreign = await b.client.post(EVAL, { policyId: p.id });
     expect(foreign.status).toBe(404);

@@ -1,5 +1,6 @@
-// CSP directives (supplement §13.1): the catalogue of storable directives and the rules for their values, shared by
-// the `directives` content variant (validated here: anything invalid is a 400 naming the field) and the
+// CSP directives (supplement §13.1): the rules for the values of the storable directives (their catalogue, the
+// keywords and the source patterns are in shared-rules.ts, which the web shares), used by the `directives` content
+// variant (validated here: anything invalid is a 400 naming the field) and the
 // `serialized` import (import.ts: an invalid value is dropped with a warning, the directive stays).
 //
 // The rules follow what browsers keep (CSP Level 3 and current Chromium, checked against Chromium's own parse
@@ -9,110 +10,41 @@
 // counts in script-src and script-src-elem. A host source's `?query` or `#fragment` is ignored by browsers: import
 // stores the source without it (with a warning), the `directives` variant refuses it.
 import { invalid } from "../../platform/http/errors";
+import type { Directive } from "./contract";
+import {
+  HASH_SOURCE_RE,
+  HOST_SOURCE_RE,
+  MAX_DIRECTIVES,
+  NONCE_SOURCE_RE,
+  OTHER_DIRECTIVES,
+  POLICY_NAME_RE,
+  SANDBOX_TOKENS,
+  SCHEME_SOURCE_RE,
+  SOURCE_KEYWORDS,
+  SOURCE_LIST_DIRECTIVES,
+  VALUE_RE,
+} from "./shared-rules";
 
-export interface Directive {
-  name: string;
-  /** Absent only for `upgrade-insecure-requests`. */
-  value?: string[];
-}
-
-export const SOURCE_LIST_DIRECTIVES = [
-  "default-src",
-  "child-src",
-  "connect-src",
-  "font-src",
-  "frame-src",
-  "fenced-frame-src",
-  "img-src",
-  "manifest-src",
-  "media-src",
-  "object-src",
-  "script-src",
-  "script-src-elem",
-  "script-src-attr",
-  "style-src",
-  "style-src-elem",
-  "style-src-attr",
-  "worker-src",
-  "base-uri",
-  "form-action",
-  "frame-ancestors",
-] as const;
-
-export const SANDBOX_TOKENS = [
-  "allow-downloads",
-  "allow-forms",
-  "allow-modals",
-  "allow-orientation-lock",
-  "allow-pointer-lock",
-  "allow-popups",
-  "allow-popups-to-escape-sandbox",
-  "allow-presentation",
-  "allow-same-origin",
-  "allow-scripts",
-  "allow-top-navigation",
-  "allow-top-navigation-by-user-activation",
-  "allow-top-navigation-to-custom-protocols",
-] as const;
-
-export const OTHER_DIRECTIVES = [
-  "report-uri",
-  "sandbox",
-  "upgrade-insecure-requests",
-  "webrtc",
-  "require-trusted-types-for",
-  "trusted-types",
-  "report-to",
-] as const;
+// The lists and patterns live in shared-rules.ts (the web's editor checks with the same ones).
+export { HASH_SOURCE_RE, HOST_SOURCE_RE, MAX_DIRECTIVES, NONCE_SOURCE_RE, OTHER_DIRECTIVES, SANDBOX_TOKENS, SCHEME_SOURCE_RE, SOURCE_LIST_DIRECTIVES, VALUE_RE };
+export type { Directive };
 
 /** Every directive a stored policy may hold (§13.1). */
 export const DIRECTIVE_NAMES: readonly string[] = [...SOURCE_LIST_DIRECTIVES, ...OTHER_DIRECTIVES];
+
 export const KNOWN = new Set(DIRECTIVE_NAMES);
 export const SOURCE_LISTS = new Set<string>(SOURCE_LIST_DIRECTIVES);
-
-export const MAX_DIRECTIVES = 50;
-
-/**
- * Keyword sources, lower-case, quoted: those of CSP3 and the current drafts that Chromium parses ('wasm-eval' is
- * Chromium's older name of 'wasm-unsafe-eval' and still enforced). Retired draft keywords ('unsafe-allow-redirects',
- * 'unsafe-hashed-attributes') are ignored by browsers, so they are unknown keywords here too.
- */
-export const KEYWORDS = new Set([
-  "'self'",
-  "'none'",
-  "'unsafe-inline'",
-  "'unsafe-eval'",
-  "'strict-dynamic'",
-  "'unsafe-hashes'",
-  "'report-sample'",
-  "'wasm-unsafe-eval'",
-  "'wasm-eval'",
-  "'inline-speculation-rules'",
-  "'trusted-types-eval'",
-  "'report-sha256'",
-  "'report-sha384'",
-  "'report-sha512'",
-]);
+/** The keyword sources (shared-rules.ts SOURCE_KEYWORDS), for lookups. */
+export const KEYWORDS = new Set<string>(SOURCE_KEYWORDS);
 
 /** Directives where 'inline-speculation-rules' means something (Chromium ignores it elsewhere). */
 const SPECULATION_RULES_DIRECTIVES = new Set(["script-src", "script-src-elem"]);
 
-// ---- grammar of source expressions (CSP3 §2.3.1, as Chromium parses it) ------------------------------------
+// ---- grammar of source expressions (CSP3 §2.3.1, as Chromium parses it; the patterns are in shared-rules.ts) ----
 
-export const SCHEME_SOURCE_RE = /^[a-z][a-z0-9+.-]*:$/i;
-/**
- * [scheme "://"] host [":" port] [path]; host = "*" / ["*."] labels [.]; the path is anything up to a `?` or `#`.
- * Groups: scheme, host, port, path. Callers have checked the value is printable ASCII without `;` and `,`.
- */
-export const HOST_SOURCE_RE = /^(?:([a-z][a-z0-9+.-]*):\/\/)?(\*|(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?)(?::(\d{1,5}|\*))?(\/[^?#]*)?$/i;
 /** A host source followed by a `?query` or `#fragment` (which browsers ignore): group 1 is the source without it. */
 const HOST_WITH_QUERY_RE = /^((?:[a-z][a-z0-9+.-]*:\/\/)?(?:\*|(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?)(?::(?:\d{1,5}|\*))?\/[^?#]*)[?#]/i;
-export const NONCE_SOURCE_RE = /^'nonce-([A-Za-z0-9+/_-]+={0,2})'$/i;
-export const HASH_SOURCE_RE = /^'(sha256|sha384|sha512)-([A-Za-z0-9+/_-]+={0,2})'$/i;
-const POLICY_NAME_RE = /^[A-Za-z0-9\-#=_/@.%]+$/;
 const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** Printable ASCII other than space, `;` and `,` (§13.1 value rule; non-ASCII cannot travel in a header). */
-export const VALUE_RE = /^[\x21-\x2b\x2d-\x3a\x3c-\x7e]+$/;
 
 /**
  * A source expression in its canonical form: keywords, bare schemes and the `'nonce-` / `'sha…-` prefixes

@@ -22,18 +22,14 @@
 // ignored (and reported as unreadable-directive). Keywords, nonces and hashes are read case-insensitively through
 // the one canonical form import stores (directives.ts canonicalSource).
 import { BYPASS_KIND, findBypass } from "./bypass-hosts";
+import type { PolicyFinding } from "./contract";
 import { canonicalSource, DIRECTIVE_NAMES, HASH_SOURCE_RE, HOST_SOURCE_RE, KEYWORDS, SCHEME_SOURCE_RE, SOURCE_LIST_DIRECTIVES, SOURCE_LISTS } from "./directives";
 
 export const SEVERITIES = ["high", "medium", "low", "info"] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
-export interface Finding {
-  directive: string;
-  value?: string;
-  severity: Severity;
-  code: string;
-  message: string;
-}
+/** A finding of one policy (the wire's, without `policyIndex`: contract.ts CspEvaluation). */
+export type Finding = Omit<PolicyFinding, "policyIndex">;
 
 /** Every code the evaluator can emit, with its severity (missing-base-uri and insecure-scheme vary). */
 export const CHECKS: Record<string, Severity | "high|medium" | "high|medium|low|info"> = {

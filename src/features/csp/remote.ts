@@ -14,8 +14,8 @@ import { Parser } from "htmlparser2";
 import { invalid, type ApiError } from "../../platform/http/errors";
 import { guardUrl, MAX_HEADER_BYTES, OutboundError, outboundFetch, type OutboundResponse } from "../../platform/net/client";
 import { splitPolicies } from "./import";
+import { REMOTE_MAX_REDIRECTS, REMOTE_SOURCES, REMOTE_TIMEOUT_MS } from "./shared-rules";
 
-export const REMOTE_SOURCES = ["enforcingHeader", "reportOnlyHeader", "meta"] as const;
 export type RemoteSource = (typeof REMOTE_SOURCES)[number];
 
 export interface RemoteSpec {
@@ -24,8 +24,6 @@ export interface RemoteSpec {
   followRedirects: boolean;
 }
 
-export const REMOTE_TIMEOUT_MS = 10_000;
-export const REMOTE_MAX_REDIRECTS = 10;
 /** A response head (its CSP header lines included) of at most 64 KiB; larger → 400 UPSTREAM_FAILED "… header too large". */
 export const REMOTE_MAX_HEADER_BYTES = MAX_HEADER_BYTES;
 /** The meta tag is looked for in this much of the (decoded) HTML (§13.3); the rest is never read. */

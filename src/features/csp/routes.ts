@@ -1,160 +1,25 @@
-// /api/web_security/csp: content security policies (supplement §13), sharing (§12.6) and the evaluator.
+// /api/web_security/csp: content security policies (supplement §13), sharing (§12.6) and the evaluator, with the
+// schemas of contract.ts. Bodies are looseBody: the service checks them with the spec's messages.
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { CspService } from "./service";
-import { media, Named, op, Opt, Page, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
+import { looseBody, media, op, Page, T } from "../../platform/http/contract";
 import { ListQueryParams, ListQuerySchema } from "../../platform/http/list-query";
-import { TaggedMembers, TagIdsParam } from "../tags/routes";
-import { DIRECTIVE_NAMES } from "./directives";
-import { CHECKS, SEVERITIES } from "./evaluate";
-import { REMOTE_SOURCES } from "./remote";
-import { SERIALIZE_SOURCES } from "./serialize";
-import { MAX_FINDINGS, MAX_POLICIES } from "./tasks";
-import { CONTENT_TYPES } from "./service";
+import {
+  ContentSecurityPoliciesCreateParams,
+  ContentSecurityPoliciesSerializeParams,
+  ContentSecurityPoliciesUpdateParams,
+  ContentSecurityPolicy,
+  ContentSecurityPolicyCreated,
+  ContentSecurityPolicyGetResponse,
+  CspEvaluateParams,
+  CspEvaluation,
+  PolicyShare,
+  PolicyUpdateWarnings,
+} from "./contract";
 
-// ---- contract schemas (supplement §13) ----
-
-const DirectiveName = StringEnum(DIRECTIVE_NAMES, { description: "see supplement §13.1 for the value rules of each name" });
-export const CspDirective = Named(
-  "CspDirective",
-  T.Object({
-    name: DirectiveName,
-    value: T.Optional(T.Array(T.String({ minLength: 1 }), { description: "values (no whitespace, ; or ,); absent for upgrade-insecure-requests" })),
-  }),
-);
-export const ContentSecurityPolicy = Named(
-  "ContentSecurityPolicy",
-  T.Object({
-    id: Uuid(),
-    name: T.String(),
-    directives: T.Array(CspDirective, { minItems: 1, maxItems: 50, description: "distinct names, in stored order" }),
-    ...TaggedMembers,
-    createdAt: UnixTime(),
-    updatedAt: UnixTime(),
-  }),
-);
-const Warnings = T.Array(T.String(), {
-  description: "what the import (serialized text or remote URL) dropped or changed, e.g. \"script-src: dropped 'unsafe_inline' (unknown keyword)\"",
-});
-export const ContentSecurityPolicyCreated = Named(
-  "ContentSecurityPolicyCreated",
-  T.Composite([ContentSecurityPolicy, T.Object({ warnings: T.Optional(Warnings) })], { description: "the policy, plus warnings when an import dropped or changed something" }),
-);
-export const PolicyShare = Named(
-  "ContentSecurityPolicyShare",
-  T.Object({
-    id: Uuid({ description: "share id (UUID v4): send it as X-User-Share-ID" }),
-    resource: T.Object({ type: StringEnum(["contentSecurityPolicy"]), policyId: Uuid() }),
-    createdAt: UnixTime(),
-  }),
-);
-export const ContentSecurityPolicyGetResponse = Named(
-  "ContentSecurityPolicyGetResponse",
-  T.Object({ policy: ContentSecurityPolicy, userShare: T.Optional(PolicyShare) }, { description: "to anyone but the owner: tags and tagIds are [] and userShare is included" }),
-);
-export const CspContent = Named(
-  "CspContent",
-  T.Union(
-    [
-      T.Object({ type: StringEnum(["directives"]), value: T.Array(CspDirective, { minItems: 1, maxItems: 50 }) }),
-      T.Object({ type: StringEnum(["serialized"]), value: T.String({ description: "policy text: the first policy; invalid parts dropped with warnings" }) }),
-      T.Object({
-        type: StringEnum(["remote"]),
-        value: T.Object({
-          url: T.String({ format: "uri", description: "http(s) URL fetched once (10 s)" }),
-          source: StringEnum(REMOTE_SOURCES, { description: "enforcingHeader, reportOnlyHeader or meta (<meta http-equiv>)" }),
-          followRedirects: Opt(T.Boolean({ description: "default true (up to 10)" })),
-        }),
-      }),
-    ],
-    { description: `the policy content: ${CONTENT_TYPES.join(", ")}` },
-  ),
-);
-const PolicyName = T.String({ minLength: 1, description: "1..100 characters after trimming, unique per user" });
-export const ContentSecurityPoliciesCreateParams = Named(
-  "ContentSecurityPoliciesCreateParams",
-  T.Object({ name: PolicyName, content: CspContent, tagIds: TagIdsParam }),
-);
-export const ContentSecurityPoliciesUpdateParams = Named(
-  "ContentSecurityPoliciesUpdateParams",
-  T.Object(
-    {
-      name: Opt(PolicyName),
-      directives: Opt(T.Array(CspDirective, { minItems: 1, maxItems: 50, description: "replaces all directives; exclusive with content" })),
-      content: Opt(CspContent),
-      tagIds: TagIdsParam,
-    },
-    { description: "at least one member; directives and content are exclusive", minProperties: 1 },
-  ),
-);
-export const ContentSecurityPoliciesSerializeParams = Named(
-  "ContentSecurityPoliciesSerializeParams",
-  T.Object({
-    source: StringEnum(SERIALIZE_SOURCES, { description: "the delivery: meta drops sandbox, frame-ancestors, report-uri and report-to; reportOnlyHeader drops sandbox" }),
-  }),
-);
-export const CspEvaluateParams = Named(
-  "CspEvaluateParams",
-  T.Object(
-    {
-      policyId: Opt(Uuid({ description: "a stored policy of yours" })),
-      serialized: Opt(
-        T.String({
-          maxLength: 65_536,
-          description: `a policy text of at most 64 KiB (UTF-8; larger → 400) and ${MAX_POLICIES} policies separated by ','; nothing is dropped, so unknown directives reach the checks`,
-        }),
-      ),
-    },
-    { description: "exactly one of policyId and serialized" },
-  ),
-);
-export const CspEvaluation = Named(
-  "CspEvaluation",
-  T.Object({
-    findings: T.Array(
-      T.Object({
-        directive: T.String({ description: "the effective directive the finding is about (after default-src fallback)" }),
-        value: T.Optional(T.String({ description: "the offending value" })),
-        severity: StringEnum(SEVERITIES),
-        code: T.String({ description: `stable kebab-case token: ${Object.keys(CHECKS).join(", ")}` }),
-        message: T.String(),
-        policyIndex: T.Integer({ minimum: 0, maximum: MAX_POLICIES - 1, description: "the policy the finding is about, 0-based in the order of the text (always 0 for a stored policy)" }),
-      }),
-      {
-        maxItems: MAX_POLICIES * MAX_FINDINGS,
-        description: `sorted by severity (high, medium, low, info), policy order kept within a severity; at most ${MAX_FINDINGS} per policy, the most severe`,
-      },
-    ),
-    policyCount: T.Integer({
-      minimum: 1,
-      maximum: MAX_POLICIES,
-      description: "how many policies were evaluated: a text may hold several separated by ',' (browsers enforce every one of them, so a resource must pass each)",
-    }),
-  }),
-);
 const tags = ["web_security"];
 
-// ---- runtime schemas: Elysia checks these JSON types, the service everything else with the spec's messages ----
-
-const TagIdsSchema = t.Union([t.Array(t.String()), t.Null()]);
-const CreateBody = t.Object({
-  name: t.String(),
-  content: t.Unknown(),
-  tagIds: t.Optional(TagIdsSchema),
-});
-const UpdateBody = t.Object({
-  name: t.Optional(t.Unknown()),
-  directives: t.Optional(t.Unknown()),
-  content: t.Optional(t.Unknown()),
-  tagIds: t.Optional(TagIdsSchema),
-});
-const SerializeBody = t.Object({
-  source: t.Unknown(),
-});
-const EvaluateBody = t.Object({
-  policyId: t.Optional(t.Union([t.String(), t.Null()])),
-  serialized: t.Optional(t.Union([t.String(), t.Null()])),
-});
 const IdParams = t.Object({ policy_id: t.String() });
 const SHARED =
   "Shared operation: works anonymously with the X-User-Share-ID header (alias X-Secbox-Share-ID) of a live share of this policy; otherwise the owner's own credentials; 404 otherwise, never 401.";
@@ -182,7 +47,7 @@ export const cspRoutes = ({ auth, csp }: CspRoutesDeps) =>
       },
       {
         auth: "user",
-        body: CreateBody,
+        body: looseBody(ContentSecurityPoliciesCreateParams),
         detail: op({
           tags,
           summary: "Create a policy from directives, a serialized policy, or a live URL (header or <meta>)",
@@ -196,7 +61,7 @@ export const cspRoutes = ({ auth, csp }: CspRoutesDeps) =>
     )
     .post("/api/web_security/csp/_evaluate", ({ user, body }) => csp.evaluate(user.id, body), {
       auth: "user",
-      body: EvaluateBody,
+      body: looseBody(CspEvaluateParams),
       detail: op({
         tags,
         summary: "Evaluate a policy (stored or serialized) for weaknesses",
@@ -224,13 +89,13 @@ export const cspRoutes = ({ auth, csp }: CspRoutesDeps) =>
       {
         auth: "user",
         params: IdParams,
-        body: UpdateBody,
+        body: looseBody(ContentSecurityPoliciesUpdateParams),
         detail: op({
           tags,
           summary: "Update a policy's name, directives (or content) and tags",
           description: "204 without a body; 200 {warnings} when imported content (serialized, remote) had something dropped or changed.",
           body: ContentSecurityPoliciesUpdateParams,
-          responses: { 200: T.Object({ warnings: Warnings }), 204: null },
+          responses: { 200: PolicyUpdateWarnings, 204: null },
           errors: { 400: ["TARGET_NOT_ALLOWED", "UPSTREAM_FAILED"], 409: ["DUPLICATE_NAME"] },
           example: { directives: [{ name: "default-src", value: ["'self'"] }, { name: "object-src", value: ["'none'"] }] },
         }),
@@ -258,7 +123,7 @@ export const cspRoutes = ({ auth, csp }: CspRoutesDeps) =>
       {
         auth: "shared",
         params: IdParams,
-        body: SerializeBody,
+        body: looseBody(ContentSecurityPoliciesSerializeParams),
         detail: op({
           tags,
           summary: "Serialize a policy for a header or a <meta> tag (the value only: directives joined by \"; \")",

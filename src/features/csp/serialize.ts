@@ -1,7 +1,7 @@
 // `_serialize` (supplement §13.4): the policy value for one delivery, without header name or <meta>.
-import type { Directive } from "./directives";
+import type { Directive } from "./contract";
+import { SERIALIZE_SOURCES } from "./shared-rules";
 
-export const SERIALIZE_SOURCES = ["enforcingHeader", "reportOnlyHeader", "meta"] as const;
 export type SerializeSource = (typeof SERIALIZE_SOURCES)[number];
 
 /** Directives a delivery ignores, hence dropped from its text. */

@@ -7,62 +7,38 @@ import type { Shares, UserShare } from "../../platform/auth/share";
 import { duplicateName, invalid, isUniqueViolation, notFound } from "../../platform/http/errors";
 import { isUuid, newId } from "../../platform/http/ids";
 import { parseListQuery } from "../../platform/http/list-query";
+import type { LooseInput } from "../../platform/http/contract";
 import { normalizeName, pathId } from "../../platform/http/validate";
 import { nowSec, type Runtime } from "../../platform/runtime";
 import type { TagsService } from "../tags/service";
-import type { TagRef } from "../tags/store";
-import { validateDirectives, type Directive } from "./directives";
+import type { Untagged } from "../tags/contract";
+import {
+  CONTENT_TYPES,
+  type ContentSecurityPoliciesCreateParams,
+  type ContentSecurityPoliciesSerializeParams,
+  type ContentSecurityPoliciesUpdateParams,
+  type ContentSecurityPolicy,
+  type CspEvaluateParams,
+  type Directive,
+  type Evaluation,
+  type PolicyCreated,
+  type PolicyGetResponse,
+  type PolicyShare,
+} from "./contract";
+import { validateDirectives } from "./directives";
 import { importPolicies, parseSerialized } from "./import";
-import { evaluateInput, evaluateSize, evaluateTask, INLINE_EVALUATE_CHARS, MAX_EVALUATE_BYTES, type EvaluateInput, type Evaluation } from "./tasks";
+import { evaluateInput, evaluateSize, evaluateTask, INLINE_EVALUATE_CHARS, MAX_EVALUATE_BYTES, type EvaluateInput } from "./tasks";
 import type { Work } from "../../platform/work/pool";
 import { fetchRemotePolicies, SEVERAL_LABEL, validateRemote, type RemoteSpec } from "./remote";
-import { SERIALIZE_SOURCES, serializePolicy, type SerializeSource } from "./serialize";
-import { cspStore, type PolicyRow } from "./store";
+import { serializePolicy, type SerializeSource } from "./serialize";
+import { MAX_POLICY_NAME, SERIALIZE_SOURCES } from "./shared-rules";
+import { cspStore, toPolicy, type PolicyRecord } from "./store";
 
-export const MAX_POLICY_NAME = 100;
-export const CONTENT_TYPES = ["directives", "serialized", "remote"] as const;
 const ENTITY = "contentSecurityPolicy" as const;
 const WHAT = "Policy";
 
-export interface ContentSecurityPolicy {
-  id: string;
-  name: string;
-  directives: Directive[];
-  tags: TagRef[];
-  tagIds: string[];
-  createdAt: number;
-  updatedAt: number;
-}
-
-/** `UserShare` of a policy (§12.6). */
-export interface PolicyShare {
-  id: string;
-  resource: { type: "contentSecurityPolicy"; policyId: string };
-  createdAt: number;
-}
-
-export interface PolicyGetResponse {
-  policy: ContentSecurityPolicy;
-  userShare?: PolicyShare;
-}
-
+/** The wire share of a policy (the platform's share record, shaped as `UserShare`, §12.6). */
 const toPolicyShare = (s: UserShare, policyId: string): PolicyShare => ({ id: s.id, resource: { type: ENTITY, policyId }, createdAt: s.createdAt });
-
-export interface PolicyCreateInput {
-  name?: unknown;
-  content?: unknown;
-  tagIds?: unknown;
-}
-
-export interface PolicyUpdateInput {
-  name?: unknown;
-  directives?: unknown;
-  content?: unknown;
-  tagIds?: unknown;
-}
-
-/** A created policy; `warnings` when an import dropped or changed something (§13.3). */
-export type PolicyCreated = ContentSecurityPolicy & { warnings?: string[] };
 
 /** Directives known after body validation (with the import's warnings, if any), or a remote fetch still to make. */
 type ContentPlan = { directives: Directive[]; warnings: string[] } | { remote: RemoteSpec; field: string };
@@ -109,7 +85,7 @@ export class CspService {
   async list(userId: string, rawQuery: Record<string, unknown>): Promise<{ items: ContentSecurityPolicy[]; total: number }> {
     const { rows, total } = await cspStore.list(this.rt.db, userId, parseListQuery(rawQuery));
     const tagMap = await this.tags.tagsFor(ENTITY, rows.map((r) => r.id));
-    return { items: rows.map((r) => toWire(r, tagMap.get(r.id) ?? [])), total };
+    return { items: rows.map((r) => toPolicy(r, tagMap.get(r.id) ?? [])), total };
   }
 
   /** Shared operation (§12.6): the owner sees tags and userShare when shared; anyone else sees no tags, and userShare. */
@@ -117,11 +93,11 @@ export class CspService {
     const { row, viaShare } = await this.resolveShared(request, principal, rawId);
     const share = await this.shares.forResource(ENTITY, row.id);
     const tags = viaShare ? [] : ((await this.tags.tagsFor(ENTITY, [row.id])).get(row.id) ?? []);
-    const policy = toWire(row, tags);
+    const policy = toPolicy(row, tags);
     return share ? { policy, userShare: toPolicyShare(share, row.id) } : { policy };
   }
 
-  async create(user: AuthUser, input: PolicyCreateInput): Promise<PolicyCreated> {
+  async create(user: AuthUser, input: LooseInput<typeof ContentSecurityPoliciesCreateParams>): Promise<PolicyCreated> {
     if (!present(input.name)) throw invalid("name: is required");
     const name = normalizeName(input.name, MAX_POLICY_NAME);
     if (!present(input.content)) throw invalid("content: is required");
@@ -129,7 +105,7 @@ export class CspService {
     const tagIds = present(input.tagIds) ? await this.tags.resolveTagIds(user.id, input.tagIds) : [];
     const { directives, warnings } = await this.materialize(plan);
     const now = nowSec(this.rt.clock);
-    const row: PolicyRow = { id: newId(), user_id: user.id, name, directives: JSON.stringify(directives), created_at: now, updated_at: now };
+    const row: PolicyRecord = { id: newId(), user_id: user.id, name, directives, created_at: now, updated_at: now };
     try {
       await this.rt.db.tx(async (tx) => {
         await cspStore.insert(tx, row);
@@ -139,12 +115,12 @@ export class CspService {
       if (isUniqueViolation(err)) throw duplicateName(WHAT, name);
       throw err;
     }
-    const policy = toWire(row, (await this.tags.tagsFor(ENTITY, [row.id])).get(row.id) ?? []);
+    const policy = toPolicy(row, (await this.tags.tagsFor(ENTITY, [row.id])).get(row.id) ?? []);
     return warnings.length > 0 ? { ...policy, warnings } : policy;
   }
 
   /** Returns the import's warnings when `content` was imported with some (the route then answers 200, else 204). */
-  async update(userId: string, rawId: string | undefined, input: PolicyUpdateInput): Promise<{ warnings: string[] } | undefined> {
+  async update(userId: string, rawId: string | undefined, input: LooseInput<typeof ContentSecurityPoliciesUpdateParams>): Promise<{ warnings: string[] } | undefined> {
     // Body checks first (supplement §1 check order), then the resource, then the fetch and stored-data rules.
     const name = present(input.name) ? normalizeName(input.name, MAX_POLICY_NAME) : undefined;
     const hasDirectives = present(input.directives);
@@ -165,10 +141,10 @@ export class CspService {
     const imported = plan ? await this.materialize(plan) : undefined;
     const directives = imported?.directives;
 
-    const next: PolicyRow = {
+    const next: PolicyRecord = {
       ...current,
       name: name ?? current.name,
-      directives: directives ? JSON.stringify(directives) : current.directives,
+      directives: directives ?? current.directives,
       updated_at: nowSec(this.rt.clock),
     };
     try {
@@ -195,12 +171,12 @@ export class CspService {
 
   // ---- serialization (§13.4) ----
 
-  async serialize(request: Request, principal: Principal | undefined, rawId: string | undefined, input: { source?: unknown }): Promise<string> {
+  async serialize(request: Request, principal: Principal | undefined, rawId: string | undefined, input: LooseInput<typeof ContentSecurityPoliciesSerializeParams>): Promise<string> {
     const source = input.source;
     if (typeof source !== "string" || !(SERIALIZE_SOURCES as readonly string[]).includes(source))
       throw invalid(`source: must be one of ${SERIALIZE_SOURCES.join(", ")}`);
     const { row } = await this.resolveShared(request, principal, rawId);
-    return serializePolicy(parseDirectives(row), source as SerializeSource);
+    return serializePolicy(row.directives, source as SerializeSource);
   }
 
   // ---- sharing (§12.6) ----
@@ -224,7 +200,7 @@ export class CspService {
   /** At most 100 findings per policy (most severe first) for a text of at most 64 KiB (§27), each with its
    *  `policyIndex`; a large input is evaluated on the work pool under the caller's share (tasks.ts), a small one
    *  inline. */
-  async evaluate(userId: string, input: { policyId?: unknown; serialized?: unknown }): Promise<Evaluation> {
+  async evaluate(userId: string, input: LooseInput<typeof CspEvaluateParams>): Promise<Evaluation> {
     const hasId = present(input.policyId);
     const hasText = present(input.serialized);
     if (hasId === hasText) throw invalid("policyId, serialized: give exactly one of them");
@@ -239,7 +215,7 @@ export class CspService {
     if (!isUuid(input.policyId)) throw invalid("policyId: must be a UUID");
     const row = await cspStore.get(this.rt.db, userId, input.policyId.toLowerCase());
     if (!row) throw notFound(WHAT);
-    return this.evaluated(userId, { directives: parseDirectives(row) });
+    return this.evaluated(userId, { directives: row.directives });
   }
 
   private async evaluated(userId: string, input: EvaluateInput): Promise<Evaluation> {
@@ -249,7 +225,7 @@ export class CspService {
 
   // ---- helpers ----
 
-  private async resolveShared(request: Request, principal: Principal | undefined, rawId: string | undefined): Promise<{ row: PolicyRow; viaShare: boolean }> {
+  private async resolveShared(request: Request, principal: Principal | undefined, rawId: string | undefined): Promise<{ row: PolicyRecord; viaShare: boolean }> {
     const access = await this.shares.resolve(request, principal, ENTITY, rawId ?? "", (id) => cspStore.ownerOf(this.rt.db, id), WHAT);
     const row = await cspStore.get(this.rt.db, access.ownerId, (rawId ?? "").toLowerCase());
     if (!row) throw notFound(WHAT);
@@ -259,11 +235,8 @@ export class CspService {
   // ---- user data: export, import, clone (features/user-data). Writes take the import transaction's handle. ----
 
   /** Every policy of the user, name ascending (tags not included). */
-  async exportAll(userId: string): Promise<Omit<ContentSecurityPolicy, "tags" | "tagIds">[]> {
-    return (await cspStore.allOfUser(this.rt.db, userId)).map((r) => {
-      const { tags: _tags, tagIds: _tagIds, ...rest } = toWire(r, []);
-      return rest;
-    });
+  async exportAll(userId: string): Promise<Untagged<ContentSecurityPolicy>[]> {
+    return cspStore.allOfUser(this.rt.db, userId);
   }
 
   /** The rules for an imported policy: name and `directives` (§13.1). */
@@ -275,11 +248,11 @@ export class CspService {
   importCount = (db: Db, userId: string) => cspStore.count(db, userId);
 
   async importInsert(tx: Db, userId: string, id: string, p: { name: string; directives: Directive[] }, createdAt: number, updatedAt: number): Promise<void> {
-    await cspStore.insert(tx, { id, user_id: userId, name: p.name, directives: JSON.stringify(p.directives), created_at: createdAt, updated_at: updatedAt });
+    await cspStore.insert(tx, { id, user_id: userId, name: p.name, directives: p.directives, created_at: createdAt, updated_at: updatedAt });
   }
 
   async importReplace(tx: Db, userId: string, id: string, p: { name: string; directives: Directive[] }, now: number): Promise<void> {
-    await cspStore.update(tx, { id, user_id: userId, name: p.name, directives: JSON.stringify(p.directives), created_at: 0, updated_at: now });
+    await cspStore.update(tx, { id, user_id: userId, name: p.name, directives: p.directives, updated_at: now });
   }
 
   /** Deletes the policy, its tag links and its share. */
@@ -288,18 +261,4 @@ export class CspService {
     await this.tags.removeEntity(tx, ENTITY, id);
     await this.shares.remove(tx, ENTITY, id);
   }
-}
-
-const parseDirectives = (row: PolicyRow): Directive[] => JSON.parse(row.directives) as Directive[];
-
-function toWire(row: PolicyRow, tags: TagRef[]): ContentSecurityPolicy {
-  return {
-    id: row.id,
-    name: row.name,
-    directives: parseDirectives(row),
-    tags,
-    tagIds: tags.map((t) => t.id),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
 }

@@ -3,7 +3,8 @@
 // The worker entry (src/work-tasks.ts) lists `cspTasks`.
 import { invalid } from "../../platform/http/errors";
 import { implement, taskRef, type TaskImpl } from "../../platform/work/task";
-import { evaluatePolicy, SEVERITIES, type EvaluatedDirective, type Finding } from "./evaluate";
+import type { Evaluation } from "./contract";
+import { evaluatePolicy, SEVERITIES, type EvaluatedDirective } from "./evaluate";
 import { splitDirectives, splitPolicies } from "./import";
 
 /** §27: at most this many findings per policy, most severe first. */
@@ -17,16 +18,6 @@ export const MAX_POLICIES = 20;
 export const INLINE_EVALUATE_CHARS = 4096;
 
 export type EvaluateInput = { text: string } | { directives: EvaluatedDirective[] };
-
-/** A finding of one of the evaluated policies (§27: `policyIndex`, 0-based, in the order the text gives them). */
-export type PolicyFinding = Finding & { policyIndex: number };
-
-export interface Evaluation {
-  /** Most severe first over every policy; within a severity, policy by policy in check order. */
-  findings: PolicyFinding[];
-  /** How many policies were evaluated (a stored policy: 1). */
-  policyCount: number;
-}
 
 const RANK = new Map<string, number>(SEVERITIES.map((s, i) => [s, i]));
 

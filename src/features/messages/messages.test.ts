@@ -91,6 +91,17 @@ describe("POST /api/users/email", () => {
     expect(mail!.html).toContain("plain &lt;text&gt;");
     const bad = await op.client.post("/api/users/email", { recipient: "to@example.com", subject: "Hello", text: "t", html: 42 });
     expect([bad.status, bad.json.code]).toEqual([400, "INVALID_INPUT"]);
+    // looseBody: the service names a missing or mistyped member.
+    for (const [body, message] of [
+      [{ subject: "Hello", text: "t" }, "recipient: is required"],
+      [{ recipient: "to@example.com", text: "t" }, "subject: is required"],
+      [{ recipient: "to@example.com", subject: ["Hello"], text: "t" }, "subject: must be a string"],
+      [{ recipient: "to@example.com", subject: "Hello", text: null }, "text: is required"],
+      [{ recipient: "to@example.com", subject: "Hello", text: "t", html: 42 }, "html: must be a string or null"],
+    ] as const) {
+      const res = await op.client.post("/api/users/email", body);
+      expect([JSON.stringify(body), res.status, res.json]).toEqual([JSON.stringify(body), 400, { message, code: "INVALID_INPUT" }]);
+    }
   });
 
   test("subject length counts characters, not UTF-16 units", async () => {

@@ -1,26 +1,11 @@
-// POST /api/send_message (authentication optional) and POST /api/users/email (operator) (supplement §21, §4.2).
-import { Elysia, t } from "elysia";
+// POST /api/send_message (authentication optional) and POST /api/users/email (operator) (supplement §21, §4.2), with
+// the schemas of contract.ts. Bodies are looseBody: the service checks them with the spec's messages.
+import { Elysia } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import { clientRateKey } from "../../platform/http/client-ip";
-import { looseBody, Named, Nullable, op, Opt, T } from "../../platform/http/contract";
+import { looseBody, op } from "../../platform/http/contract";
+import { EmailParams, SendMessageParams } from "./contract";
 import type { MessagesService } from "./service";
-
-export const SendMessageParams = Named(
-  "SendMessageParams",
-  T.Object({
-    message: T.String({ minLength: 1, maxLength: 10_000, description: "1..10,000 characters" }),
-    email: Opt(T.String({ format: "email", description: "optional reply address" })),
-  }),
-);
-export const EmailParams = Named(
-  "EmailParams",
-  T.Object({
-    recipient: T.String({ format: "email" }),
-    subject: T.String({ minLength: 1, maxLength: 200, description: "1..200 characters" }),
-    text: T.String({ minLength: 1, maxLength: 100_000, description: "1..100,000 characters" }),
-    html: T.Optional(Nullable(T.String({ maxLength: 500_000, description: "at most 500,000 characters" }))),
-  }),
-);
 
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface MessagesRoutesDeps {
@@ -65,7 +50,7 @@ export const messagesRoutes = ({ auth, messages, trustProxy }: MessagesRoutesDep
       },
       {
         auth: "operator",
-        body: t.Object({ recipient: t.String(), subject: t.String(), text: t.String(), html: t.Optional(t.Union([t.String(), t.Null()])) }),
+        body: looseBody(EmailParams),
         detail: op({
           tags: ["users"],
           summary: "Queue an email to a recipient (operator); queued in the outbox whether or not SMTP is configured",

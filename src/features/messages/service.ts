@@ -2,19 +2,13 @@
 import { ApiError, forbidden, invalid, rateLimited } from "../../platform/http/errors";
 import { rateLimiter } from "../../platform/db/rate-events";
 import type { RateLimiter } from "../../platform/http/rate-limit";
-import { charLength, normalizeEmail } from "../../platform/http/validate";
+import type { LooseInput } from "../../platform/http/contract";
+import { charLength, normalizeEmail, required, requiredString } from "../../platform/http/validate";
 import type { Outbox } from "../../platform/mail/outbox";
 import { escapeHtml, renderEmail } from "../../platform/mail/render";
 import type { Runtime } from "../../platform/runtime";
-
-export const MESSAGES_PER_HOUR = 5;
-
-export interface OperatorEmailInput {
-  recipient: string;
-  subject: string;
-  text: string;
-  html?: string | null;
-}
+import type { EmailParams, SendMessageParams } from "./contract";
+import { HTML_MAX_CHARS, MESSAGE_MAX_CHARS, MESSAGES_PER_HOUR, SUBJECT_MAX_CHARS, TEXT_MAX_CHARS } from "./shared-rules";
 
 export class MessagesService {
   constructor(
@@ -31,11 +25,11 @@ export class MessagesService {
   }
 
   /** Checks in order: 403 mail not configured, 400 input, 429 per-IP hourly cap (only accepted messages count). */
-  async sendContactMessage(input: { message?: unknown; email?: unknown }, clientIp: string, senderEmail?: string): Promise<void> {
+  async sendContactMessage(input: LooseInput<typeof SendMessageParams>, clientIp: string, senderEmail?: string): Promise<void> {
     this.assertMailConfigured();
     const { catch_all } = this.rt.config.smtp;
-    if (typeof input.message !== "string" || input.message.trim().length === 0 || charLength(input.message) > 10_000)
-      throw invalid("message: must be 1 to 10000 characters");
+    if (typeof input.message !== "string" || input.message.trim().length === 0 || charLength(input.message) > MESSAGE_MAX_CHARS)
+      throw invalid(`message: must be 1 to ${MESSAGE_MAX_CHARS} characters`);
     const replyTo = input.email === undefined || input.email === null ? undefined : normalizeEmail(input.email, "email");
     const now = this.rt.clock.now();
     const wait = await this.limiter.retryAfter(clientIp, now);
@@ -57,19 +51,22 @@ export class MessagesService {
   }
 
   /** POST /api/users/email: always queued, held when SMTP is not configured. */
-  async queueOperatorEmail(input: OperatorEmailInput): Promise<void> {
-    const to = normalizeEmail(input.recipient, "recipient");
+  async queueOperatorEmail(input: LooseInput<typeof EmailParams>): Promise<void> {
+    const to = normalizeEmail(required(input.recipient, "recipient"), "recipient");
+    const subject = requiredString(input.subject, "subject");
+    const text = requiredString(input.text, "text");
     const html = input.html ?? undefined; // null means not set (supplement §1)
-    if (input.subject.trim().length === 0 || charLength(input.subject) > 200) throw invalid("subject: must be 1 to 200 characters");
-    if (input.text.length === 0 || charLength(input.text) > 100_000) throw invalid("text: must be 1 to 100000 characters");
-    if (html !== undefined && charLength(html) > 500_000) throw invalid("html: must be at most 500000 characters");
-    if (/[\r\n]/.test(input.subject)) throw new ApiError(400, "INVALID_INPUT", "subject: must be a single line");
+    if (html !== undefined && typeof html !== "string") throw invalid("html: must be a string or null");
+    if (subject.trim().length === 0 || charLength(subject) > SUBJECT_MAX_CHARS) throw invalid(`subject: must be 1 to ${SUBJECT_MAX_CHARS} characters`);
+    if (text.length === 0 || charLength(text) > TEXT_MAX_CHARS) throw invalid(`text: must be 1 to ${TEXT_MAX_CHARS} characters`);
+    if (html !== undefined && charLength(html) > HTML_MAX_CHARS) throw invalid(`html: must be at most ${HTML_MAX_CHARS} characters`);
+    if (/[\r\n]/.test(subject)) throw new ApiError(400, "INVALID_INPUT", "subject: must be a single line");
     await this.outbox.enqueue({
       kind: "operator",
       to,
-      subject: input.subject,
-      text: input.text,
-      html: html ?? `<pre style="white-space:pre-wrap;font-family:inherit">${escapeHtml(input.text)}</pre>`,
+      subject,
+      text,
+      html: html ?? `<pre style="white-space:pre-wrap;font-family:inherit">${escapeHtml(text)}</pre>`,
     });
   }
 }

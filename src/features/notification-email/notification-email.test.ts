@@ -39,6 +39,12 @@ describe("notification email destination", () => {
     expect(none.text).toBe("null");
 
     expect((await u.client.put("/api/user/notification_email", { email: "not-an-email" })).json.code).toBe("INVALID_INPUT");
+    // looseBody: the service names the member, missing or mistyped; 401 comes first.
+    expect((await u.client.put("/api/user/notification_email", {})).json).toEqual({ message: "email: is required", code: "INVALID_INPUT" });
+    expect((await u.client.put("/api/user/notification_email", { email: 1 })).json).toEqual({ message: "email: must be a string", code: "INVALID_INPUT" });
+    expect((await u.client.post("/api/user/notification_email/_verify", {})).json).toEqual({ message: "code: is required", code: "INVALID_INPUT" });
+    expect((await u.client.post("/api/user/notification_email/_verify", { code: 42917 })).json).toEqual({ message: "code: must be a string", code: "INVALID_INPUT" });
+    expect((await srv.anon.put("/api/user/notification_email", { email: 1 })).status).toBe(401);
     const same = await u.client.put("/api/user/notification_email", { email: u.email.toUpperCase() });
     expect(same.status).toBe(400);
     expect(same.json.message).toContain("login email");
@@ -177,6 +183,11 @@ describe("notifications and unsubscribe (RFC 8058)", () => {
     expect(missing.status).toBe(400);
     expect(missing.json.code).toBe("INVALID_INPUT");
     expect((await srv.anon.get("/api/notifications/unsubscribe")).status).toBe(400);
+    // A body token that is not a string is refused as such (the query's token does not stand in for it).
+    const mistyped = await srv.anon.post("/api/notifications/unsubscribe?token=nope", { token: 5 });
+    expect([mistyped.status, mistyped.json]).toEqual([400, { message: "token: must be a string", code: "INVALID_INPUT" }]);
+    expect((await srv.anon.post("/api/notifications/unsubscribe?token=nope", { token: null })).status).toBe(400);
+    expect((await srv.anon.post("/api/notifications/unsubscribe?token=nope", { other: 1 })).status).toBe(204);
 
     const unknown = await srv.anon.get("/api/notifications/unsubscribe?token=nope");
     expect(unknown.status).toBe(200);

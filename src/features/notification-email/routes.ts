@@ -1,38 +1,11 @@
-// /api/user/notification_email* (user) and /api/notifications/unsubscribe (public, RFC 8058).
+// /api/user/notification_email* (user) and /api/notifications/unsubscribe (public, RFC 8058), with the schemas of
+// contract.ts. Bodies are looseBody: the service checks them with the spec's messages.
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { NotificationEmailService } from "./service";
-import { media, Named, Nullable, op, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
-import { invalid } from "../../platform/http/errors";
+import { looseBody, media, Nullable, op, T } from "../../platform/http/contract";
+import { NotificationEmailSetParams, NotificationEmailVerifyParams, NotificationsUnsubscribeParams, TokenQuery, UserNotificationDestination } from "./contract";
 import { UNSUBSCRIBE_PAGE, UNSUBSCRIBE_PAGE_CSP } from "./unsubscribe-page";
-
-export const UserNotificationDestination = Named(
-  "UserNotificationDestination",
-  T.Object({
-    id: Uuid(),
-    kind: StringEnum(["email"]),
-    address: T.String({ description: "the address being verified or verified" }),
-    status: StringEnum(["pending", "verified"]),
-    verificationSentAt: T.Optional(UnixTime("present while pending")),
-    verificationExpiresAt: T.Optional(UnixTime("present while pending: the code is valid 900 s")),
-    verifiedAt: T.Optional(UnixTime("present when verified")),
-    createdAt: UnixTime(),
-    updatedAt: UnixTime(),
-  }),
-);
-export const NotificationEmailSetParams = Named(
-  "NotificationEmailSetParams",
-  T.Object({ email: T.String({ format: "email", maxLength: 254, description: "differs from the login email (ignoring case)" }) }),
-);
-export const NotificationEmailVerifyParams = Named(
-  "NotificationEmailVerifyParams",
-  T.Object({ code: T.String({ description: "the 6-digit code (surrounding whitespace ignored)", examples: ["042917"] }) }),
-);
-export const NotificationsUnsubscribeParams = Named(
-  "NotificationsUnsubscribeParams",
-  T.Object({ token: T.Optional(T.String({ description: "the token of the List-Unsubscribe link (or in ?token=)" })) }),
-);
-const TokenQuery = T.Object({ token: T.String({ description: "the token of the List-Unsubscribe link" }) });
 
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface NotificationEmailRoutesDeps {
@@ -61,7 +34,7 @@ export const notificationEmailRoutes = ({ auth, notificationEmail }: Notificatio
     )
     .put("/api/user/notification_email", ({ user, body }) => notificationEmail.set(user.id, body.email), {
       auth: "user",
-      body: t.Object({ email: t.String() }),
+      body: looseBody(NotificationEmailSetParams),
       detail: op({
         tags: ["settings"],
         summary: "Set the notification email; a 6-digit code is emailed to it",
@@ -100,7 +73,7 @@ export const notificationEmailRoutes = ({ auth, notificationEmail }: Notificatio
     )
     .post("/api/user/notification_email/_verify", ({ user, body }) => notificationEmail.verify(user.id, body.code), {
       auth: "user",
-      body: t.Object({ code: t.String() }),
+      body: looseBody(NotificationEmailVerifyParams),
       detail: op({
         tags: ["settings"],
         summary: "Verify the notification email with the 6-digit code",
@@ -112,8 +85,7 @@ export const notificationEmailRoutes = ({ auth, notificationEmail }: Notificatio
     .get(
       "/api/notifications/unsubscribe",
       async ({ query, set }) => {
-        if (typeof query.token !== "string" || query.token === "") throw invalid("token: is required");
-        await notificationEmail.unsubscribe(query.token);
+        await notificationEmail.unsubscribeRequest(undefined, query.token);
         set.headers["content-type"] = "text/html; charset=utf-8";
         set.headers["content-security-policy"] = UNSUBSCRIBE_PAGE_CSP;
         set.headers["cache-control"] = "no-store";
@@ -135,15 +107,13 @@ export const notificationEmailRoutes = ({ auth, notificationEmail }: Notificatio
     .post(
       "/api/notifications/unsubscribe",
       async ({ query, body, set }) => {
-        const token = body.token ?? query.token;
-        if (typeof token !== "string" || token === "") throw invalid("token: is required");
-        await notificationEmail.unsubscribe(token);
+        await notificationEmail.unsubscribeRequest(body.token, query.token);
         set.status = 204;
       },
       {
         auth: { level: "public", acceptForm: true },
         query: t.Object({ token: t.Optional(t.String()) }),
-        body: t.Object({ token: t.Optional(t.String()) }),
+        body: looseBody(NotificationsUnsubscribeParams),
         detail: op({
           tags: ["notifications"],
           summary: "RFC 8058 one-click unsubscribe; 204 for any token, known or not (400 only when no token came at all)",

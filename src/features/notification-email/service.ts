@@ -5,30 +5,17 @@ import { constantTimeEqual, hmacHex } from "../../platform/crypto/tokens";
 import type { Db } from "../../platform/db/db";
 import { ApiError, invalid, notFound } from "../../platform/http/errors";
 import { newId } from "../../platform/http/ids";
-import { normalizeEmail } from "../../platform/http/validate";
+import { normalizeEmail, required, requiredString } from "../../platform/http/validate";
 import type { Outbox, EmailKind } from "../../platform/mail/outbox";
 import { renderEmail, type EmailContent } from "../../platform/mail/render";
 import { nowSec, type Runtime } from "../../platform/runtime";
 import type { SettingsService } from "../settings/service";
 import type { UsersService } from "../users/service";
-import { destinationsStore, type DestinationRow } from "./store";
+import type { UserNotificationDestination as NotificationDestination } from "./contract";
+import { CODE_TTL_SEC, MAX_FAILED_ATTEMPTS, SEND_COOLDOWN_SEC, SENDS_PER_HOUR, VERIFICATION_CODE_DIGITS } from "./shared-rules";
+import { destinationsStore, toDestination } from "./store";
 
-export const CODE_TTL_SEC = 900;
-export const MAX_FAILED_ATTEMPTS = 5;
-export const SEND_COOLDOWN_SEC = 60;
-export const SENDS_PER_HOUR = 5;
-
-export interface NotificationDestination {
-  id: string;
-  kind: "email";
-  address: string;
-  status: "pending" | "verified";
-  verificationSentAt?: number;
-  verificationExpiresAt?: number;
-  verifiedAt?: number;
-  createdAt: number;
-  updatedAt: number;
-}
+const CODE_RE = new RegExp(`^\\d{${VERIFICATION_CODE_DIGITS}}$`);
 
 /** A notification email: suppressed while unsubscribed, sent to the routed address with RFC 8058 headers. */
 export interface Notification {
@@ -55,26 +42,12 @@ export class NotificationEmailService {
     return nowSec(this.rt.clock);
   }
 
-  private toWire(r: DestinationRow): NotificationDestination {
-    return {
-      id: r.id,
-      kind: "email",
-      address: r.address,
-      status: r.status,
-      ...(r.status === "pending" && r.verification_sent_at !== null ? { verificationSentAt: r.verification_sent_at } : {}),
-      ...(r.status === "pending" && r.code_expires_at !== null ? { verificationExpiresAt: r.code_expires_at } : {}),
-      ...(r.status === "verified" && r.verified_at !== null ? { verifiedAt: r.verified_at } : {}),
-      createdAt: r.created_at,
-      updatedAt: r.updated_at,
-    };
-  }
-
   private hashCode(destinationId: string, code: string) {
     return hmacHex(this.codeKey, `${destinationId}:${code}`);
   }
 
   private newCode(): string {
-    return String(randomInt(0, 1_000_000)).padStart(6, "0");
+    return String(randomInt(0, 10 ** VERIFICATION_CODE_DIGITS)).padStart(VERIFICATION_CODE_DIGITS, "0");
   }
 
   /** 400 COOLDOWN unless 60 s passed since the last code email and fewer than 5 went out in the last hour. */
@@ -93,7 +66,7 @@ export class NotificationEmailService {
       paragraphs: [
         `Enter this code in Secbox to receive notifications at ${address}:`,
         code,
-        `The code expires at ${new Date(expiresAt * 1000).toISOString().replace(".000Z", "Z")} (in 15 minutes).`,
+        `The code expires at ${new Date(expiresAt * 1000).toISOString().replace(".000Z", "Z")} (in ${CODE_TTL_SEC / 60} minutes).`,
         "If you did not ask for this, ignore this email.",
       ],
     });
@@ -102,11 +75,11 @@ export class NotificationEmailService {
 
   async get(userId: string): Promise<NotificationDestination | null> {
     const row = await destinationsStore.byUser(this.rt.db, userId);
-    return row ? this.toWire(row) : null;
+    return row ? toDestination(row) : null;
   }
 
   async set(userId: string, rawEmail: unknown): Promise<NotificationDestination> {
-    const address = normalizeEmail(rawEmail, "email");
+    const address = normalizeEmail(required(rawEmail, "email"), "email");
     const user = await this.users.getRow(userId);
     if (!user) throw notFound("User");
     if (address === user.email.toLowerCase()) throw invalid("email: must differ from the login email");
@@ -121,7 +94,7 @@ export class NotificationEmailService {
       await destinationsStore.recordSend(tx, userId, now);
     });
     await this.sendCode(userId, address, code, expiresAt);
-    return this.toWire((await destinationsStore.byUser(this.rt.db, userId))!);
+    return toDestination((await destinationsStore.byUser(this.rt.db, userId))!);
   }
 
   async remove(userId: string): Promise<void> {
@@ -146,15 +119,14 @@ export class NotificationEmailService {
   }
 
   async verify(userId: string, rawCode: unknown): Promise<NotificationDestination> {
-    if (typeof rawCode !== "string") throw invalid("code: must be a string");
+    const code = requiredString(rawCode, "code").trim();
     const row = await destinationsStore.byUser(this.rt.db, userId);
     if (!row) throw notFound("Notification email");
     const now = this.now();
     if (row.status === "verified") throw verificationFailed("The notification email is already verified");
     if (row.code_hash === null || row.failed_attempts >= MAX_FAILED_ATTEMPTS) throw verificationFailed("No verification in progress; set the email again");
     if (row.code_expires_at === null || row.code_expires_at <= now) throw verificationFailed("The code has expired");
-    const code = rawCode.trim();
-    if (!/^\d{6}$/.test(code) || !constantTimeEqual(this.hashCode(row.id, code), row.code_hash)) {
+    if (!CODE_RE.test(code) || !constantTimeEqual(this.hashCode(row.id, code), row.code_hash)) {
       await destinationsStore.failedAttempt(this.rt.db, row.id, now);
       const left = MAX_FAILED_ATTEMPTS - row.failed_attempts - 1;
       throw verificationFailed(left > 0 ? `Invalid code; ${left} attempt(s) left` : "Invalid code; the code is now invalidated");
@@ -164,7 +136,7 @@ export class NotificationEmailService {
     // that `set` refuses the login email (§10.2), so through today's API a verified destination is never the
     // login email and this grants nothing; it keeps the proof rule whole if §10.2 changes.
     await this.users.recordEmailProof(userId, row.address, "code");
-    return this.toWire((await destinationsStore.byUser(this.rt.db, userId))!);
+    return toDestination((await destinationsStore.byUser(this.rt.db, userId))!);
   }
 
   /** Where this user's notification emails go: the verified destination, else the login email; null when unsubscribed. */
@@ -205,6 +177,15 @@ export class NotificationEmailService {
       },
     }, db);
     return true;
+  }
+
+  /** The unsubscribe routes' token: the body's (POST), else the query's; 400 only when none came at all. */
+  async unsubscribeRequest(bodyToken: unknown, queryToken: unknown): Promise<void> {
+    // As documented (NotificationsUnsubscribeParams): absent, or a string.
+    if (bodyToken !== undefined && typeof bodyToken !== "string") throw invalid("token: must be a string");
+    const token = bodyToken ?? queryToken;
+    if (typeof token !== "string" || token === "") throw invalid("token: is required");
+    await this.unsubscribe(token);
   }
 
   /** RFC 8058 unsubscribe: unknown tokens do nothing, and the caller cannot tell the difference. */

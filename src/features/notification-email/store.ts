@@ -1,5 +1,7 @@
-// SQL for notification email destinations and verification sends.
+// SQL for notification email destinations and verification sends, and a destination row → the wire
+// `UserNotificationDestination` (contract.ts; never the code hash).
 import type { Db } from "../../platform/db/db";
+import type { UserNotificationDestination } from "./contract";
 
 export interface DestinationRow {
   id: string;
@@ -14,6 +16,19 @@ export interface DestinationRow {
   created_at: number;
   updated_at: number;
 }
+
+/** The times of a pending verification show only while pending, `verifiedAt` only when verified. */
+export const toDestination = (r: DestinationRow): UserNotificationDestination => ({
+  id: r.id,
+  kind: "email",
+  address: r.address,
+  status: r.status,
+  ...(r.status === "pending" && r.verification_sent_at !== null ? { verificationSentAt: r.verification_sent_at } : {}),
+  ...(r.status === "pending" && r.code_expires_at !== null ? { verificationExpiresAt: r.code_expires_at } : {}),
+  ...(r.status === "verified" && r.verified_at !== null ? { verifiedAt: r.verified_at } : {}),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
 
 export const destinationsStore = {
   byUser: (db: Db, userId: string) => db.get<DestinationRow>("SELECT * FROM notification_destinations WHERE user_id = ?", [userId]),

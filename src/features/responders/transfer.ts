@@ -10,7 +10,7 @@ import { MAX_TIMESTAMP, normalizeName } from "../../platform/http/validate";
 import { strictBase64 } from "../../platform/crypto/base64";
 import { nowSec, type Runtime } from "../../platform/runtime";
 import type { StorageQuota } from "../../platform/storage/quota";
-import type { SecretsSelector } from "../secrets/service";
+import type { SecretsSelector } from "../secrets/contract";
 import type { TagsService } from "../tags/service";
 import { toTrackedRecord, type TrackedRecord } from "./har";
 import type { CheckedSettings, NormalizedLocation, NormalizedSettings, Responder } from "./service";

@@ -6,53 +6,24 @@ import type { Db } from "../../platform/db/db";
 import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
 import { newId } from "../../platform/http/ids";
 import { parseListQuery } from "../../platform/http/list-query";
-import { normalizeName, pathId, utf8Length } from "../../platform/http/validate";
+import { normalizeName, pathId, required, utf8Length } from "../../platform/http/validate";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
+import type { LooseInput } from "../../platform/http/contract";
+import type { Untagged } from "../tags/contract";
 import type { TagsService } from "../tags/service";
-import type { TagRef } from "../tags/store";
-import { scriptsStore, type ScriptRow, type ScriptSummaryRow } from "./store";
 import type { ScriptChecker } from "../../sandbox/syntax";
-
-import { MAX_SCRIPT_BYTES, MAX_SCRIPT_NAME, SCRIPT_TYPES } from "./shared-rules";
-
-export { MAX_SCRIPT_BYTES, MAX_SCRIPT_NAME, SCRIPT_TYPES };
-export type ScriptType = (typeof SCRIPT_TYPES)[number];
-
-/** `?context=` of the list: which script types a consumer may pick from. */
-export const SCRIPT_CONTEXTS: Record<string, readonly ScriptType[]> = {
-  responder: ["responder", "universal"],
-  api_tracker: ["api_configurator", "api_extractor", "universal"],
-  page_tracker: ["page_extractor", "universal"],
-};
-
-export const SCRIPT_SORT_KEYS = ["name", "createdAt", "updatedAt", "scriptType"] as const;
-
-export interface UserScript {
-  id: string;
-  name: string;
-  scriptType: ScriptType;
-  content: string;
-  tags: TagRef[];
-  tagIds: string[];
-  createdAt: number;
-  updatedAt: number;
-}
-
-export type UserScriptSummary = Omit<UserScript, "content"> & { size: number };
-
-export interface ScriptCreateInput {
-  name: unknown;
-  scriptType: unknown;
-  content: unknown;
-  tagIds?: unknown;
-}
-
-export interface ScriptUpdateInput {
-  name?: unknown;
-  scriptType?: unknown;
-  content?: unknown;
-  tagIds?: unknown;
-}
+import {
+  SCRIPT_SORT_KEYS,
+  type ScriptContextName,
+  type ScriptCreateParams,
+  type ScriptType,
+  type ScriptUpdateParams,
+  type UserScript,
+  type UserScriptSaved,
+  type UserScriptSummary,
+} from "./contract";
+import { MAX_SCRIPT_BYTES, MAX_SCRIPT_NAME, SCRIPT_CONTEXTS, SCRIPT_TYPES } from "./shared-rules";
+import { scriptsStore, toScript, toSummary, type ScriptRow } from "./store";
 
 function scriptType(raw: unknown): ScriptType {
   if (typeof raw !== "string" || !(SCRIPT_TYPES as readonly string[]).includes(raw)) throw invalid(`scriptType: must be one of ${SCRIPT_TYPES.join(", ")}`);
@@ -90,8 +61,8 @@ export class ScriptsService {
     const context = (firstString(rawQuery.context) ?? "").trim();
     let types: readonly ScriptType[] | undefined;
     if (context !== "") {
-      types = SCRIPT_CONTEXTS[context];
-      if (!types) throw invalid(`context: must be one of ${Object.keys(SCRIPT_CONTEXTS).join(", ")}`);
+      if (!Object.hasOwn(SCRIPT_CONTEXTS, context)) throw invalid(`context: must be one of ${Object.keys(SCRIPT_CONTEXTS).join(", ")}`);
+      types = SCRIPT_CONTEXTS[context as ScriptContextName];
     }
     const { rows, total } = await scriptsStore.list(this.rt.db, userId, query, types);
     const tagMap = await this.tags.tagsFor("script", rows.map((r) => r.id));
@@ -104,10 +75,10 @@ export class ScriptsService {
     return this.wire(row);
   }
 
-  async create(user: AuthUser, input: ScriptCreateInput): Promise<UserScript & { warnings?: string[] }> {
-    const name = normalizeName(input.name, MAX_SCRIPT_NAME);
-    const type = scriptType(input.scriptType);
-    const content = scriptContent(input.content);
+  async create(user: AuthUser, input: LooseInput<typeof ScriptCreateParams>): Promise<UserScriptSaved> {
+    const name = normalizeName(required(input.name, "name"), MAX_SCRIPT_NAME);
+    const type = scriptType(required(input.scriptType, "scriptType"));
+    const content = scriptContent(required(input.content, "content"));
     const tagIds = input.tagIds == null ? [] : await this.tags.resolveTagIds(user.id, input.tagIds);
     const limit = tierLimits(this.rt.config, user.tier).max_scripts;
     const now = nowSec(this.rt.clock);
@@ -126,7 +97,7 @@ export class ScriptsService {
     return withWarnings(await this.wire(row), warnings);
   }
 
-  async update(userId: string, rawId: string | undefined, input: ScriptUpdateInput): Promise<UserScript & { warnings?: string[] }> {
+  async update(userId: string, rawId: string | undefined, input: LooseInput<typeof ScriptUpdateParams>): Promise<UserScriptSaved> {
     // Body checks first (supplement §1 check order), then the resource, then rules needing stored data.
     const name = input.name == null ? undefined : normalizeName(input.name, MAX_SCRIPT_NAME);
     const content = input.content == null ? undefined : scriptContent(input.content);
@@ -163,31 +134,14 @@ export class ScriptsService {
   }
 
   private async wire(row: ScriptRow): Promise<UserScript> {
-    const tags = (await this.tags.tagsFor("script", [row.id])).get(row.id) ?? [];
-    return {
-      id: row.id,
-      name: row.name,
-      scriptType: row.script_type as ScriptType,
-      content: row.content,
-      tags,
-      tagIds: tags.map((t) => t.id),
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    };
+    return toScript(row, (await this.tags.tagsFor("script", [row.id])).get(row.id) ?? []);
   }
 
   // ---- user data: export, import, clone (features/user-data). Writes take the import transaction's handle. ----
 
   /** Every script of the user with its content, name ascending (tags not included). */
-  async exportAll(userId: string): Promise<Omit<UserScript, "tags" | "tagIds">[]> {
-    return (await scriptsStore.allOfUser(this.rt.db, userId)).map((r) => ({
-      id: r.id,
-      name: r.name,
-      scriptType: r.script_type as ScriptType,
-      content: r.content,
-      createdAt: r.created_at,
-      updatedAt: r.updated_at,
-    }));
+  async exportAll(userId: string): Promise<Untagged<UserScript>[]> {
+    return scriptsStore.allOfUser(this.rt.db, userId);
   }
 
   /** The create rules for an imported script: name, scriptType, content (400 naming the field). */
@@ -209,17 +163,4 @@ export class ScriptsService {
   async importDelete(tx: Db, userId: string, id: string): Promise<void> {
     if ((await scriptsStore.delete(tx, userId, id)).changes > 0) await this.tags.removeEntity(tx, "script", id);
   }
-}
-
-function toSummary(row: ScriptSummaryRow, tags: TagRef[]): UserScriptSummary {
-  return {
-    id: row.id,
-    name: row.name,
-    scriptType: row.script_type as ScriptType,
-    size: Number(row.size),
-    tags,
-    tagIds: tags.map((t) => t.id),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
 }

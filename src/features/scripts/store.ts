@@ -1,7 +1,10 @@
-// SQL for user scripts (supplement §8). `octet_length` (SQLite ≥ 3.43 and PostgreSQL) gives the size in bytes.
+// SQL for user scripts (supplement §8), and rows → wire objects (contract.ts; their tags come from the tags
+// service). `octet_length` (SQLite ≥ 3.43 and PostgreSQL) gives the size in bytes.
 import { placeholders, type Db } from "../../platform/db/db";
 import { listPage } from "../../platform/db/list";
 import type { ListQuery } from "../../platform/http/list-query";
+import type { TagRef, Untagged } from "../tags/contract";
+import type { ScriptType, UserScript, UserScriptSummary } from "./contract";
 
 export interface ScriptRow {
   id: string;
@@ -14,6 +17,32 @@ export interface ScriptRow {
 }
 
 export type ScriptSummaryRow = Omit<ScriptRow, "content" | "user_id"> & { size: number };
+
+const tagIdsOf = (tags: TagRef[]) => tags.map((t) => t.id);
+
+/** A row as the wire shows it, with its tags (TagsService.tagsFor). */
+export const toScript = (r: ScriptRow, tags: TagRef[]): UserScript => ({
+  id: r.id,
+  name: r.name,
+  scriptType: r.script_type as ScriptType,
+  content: r.content,
+  tags,
+  tagIds: tagIdsOf(tags),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+/** A list row as the wire shows it (size instead of content), with its tags. */
+export const toSummary = (r: ScriptSummaryRow, tags: TagRef[]): UserScriptSummary => ({
+  id: r.id,
+  name: r.name,
+  scriptType: r.script_type as ScriptType,
+  size: Number(r.size),
+  tags,
+  tagIds: tagIdsOf(tags),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
 
 export const scriptsStore = {
   get: (db: Db, userId: string, id: string) => db.get<ScriptRow>("SELECT * FROM scripts WHERE id = ? AND user_id = ?", [id, userId]),
@@ -41,7 +70,7 @@ export const scriptsStore = {
 
   delete: (db: Db, userId: string, id: string) => db.run("DELETE FROM scripts WHERE id = ? AND user_id = ?", [id, userId]),
 
-  /** One page of summaries (no content), optionally restricted to some script types. */
+  /** One page of summary rows (no content), optionally restricted to some script types. */
   list(db: Db, userId: string, query: ListQuery, types?: readonly string[]) {
     return listPage<ScriptSummaryRow>(db, userId, query, {
       table: "scripts",
@@ -54,7 +83,14 @@ export const scriptsStore = {
 
   // ---- user data (export, import, clone) ----
 
-  allOfUser: (db: Db, userId: string) => db.all<ScriptRow>("SELECT * FROM scripts WHERE user_id = ? ORDER BY name, id", [userId]),
+  /** Every script of the user with its content, name ascending, as the wire shows it without tags. */
+  async allOfUser(db: Db, userId: string): Promise<Untagged<UserScript>[]> {
+    const rows = await db.all<ScriptRow>("SELECT * FROM scripts WHERE user_id = ? ORDER BY name, id", [userId]);
+    return rows.map((r) => {
+      const { tags: _tags, tagIds: _tagIds, ...rest } = toScript(r, []);
+      return rest;
+    });
+  },
   refs: (db: Db, userId: string) => db.all<{ id: string; name: string }>("SELECT id, name FROM scripts WHERE user_id = ?", [userId]),
 
   /** Overwrite by an import: every member replaced, the type included. */

@@ -8,30 +8,15 @@
 // user cannot queue searches against the database. (Per process: with several instances, one per instance.)
 import { invalid, rateLimited } from "../../platform/http/errors";
 import { charLength } from "../../platform/http/validate";
-import { runSearch, type Matched } from "../../platform/db/search";
+import { runSearch } from "../../platform/db/search";
 import type { Runtime } from "../../platform/runtime";
 import type { Work } from "../../platform/work/pool";
 import { SEARCH_TYPES, specsFor, type SearchType } from "./specs";
 import { searchTask } from "./tasks";
+import type { SearchResults as SearchResult } from "./contract";
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS } from "./shared-rules";
 
 export { SEARCH_TYPES, type SearchType } from "./specs";
-
-export const MAX_QUERY_CHARS = 200;
-export const DEFAULT_LIMIT = 20;
-export const MAX_LIMIT = 100;
-
-export interface SearchItem {
-  type: SearchType;
-  id: string;
-  name: string;
-  matched: Matched;
-  updatedAt: number;
-}
-
-export interface SearchResult {
-  items: SearchItem[];
-  total: number;
-}
 
 /** Runs one validated search: `text` trimmed and non-empty, `types` known, `limit` 1..100. */
 export type SearchRunner = (userId: string, text: string, types: readonly SearchType[], limit: number) => Promise<SearchResult>;

@@ -1,58 +1,11 @@
-// /api/user/secrets: secret CRUD (supplement §7, interface "User-owned resources"). Responses carry metadata only,
-// never a value. Also the secrets access selector (§7.1) that responders and trackers share.
+// /api/user/secrets: secret CRUD (supplement §7, interface "User-owned resources"), with the schemas of contract.ts.
+// Responses carry metadata only, never a value.
 import { Elysia } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
-import { looseBody, Named, op, Opt, Page, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
+import { looseBody, op, Page } from "../../platform/http/contract";
 import { ListQueryParams, ListQuerySchema } from "../../platform/http/list-query";
-import { TaggedMembers, TagIdsParam } from "../tags/routes";
+import { SecretCreateParams, SecretUpdateParams, UserSecret } from "./contract";
 import type { SecretsService } from "./service";
-
-const NAME_PATTERN = "^[A-Za-z][A-Za-z0-9_-]{0,127}$";
-
-export const UserSecret = Named(
-  "UserSecret",
-  T.Object({
-    id: Uuid(),
-    name: T.String({ pattern: NAME_PATTERN, description: "case-sensitive, immutable" }),
-    ...TaggedMembers,
-    createdAt: UnixTime(),
-    updatedAt: UnixTime(),
-  }),
-);
-
-/** The selector as stored and echoed (always present in responses). */
-export const SecretsSelector = Named(
-  "SecretsSelector",
-  T.Union([StringEnum(["none", "all"]), T.Object({ selected: T.Array(Uuid(), { minItems: 1 }) }, { required: ["selected"] })], {
-    description: 'which secrets scripts see: "none", "all" (also secrets created later) or {"selected": [secret ids]}',
-  }),
-);
-/** The selector in requests: the stored forms, secret names in `selected`, and the `{type}` forms (supplement §7.1). */
-export const SecretsSelectorParam = Named(
-  "SecretsSelectorParam",
-  T.Union(
-    [
-      StringEnum(["none", "all"]),
-      T.Object({ selected: T.Array(T.String({ description: "a secret id or name" })) }),
-      T.Object({ type: StringEnum(["none", "all"]) }),
-      T.Object({ type: StringEnum(["selected"]), secrets: T.Array(T.String({ description: "a secret id or name" })) }),
-    ],
-    { description: 'default "none"; every listed secret must be one of yours (400 otherwise); an empty list means "none"' },
-  ),
-);
-
-const Value = T.String({ minLength: 1, description: "1..10,240 UTF-8 bytes; never returned" });
-export const SecretCreateParams = Named(
-  "SecretCreateParams",
-  T.Object({ name: T.String({ pattern: NAME_PATTERN, description: "case-sensitive, unique per user" }), value: Value, tagIds: TagIdsParam }),
-);
-export const SecretUpdateParams = Named(
-  "SecretUpdateParams",
-  T.Object(
-    { value: Opt(Value), tagIds: TagIdsParam, name: Opt(T.String({ description: "immutable: when sent it must equal the stored name" })) },
-    { description: "value and/or tagIds", minProperties: 1 },
-  ),
-);
 
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface SecretsRoutesDeps {

@@ -3,7 +3,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ApiError } from "../../platform/http/errors";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { selectorFromText, selectorToText, withoutSecret, type SecretsSelector, type SecretsService } from "./service";
+import type { SecretsSelector } from "./contract";
+import { selectorFromText, selectorToText, withoutSecret, type SecretsService } from "./service";
 
 let nowMs = 1_767_225_600_000;
 const tick = (sec = 1) => (nowMs += sec * 1000);

@@ -8,19 +8,14 @@ import { isUuid, newId } from "../../platform/http/ids";
 import { parseListQuery } from "../../platform/http/list-query";
 import { pathId, utf8Length } from "../../platform/http/validate";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
-import type { TagRef, TagsService } from "../tags/service";
-import { secretsStore, toSecretMeta, type SecretMeta } from "./store";
+import type { TagsService } from "../tags/service";
+import type { LooseInput } from "../../platform/http/contract";
+import type { SecretCreateParams, SecretMeta, SecretsSelector, SecretUpdateParams, UserSecret } from "./contract";
+import { MAX_SECRET_VALUE_BYTES, SECRET_NAME_MAX, SECRET_NAME_RE } from "./shared-rules";
+import { secretsStore, toSecretMeta } from "./store";
 
-export const SECRET_NAME_RE = /^[A-Za-z][A-Za-z0-9_-]{0,127}$/;
-export const MAX_SECRET_VALUE_BYTES = 10_240;
-
-/** `UserSecret`: metadata and tags, never a value. */
-export type UserSecret = SecretMeta & { tags: TagRef[]; tagIds: string[] };
 /** A selector whose shape is checked but whose entries are not yet looked up (SecretsService.parseSelector). */
 export type ParsedSelector = "none" | "all" | { entries: string[]; listField: string };
-
-/** A secrets access selector in its stored / echoed form (supplement §7.1). */
-export type SecretsSelector = "none" | "all" | { selected: string[] };
 
 /**
  * Called inside the delete transaction of a secret, with that transaction's handle. Features that store
@@ -29,25 +24,13 @@ export type SecretsSelector = "none" | "all" | { selected: string[] };
  */
 export type SecretDeleteListener = (tx: Db, event: { userId: string; secretId: string }) => Promise<void>;
 
-export interface SecretCreateInput {
-  name?: unknown;
-  value?: unknown;
-  tagIds?: unknown;
-}
-
-export interface SecretUpdateInput {
-  name?: unknown;
-  value?: unknown;
-  tagIds?: unknown;
-}
-
 const present = (v: unknown) => v !== undefined && v !== null;
 
 /** Name: trimmed, then `^[A-Za-z][A-Za-z0-9_-]{0,127}$`, case-sensitive. */
 export function normalizeSecretName(raw: unknown, field = "name"): string {
   if (typeof raw !== "string") throw invalid(`${field}: must be a string`);
   const name = raw.trim();
-  if (!SECRET_NAME_RE.test(name)) throw invalid(`${field}: must start with a letter and contain only letters, digits, _ and - (1 to 128 characters)`);
+  if (!SECRET_NAME_RE.test(name)) throw invalid(`${field}: must start with a letter and contain only letters, digits, _ and - (1 to ${SECRET_NAME_MAX} characters)`);
   return name;
 }
 
@@ -121,7 +104,7 @@ export class SecretsService {
     return (await this.toWire([toSecretMeta(row)]))[0]!;
   }
 
-  async create(user: AuthUser, body: SecretCreateInput): Promise<UserSecret> {
+  async create(user: AuthUser, body: LooseInput<typeof SecretCreateParams>): Promise<UserSecret> {
     if (!present(body.name)) throw invalid("name: is required");
     const name = normalizeSecretName(body.name);
     if (!present(body.value)) throw invalid("value: is required");
@@ -145,7 +128,7 @@ export class SecretsService {
     return (await this.toWire([toSecretMeta(row)]))[0]!;
   }
 
-  async update(userId: string, rawId: string | undefined, body: SecretUpdateInput): Promise<UserSecret> {
+  async update(userId: string, rawId: string | undefined, body: LooseInput<typeof SecretUpdateParams>): Promise<UserSecret> {
     const hasValue = present(body.value);
     const hasTags = present(body.tagIds);
     if (!hasValue && !hasTags) throw invalid("value, tagIds: at least one is required");

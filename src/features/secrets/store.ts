@@ -1,7 +1,9 @@
-// SQL for secrets. Values are stored sealed (value_enc); metadata queries never select that column.
+// SQL for secrets; rows become wire metadata (contract.ts SecretMeta) here. Values are stored sealed (value_enc);
+// metadata queries never select that column.
 import type { Db } from "../../platform/db/db";
 import { listPage } from "../../platform/db/list";
 import type { ListQuery } from "../../platform/http/list-query";
+import type { SecretMeta } from "./contract";
 
 export interface SecretMetaRow {
   id: string;
@@ -15,14 +17,6 @@ export interface SecretValueRow {
   id: string;
   name: string;
   value_enc: Uint8Array;
-}
-
-/** `UserSecret` without tags (supplement §7): metadata only, never a value. */
-export interface SecretMeta {
-  id: string;
-  name: string;
-  createdAt: number;
-  updatedAt: number;
 }
 
 const META = "e.id, e.user_id, e.name, e.created_at, e.updated_at";

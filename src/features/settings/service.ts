@@ -4,20 +4,13 @@ import type { Db } from "../../platform/db/db";
 import { invalid } from "../../platform/http/errors";
 import { utf8Length } from "../../platform/http/validate";
 import { nowSec, type Runtime } from "../../platform/runtime";
-import { settingsStore } from "./store";
+import type { SettingKey, UserSettings } from "./contract";
+import { MAX_SETTINGS_BYTES, UI_THEMES } from "./shared-rules";
+import { knownSettings, settingsStore } from "./store";
 
-export const MAX_SETTINGS_BYTES = 65_536;
+export { SETTING_KEYS, type SettingKey } from "./contract";
+
 export const UNSUBSCRIBED_KEY = "notifications.unsubscribed";
-
-export interface UserSettings {
-  "common.uiTheme"?: "light" | "dark" | "system";
-  "common.sidebarCollapsed"?: { nav?: boolean; sections?: string[] };
-  "common.globalScopeTagIds"?: string[];
-  "certificates.doNotShowSelfSignedWarning"?: boolean;
-  "certificates.doNotShowPrivateKeysWarning"?: boolean;
-  "notifications.unsubscribed"?: boolean;
-}
-export type SettingKey = keyof UserSettings;
 
 type Validator = (value: unknown, key: string) => unknown;
 
@@ -36,12 +29,10 @@ const stringArray: Validator = (v, key) => {
   return [...v];
 };
 
-const THEMES = ["light", "dark", "system"];
-
-/** Every known key with its validator, in the order keys appear in responses. */
+/** Every known key (contract.ts UserSettings) with its validator. */
 const SETTINGS: Record<SettingKey, Validator> = {
   "common.uiTheme": (v, key) => {
-    if (typeof v !== "string" || !THEMES.includes(v)) throw invalid(`${key}: must be one of ${THEMES.join(", ")}`);
+    if (typeof v !== "string" || !(UI_THEMES as readonly string[]).includes(v)) throw invalid(`${key}: must be one of ${UI_THEMES.join(", ")}`);
     return v;
   },
   "common.sidebarCollapsed": (v, key) => {
@@ -57,10 +48,6 @@ const SETTINGS: Record<SettingKey, Validator> = {
   "certificates.doNotShowPrivateKeysWarning": bool,
   "notifications.unsubscribed": bool,
 };
-const KEYS = Object.keys(SETTINGS) as SettingKey[];
-/** The known keys, in response order. */
-export const SETTING_KEYS: readonly SettingKey[] = KEYS;
-
 /** A validated change: a new value, or `undefined` to remove the key. */
 type Change = [SettingKey, unknown];
 
@@ -79,7 +66,7 @@ export class SettingsService {
 
   /** The stored settings, `{}` when none. */
   async get(userId: string): Promise<UserSettings> {
-    return this.parse(await settingsStore.get(this.rt.db, userId), userId);
+    return this.read(this.rt.db, userId);
   }
 
   /** Applies a setter from the API; returns the full merged object. */
@@ -110,33 +97,23 @@ export class SettingsService {
 
   /** Applies `changes` to the stored settings (or to none, `replace`) and stores the result in key order. */
   private async write(tx: Db, userId: string, changes: Change[], o: { enforceSize: boolean; replace: boolean }): Promise<UserSettings> {
-    const current: Record<string, unknown> = o.replace ? {} : { ...this.parse(await settingsStore.get(tx, userId), userId) };
+    const current: Record<string, unknown> = o.replace ? {} : { ...(await this.read(tx, userId)) };
     for (const [key, value] of changes) {
       if (value === undefined) delete current[key];
       else current[key] = value;
     }
-    const merged: Record<string, unknown> = {};
-    for (const key of KEYS) if (current[key] !== undefined) merged[key] = current[key];
-    const data = JSON.stringify(merged);
-    const size = utf8Length(data);
+    const merged = knownSettings(current);
+    // The stored text is this JSON (store.ts).
+    const size = utf8Length(JSON.stringify(merged));
     if (o.enforceSize && size > MAX_SETTINGS_BYTES) throw invalid(`settings: total size must be at most ${MAX_SETTINGS_BYTES} bytes (would be ${size})`);
-    if (Object.keys(merged).length === 0) await settingsStore.remove(tx, userId);
-    else await settingsStore.put(tx, userId, data, nowSec(this.rt.clock));
-    return merged as UserSettings;
+    await settingsStore.put(tx, userId, merged, nowSec(this.rt.clock));
+    return merged;
   }
 
-  /** Stored JSON → object of known keys (anything else is dropped, a corrupt row reads as `{}`). */
-  private parse(data: string | undefined, userId: string): UserSettings {
-    if (data === undefined) return {};
-    let raw: unknown;
-    try {
-      raw = JSON.parse(data);
-    } catch {
-      this.rt.log.error("settings: stored settings are not valid JSON", { userId });
-      return {};
-    }
-    const out: Record<string, unknown> = {};
-    if (isObject(raw)) for (const key of KEYS) if (raw[key] !== undefined && raw[key] !== null) out[key] = raw[key];
-    return out as UserSettings;
+  /** The stored settings; a corrupt row reads as `{}` (and is logged). */
+  private async read(db: Db, userId: string): Promise<UserSettings> {
+    const settings = await settingsStore.get(db, userId);
+    if (settings === null) this.rt.log.error("settings: stored settings are not valid JSON", { userId });
+    return settings ?? {};
   }
 }

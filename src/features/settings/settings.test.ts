@@ -186,4 +186,23 @@ describe("settings service (for mail and unsubscribe)", () => {
     // other users are unaffected
     expect(await svc.isUnsubscribed(u.id)).toBe(false);
   });
+
+  test("stored settings read back as the known keys only; a row that is not JSON reads as {} and is overwritten", async () => {
+    const u = await srv.createUser();
+    const now = Math.floor(Date.now() / 1000);
+    await srv.rt.db.run("INSERT INTO user_settings (user_id, data, updated_at) VALUES (?, ?, ?)", [
+      u.id,
+      JSON.stringify({ "common.uiTheme": "dark", "legacy.key": 1, "certificates.doNotShowSelfSignedWarning": null }),
+      now,
+    ]);
+    expect((await u.client.get(URL)).json).toEqual({ "common.uiTheme": "dark" });
+    await srv.rt.db.run("UPDATE user_settings SET data = ? WHERE user_id = ?", ["{not json", u.id]);
+    expect((await u.client.get(URL)).json).toEqual({});
+    expect((await u.client.post(URL, { "common.uiTheme": "light" })).json).toEqual({ "common.uiTheme": "light" });
+    const row = await srv.rt.db.get<{ data: string }>("SELECT data FROM user_settings WHERE user_id = ?", [u.id]);
+    expect(JSON.parse(row!.data)).toEqual({ "common.uiTheme": "light" });
+    // Removing the last key removes the row.
+    await u.client.post(URL, { "common.uiTheme": null });
+    expect(await srv.rt.db.get("SELECT data FROM user_settings WHERE user_id = ?", [u.id])).toBeUndefined();
+  });
 });

@@ -1,37 +1,10 @@
-// GET /api/status (public) and POST /api/status (operator) (supplement §21).
-import { Elysia, t } from "elysia";
+// GET /api/status (public) and POST /api/status (operator) (supplement §21), with the schemas of contract.ts. The
+// body is looseBody: the service checks the level.
+import { Elysia } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
-import { Named, op, StringEnum, T } from "../../platform/http/contract";
+import { looseBody, op } from "../../platform/http/contract";
+import { SetStatusAPIParams, Status } from "./contract";
 import type { StatusService } from "./service";
-
-const Level = StringEnum(["available", "unavailable"], { description: "informational: the UI shows a banner; the API behaves the same" });
-
-export const Status = Named(
-  "Status",
-  T.Object({
-    version: T.String({ description: "the server build version" }),
-    level: Level,
-    db: T.Object({ operational: T.Boolean() }),
-    features: T.Object(
-      {
-        mail: T.Boolean({ description: "SMTP configured" }),
-        chromium: T.Boolean({ description: "the Chromium executable was found" }),
-        dsa: T.Boolean({ description: "an openssl program for DSA" }),
-        signup: T.Boolean({ description: "public sign-up is open (security.signup)" }),
-        interactions: T.Object(
-          {
-            dns: T.Boolean({ description: "a DNS listener is configured" }),
-            smtp: T.Boolean({ description: "an SMTP capture listener is configured" }),
-            http: T.Boolean({ description: "HTTP capture of <labels>.<handle> hosts is on" }),
-          },
-          { description: "out-of-band interaction listeners (supplement §24; none exist in this build yet, so all false)" },
-        ),
-      },
-      { description: "optional parts this server can use" },
-    ),
-  }),
-);
-export const SetStatusAPIParams = Named("SetStatusAPIParams", T.Object({ level: Level }));
 
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface StatusRoutesDeps {
@@ -54,8 +27,7 @@ export const statusRoutes = ({ auth, status }: StatusRoutesDeps) =>
       },
       {
         auth: "operator",
-        // Validated by Elysia: an unknown level is a 400 (the http plugin's error mapper).
-        body: t.Object({ level: t.Union([t.Literal("available"), t.Literal("unavailable")]) }),
+        body: looseBody(SetStatusAPIParams),
         detail: op({
           tags: ["status"],
           summary: "Set the server status level (operator)",

@@ -2,18 +2,10 @@
 // (mail, Chromium, DSA, sign-up and the interaction listeners of §27; the UI reads them).
 import { existsSync } from "node:fs";
 import { invalid } from "../../platform/http/errors";
+import { required } from "../../platform/http/validate";
 import type { Runtime } from "../../platform/runtime";
+import { STATUS_LEVELS, type Status, type StatusLevel } from "./contract";
 import { statusStore } from "./store";
-
-export const STATUS_LEVELS = ["available", "unavailable"] as const;
-export type StatusLevel = (typeof STATUS_LEVELS)[number];
-
-export interface Status {
-  version: string;
-  level: StatusLevel;
-  db: { operational: boolean };
-  features: { mail: boolean; chromium: boolean; dsa: boolean; signup: boolean; interactions: { dns: boolean; smtp: boolean; http: boolean } };
-}
 
 export class StatusService {
   private readonly features: Status["features"];
@@ -55,8 +47,9 @@ export class StatusService {
     return statusStore.publicUrl(this.rt.db);
   }
 
-  async setLevel(level: unknown): Promise<void> {
-    if (typeof level !== "string" || !(STATUS_LEVELS as readonly string[]).includes(level)) throw invalid("level: must be available or unavailable");
+  async setLevel(raw: unknown): Promise<void> {
+    const level = required(raw, "level");
+    if (typeof level !== "string" || !(STATUS_LEVELS as readonly string[]).includes(level)) throw invalid(`level: must be ${STATUS_LEVELS.join(" or ")}`);
     await statusStore.setLevel(this.rt.db, level);
   }
 }

@@ -59,7 +59,8 @@ describe("status", () => {
     expect(denied.json.code).toBe("NOT_OPERATOR");
 
     const op = await srv.createUser("ops@example.com");
-    expect((await op.client.post("/api/status", { level: "sideways" })).status).toBe(400);
+    expect((await op.client.post("/api/status", { level: "sideways" })).json).toEqual({ message: "level: must be available or unavailable", code: "INVALID_INPUT" });
+    expect((await op.client.post("/api/status", {})).json).toEqual({ message: "level: is required", code: "INVALID_INPUT" });
     expect((await op.client.post("/api/status", { level: "unavailable" })).status).toBe(204);
     expect((await srv.anon.get("/api/status")).json.level).toBe("unavailable");
 

@@ -1,37 +1,10 @@
-// /api/user/tags: tag CRUD (supplement §6, interface "User-owned resources"). Also the tag members every taggable
-// entity's contract shares (supplement §1 "Tags on entities").
+// /api/user/tags: tag CRUD (supplement §6, interface "User-owned resources"), with the schemas of contract.ts.
 import { Elysia } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
-import { looseBody, Named, op, Opt, Page, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
+import { looseBody, op, Page } from "../../platform/http/contract";
 import { ListQueryParams, ListQuerySchema } from "../../platform/http/list-query";
-import { TAG_COLORS, type TagsService } from "./service";
-
-const COLOR = `${TAG_COLORS.join(", ")}, or a hex colour #rgb / #rrggbb (stored lower-case)`;
-const Color = T.Union([StringEnum(TAG_COLORS), T.String({ pattern: "^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$" })], { description: COLOR });
-
-export const UserTag = Named(
-  "UserTag",
-  T.Object({
-    id: Uuid(),
-    name: T.String({ minLength: 1, description: "trimmed, lower-cased, 1..50 characters, unique per user" }),
-    color: Color,
-    createdAt: UnixTime(),
-    updatedAt: UnixTime(),
-  }),
-);
-/** A tag as entities show it (`tags`, same order as `tagIds`: name ascending). */
-export const TagRef = Named("TagRef", T.Object({ id: Uuid(), name: T.String(), color: Color }));
-/** The tag members of every taggable entity in responses. */
-export const TaggedMembers = { tags: T.Array(TagRef), tagIds: T.Array(Uuid()) };
-/** `tagIds` in create/update requests: the caller's tag ids, at most 10 (repeats collapse). */
-export const TagIdsParam = Opt(T.Array(Uuid(), { maxItems: 10, description: "the caller's tag ids (at most 10); create default [], update: absent keeps, present replaces" }));
-
-const TagName = T.String({ minLength: 1, description: "1..50 characters; trimmed and lower-cased; unique per user" });
-export const TagCreateParams = Named("TagCreateParams", T.Object({ name: TagName, color: Opt(Color) }));
-export const TagUpdateParams = Named(
-  "TagUpdateParams",
-  T.Object({ name: Opt(TagName), color: Opt(Color) }, { description: "at least one member", minProperties: 1 }),
-);
+import { TagCreateParams, TagUpdateParams, UserTag } from "./contract";
+import type { TagsService } from "./service";
 
 const TAG_ERRORS = { 400: ["LIMIT_REACHED" as const], 409: ["DUPLICATE_NAME" as const] };
 

@@ -5,13 +5,11 @@ import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } fro
 import { isUuid, newId } from "../../platform/http/ids";
 import { parseListQuery } from "../../platform/http/list-query";
 import { charLength, checkNameChars, pathId } from "../../platform/http/validate";
+import type { LooseInput } from "../../platform/http/contract";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import { HEX_COLOR_RE, MAX_TAGS_PER_ENTITY, TAG_COLORS, TAG_NAME_MAX } from "./shared-rules";
-import { tagsStore, toUserTag, type TagRef, type UserTag } from "./store";
-
-export type { TagRef, UserTag } from "./store";
-
-export { MAX_TAGS_PER_ENTITY, TAG_COLORS } from "./shared-rules";
+import type { TagCreateParams, Tagged, TagRef, TagUpdateParams, UserTag } from "./contract";
+import { tagsStore, toUserTag } from "./store";
 
 /** Entity types as stored in entity_tags.entity_type. */
 export type TaggableType =
@@ -45,10 +43,6 @@ export function normalizeTagColor(raw: unknown, field = "color"): string {
 
 const present = (v: unknown) => v !== undefined && v !== null;
 
-export interface TagInput {
-  name?: unknown;
-  color?: unknown;
-}
 
 export class TagsService {
   constructor(private readonly rt: Runtime) {}
@@ -69,7 +63,7 @@ export class TagsService {
     return toUserTag(row);
   }
 
-  async create(user: AuthUser, body: TagInput): Promise<UserTag> {
+  async create(user: AuthUser, body: LooseInput<typeof TagCreateParams>): Promise<UserTag> {
     if (!present(body.name)) throw invalid("name: is required");
     const name = normalizeTagName(body.name);
     const color = present(body.color) ? normalizeTagColor(body.color) : "default";
@@ -89,7 +83,7 @@ export class TagsService {
     return toUserTag(row);
   }
 
-  async update(userId: string, rawId: string | undefined, body: TagInput): Promise<UserTag> {
+  async update(userId: string, rawId: string | undefined, body: LooseInput<typeof TagUpdateParams>): Promise<UserTag> {
     const hasName = present(body.name);
     const hasColor = present(body.color);
     if (!hasName && !hasColor) throw invalid("name, color: at least one is required");
@@ -154,7 +148,7 @@ export class TagsService {
   }
 
   /** Adds `tags` and `tagIds` (same order) to wire objects that have an `id`. */
-  async decorate<T extends { id: string }>(type: TaggableType, items: T[]): Promise<(T & { tags: TagRef[]; tagIds: string[] })[]> {
+  async decorate<T extends { id: string }>(type: TaggableType, items: T[]): Promise<(T & Tagged)[]> {
     const map = await this.tagsFor(type, items.map((i) => i.id));
     return items.map((item) => {
       const tags = map.get(item.id) ?? [];

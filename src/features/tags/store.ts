@@ -1,7 +1,8 @@
-// SQL for tags and the entity_tags links every taggable entity uses.
+// SQL for tags and the entity_tags links every taggable entity uses; rows become wire objects (contract.ts) here.
 import { placeholders, type Db } from "../../platform/db/db";
 import { listPage } from "../../platform/db/list";
 import type { ListQuery } from "../../platform/http/list-query";
+import type { TagRef, UserTag } from "./contract";
 
 export interface TagRow {
   id: string;
@@ -10,21 +11,6 @@ export interface TagRow {
   color: string;
   created_at: number;
   updated_at: number;
-}
-
-export interface TagRef {
-  id: string;
-  name: string;
-  color: string;
-}
-
-/** `UserTag` (supplement §6). */
-export interface UserTag {
-  id: string;
-  name: string;
-  color: string;
-  createdAt: number;
-  updatedAt: number;
 }
 
 export const toUserTag = (r: TagRow): UserTag => ({ id: r.id, name: r.name, color: r.color, createdAt: r.created_at, updatedAt: r.updated_at });

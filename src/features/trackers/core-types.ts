@@ -5,8 +5,10 @@
 import type { StorageQuota } from "../../platform/storage/quota";
 import type { TierLimits } from "../../config/schema";
 import type { NotificationEmailService } from "../notification-email/service";
-import type { SecretsSelector, SecretsService } from "../secrets/service";
-import type { TagRef, TagsService, TaggableType } from "../tags/service";
+import type { SecretsSelector } from "../secrets/contract";
+import type { SecretsService } from "../secrets/service";
+import type { TagRef } from "../tags/contract";
+import type { TagsService, TaggableType } from "../tags/service";
 import type { UsersService } from "../users/service";
 import type { TrackerConfig } from "./params";
 import type { TrackerKind } from "./store";

@@ -6,10 +6,10 @@ import { Elysia, t, type AnyElysia, type TSchema } from "elysia";
 import { Dict, looseBody, Named, op, Opt, Page, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import { ListQueryParams, ListQuerySchema } from "../../platform/http/list-query";
-import { SecretsSelector, SecretsSelectorParam } from "../secrets/routes";
-import { TaggedMembers, TagIdsParam } from "../tags/routes";
+import { SecretsSelector, SecretsSelectorParam } from "../secrets/contract";
+import { TaggedMembers, TagIdsParam } from "../tags/contract";
 import type { TrackerKindService } from "./kind-service";
-import { ScriptWarnings } from "../scripts/routes";
+import { ScriptWarnings } from "../scripts/contract";
 
 /** §27: how a save checks a target's scripts. */
 const SCRIPT_CHECKED = "API configurators and extractors are compiled by QuickJS in their source forms; a page extractor is parsed, in the page's forms, as code for Chromium";

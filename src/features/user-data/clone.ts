@@ -7,7 +7,7 @@ import type { Db } from "../../platform/db/db";
 import { ApiError, invalid, notFound } from "../../platform/http/errors";
 import { isUuid } from "../../platform/http/ids";
 import { normalizeEmail } from "../../platform/http/validate";
-import type { RecoveryLink, User } from "../users/service";
+import type { RecoveryLink, User } from "../users/contract";
 import { collect } from "./exporter";
 import { ENTITY_TYPES, FILE_FORMAT, FILE_VERSION, isObject, readFile, type EntityType } from "./file";
 import type { ImportResult } from "./importer";

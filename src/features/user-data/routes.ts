@@ -10,7 +10,7 @@ import type { AuthPlugin } from "../../platform/auth/plugin";
 import { RawBody } from "../../platform/http/body";
 import type { ErrorCode } from "../../platform/http/errors";
 import { RawImport, type UserDataService } from "./service";
-import { User } from "../users/routes";
+import { User } from "../users/contract";
 import { cloneUser } from "./clone";
 
 const Id = Uuid();

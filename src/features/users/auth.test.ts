@@ -252,6 +252,34 @@ describe("POST /api/auth/password", () => {
   });
 });
 
+describe("auth bodies (looseBody: the service checks every member)", () => {
+  test("a missing member is `<field>: is required`, a mistyped one `<field>: must be a string`; 401 comes before either", async () => {
+    const user = await srv.createUser();
+    const cases: [string, Record<string, unknown>, string][] = [
+      ["/api/auth/signup", { password: PASSWORD }, "email: is required"],
+      ["/api/auth/signup", { email: "typed@example.com" }, "password: is required"],
+      ["/api/auth/signup", { email: "typed@example.com", password: null }, "password: is required"],
+      ["/api/auth/signup", { email: 5, password: PASSWORD }, "email: must be a string"],
+      ["/api/auth/signin", { password: PASSWORD }, "email: is required"],
+      ["/api/auth/signin", { email: user.email, password: ["x"] }, "password: must be a string"],
+      ["/api/auth/recover", { newPassword: PASSWORD }, "token: is required"],
+      ["/api/auth/recover", { token: 1, newPassword: PASSWORD }, "token: must be a string"],
+      ["/api/auth/recover", { token: "t" }, "newPassword: is required"],
+      ["/api/auth/forgot", {}, "email: is required"],
+    ];
+    for (const [path, body, message] of cases) {
+      const res = await srv.anon.post(path, body);
+      expect([path, JSON.stringify(body), res.status, res.json]).toEqual([path, JSON.stringify(body), 400, { message, code: "INVALID_INPUT" }]);
+    }
+    const own = (body: unknown) => user.client.post("/api/auth/password", body);
+    expect((await own({ newPassword: PASSWORD })).json).toEqual({ message: "currentPassword: is required", code: "INVALID_INPUT" });
+    expect((await own({ currentPassword: PASSWORD, newPassword: 12345678 })).json).toEqual({ message: "newPassword: must be a string", code: "INVALID_INPUT" });
+    expect((await srv.anon.post("/api/auth/password", { newPassword: 1 })).status).toBe(401);
+    // Unknown members are ignored (supplement §1).
+    expect((await srv.anon.post("/api/auth/forgot", { email: "ghost@example.com", extra: { deep: true } })).status).toBe(204);
+  });
+});
+
 describe("POST /api/auth/recover", () => {
   test("activates the user, sets the password, revokes every older session and signs in; single use", async () => {
     const row = await srv.services.users.create({ email: "recover@example.com", password: PASSWORD, activated: false });

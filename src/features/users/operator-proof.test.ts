@@ -230,6 +230,12 @@ describe("without mail", () => {
       expect((await noMail.anon.post("/api/auth/signup", { email: "ci-bot@corp.example", password: PASSWORD })).status).toBe(200);
       // Body errors of a non-listed email are unchanged.
       expect((await noMail.anon.post("/api/auth/signup", { email: "other@corp.example", password: "short" })).json.code).toBe("WEAK_PASSWORD");
+      // A body without a password string is refused as a body (400) before the reserved address (403), as when the
+      // body schema checked the members' types.
+      for (const body of [{ email: "admin@corp.example" }, { email: "admin@corp.example", password: 12345678 }]) {
+        const res = await noMail.anon.post("/api/auth/signup", body);
+        expect([res.status, res.json.code, res.json.message.split(":")[0]]).toEqual([400, "INVALID_INPUT", "password"]);
+      }
     } finally {
       await noMail.stop();
     }

@@ -196,6 +196,10 @@ describe("POST /api/user/subscription", () => {
       { userEmail: "not-an-email", subscription: { tier: "basic" } },
       { userEmail: "plain@example.com" },
       { subscription: { tier: "basic" } },
+      { userEmail: "plain@example.com", subscription: "basic" },
+      { userEmail: "plain@example.com", subscription: ["basic"] },
+      { userEmail: "plain@example.com", subscription: {} },
+      { userEmail: "plain@example.com", subscription: { tier: 3 } },
     ]) {
       const res = await post(body);
       expect([JSON.stringify(body), res.status, res.json.code]).toEqual([JSON.stringify(body), 400, "INVALID_INPUT"]);

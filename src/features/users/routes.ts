@@ -1,59 +1,25 @@
 // Routes of the users feature: browser auth (/api/auth/*), the current user, operator user administration
-// and subscriptions (supplement §3.3, §4).
+// and subscriptions (supplement §3.3, §4), with the schemas of contract.ts. Bodies are looseBody: the service
+// checks them with the spec's messages.
 import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { UsersService } from "./service";
 import { isCrossSiteWrite } from "../../platform/auth/plugin";
-import { TIERS } from "../../config/schema";
 import { clientRateKey } from "../../platform/http/client-ip";
-import { media, Named, Nullable, op, Opt, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
+import { looseBody, media, Nullable, op, T } from "../../platform/http/contract";
+import {
+  Credentials,
+  EmailParam,
+  ForgotParams,
+  PasswordChangeParams,
+  RecoverParams,
+  RemoveParams,
+  SignInParams,
+  SignupParams,
+  UpdateSubscriptionParams,
+  User,
+} from "./contract";
 
-const Email = t.String();
-const Password = t.String();
-
-// Contract schemas (supplement §3.3, §4).
-const EmailParam = T.String({ format: "email", maxLength: 254, description: "trimmed and lower-cased; at most 254 characters", examples: ["ana@example.com"] });
-const PasswordParam = T.String({ minLength: 8, maxLength: 1024, description: "8..1024 characters" });
-const Tier = StringEnum(TIERS);
-
-export const User = Named(
-  "User",
-  T.Object({
-    id: Uuid(),
-    email: T.String(),
-    handle: T.String({ pattern: "^[a-z0-9]{3,26}$", description: "the user's responder subdomain label; fixed for life" }),
-    createdAt: UnixTime(),
-    isActivated: T.Boolean({ description: "false blocks sign-in and the user's API keys and JWTs" }),
-    isOperator: T.Boolean({ description: "the email is listed in security.operators and proven" }),
-    subscription: T.Object({
-      tier: Tier,
-      startedAt: UnixTime(),
-      endsAt: T.Optional(UnixTime("after it the effective tier is subscriptions.default_tier")),
-    }),
-  }),
-);
-export const Credentials = Named("Credentials", T.Object({ email: EmailParam, password: PasswordParam }));
-export const SignInParams = Named("SignInParams", T.Object({ email: EmailParam, password: T.String() }));
-export const PasswordChangeParams = Named("PasswordChangeParams", T.Object({ currentPassword: T.String(), newPassword: PasswordParam }));
-export const RecoverParams = Named("RecoverParams", T.Object({ token: T.String({ description: "the recovery token of the link" }), newPassword: PasswordParam }));
-export const ForgotParams = Named("ForgotParams", T.Object({ email: EmailParam }));
-export const RemoveParams = Named("RemoveParams", T.Object({ email: EmailParam }));
-export const SignupParams = Named(
-  "SignupParams",
-  T.Object({
-    email: EmailParam,
-    password: Opt(PasswordParam),
-    handle: Opt(T.String({ pattern: "^[a-z0-9]{3,26}$", description: "not api, www, responders; default random 16 hex" })),
-    activated: Opt(T.Boolean({ description: "default true" })),
-  }),
-);
-export const UpdateSubscriptionParams = Named(
-  "UpdateSubscriptionParams",
-  T.Object({
-    userEmail: EmailParam,
-    subscription: T.Object({ tier: Tier, endsAt: Opt(T.Integer({ description: "unix seconds in the future; absent or null = no end" })) }),
-  }),
-);
 const SESSION_COOKIE = media("application/json", User, {
   headers: { "Set-Cookie": { description: "the session cookie (HttpOnly, SameSite=Lax; Secure when public_url is https)" } },
 });
@@ -81,7 +47,7 @@ export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
         {
           auth: "public",
           transform: () => users.assertSignupOpen(),
-          body: t.Object({ email: Email, password: Password }),
+          body: looseBody(Credentials),
           detail: op({
             tags: ["auth"],
             summary: "Create an account and sign in (sets the session cookie)",
@@ -104,7 +70,7 @@ export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
         },
         {
           auth: "public",
-          body: t.Object({ email: Email, password: t.String() }),
+          body: looseBody(SignInParams),
           detail: op({
             tags: ["auth"],
             summary: "Sign in with email and password (sets the session cookie; throttled)",
@@ -144,7 +110,7 @@ export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
         },
         {
           auth: "user",
-          body: t.Object({ currentPassword: t.String(), newPassword: Password }),
+          body: looseBody(PasswordChangeParams),
           detail: op({
             tags: ["auth"],
             summary: "Change the password (revokes the user's other sessions)",
@@ -163,7 +129,7 @@ export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
         },
         {
           auth: "public",
-          body: t.Object({ token: t.String(), newPassword: Password }),
+          body: looseBody(RecoverParams),
           detail: op({
             tags: ["auth"],
             summary: "Set a new password with a recovery token (activates the user, signs in)",
@@ -181,7 +147,7 @@ export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
         },
         {
           auth: "public",
-          body: t.Object({ email: Email }),
+          body: looseBody(ForgotParams),
           detail: op({
             tags: ["auth"],
             summary: "Email a recovery link when the address is registered (always 204)",
@@ -246,7 +212,7 @@ export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
         },
         {
           auth: "operator",
-          body: t.Object({ email: Email }),
+          body: looseBody(RemoveParams),
           detail: op({
             tags: ["users"],
             summary: "Remove a user by email; 204 also for an unknown email (operator)",
@@ -257,12 +223,7 @@ export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
       )
       .post("/api/users/signup", ({ body }) => users.adminSignup(body), {
         auth: "operator",
-        body: t.Object({
-          email: Email,
-          password: t.Optional(t.Union([Password, t.Null()])),
-          handle: t.Optional(t.Union([t.String(), t.Null()])),
-          activated: t.Optional(t.Union([t.Boolean(), t.Null()])),
-        }),
+        body: looseBody(SignupParams),
         detail: op({
           tags: ["users"],
           summary: "Register a user (operator); the email counts as proven",
@@ -280,13 +241,7 @@ export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
         },
         {
           auth: "operator",
-          body: t.Object({
-            userEmail: Email,
-            subscription: t.Object({
-              tier: t.String(),
-              endsAt: t.Optional(t.Unknown()),
-            }),
-          }),
+          body: looseBody(UpdateSubscriptionParams),
           detail: op({
             tags: ["users"],
             summary: "Set a user's subscription (operator)",

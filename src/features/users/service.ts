@@ -11,7 +11,7 @@
 import { TIERS, type Tier } from "../../config/schema";
 import { clearedSessionCookie, sessionCookie, sessionCookieName } from "../../platform/auth/cookies";
 import type { AuthUser, IdentityLookup } from "../../platform/auth/principal";
-import { isOperatorIdentity, isOperatorUser } from "../../platform/auth/principal";
+import { isOperatorIdentity } from "../../platform/auth/principal";
 import { hashPassword, verifyPassword } from "../../platform/crypto/passwords";
 import { randomBase64Url, randomHex, sha256Hex } from "../../platform/crypto/tokens";
 import type { Db } from "../../platform/db/db";
@@ -19,23 +19,16 @@ import { ApiError, forbidden, invalid, isUniqueViolation, notFound, rateLimited,
 import { newId } from "../../platform/http/ids";
 import { rateLimiter } from "../../platform/db/rate-events";
 import type { RateLimiter } from "../../platform/http/rate-limit";
-import { charLength, futureTimestamp, normalizeEmail, pathId } from "../../platform/http/validate";
+import type { LooseInput } from "../../platform/http/contract";
+import { charLength, futureTimestamp, normalizeEmail, pathId, required, requiredString } from "../../platform/http/validate";
 import type { Outbox } from "../../platform/mail/outbox";
 import { renderEmail } from "../../platform/mail/render";
 import { nowSec, type Runtime } from "../../platform/runtime";
-import { usersStore, type EmailProof, type UserRow } from "./store";
+import type { RecoveryLink, SignupParams, User } from "./contract";
+import { HANDLE_RE, PASSWORD_MAX, PASSWORD_MIN, RESERVED_HANDLES } from "./shared-rules";
+import { toUser, usersStore, type EmailProof, type UserRow } from "./store";
 
 export type { EmailProof } from "./store";
-
-export interface User {
-  id: string;
-  email: string;
-  handle: string;
-  createdAt: number;
-  isActivated: boolean;
-  isOperator: boolean;
-  subscription: { tier: Tier; startedAt: number; endsAt?: number };
-}
 
 export interface CreateUserInput {
   email: unknown;
@@ -57,16 +50,9 @@ export interface SignedIn {
   sessionToken: string;
 }
 
-export interface RecoveryLink {
-  url: string;
-  expiresAt: number;
-}
-
 /** Extra cleanup run inside the removal transaction (e.g. a feature cancelling scheduled runs). */
 export type UserRemovalHook = (tx: Db, userId: string) => Promise<void>;
 
-const HANDLE_RE = /^[a-z0-9]{3,26}$/;
-const RESERVED_HANDLES = new Set(["api", "www", "responders"]);
 const SESSION_REFRESH_AFTER_SEC = 3600;
 const SIGNIN_MAX_FAILURES = 10;
 const SIGNIN_WINDOW_MS = 15 * 60 * 1000;
@@ -79,7 +65,7 @@ const INVALID_CREDENTIALS = "Invalid email or password";
 export function checkPassword(raw: unknown, field = "password"): string {
   if (typeof raw !== "string") throw invalid(`${field}: must be a string`);
   const len = charLength(raw);
-  if (len < 8 || len > 1024) throw new ApiError(400, "WEAK_PASSWORD", `${field}: must be 8 to 1024 characters`);
+  if (len < PASSWORD_MIN || len > PASSWORD_MAX) throw new ApiError(400, "WEAK_PASSWORD", `${field}: must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
   return raw;
 }
 
@@ -114,16 +100,9 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
     return row.tier;
   }
 
+  /** The wire `User` of a row (store.ts maps it; `isOperator` needs this server's operator list). */
   toUser(row: UserRow): User {
-    return {
-      id: row.id,
-      email: row.email,
-      handle: row.handle,
-      createdAt: row.created_at,
-      isActivated: row.is_activated === 1,
-      isOperator: isOperatorUser(this.rt.config.security.operators, this.toAuthUser(row)),
-      subscription: { tier: row.tier, startedAt: row.tier_started_at, ...(row.tier_ends_at !== null ? { endsAt: row.tier_ends_at } : {}) },
-    };
+    return toUser(row, this.rt.config.security.operators);
   }
 
   toAuthUser(row: UserRow): AuthUser {
@@ -142,8 +121,8 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
     const password = input.password === undefined || input.password === null ? undefined : checkPassword(input.password);
     let handle: string | undefined;
     if (input.handle !== undefined && input.handle !== null) {
-      if (typeof input.handle !== "string" || !HANDLE_RE.test(input.handle) || RESERVED_HANDLES.has(input.handle))
-        throw invalid("handle: must match ^[a-z0-9]{3,26}$ and not be api, www or responders");
+      if (typeof input.handle !== "string" || !HANDLE_RE.test(input.handle) || (RESERVED_HANDLES as readonly string[]).includes(input.handle))
+        throw invalid(`handle: must match ${HANDLE_RE.source} and not be ${RESERVED_HANDLES.slice(0, -1).join(", ")} or ${RESERVED_HANDLES.at(-1)}`);
       handle = input.handle;
     }
     const tier = input.tier ?? this.rt.config.subscriptions.default_tier;
@@ -244,11 +223,11 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
    */
   async signup(rawEmail: unknown, password: unknown): Promise<SignedIn> {
     this.assertSignupOpen();
-    const email = normalizeEmail(rawEmail);
+    const email = normalizeEmail(required(rawEmail, "email"));
+    requiredString(password, "password");
     const listed = isOperatorIdentity(this.rt.config.security.operators, email, undefined);
     if (listed && !this.mailConfigured())
       throw forbidden("SIGNUP_RESERVED", "This email is reserved for an operator; create the account with `secbox users add`");
-    if (typeof password !== "string") throw invalid("password: must be a string");
     const row = await this.create({ email, password, activated: true });
     if (listed) await this.sendOperatorVerification(row);
     return { user: this.toUser(row), sessionToken: await this.createSession(row.id) };
@@ -286,9 +265,9 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
    * IPv6 client counts by its /64, so rotating addresses inside it does not escape). Unknown emails and users
    * without a password still cost one argon2id verification.
    */
-  async signin(rawEmail: unknown, password: unknown, clientKey: string): Promise<SignedIn> {
-    const email = normalizeEmail(rawEmail);
-    if (typeof password !== "string") throw invalid("password: must be a string");
+  async signin(rawEmail: unknown, rawPassword: unknown, clientKey: string): Promise<SignedIn> {
+    const email = normalizeEmail(required(rawEmail, "email"));
+    const password = requiredString(rawPassword, "password");
     const key = `${email}\n${clientKey}`;
     const retryAfter = await this.signinFailures.retryAfter(key, this.rt.clock.now());
     if (retryAfter > 0) throw rateLimited(retryAfter, "Too many failed sign-in attempts");
@@ -308,9 +287,9 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
   }
 
   /** Changes the password; every other session of the user is revoked (the calling one is kept). */
-  async changePassword(userId: string, currentSessionId: string | undefined, currentPassword: unknown, newPassword: unknown): Promise<void> {
-    if (typeof currentPassword !== "string") throw invalid("currentPassword: must be a string");
-    const password = checkPassword(newPassword, "newPassword");
+  async changePassword(userId: string, currentSessionId: string | undefined, rawCurrentPassword: unknown, newPassword: unknown): Promise<void> {
+    const currentPassword = requiredString(rawCurrentPassword, "currentPassword");
+    const password = checkPassword(required(newPassword, "newPassword"), "newPassword");
     const row = await usersStore.byId(this.rt.db, userId);
     if (!(await verifyPassword(currentPassword, row?.password_hash)) || !row)
       throw new ApiError(400, "BAD_PASSWORD", "currentPassword: does not match the current password");
@@ -327,9 +306,9 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
    * went to the user's address (forgot, the sign-up verification) or was handed out by the CLI or an operator,
    * so using it also proves the email (supplement §3.5).
    */
-  async recover(token: unknown, newPassword: unknown): Promise<SignedIn> {
-    if (typeof token !== "string") throw invalid("token: must be a string");
-    const password = checkPassword(newPassword, "newPassword");
+  async recover(rawToken: unknown, newPassword: unknown): Promise<SignedIn> {
+    const token = requiredString(rawToken, "token");
+    const password = checkPassword(required(newPassword, "newPassword"), "newPassword");
     const now = this.now();
     // Check the token before the costly argon2id hash, so garbage tokens cost the server nothing.
     if (!(await usersStore.recoveryTokenIsLive(this.rt.db, sha256Hex(token), now))) throw invalid("token: unknown, already used or expired", "INVALID_TOKEN");
@@ -387,7 +366,7 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
 
   /** Always succeeds for a well-formed email; sends at most 3 recovery links per address per hour. */
   async forgot(rawEmail: unknown): Promise<void> {
-    const email = normalizeEmail(rawEmail);
+    const email = normalizeEmail(required(rawEmail, "email"));
     if (this.rt.config.smtp.host === "") return;
     const row = await usersStore.byEmail(this.rt.db, email);
     if (!row) return;
@@ -429,10 +408,11 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
   }
 
   /** Operator sign-up: `activated` defaults to true; without a password only a recovery token lets the user in. */
-  async adminSignup(input: { email: unknown; password?: unknown; handle?: unknown; activated?: unknown }): Promise<User> {
+  async adminSignup(input: LooseInput<typeof SignupParams>): Promise<User> {
+    const email = required(input.email, "email");
     if (input.activated !== undefined && input.activated !== null && typeof input.activated !== "boolean") throw invalid("activated: must be a boolean");
     const row = await this.create({
-      email: input.email,
+      email,
       password: input.password,
       handle: input.handle,
       activated: input.activated ?? true,
@@ -466,18 +446,21 @@ export class UsersService implements Omit<IdentityLookup, "byApiKeyHash"> {
 
   /** Removal by email; an unknown email is not an error. */
   async removeByEmail(rawEmail: unknown): Promise<boolean> {
-    const row = await usersStore.byEmail(this.rt.db, normalizeEmail(rawEmail));
+    const row = await usersStore.byEmail(this.rt.db, normalizeEmail(required(rawEmail, "email")));
     return row ? this.removeUser(row.id) : false;
   }
 
   /** `startedAt` becomes now when the tier changes (kept otherwise); an absent `endsAt` removes it. */
-  async setSubscription(rawEmail: unknown, subscription: { tier: unknown; endsAt?: unknown }): Promise<void> {
-    const email = normalizeEmail(rawEmail, "userEmail");
-    const tier = subscription.tier;
+  async setSubscription(rawEmail: unknown, rawSubscription: unknown): Promise<void> {
+    const email = normalizeEmail(required(rawEmail, "userEmail"), "userEmail");
+    const subscription = required(rawSubscription, "subscription");
+    if (typeof subscription !== "object" || Array.isArray(subscription)) throw invalid("subscription: must be an object {tier, endsAt?}");
+    const { tier: rawTier, endsAt: rawEndsAt } = subscription as { tier?: unknown; endsAt?: unknown };
+    const tier = required(rawTier, "subscription.tier");
     if (typeof tier !== "string" || !(TIERS as readonly string[]).includes(tier))
       throw invalid(`subscription.tier: must be one of ${TIERS.join(", ")}`);
     const now = this.now();
-    const endsAt = subscription.endsAt === undefined || subscription.endsAt === null ? null : futureTimestamp(subscription.endsAt, now, "subscription.endsAt");
+    const endsAt = rawEndsAt === undefined || rawEndsAt === null ? null : futureTimestamp(rawEndsAt, now, "subscription.endsAt");
     const row = await usersStore.byEmail(this.rt.db, email);
     if (!row) throw notFound("User");
     const startedAt = row.tier === tier ? row.tier_started_at : now;

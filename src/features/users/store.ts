@@ -1,6 +1,8 @@
-// SQL for users, sessions and recovery tokens.
+// SQL for users, sessions and recovery tokens, and a user row → the wire `User` (contract.ts).
 import type { Db } from "../../platform/db/db";
 import type { Tier } from "../../config/schema";
+import { isOperatorUser } from "../../platform/auth/principal";
+import type { User } from "./contract";
 
 /**
  * How a user proved control of the login email (supplement §3.5): created by the CLI, by an operator (operator
@@ -25,6 +27,17 @@ export interface UserRow {
   email_proven_at: number | null;
   email_proof: EmailProof | null;
 }
+
+/** The wire `User`; `isOperator` (supplement §3.5) needs the server's `security.operators`. */
+export const toUser = (row: UserRow, operators: string[]): User => ({
+  id: row.id,
+  email: row.email,
+  handle: row.handle,
+  createdAt: row.created_at,
+  isActivated: row.is_activated === 1,
+  isOperator: isOperatorUser(operators, { email: row.email, emailProven: row.email_proven_at !== null }),
+  subscription: { tier: row.tier, startedAt: row.tier_started_at, ...(row.tier_ends_at !== null ? { endsAt: row.tier_ends_at } : {}) },
+});
 
 export interface NewUser {
   id: string;

@@ -34,6 +34,7 @@
 import type { Db, Param } from "./db";
 import { ciLike, containsText, jsonEach, jsonText, jsonTextOfElement, type Dialect } from "./dialect";
 import { escapeLike } from "./list";
+import { MIN_CONTENT_CHARS } from "./shared-rules";
 
 export type Matched = "name" | "id" | "content";
 
@@ -48,8 +49,8 @@ export interface SearchItem extends SearchHit {
   type: string;
 }
 
-/** Queries shorter than this (in characters) match names and ids only (supplement §28). */
-export const MIN_CONTENT_CHARS = 3;
+/** Queries shorter than this (in characters) match names and ids only (supplement §28); shared with the web. */
+export { MIN_CONTENT_CHARS };
 /** SQLite: at most this many of the query's distinct trigrams are asked of the FTS index. */
 export const MAX_TRIGRAMS = 16;
 

@@ -9,7 +9,7 @@
 // Credentials, and the 401/403 they cause, come from the route's `auth` level (platform/auth/plugin.ts adds it to
 // `detail`); 400 INVALID_JSON/BAD_CONTENT_TYPE and 413 from the body; 404 from path ids. A route lists only its own
 // codes in `errors`.
-import { Type as T, type SchemaOptions, type Static, type TObject, type TSchema } from "@sinclair/typebox";
+import { Type as T, type SchemaOptions, type Static, type TObject, type TOptional, type TSchema, type TUnknown } from "@sinclair/typebox";
 import { t } from "elysia";
 import type { DocumentDecoration } from "elysia";
 import type { ErrorCode } from "./errors";
@@ -85,6 +85,10 @@ export function op(contract: RouteContract): DocumentDecoration {
  * contract's) are read as they came. Elysia only checks that the body is an object; unknown members are dropped
  * (supplement §1: unknown request fields are ignored); types, values and messages are the service's.
  */
-export function looseBody(contract: TObject) {
-  return t.Object(Object.fromEntries(Object.keys(contract.properties).map((k) => [k, t.Optional(t.Unknown())])));
+export function looseBody<S extends TObject>(contract: S): TObject<{ [K in keyof S["properties"]]: TOptional<TUnknown> }> {
+  return t.Object(Object.fromEntries(Object.keys(contract.properties).map((k) => [k, t.Optional(t.Unknown())]))) as never;
 }
+
+/** What a service receives from a `looseBody(S)` route: the contract's members, each as it came (checked by the
+ *  service), so a body's member names are declared once, in the contract. */
+export type LooseInput<S extends TObject> = { [K in keyof S["properties"]]?: unknown };

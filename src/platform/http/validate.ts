@@ -82,6 +82,19 @@ export function normalizeName(raw: unknown, max: number, field = "name"): string
   return checkNameChars(name, field);
 }
 
+/** A required body member (a `looseBody` route's service checks presence itself): absent or `null` → 400
+ *  `<field>: is required`, the message a schema-validated body gave. */
+export function required(raw: unknown, field: string): unknown {
+  if (raw === undefined || raw === null) throw invalid(`${field}: is required`);
+  return raw;
+}
+
+/** A required string member: `<field>: is required` when absent or null, `<field>: must be a string` otherwise. */
+export function requiredString(raw: unknown, field: string): string {
+  if (typeof required(raw, field) !== "string") throw invalid(`${field}: must be a string`);
+  return raw as string;
+}
+
 /** A path id that is not a UUID is simply not found (supplement §1). */
 export function pathId(raw: string | undefined, what = "Resource"): string {
   if (!isUuid(raw)) throw notFound(what);

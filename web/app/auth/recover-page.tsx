@@ -5,7 +5,7 @@ import { useForm } from "@mantine/form";
 import { useState } from "react";
 import { Link, useLocation, useSearch } from "wouter";
 import { ApiError, api, call, errorMessage } from "../../api/client";
-import { passwordRule } from "../../features/settings/password-section";
+import { PASSWORD_HINT, passwordRule } from "../../features/settings/password-section";
 import { AuthLayout } from "./auth-layout";
 import { useSignedIn } from "./session";
 
@@ -61,7 +61,7 @@ export function RecoverPage() {
                 {error}
               </Alert>
             )}
-            <PasswordInput label="New password" description="8 to 1024 characters" autoComplete="new-password" autoFocus {...form.getInputProps("password")} />
+            <PasswordInput label="New password" description={PASSWORD_HINT} autoComplete="new-password" autoFocus {...form.getInputProps("password")} />
             <PasswordInput label="Repeat the new password" autoComplete="new-password" {...form.getInputProps("confirm")} />
             <Button type="submit" loading={busy} fullWidth>
               Set password and sign in

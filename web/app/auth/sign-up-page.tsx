@@ -4,7 +4,7 @@ import { useForm } from "@mantine/form";
 import { useState } from "react";
 import { Link } from "wouter";
 import { ApiError, api, call, errorMessage } from "../../api/client";
-import { passwordRule } from "../../features/settings/password-section";
+import { PASSWORD_HINT, passwordRule } from "../../features/settings/password-section";
 import { AuthLayout } from "./auth-layout";
 import { useSignedIn, useStatus } from "./session";
 
@@ -59,7 +59,7 @@ export function SignUpPage() {
               </Alert>
             )}
             <TextInput label="Email" type="email" autoComplete="username" autoFocus {...form.getInputProps("email")} />
-            <PasswordInput label="Password" description="8 to 1024 characters" autoComplete="new-password" {...form.getInputProps("password")} />
+            <PasswordInput label="Password" description={PASSWORD_HINT} autoComplete="new-password" {...form.getInputProps("password")} />
             <PasswordInput label="Repeat the password" autoComplete="new-password" {...form.getInputProps("confirm")} />
             <Button type="submit" loading={busy} fullWidth>
               Create account

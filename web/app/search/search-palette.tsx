@@ -11,6 +11,7 @@ import { useEffect, useId, useMemo, useState } from "react";
 import { useLocation } from "wouter";
 import { api, ApiError, call, errorMessage } from "../../api/client";
 import { closePalette, usePalette } from "../../components/palette-store";
+import { search as searchRules } from "../../api/rules.gen";
 import { CONTENT_MIN, groupResults, matchNote, type SearchItem } from "./search-targets";
 
 const LIMIT = 50;
@@ -58,7 +59,8 @@ function PaletteBody({ initial }: { initial: string }) {
   const [active, setActive] = useState(0);
   const id = useId();
   const listId = `${id}-list`;
-  const short = query.length > 0 && query.length < CONTENT_MIN;
+  // characters as the API counts them (code points)
+  const short = query.length > 0 && [...query].length < CONTENT_MIN;
   const data = query !== "" && search.data ? search.data : null;
   // 1–2 characters: names and ids only (the API's rule; content matches are dropped here too, so nothing claims
   // contents were searched)
@@ -117,6 +119,7 @@ function PaletteBody({ initial }: { initial: string }) {
         data-autofocus
         aria-label="Search everything"
         placeholder="Name, id, script text, path or URL"
+        maxLength={searchRules.MAX_QUERY_CHARS}
         value={text}
         onChange={(e) => setText(e.currentTarget.value)}
         onKeyDown={onKeyDown}

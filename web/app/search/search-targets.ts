@@ -1,7 +1,10 @@
 // Where each kind of search result (supplement §20 `types`) lives in the UI, grouped and ordered as the navigation.
 // Pure: unit-tested in search-targets.test.ts.
 
-export type SearchType = "responder" | "certificateTemplate" | "privateKey" | "contentSecurityPolicy" | "pageTracker" | "apiTracker" | "secret" | "script" | "tag";
+import { db as dbRules } from "../../api/rules.gen";
+import type { SearchHit, SearchType } from "../../api/types";
+
+export type { SearchType };
 
 export interface SearchTarget {
   /** The group's heading (the tool's name). */
@@ -24,12 +27,8 @@ export const SEARCH_TARGETS: Record<SearchType, SearchTarget> = {
   tag: { group: "Tags", href: (id) => `/tags?edit=${id}` },
 };
 
-export interface SearchItem {
-  type: SearchType;
-  id: string;
-  name: string;
-  matched: "name" | "id" | "content";
-}
+/** What grouping needs of a result. */
+export type SearchItem = Pick<SearchHit, "type" | "id" | "name" | "matched">;
 
 /** Results grouped by tool in navigation order, each group keeping the API's rank order. */
 export function groupResults(items: SearchItem[]): { type: SearchType; target: SearchTarget; items: SearchItem[] }[] {
@@ -41,7 +40,7 @@ export function groupResults(items: SearchItem[]): { type: SearchType; target: S
 }
 
 /** Queries shorter than this match names and ids only (the search API's rule). */
-export const CONTENT_MIN = 3;
+export const CONTENT_MIN = dbRules.MIN_CONTENT_CHARS;
 
 /** What a result's match says next to its name ("matched in source"), or null for a name match. */
 export function matchNote(item: SearchItem): string | null {

@@ -1,16 +1,19 @@
 import { Alert, Button, Group, Select, Stack, TextInput } from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { useState } from "react";
+import { apiKeys as apiKeyRules } from "../../api/rules.gen";
 import { FormModal } from "../../components/form-modal";
 import { applyApiError } from "../../components/form";
 import { apiKeysApi, EXPIRY_OPTIONS, expiryFor, type ApiKeyCreated } from "./api-keys-api";
+
+const NAME_MAX = apiKeyRules.API_KEY_NAME_MAX;
 
 export function CreateKeyForm({ onCreated, onClose }: { onCreated: (k: ApiKeyCreated) => void; onClose: () => void }) {
   const form = useForm({
     mode: "controlled",
     initialValues: { name: "", expiry: "90", date: "" },
     validate: {
-      name: (v) => (v.trim() === "" ? "Enter a name, e.g. where the key is used" : v.trim().length > 128 ? "At most 128 characters" : null),
+      name: (v) => (v.trim() === "" ? "Enter a name, e.g. where the key is used" : v.trim().length > NAME_MAX ? `At most ${NAME_MAX} characters` : null),
       date: (v, all) => (all.expiry === "date" && expiryFor("date", v) === null ? "Pick a date in the future" : null),
     },
   });

@@ -2,15 +2,14 @@
 // with their warnings, `_serialize` (text/plain), `_evaluate`, sharing. Shared operations (GET, _serialize) take
 // the share id of a link (X-User-Share-ID).
 import { api, call } from "../../api/client";
-import type { Directive, Finding, ListQuery, Policy, PolicyCreated, PolicyGetResponse } from "../../api/types";
+import { csp as cspRules } from "../../api/rules.gen";
+import type { Directive, Finding, ListQuery, Policy, PolicyContent, PolicyCreated, PolicyGetResponse } from "../../api/types";
 
 export const CSP_KEY = "csp";
 
-export type SerializeSource = "enforcingHeader" | "reportOnlyHeader" | "meta";
-export type PolicyContent =
-  | { type: "directives"; value: Directive[] }
-  | { type: "serialized"; value: string }
-  | { type: "remote"; value: { url: string; source: SerializeSource; followRedirects: boolean } };
+/** `_serialize` deliveries, and where a remote import reads the policy: the API's lists. */
+export type SerializeSource = (typeof cspRules.SERIALIZE_SOURCES)[number];
+export type RemoteSource = (typeof cspRules.REMOTE_SOURCES)[number];
 
 const shareHeaders = (shareId?: string) => (shareId ? { "X-User-Share-ID": shareId } : undefined);
 const path = (id: string) => ({ path: { policy_id: id } });
@@ -33,4 +32,4 @@ export const cspApi = {
   unshare: (id: string) => call(api.POST("/api/web_security/csp/{policy_id}/_unshare", { params: path(id) })),
 };
 
-export type { Directive, Finding, Policy, PolicyGetResponse };
+export type { Directive, Finding, Policy, PolicyContent, PolicyGetResponse };

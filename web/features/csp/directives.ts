@@ -1,7 +1,10 @@
 // The CSP directives a policy can hold (supplement §13.1), with a short description each for the picker, the kind of
-// values each takes, the suggestions the value editor offers, and a check of each value. The checks follow the
-// API's grammar (src/features/csp/directives.ts is the authority; a value it refuses is shown under the directive);
-// here they catch typos early and explain them ("quote keywords: 'self'").
+// values each takes, the suggestions the value editor offers, and a check of each value. The lists and patterns are
+// the API's own (web/api/rules.gen.ts, from src/features/csp/shared-rules.ts); the descriptions are keyed by the
+// document's directive names, so a directive the API adds or drops fails the type check until it is described here.
+// The checks catch typos early and explain them ("quote keywords: 'self'"); a value the API still refuses is shown
+// under the directive.
+import { csp as cspRules } from "../../api/rules.gen";
 import type { DirectiveName } from "../../api/types";
 import type { Directive } from "./csp-api";
 
@@ -13,80 +16,67 @@ export interface DirectiveInfo {
   description: string;
 }
 
-const fetch = (name: DirectiveName, description: string): DirectiveInfo => ({ name, kind: "sources", description });
+/** What the picker says of each directive, in the picker's order. */
+const DESCRIPTIONS: Record<DirectiveName, string> = {
+  "default-src": "Fallback for every fetch directive not given",
+  "script-src": "Where scripts may load from and which inline scripts run",
+  "script-src-elem": "<script> elements only (overrides script-src)",
+  "script-src-attr": "Inline event handlers (onclick=…) only",
+  "style-src": "Stylesheets and inline styles",
+  "style-src-elem": "<style> and <link rel=stylesheet> only",
+  "style-src-attr": "Inline style=… attributes only",
+  "img-src": "Images and favicons",
+  "connect-src": "fetch, XHR, WebSocket and EventSource targets",
+  "font-src": "Web fonts",
+  "media-src": "<audio>, <video> and <track>",
+  "object-src": "<object> and <embed> plugins; set it to 'none'",
+  "frame-src": "Pages this page may embed in frames",
+  "child-src": "Frames and workers (older fallback)",
+  "worker-src": "Worker, SharedWorker and ServiceWorker scripts",
+  "manifest-src": "Web app manifests",
+  "fenced-frame-src": "<fencedframe> contents",
+  "base-uri": "URLs allowed in <base href>; 'none' or 'self'",
+  "form-action": "Where forms may submit",
+  "frame-ancestors": "Who may frame this page (clickjacking); hosts, schemes, 'self', 'none'",
+  "upgrade-insecure-requests": "Load http:// resources over https:// (no value)",
+  sandbox: "Sandbox the page like an iframe; allow-* tokens lift restrictions",
+  "report-to": "Reporting API group that receives violation reports",
+  "report-uri": "URLs that receive violation reports (deprecated: prefer report-to)",
+  "require-trusted-types-for": "Require Trusted Types for DOM XSS sinks: 'script'",
+  "trusted-types": "Trusted Types policy names the page may create",
+  webrtc: "Allow or block WebRTC connections: 'allow' or 'block'",
+};
 
-export const DIRECTIVES: DirectiveInfo[] = [
-  fetch("default-src", "Fallback for every fetch directive not given"),
-  fetch("script-src", "Where scripts may load from and which inline scripts run"),
-  fetch("script-src-elem", "<script> elements only (overrides script-src)"),
-  fetch("script-src-attr", "Inline event handlers (onclick=…) only"),
-  fetch("style-src", "Stylesheets and inline styles"),
-  fetch("style-src-elem", "<style> and <link rel=stylesheet> only"),
-  fetch("style-src-attr", "Inline style=… attributes only"),
-  fetch("img-src", "Images and favicons"),
-  fetch("connect-src", "fetch, XHR, WebSocket and EventSource targets"),
-  fetch("font-src", "Web fonts"),
-  fetch("media-src", "<audio>, <video> and <track>"),
-  fetch("object-src", "<object> and <embed> plugins; set it to 'none'"),
-  fetch("frame-src", "Pages this page may embed in frames"),
-  fetch("child-src", "Frames and workers (older fallback)"),
-  fetch("worker-src", "Worker, SharedWorker and ServiceWorker scripts"),
-  fetch("manifest-src", "Web app manifests"),
-  fetch("fenced-frame-src", "<fencedframe> contents"),
-  fetch("base-uri", "URLs allowed in <base href>; 'none' or 'self'"),
-  fetch("form-action", "Where forms may submit"),
-  fetch("frame-ancestors", "Who may frame this page (clickjacking); hosts, schemes, 'self', 'none'"),
-  { name: "upgrade-insecure-requests", kind: "none", description: "Load http:// resources over https:// (no value)" },
-  { name: "sandbox", kind: "sandbox", description: "Sandbox the page like an iframe; allow-* tokens lift restrictions" },
-  { name: "report-to", kind: "group", description: "Reporting API group that receives violation reports" },
-  { name: "report-uri", kind: "uris", description: "URLs that receive violation reports (deprecated: prefer report-to)" },
-  { name: "require-trusted-types-for", kind: "trusted-types-for", description: "Require Trusted Types for DOM XSS sinks: 'script'" },
-  { name: "trusted-types", kind: "trusted-types", description: "Trusted Types policy names the page may create" },
-  { name: "webrtc", kind: "webrtc", description: "Allow or block WebRTC connections: 'allow' or 'block'" },
-];
+/** The value kind of each directive that is not a source list (those are the API's SOURCE_LIST_DIRECTIVES). */
+const OTHER_KINDS: Record<(typeof cspRules.OTHER_DIRECTIVES)[number], Exclude<DirectiveKind, "sources">> = {
+  "report-uri": "uris",
+  sandbox: "sandbox",
+  "upgrade-insecure-requests": "none",
+  webrtc: "webrtc",
+  "require-trusted-types-for": "trusted-types-for",
+  "trusted-types": "trusted-types",
+  "report-to": "group",
+};
+const SOURCE_LISTS: readonly string[] = cspRules.SOURCE_LIST_DIRECTIVES;
+const kindOf = (name: DirectiveName): DirectiveKind => (SOURCE_LISTS.includes(name) ? "sources" : OTHER_KINDS[name as keyof typeof OTHER_KINDS]);
+
+export const DIRECTIVES: DirectiveInfo[] = (Object.keys(DESCRIPTIONS) as DirectiveName[]).map((name) => ({ name, kind: kindOf(name), description: DESCRIPTIONS[name] }));
 
 export const directiveInfo = (name: string) => DIRECTIVES.find((d) => d.name === name);
-export const MAX_DIRECTIVES = 50;
+export const MAX_DIRECTIVES = cspRules.MAX_DIRECTIVES;
+export const MAX_POLICY_NAME = cspRules.MAX_POLICY_NAME;
 
-export const KEYWORDS = [
-  "'self'",
-  "'none'",
-  "'unsafe-inline'",
-  "'unsafe-eval'",
-  "'strict-dynamic'",
-  "'unsafe-hashes'",
-  "'report-sample'",
-  "'wasm-unsafe-eval'",
-  "'wasm-eval'",
-  "'inline-speculation-rules'",
-  "'trusted-types-eval'",
-  "'report-sha256'",
-  "'report-sha384'",
-  "'report-sha512'",
-];
-export const SANDBOX = [
-  "allow-downloads",
-  "allow-forms",
-  "allow-modals",
-  "allow-orientation-lock",
-  "allow-pointer-lock",
-  "allow-popups",
-  "allow-popups-to-escape-sandbox",
-  "allow-presentation",
-  "allow-same-origin",
-  "allow-scripts",
-  "allow-top-navigation",
-  "allow-top-navigation-by-user-activation",
-  "allow-top-navigation-to-custom-protocols",
-];
+/** Why a policy name would be refused, or null (the API trims it and counts characters). */
+export const policyNameProblem = (name: string): string | null => {
+  const n = [...name.trim()].length;
+  return n === 0 ? "Enter a name" : n > MAX_POLICY_NAME ? `At most ${MAX_POLICY_NAME} characters` : null;
+};
 
-const VALUE_RE = /^[\x21-\x2b\x2d-\x3a\x3c-\x7e]+$/;
-const SCHEME_RE = /^[a-z][a-z0-9+.-]*:$/i;
-const HOST_RE = /^(?:([a-z][a-z0-9+.-]*):\/\/)?(\*|(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?)(?::(\d{1,5}|\*))?(\/[^?#]*)?$/i;
-const NONCE_RE = /^'nonce-[A-Za-z0-9+/_-]+={0,2}'$/i;
-const HASH_RE = /^'(sha256|sha384|sha512)-[A-Za-z0-9+/_-]+={0,2}'$/i;
+export const KEYWORDS: readonly string[] = cspRules.SOURCE_KEYWORDS;
+export const SANDBOX: readonly string[] = cspRules.SANDBOX_TOKENS;
+
+const { VALUE_RE, SCHEME_SOURCE_RE: SCHEME_RE, HOST_SOURCE_RE: HOST_RE, NONCE_SOURCE_RE: NONCE_RE, HASH_SOURCE_RE: HASH_RE, POLICY_NAME_RE } = cspRules;
 const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const POLICY_NAME_RE = /^[A-Za-z0-9\-#=_/@.%]+$/;
 
 /** A fresh random nonce source ('nonce-<22 base64 chars>') to suggest. */
 export function randomNonce(): string {
@@ -158,7 +148,7 @@ export function suggestions(name: string): string[] {
       if (name.startsWith("style-src")) return ["'self'", "'none'", randomNonce(), "'unsafe-inline'", "'unsafe-hashes'", "'report-sample'", "https:", "data:"];
       return ["'self'", "'none'", "https:", "data:", "blob:", "wss:", "*"];
     case "sandbox":
-      return SANDBOX;
+      return [...SANDBOX];
     case "webrtc":
       return ["'allow'", "'block'"];
     case "trusted-types-for":

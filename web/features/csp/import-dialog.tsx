@@ -5,10 +5,12 @@
 import { Alert, Button, Checkbox, Group, List, Modal, Radio, SegmentedControl, Stack, Text, Textarea, TextInput } from "@mantine/core";
 import { useState } from "react";
 import { errorField, errorMessage } from "../../api/client";
+import { csp as cspRules } from "../../api/rules.gen";
 import { dropDoubledScheme } from "../../components/prefill";
-import { cspApi, type PolicyContent, type SerializeSource } from "./csp-api";
+import { cspApi, type PolicyContent, type RemoteSource } from "./csp-api";
+import { policyNameProblem } from "./directives";
 
-const REMOTE_SOURCES: { value: SerializeSource; label: string; hint: string }[] = [
+const REMOTE_SOURCES: { value: RemoteSource; label: string; hint: string }[] = [
   { value: "enforcingHeader", label: "Content-Security-Policy header", hint: "The policy the page enforces" },
   { value: "reportOnlyHeader", label: "Content-Security-Policy-Report-Only header", hint: "A policy the page only reports on" },
   { value: "meta", label: "<meta http-equiv> tag", hint: "A policy in the page's HTML" },
@@ -19,7 +21,7 @@ export function ImportDialog({ target, onDone, onClose }: { target?: { id: strin
   const [name, setName] = useState("");
   const [text, setText] = useState("");
   const [url, setUrl] = useState("https://");
-  const [source, setSource] = useState<SerializeSource>("enforcingHeader");
+  const [source, setSource] = useState<RemoteSource>("enforcingHeader");
   const [follow, setFollow] = useState(true);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -28,7 +30,8 @@ export function ImportDialog({ target, onDone, onClose }: { target?: { id: strin
 
   const run = async (e: React.FormEvent) => {
     e.preventDefault();
-    if (!target && name.trim() === "") return setNameError("Enter a name");
+    const nameProblem = target ? null : policyNameProblem(name);
+    if (nameProblem) return setNameError(nameProblem);
     if (mode === "text" && text.trim() === "") return setError("Paste a policy");
     setBusy(true);
     setError(null);
@@ -99,15 +102,15 @@ export function ImportDialog({ target, onDone, onClose }: { target?: { id: strin
               />
             ) : (
               <>
-                <TextInput label="Page URL" description="Secbox fetches the page (10 s) and reads the policy it delivers." value={url} onChange={(e) => setUrl(dropDoubledScheme(e.currentTarget.value))} styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }} />
-                <Radio.Group label="Read the policy from" value={source} onChange={(v) => setSource(v as SerializeSource)}>
+                <TextInput label="Page URL" description={`Secbox fetches the page (${cspRules.REMOTE_TIMEOUT_MS / 1000} s) and reads the policy it delivers.`} value={url} onChange={(e) => setUrl(dropDoubledScheme(e.currentTarget.value))} styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }} />
+                <Radio.Group label="Read the policy from" value={source} onChange={(v) => setSource(v as RemoteSource)}>
                   <Stack gap="xs" mt="xs">
                     {REMOTE_SOURCES.map((s) => (
                       <Radio key={s.value} value={s.value} label={s.label} description={s.hint} />
                     ))}
                   </Stack>
                 </Radio.Group>
-                <Checkbox label="Follow redirects (up to 10)" checked={follow} onChange={(e) => setFollow(e.currentTarget.checked)} />
+                <Checkbox label={`Follow redirects (up to ${cspRules.REMOTE_MAX_REDIRECTS})`} checked={follow} onChange={(e) => setFollow(e.currentTarget.checked)} />
               </>
             )}
             {error && (

@@ -12,12 +12,12 @@ import { notifyError, notifySuccess } from "../../components/notify";
 import { PageHeader } from "../../components/page-header";
 import { SharePanel, shareLink } from "../../components/share-panel";
 import { ErrorState, LoadingState } from "../../components/states";
-import { TagSelect } from "../../components/tags/tag-select";
+import { MAX_TAGS_PER_ENTITY, TagSelect } from "../../components/tags/tag-select";
 import { useSearchParam } from "../../components/use-search-param";
 import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-guard";
 import { cspApi, CSP_KEY, type PolicyGetResponse } from "./csp-api";
 import { DirectiveList, type DraftDirective } from "./directive-list";
-import { directiveInfo, listProblem, serializeDirectives, toApiDirectives } from "./directives";
+import { directiveInfo, listProblem, MAX_POLICY_NAME, policyNameProblem, serializeDirectives, toApiDirectives } from "./directives";
 import { EvaluatorPanel } from "./evaluator-panel";
 import { ImportDialog } from "./import-dialog";
 import { SerializePanel } from "./serialize-panel";
@@ -45,7 +45,7 @@ const ROW_ERROR = /^(?:content\.value|directives)\[(\d+)\][^:]*: (.+)$/;
 function PolicyEditor({ existing, copyOf }: { existing?: PolicyGetResponse; copyOf?: PolicyGetResponse }) {
   const qc = useQueryClient();
   const base = existing?.policy ?? copyOf?.policy;
-  const [name, setName] = useState(existing ? existing.policy.name : copyOf ? `${copyOf.policy.name} (copy)`.slice(0, 100) : "");
+  const [name, setName] = useState(existing ? existing.policy.name : copyOf ? `${copyOf.policy.name} (copy)`.slice(0, MAX_POLICY_NAME) : "");
   const [tagIds, setTagIds] = useState<string[]>(base?.tagIds ?? []);
   const [directives, setDirectives] = useState<DraftDirective[]>(() => drafts(base));
   const [initial, setInitial] = useState(() => (existing ? snapshot(existing.policy.name, existing.policy.tagIds, drafts(existing.policy)) : snapshot("", [], drafts(undefined))));
@@ -79,9 +79,10 @@ function PolicyEditor({ existing, copyOf }: { existing?: PolicyGetResponse; copy
       if (p) problems[i] = p;
     });
     setRowErrors(problems);
-    if (name.trim() === "") setNameError("Enter a name");
+    const nameProblem = policyNameProblem(name);
+    if (nameProblem) setNameError(nameProblem);
     if (directives.length === 0) setError("Add at least one directive");
-    if (name.trim() === "" || directives.length === 0 || Object.keys(problems).length) return;
+    if (nameProblem || directives.length === 0 || Object.keys(problems).length) return;
     setBusy(true);
     try {
       const value = toApiDirectives(directives);
@@ -147,7 +148,7 @@ function PolicyEditor({ existing, copyOf }: { existing?: PolicyGetResponse; copy
             )}
             <Group grow align="flex-start" wrap="wrap" preventGrowOverflow={false}>
               <TextInput label="Name" required miw={220} value={name} error={nameError} onChange={(e) => setName(e.currentTarget.value)} />
-              <TagSelect max={10} miw={220} value={tagIds} onChange={setTagIds} />
+              <TagSelect max={MAX_TAGS_PER_ENTITY} miw={220} value={tagIds} onChange={setTagIds} />
             </Group>
             <DirectiveList
               directives={directives}

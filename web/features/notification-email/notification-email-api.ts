@@ -1,4 +1,5 @@
 import { api, call } from "../../api/client";
+import { notificationEmail as notificationRules } from "../../api/rules.gen";
 import type { NotificationDestination } from "../../api/types";
 
 export const NOTIFICATION_EMAIL_KEY = ["notification-email"] as const;
@@ -11,7 +12,8 @@ export const notificationEmailApi = {
   remove: () => call(api.DELETE("/api/user/notification_email")),
 };
 
-/** Seconds between code emails (supplement §10.2). */
-export const RESEND_COOLDOWN_SEC = 60;
+/** Seconds between code emails, and the code's digits (supplement §10.2): the API's own rules. */
+export const RESEND_COOLDOWN_SEC = notificationRules.SEND_COOLDOWN_SEC;
+export const CODE_DIGITS = notificationRules.VERIFICATION_CODE_DIGITS;
 
 export type { NotificationDestination };

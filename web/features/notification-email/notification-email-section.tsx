@@ -12,7 +12,7 @@ import { formatDateTime } from "../../components/format";
 import { notifyError, notifySuccess } from "../../components/notify";
 import { ErrorState, LoadingState } from "../../components/states";
 import { SettingsSection } from "../settings/settings-section";
-import { NOTIFICATION_EMAIL_KEY, notificationEmailApi, RESEND_COOLDOWN_SEC, type NotificationDestination } from "./notification-email-api";
+import { CODE_DIGITS, NOTIFICATION_EMAIL_KEY, notificationEmailApi, RESEND_COOLDOWN_SEC, type NotificationDestination } from "./notification-email-api";
 
 function useNow(active: boolean) {
   const [now, setNow] = useState(Date.now());
@@ -110,7 +110,7 @@ function PendingPanel({ dest, onChange }: { dest: NotificationDestination; onCha
         </Badge>
       </Group>
       <Text size="sm" c="dimmed">
-        We emailed a 6-digit code to {dest.address}
+        We emailed a {CODE_DIGITS}-digit code to {dest.address}
         {sentAt > 0 && ` at ${formatDateTime(sentAt / 1000)}`}. {codeExpired ? "That code has expired: send a new one." : `It is valid until ${formatDateTime(expiresAt / 1000)}.`} Until you
         enter it, notifications keep going to your login email.
       </Text>
@@ -122,7 +122,7 @@ function PendingPanel({ dest, onChange }: { dest: NotificationDestination; onCha
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          if (code.length === 6) void verify();
+          if (code.length === CODE_DIGITS) void verify();
         }}
       >
         <Group gap="sm" align="flex-end" wrap="wrap">
@@ -130,9 +130,9 @@ function PendingPanel({ dest, onChange }: { dest: NotificationDestination; onCha
             <Text size="sm" fw={500} id="verification-code-label" mb={4}>
               Verification code
             </Text>
-            <PinInput length={6} type="number" oneTimeCode value={code} onChange={setCode} aria-labelledby="verification-code-label" getInputProps={(i) => ({ "aria-label": `Digit ${i + 1} of 6` })} />
+            <PinInput length={CODE_DIGITS} type="number" oneTimeCode value={code} onChange={setCode} aria-labelledby="verification-code-label" getInputProps={(i) => ({ "aria-label": `Digit ${i + 1} of ${CODE_DIGITS}` })} />
           </div>
-          <Button type="submit" loading={busy} disabled={code.length !== 6}>
+          <Button type="submit" loading={busy} disabled={code.length !== CODE_DIGITS}>
             Verify
           </Button>
         </Group>

@@ -15,9 +15,9 @@ import { utf8Length } from "../../components/format";
 import { notifyError, notifySuccess } from "../../components/notify";
 import { PageHeader } from "../../components/page-header";
 import { ErrorState, LoadingState } from "../../components/states";
-import { TagSelect } from "../../components/tags/tag-select";
+import { MAX_TAGS_PER_ENTITY, TagSelect } from "../../components/tags/tag-select";
 import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-guard";
-import { MAX_SCRIPT_BYTES, SCRIPT_TYPES, scriptsApi, type Script, type ScriptType } from "./scripts-api";
+import { MAX_SCRIPT_BYTES, MAX_SCRIPT_NAME, SCRIPT_TYPES, scriptsApi, type Script, type ScriptType } from "./scripts-api";
 import { SCRIPTS_KEY } from "./scripts-page";
 import { HelpLink } from "../help/help-link";
 
@@ -40,13 +40,13 @@ function ScriptEditor({ existing, copyOf }: { existing?: Script; copyOf?: Script
   const form = useForm({
     mode: "controlled",
     initialValues: {
-      name: existing ? existing.name : copyOf ? `${copyOf.name} (copy)`.slice(0, 128) : "",
+      name: existing ? existing.name : copyOf ? `${copyOf.name} (copy)`.slice(0, MAX_SCRIPT_NAME) : "",
       scriptType: (base?.scriptType ?? "responder") as ScriptType,
       content: base?.content ?? SCRIPT_TYPES[0]!.starter,
       tagIds: base?.tagIds ?? ([] as string[]),
     },
     validate: {
-      name: (v) => (v.trim() === "" ? "Enter a name" : v.trim().length > 128 ? "At most 128 characters" : null),
+      name: (v) => (v.trim() === "" ? "Enter a name" : v.trim().length > MAX_SCRIPT_NAME ? `At most ${MAX_SCRIPT_NAME} characters` : null),
       content: (v) => (v.trim() === "" ? "The script is empty" : utf8Length(v) > MAX_SCRIPT_BYTES ? `Over the ${MAX_SCRIPT_BYTES.toLocaleString()}-byte limit` : null),
     },
   });
@@ -118,7 +118,7 @@ function ScriptEditor({ existing, copyOf }: { existing?: Script; copyOf?: Script
             {...form.getInputProps("scriptType")}
           />
         </Group>
-        <TagSelect max={10} value={values.tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} />
+        <TagSelect max={MAX_TAGS_PER_ENTITY} value={values.tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} />
         <CodeEditor
           label="Source"
           lint={runtimeOf(values.scriptType)}

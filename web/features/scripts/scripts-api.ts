@@ -10,8 +10,9 @@ export const scriptsApi = {
   remove: (id: string) => call(api.DELETE("/api/user/scripts/{script_id}", { params: { path: { script_id: id } } })),
 };
 
-/** Script source limit (supplement §8, §22): the API's own rule. */
+/** Script source limit (supplement §8, §22) and name length: the API's own rules. */
 export const MAX_SCRIPT_BYTES = scriptRules.MAX_SCRIPT_BYTES;
+export const MAX_SCRIPT_NAME = scriptRules.MAX_SCRIPT_NAME;
 
 export const SCRIPT_TYPES: { value: ScriptType; label: string; hint: string; starter: string }[] = [
   {

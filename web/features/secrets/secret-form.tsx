@@ -3,14 +3,15 @@
 import { Alert, Button, Group, Stack, Textarea, TextInput } from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { useState } from "react";
+import { secrets as secretRules } from "../../api/rules.gen";
 import { FormModal } from "../../components/form-modal";
 import { applyApiError } from "../../components/form";
 import { utf8Length } from "../../components/format";
-import { TagSelect } from "../../components/tags/tag-select";
+import { MAX_TAGS_PER_ENTITY, TagSelect } from "../../components/tags/tag-select";
 import type { Secret } from "./secrets-api";
 
-const NAME_RE = /^[A-Za-z][A-Za-z0-9_-]{0,127}$/;
-const MAX_VALUE_BYTES = 10_240;
+const NAME_RE = secretRules.SECRET_NAME_RE;
+const MAX_VALUE_BYTES = secretRules.MAX_SECRET_VALUE_BYTES;
 
 export interface SecretFormResult {
   name: string;
@@ -23,12 +24,12 @@ export function SecretForm({ mode, initial, onSubmit, onClose }: { mode: "create
   const form = useForm({
     mode: "controlled",
     initialValues: {
-      name: initial ? (mode === "duplicate" ? `${initial.name}_copy`.slice(0, 128) : initial.name) : "",
+      name: initial ? (mode === "duplicate" ? `${initial.name}_copy`.slice(0, secretRules.SECRET_NAME_MAX) : initial.name) : "",
       value: "",
       tagIds: initial?.tagIds ?? ([] as string[]),
     },
     validate: {
-      name: (v) => (editing || NAME_RE.test(v.trim()) ? null : "Start with a letter; then letters, digits, _ or -, up to 128 characters"),
+      name: (v) => (editing || NAME_RE.test(v.trim()) ? null : `Start with a letter; then letters, digits, _ or -, up to ${secretRules.SECRET_NAME_MAX} characters`),
       value: (v) => {
         if (!editing && v === "") return "Enter the value";
         if (utf8Length(v) > MAX_VALUE_BYTES) return `At most ${MAX_VALUE_BYTES.toLocaleString()} bytes`;
@@ -72,7 +73,7 @@ export function SecretForm({ mode, initial, onSubmit, onClose }: { mode: "create
             />
             <Textarea
               label={editing ? "Replace value" : "Value"}
-              description={editing ? "The current value is never shown. Leave empty to keep it; anything typed here replaces it." : "Up to 10 KiB. Once saved it is encrypted and never shown again."}
+              description={editing ? "The current value is never shown. Leave empty to keep it; anything typed here replaces it." : `Up to ${MAX_VALUE_BYTES / 1024} KiB. Once saved it is encrypted and never shown again.`}
               required={!editing}
               autosize
               minRows={2}
@@ -83,7 +84,7 @@ export function SecretForm({ mode, initial, onSubmit, onClose }: { mode: "create
               styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }}
               {...form.getInputProps("value")}
             />
-            <TagSelect max={10} value={form.getValues().tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} error={form.errors.tagIds} />
+            <TagSelect max={MAX_TAGS_PER_ENTITY} value={form.getValues().tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} error={form.errors.tagIds} />
             <Group justify="flex-end">
               <Button variant="default" type="button" onClick={requestClose}>
                 Cancel

@@ -3,11 +3,18 @@ import { Alert, Button, Group, PasswordInput, Stack } from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { useState } from "react";
 import { ApiError, api, call, errorMessage } from "../../api/client";
+import { users as userRules } from "../../api/rules.gen";
 import { notifySuccess } from "../../components/notify";
 import { useUnsavedGuard } from "../../components/use-unsaved-guard";
 import { SettingsSection } from "./settings-section";
 
-export const passwordRule = (v: string) => (v.length < 8 ? "At least 8 characters" : v.length > 1024 ? "At most 1024 characters" : null);
+const { PASSWORD_MIN, PASSWORD_MAX } = userRules;
+/** The API's password rule (characters are code points, as the API counts them). */
+export const passwordRule = (v: string) => {
+  const n = [...v].length;
+  return n < PASSWORD_MIN ? `At least ${PASSWORD_MIN} characters` : n > PASSWORD_MAX ? `At most ${PASSWORD_MAX} characters` : null;
+};
+export const PASSWORD_HINT = `${PASSWORD_MIN} to ${PASSWORD_MAX} characters`;
 
 export function PasswordSection() {
   const form = useForm({
@@ -47,7 +54,7 @@ export function PasswordSection() {
             </Alert>
           )}
           <PasswordInput label="Current password" autoComplete="current-password" {...form.getInputProps("currentPassword")} />
-          <PasswordInput label="New password" description="8 to 1024 characters" autoComplete="new-password" {...form.getInputProps("newPassword")} />
+          <PasswordInput label="New password" description={PASSWORD_HINT} autoComplete="new-password" {...form.getInputProps("newPassword")} />
           <PasswordInput label="Repeat the new password" autoComplete="new-password" {...form.getInputProps("confirm")} />
           <Group>
             <Button type="submit" loading={busy}>

@@ -2,6 +2,7 @@
 import { Alert, Button, ColorInput, ColorSwatch, Group, Radio, Stack, Text, TextInput } from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { useState } from "react";
+import { tags as tagRules } from "../../api/rules.gen";
 import { FormModal } from "../../components/form-modal";
 import { applyApiError } from "../../components/form";
 import { HEX_COLOR, isNamedColor, mantineColor, TAG_COLOR_LABELS, TAG_COLORS } from "../../components/tags/colors";
@@ -24,7 +25,7 @@ export function TagForm({ opened, mode, initial, onSubmit, onClose }: { opened: 
       custom: initial && !named ? initial.color : "#",
     },
     validate: {
-      name: (v) => (v.trim() === "" ? "Enter a name" : v.trim().length > 50 ? "At most 50 characters" : null),
+      name: (v) => (v.trim() === "" ? "Enter a name" : v.trim().length > tagRules.TAG_NAME_MAX ? `At most ${tagRules.TAG_NAME_MAX} characters` : null),
       custom: (v, values) => (values.color === "custom" && !HEX_COLOR.test(v) ? "Use #rgb or #rrggbb" : null),
     },
   });
