@@ -15,3 +15,8 @@ export const tags = {
   TAG_COLORS: ["default", "primary", "success", "accent", "warning", "danger"],
   TAG_NAME_MAX: 50,
 } as const;
+
+/** src/platform/net/shared-rules.ts */
+export const net = {
+  TOKEN_RE: /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/,
+} as const;

@@ -5,7 +5,8 @@ import type { TierLimits } from "../../config/schema";
 import { ApiError, invalid } from "../../platform/http/errors";
 import { normalizeName, utf8Length } from "../../platform/http/validate";
 import { analyzeSchedule } from "../../platform/jobs/cron";
-import { INVALID_VALUE as OUTBOUND_BAD_VALUE, TOKEN } from "../../platform/net/client";
+import { INVALID_VALUE as OUTBOUND_BAD_VALUE } from "../../platform/net/client";
+import { TOKEN_RE } from "../../platform/net/shared-rules";
 import { literalTargetRefused } from "../../platform/net/guard";
 import { MAX_SCRIPT_BYTES } from "../scripts/shared-rules";
 
@@ -45,7 +46,7 @@ export { MAX_SCRIPT_BYTES };
 export const MAX_HEADERS = 100;
 
 /**
- * The control characters refused in header values and user agents. Header names are RFC 9110 tokens (TOKEN); API
+ * The control characters refused in header values and user agents. Header names are RFC 9110 tokens (TOKEN_RE); API
  * tracker header values also follow the outbound client's rule (OUTBOUND_BAD_VALUE, platform/net/client.ts: tab,
  * printable ASCII and U+0080..U+00FF), so a value it would refuse at every run is refused when it is saved.
  */
@@ -154,7 +155,7 @@ export function parseHeaders(raw: unknown, field: string, opts: { outbound?: boo
   if (entries.length > MAX_HEADERS) throw invalid(`${field}: at most ${MAX_HEADERS} headers`);
   const out: Record<string, string> = {};
   for (const [name, value] of entries) {
-    if (!TOKEN.test(name)) throw invalid(`${field}: invalid header name ${JSON.stringify(name.slice(0, 100))}`);
+    if (!TOKEN_RE.test(name)) throw invalid(`${field}: invalid header name ${JSON.stringify(name.slice(0, 100))}`);
     if (typeof value !== "string") throw invalid(`${field}.${name}: must be a string`);
     if (BAD_VALUE.test(value)) throw invalid(`${field}.${name}: must not contain control characters`);
     if (opts.outbound && OUTBOUND_BAD_VALUE.test(value)) throw invalid(`${field}.${name}: must not contain characters above U+00FF`);
