@@ -27,7 +27,8 @@ import { buildHar, harContentDisposition, parseHistoryWindow, toTrackedRecord, t
 import { HitSummaries } from "./hit-summary";
 import type { PathType } from "./match";
 import { DEFAULT_THROTTLE, NAME_MAX, present, ResponderRules, type Responder, type ResponderInfo, type ResponderInput, type ResponderSettings, type ResponderStats } from "./rules";
-import type { HeaderList, ScriptRunner } from "./script-result";
+import type { HeaderList } from "./script-result";
+import type { ScriptRunner } from "../../sandbox/types";
 import { RESPONDER_SORT_KEYS, respondersStore, type ResponderRow } from "./store";
 import { ResponderTransfer } from "./transfer";
 import { checkTryInput, runTry, type TryInput, type TryResult } from "./try-request";
@@ -43,7 +44,7 @@ export type {
   ResponderSettings,
   ResponderStats,
 } from "./rules";
-export type { ScriptRunner } from "./script-result";
+export type { ScriptRunner } from "../../sandbox/types";
 import type { ScriptChecker } from "../../sandbox/syntax";
 
 export interface RespondersDeps {

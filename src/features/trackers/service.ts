@@ -12,13 +12,13 @@ import type { SecretsService } from "../secrets/service";
 import type { TagsService } from "../tags/service";
 import type { UsersService } from "../users/service";
 import { ApiTrackersService } from "./api/service";
-import type { ScriptRunner } from "./api/scripts";
+import type { ScriptRunner } from "../../sandbox/types";
 import { TrackerCore } from "./core";
 import { PageTrackersService } from "./page/service";
 import { isPlainObject } from "./params";
 import { TrackerTransfer } from "./transfer";
 
-export type { ScriptRunner } from "./api/scripts";
+export type { ScriptRunner } from "../../sandbox/types";
 import type { ScriptChecker } from "../../sandbox/syntax";
 
 export interface TrackersDeps {

@@ -7,7 +7,8 @@ import { OutboundError, stripHopByHop } from "../../../platform/net/client";
 import type { PhaseRecord } from "../core";
 import { cutBytes, lossyText, revisionData } from "../revisions";
 import { BodyConversionError, toBodyBytes } from "./body";
-import { NO_SANDBOX, scriptErrorMessage, type ScriptLimits, type ScriptRunResult, type ScriptRunner } from "./scripts";
+import type { LogEntry, ScriptLimits, ScriptRunResult, ScriptRunner } from "../../../sandbox/types";
+import { NO_SANDBOX, scriptErrorMessage } from "./scripts";
 import { parseRequest, statusAccepted, type ApiTarget, type RunRequest } from "./target";
 
 /** Upstream response cap of a tracker request (supplement §15.3). */
@@ -144,15 +145,7 @@ export function debugView(v: unknown, depth = 0): unknown {
 
 const masked = (secrets: Record<string, string>) => Object.fromEntries(Object.keys(secrets).map((k) => [k, MASK]));
 
-function scriptLogs(logs: unknown[]): { level: string; message: string }[] {
-  return logs.slice(0, MAX_SCRIPT_LOGS).map((l) => {
-    if (l && typeof l === "object") {
-      const e = l as { level?: unknown; message?: unknown };
-      return { level: typeof e.level === "string" ? e.level : "log", message: typeof e.message === "string" ? e.message : JSON.stringify(e.message ?? null) };
-    }
-    return { level: "log", message: String(l) };
-  });
-}
+const scriptLogs = (logs: LogEntry[]): { level: string; message: string }[] => logs.slice(0, MAX_SCRIPT_LOGS).map(({ level, message }) => ({ level, message }));
 
 /** What `data` would show for a value (supplement §17.1), cut for display. */
 export const dataView = (value: Uint8Array) => revisionData(cutBytes(value, DEBUG_BODY_BYTES));

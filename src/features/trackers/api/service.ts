@@ -11,7 +11,7 @@ import { TrackerKindService } from "../kind-service";
 import { asBody, parseTimeout } from "../params";
 import { cutBytes, lossyText } from "../revisions";
 import { DEBUG_BODY_BYTES, headersObject, runPipeline, API_PHASES, MAX_RESPONSE_BYTES, type DebugTrace, type PipelineEnv } from "./pipeline";
-import type { ScriptLimits, ScriptRunner } from "./scripts";
+import type { ScriptLimits, ScriptRunner } from "../../../sandbox/types";
 import { API_TIMEOUT, parseTarget, type ApiTarget } from "./target";
 
 export type ApiTracker = TrackerWire<ApiTarget>;
