@@ -93,6 +93,41 @@ export const tags = {
   TAG_NAME_MAX: 50,
 } as const;
 
+/** src/features/trackers/shared-rules.ts */
+export const trackers = {
+  API_MAX_ACCEPT_STATUSES: 500,
+  API_MAX_REQUESTS: 10,
+  API_MAX_REQUEST_BODY_BYTES: 1048576,
+  API_MAX_STATUS: 599,
+  API_METHODS: ["GET", "POST", "PUT", "PATCH", "DELETE"],
+  API_MIN_STATUS: 100,
+  API_PHASES: ["configurator", "request", "extractor"],
+  API_TIMEOUT_MS: {
+    min: 1000,
+    max: 60000,
+    default: 10000,
+  },
+  CORE_PHASES: ["compare", "persist", "notify"],
+  DEFAULT_REVISIONS: 3,
+  HEADER_VALUE_BAD_RE: /[\u0000-\u0008\u000a-\u001f\u007f]/,
+  MAX_HEADERS: 100,
+  MAX_URL_CHARS: 2048,
+  NAME_MAX: 100,
+  PAGE_BROWSER_CONTROLLED_HEADERS_RE: /^(host|connection|content-length|transfer-encoding|keep-alive|upgrade|te|trailer|cookie2|proxy-.*)$/i,
+  PAGE_MAX_DELAY_MS: 30000,
+  PAGE_MAX_SELECTOR_CHARS: 1024,
+  PAGE_MAX_USER_AGENT_CHARS: 512,
+  PAGE_PHASES: ["browser", "navigate", "extract"],
+  PAGE_TIMEOUT_MS: {
+    min: 5000,
+    max: 120000,
+    default: 30000,
+  },
+  RETRY_MAX_ATTEMPTS: 10,
+  RETRY_MAX_INTERVAL_MS: 43200000,
+  RETRY_MIN_INTERVAL_MS: 60000,
+} as const;
+
 /** src/platform/net/shared-rules.ts */
 export const net = {
   TOKEN_RE: /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/,

@@ -8,9 +8,9 @@ import { nowSec, type Runtime } from "../../platform/runtime";
 import { selectorToText, type ParsedSelector, type SecretsSelector } from "../secrets/service";
 import type { TagsService } from "../tags/service";
 import type { TrackerCore, TrackerWire } from "./core";
-import type { TrackerConfig } from "./params";
+import type { TrackerConfig } from "./contract";
 import { MAX_REVISION_BYTES } from "./revisions";
-import { trackersStore as store, type TrackerKind } from "./store";
+import { trackersStore as store, toStoredTracker, type TrackerKind } from "./store";
 
 /** A tracker in an export file (§19.2): the API shape without tags, scheduledAt, lastRanAt and the run state. */
 export type TrackerExport<Target = unknown> = Omit<TrackerWire<Target>, "tags" | "tagIds" | "scheduledAt" | "lastRanAt" | "revisionCount" | "running">;
@@ -43,7 +43,7 @@ export class TrackerTransfer {
   /** Every tracker of a kind the user owns, name ascending. */
   async exportAll(userId: string, kind: TrackerKind): Promise<TrackerExport[]> {
     return (await store.allOfUser(this.rt.db, userId, kind)).map((row) => {
-      const t = this.core.parse(row);
+      const t = toStoredTracker(row);
       return {
         id: t.id,
         name: t.name,

@@ -6,7 +6,7 @@ import { startUpstream, type Upstream } from "../test-upstream";
 import { BodyConversionError, toBodyBytes } from "./body";
 import { debugView, headersObject, interpretConfigurator, interpretExtractor, runPipeline, type PipelineEnv } from "./pipeline";
 import type { LogEntry, ScriptRunResult, ScriptRunner } from "../../../sandbox/types";
-import type { ApiRequest } from "./target";
+import type { ApiRequest } from "./contract";
 
 let up: Upstream;
 beforeAll(() => {
@@ -214,7 +214,7 @@ describe("runPipeline", () => {
     const tr = out.trace!;
     expect(tr.configurator!.result).toEqual({ requests: [{ url: `${up.url}/value`, headers: { authorization: "Bearer t0k" }, body: "AQID" }] });
     expect(tr.configurator!.logs).toEqual([{ level: "info", message: "signing" }]);
-    expect(tr.requests[0]!.request.body).toBe("\u0001\u0002\u0003");
+    expect((tr.requests[0]!.request as { body?: string }).body).toBe("\u0001\u0002\u0003");
     const params = tr.extractor!.params as any;
     expect(params.params).toEqual({ secrets: { TOKEN: "********" } });
     expect(params.responses[0].body).toBe(Buffer.from('{"a":1}').toString("base64"));
