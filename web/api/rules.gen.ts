@@ -128,6 +128,31 @@ export const trackers = {
   RETRY_MIN_INTERVAL_MS: 60000,
 } as const;
 
+/** src/features/user-data/shared-rules.ts */
+export const userData = {
+  CLONE_LINK_TTL_SEC: {
+    min: 60,
+    max: 604800,
+    default: 3600,
+  },
+  CONFLICT_RESOLUTIONS: ["rename", "overwrite", "skip"],
+  ENTITY_TYPES: [
+    "tags",
+    "scripts",
+    "secrets",
+    "responders",
+    "certificateTemplates",
+    "privateKeys",
+    "contentSecurityPolicies",
+    "pageTrackers",
+    "apiTrackers",
+  ],
+  IMPORT_MODES: ["merge", "apply"],
+  MAX_PASSPHRASE_CHARS: 1024,
+  MIN_PASSPHRASE_CHARS: 8,
+  TYPES_WITH_HISTORY: ["responders", "pageTrackers", "apiTrackers"],
+} as const;
+
 /** src/platform/net/shared-rules.ts */
 export const net = {
   TOKEN_RE: /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/,
