@@ -43,18 +43,8 @@ export class TrackerTransfer {
   /** Every tracker of a kind the user owns, name ascending. */
   async exportAll(userId: string, kind: TrackerKind): Promise<TrackerExport[]> {
     return (await store.allOfUser(this.rt.db, userId, kind)).map((row) => {
-      const t = toStoredTracker(row);
-      return {
-        id: t.id,
-        name: t.name,
-        enabled: t.enabled,
-        config: t.config,
-        target: t.target,
-        notifications: t.notifications,
-        secrets: t.secrets,
-        createdAt: t.createdAt,
-        updatedAt: t.updatedAt,
-      };
+      const { userId: _user, kind: _kind, lastRanAt: _lastRanAt, ...exported } = toStoredTracker(row);
+      return exported;
     });
   }
 
