@@ -1,6 +1,6 @@
 // The responder editor's form model: values from a stored responder (or defaults), the payload they become, the
 // URL they give (previewed as you type), checks that need no server, and where an API error's field lands.
-import { net as netRules, responders as responderRules, scripts as scriptRules } from "../../api/rules.gen";
+import { responders as responderRules, scripts as scriptRules } from "../../api/rules.gen";
 import type { CodeLanguage } from "../../components/code-editor/code-editor";
 import { headerRow, toHeaderPairs, toHeaderRows, type HeaderRow } from "../../components/header-list-editor";
 import type { Method, Responder, ResponderInfo, ResponderPayload } from "./responders-api";
@@ -27,7 +27,7 @@ export interface ResponderValues {
 }
 
 export const MAX_SCRIPT_BYTES = scriptRules.MAX_SCRIPT_BYTES;
-const { MAX_BODY_BYTES, NAME_MAX, PATH_MAX, PATH_RE, PREFIX_RE, MIN_STATUS, MAX_STATUS, BAD_HEADER_VALUE_RE, MAX_HEADER_VALUE_BYTES, DEFAULT_THROTTLE } = responderRules;
+const { MAX_BODY_BYTES, NAME_MAX, PATH_MAX, PATH_RE, PREFIX_RE, MIN_STATUS, MAX_STATUS, DEFAULT_THROTTLE } = responderRules;
 
 export function initialValues(r: Responder | undefined, copy: boolean): ResponderValues {
   if (!r)
@@ -141,21 +141,6 @@ export const utf8Length = (s: string) => utf8.encode(s).byteLength;
 export const requestsToTrackRule = (max: number) => (v: number | string) =>
   v === "" || !Number.isInteger(Number(v)) || Number(v) < 0 ? "A whole number from 0" : Number(v) > max ? `At most ${max} on your plan` : null;
 
-/** A header row's name and value as the API takes them (rows with neither are left out of the payload). */
-export const headerRules = {
-  name: (name: string, values: unknown, path: string) => {
-    if (name.trim() === "" && headerAt(values, path)?.value === "") return null;
-    return netRules.TOKEN_RE.test(name.trim()) ? null : "A header name: letters, digits and ! # $ % & ' * + - . ^ _ ` | ~";
-  },
-  value: (value: string) =>
-    BAD_HEADER_VALUE_RE.test(value) ? "No line breaks or NUL characters" : utf8Length(value) > MAX_HEADER_VALUE_BYTES ? `At most ${MAX_HEADER_VALUE_BYTES / 1024} KiB` : null,
-};
-/** The row a list item's validation path (`headers.2.name`) points at. */
-const headerAt = (values: unknown, path: string): HeaderRow | undefined => {
-  const m = /^headers\.(\d+)\./.exec(path);
-  return m ? (values as { headers?: HeaderRow[] }).headers?.[Number(m[1])] : undefined;
-};
-
 /** Checks that need no server (the API checks them all again and has the last word). */
 export const validate = {
   name: (v: string) => (v.trim() === "" ? "Enter a name" : v.trim().length > NAME_MAX ? `At most ${NAME_MAX} characters` : null),
@@ -170,7 +155,6 @@ export const validate = {
   subdomainPrefix: (v: string) => (v.trim() === "" || PREFIX_RE.test(v.trim()) ? null : "Lower-case letters, digits and -, not at the start or end; at most 36"),
   statusCode: (v: number | string) =>
     Number.isInteger(Number(v)) && Number(v) >= MIN_STATUS && Number(v) <= MAX_STATUS && v !== "" ? null : `A status from ${MIN_STATUS} to ${MAX_STATUS}`,
-  headers: headerRules,
   body: (v: string) => (utf8Length(v) > MAX_BODY_BYTES ? `At most ${MAX_BODY_BYTES / 1024 / 1024} MiB` : null),
   script: (v: string) => (utf8Length(v) > MAX_SCRIPT_BYTES ? `Over the ${MAX_SCRIPT_BYTES.toLocaleString()}-byte limit` : null),
   secretIds: (v: string[], values: ResponderValues) => (values.secretsMode === "selected" && v.length === 0 ? "Pick at least one secret, or choose None" : null),

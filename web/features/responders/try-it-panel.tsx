@@ -13,7 +13,7 @@ import { applyApiError } from "../../components/form";
 import { headerRow, HeaderListEditor, toHeaderPairs, type HeaderRow } from "../../components/header-list-editor";
 import { HeadersTable, RequestDetail } from "./request-detail";
 import { StatusBadge } from "./history-table";
-import { bodyLanguage, headerRules, utf8Length } from "./responder-form";
+import { bodyLanguage, utf8Length } from "./responder-form";
 import { baseOf, respondersApi, TRY_METHODS, type Responder, type TryMethod, type TryResult } from "./responders-api";
 
 interface TryValues {
@@ -23,17 +23,12 @@ interface TryValues {
   body: string;
 }
 
-const { TRY_MAX_BODY_BYTES, TRY_MAX_TARGET, TRY_RESERVED_HEADERS, TRY_TARGET_RE } = responderRules;
+const { TRY_MAX_BODY_BYTES, TRY_MAX_TARGET, TRY_TARGET_RE } = responderRules;
 
-/** The checks of `_test` that need no server (try-request.ts has the last word: dot segments, for one). */
+/** The checks of `_test` that need no server (try-request.ts has the last word: dot segments, headers). */
 const tryValidation = {
   path: (v: string) =>
     v.trim().length > TRY_MAX_TARGET ? `At most ${TRY_MAX_TARGET} characters` : TRY_TARGET_RE.test(v.trim()) ? null : "Start with / and percent-encode other characters (e.g. %20)",
-  headers: {
-    name: (name: string, values: unknown, path: string) =>
-      (TRY_RESERVED_HEADERS as readonly string[]).includes(name.trim().toLowerCase()) ? `${name.trim().toLowerCase()} is set by Secbox` : headerRules.name(name, values, path),
-    value: headerRules.value,
-  },
   body: (v: string) => (utf8Length(v) > TRY_MAX_BODY_BYTES ? `At most ${TRY_MAX_BODY_BYTES / 1024 / 1024} MiB` : null),
 };
 
