@@ -74,7 +74,7 @@ import { dispatch, flush, refresh, unoffer } from "./pool/offers";
 import { failure, MiB, settle, type Job, type Slot } from "./pool/state";
 import { kill, spawn } from "./pool/workers";
 import type { OutboundFetch } from "./proxy";
-import { DEFAULT_KV_LIMITS, type ScriptRunRequest, type ScriptRunResult } from "./types";
+import { DEFAULT_KV_LIMITS, type ScriptRunner, type ScriptRunRequest, type ScriptRunResult } from "./types";
 import { pack, packedBytes, type Packed } from "./wire";
 
 export { workerEntry } from "./pool/workers";
@@ -112,7 +112,7 @@ export interface ScriptPoolOptions {
   quickjsVersions?: { core: string; variant: string };
 }
 
-export class ScriptPool {
+export class ScriptPool implements ScriptRunner {
   readonly kv: KvService | null;
   readonly size: number;
   readonly slots: Slot[] = [];

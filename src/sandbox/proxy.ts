@@ -3,6 +3,7 @@
 // there. This file validates the script's options, clamps the timeout to the script's remaining time, shapes the
 // result for the script and maps failures to the §11.7 codes.
 import { OutboundError, stripHopByHop, type OutboundRequest, type OutboundResponse } from "../platform/net/client";
+import { TOKEN_RE } from "../platform/net/shared-rules";
 
 export type OutboundFetch = (req: OutboundRequest) => Promise<OutboundResponse>;
 
@@ -32,7 +33,6 @@ export interface ProxyResult {
   body: Uint8Array;
 }
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
 
 function bodyOf(b: unknown): Uint8Array | string | undefined {
@@ -57,7 +57,7 @@ export function proxyRequest(options: unknown, s: Omit<ProxySettings, "fetch">):
   if (typeof url !== "string" || url === "") throw new ProxyError("E_INVALID", "Invalid URL");
   let m = "GET";
   if (method !== undefined && method !== null) {
-    if (typeof method !== "string" || !TOKEN.test(method)) throw new ProxyError("E_INVALID", "Invalid HTTP method");
+    if (typeof method !== "string" || !TOKEN_RE.test(method)) throw new ProxyError("E_INVALID", "Invalid HTTP method");
     m = method.toUpperCase();
   }
   const h: [string, string][] = [];

@@ -1,5 +1,7 @@
 // Public types of the script sandbox (supplement §11.6–§11.9, §15.3): what callers pass to ScriptPool.run and
 // what they get back. Values crossing the boundary are data only: JSON values plus Uint8Array.
+// The one declaration of the sandbox contract (issue 31 §1): responders and API trackers take a `ScriptRunner` (the
+// pool, wired by app.ts) and read its results with these types; they declare no copy of their own.
 
 /** Per-execution limits, from the caller's tier (§22) and §11.6. */
 export interface ScriptLimits {
@@ -75,6 +77,12 @@ export interface LogEntry {
 export type ScriptRunResult =
   | { ok: true; value: unknown; logs: LogEntry[]; durationMs: number }
   | { ok: false; error: ScriptError; logs: LogEntry[]; durationMs: number };
+
+/** The sandbox as features use it: ScriptPool (pool.ts) implements it; app.ts hands the pool to responders and
+ *  trackers. Never throws: every failure is a result with `ok: false`. */
+export interface ScriptRunner {
+  run(req: ScriptRunRequest): Promise<ScriptRunResult>;
+}
 
 /** Default QuickJS stack limit. QuickJS measures only its own (emscripten) stack; the worker thread's native stack
  *  (fixed by Bun at ~4 MiB) holds the WebAssembly frames and, before the WASM code is optimized, runs out first for

@@ -7,6 +7,59 @@ export const apiKeys = {
   MAX_API_KEYS: 30,
 } as const;
 
+/** src/features/certificates/shared-rules.ts */
+export const certificates = {
+  ASCII_PRINTABLE_RE: /^[\x21-\x7e]+$/,
+  COUNTRY_RE: /^[A-Za-z]{2}$/,
+  CURVES: ["secp256r1", "secp384r1", "secp521r1"],
+  DNS_LABEL_RE: /^[A-Za-z0-9-]{1,63}$/,
+  DSA_SIZES: ["1024", "2048"],
+  EXTENDED_KEY_USAGES: [
+    "codeSigning",
+    "emailProtection",
+    "timeStamping",
+    "tlsWebClientAuthentication",
+    "tlsWebServerAuthentication",
+  ],
+  GENERATE_FORMATS: ["pem", "pkcs8", "pkcs12", "der"],
+  KEY_EXPORT_FORMATS: ["pem", "pkcs8", "pkcs12"],
+  KEY_TYPES: ["rsa", "dsa", "ecdsa", "ed25519"],
+  KEY_USAGES: [
+    "crlSigning",
+    "dataEncipherment",
+    "decipherOnly",
+    "digitalSignature",
+    "encipherOnly",
+    "keyAgreement",
+    "keyCertificateSigning",
+    "keyEncipherment",
+    "nonRepudiation",
+  ],
+  MAX_DNS_NAME: 253,
+  MAX_PASSPHRASE: 1024,
+  MAX_SANS: 100,
+  MAX_TIME: 253402300799,
+  MIN_TIME: -631152000,
+  NAME_MAX: 100,
+  RSA_SIZES: ["1024", "2048", "4096", "8192"],
+  SIGNATURE_ALGORITHMS: ["md5", "sha1", "sha256", "sha384", "sha512", "ed25519"],
+  SIGNATURE_KEY_TYPES: {
+    md5: ["rsa"],
+    sha1: ["rsa", "dsa", "ecdsa"],
+    sha256: ["rsa", "dsa", "ecdsa"],
+    sha384: ["rsa", "ecdsa"],
+    sha512: ["rsa", "ecdsa"],
+    ed25519: ["ed25519"],
+  },
+  SUBJECT_MAX_CHARS: {
+    commonName: 64,
+    organization: 64,
+    organizationalUnit: 64,
+    locality: 128,
+    stateOrProvince: 128,
+  },
+} as const;
+
 /** src/features/csp/shared-rules.ts */
 export const csp = {
   HASH_SOURCE_RE: /^'(sha256|sha384|sha512)-([A-Za-z0-9+/_-]+={0,2})'$/i,
@@ -103,6 +156,30 @@ export const notificationEmail = {
   VERIFICATION_CODE_DIGITS: 6,
 } as const;
 
+/** src/features/responders/shared-rules.ts */
+export const responders = {
+  BAD_HEADER_VALUE_RE: /[\r\n\0]/,
+  DEFAULT_THROTTLE: 3600,
+  HISTORY_MAX_LIMIT: 1000,
+  MAX_BODY_BYTES: 1048576,
+  MAX_HEADERS: 100,
+  MAX_HEADER_VALUE_BYTES: 8192,
+  MAX_STATUS: 599,
+  MIN_STATUS: 200,
+  NAME_MAX: 100,
+  PATH_MAX: 255,
+  PATH_RE: /^\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*$/,
+  PATH_TYPES: ["=", "^", "*"],
+  PREFIX_RE: /^[a-z0-9]([a-z0-9-]{0,34}[a-z0-9])?$/,
+  RESPONDER_METHODS: ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "CONNECT", "TRACE", "ANY"],
+  STANDARD_METHODS: ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "CONNECT", "TRACE"],
+  TRY_MAX_BODY_BYTES: 1048576,
+  TRY_MAX_RESPONSE_BYTES: 1048576,
+  TRY_MAX_TARGET: 2048,
+  TRY_RESERVED_HEADERS: ["host", "content-length", "transfer-encoding"],
+  TRY_TARGET_RE: /^\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*$/,
+} as const;
+
 /** src/features/scripts/shared-rules.ts */
 export const scripts = {
   MAX_SCRIPT_BYTES: 51200,
@@ -143,6 +220,66 @@ export const tags = {
   TAG_NAME_MAX: 50,
 } as const;
 
+/** src/features/trackers/shared-rules.ts */
+export const trackers = {
+  API_MAX_ACCEPT_STATUSES: 500,
+  API_MAX_REQUESTS: 10,
+  API_MAX_REQUEST_BODY_BYTES: 1048576,
+  API_MAX_STATUS: 599,
+  API_METHODS: ["GET", "POST", "PUT", "PATCH", "DELETE"],
+  API_MIN_STATUS: 100,
+  API_PHASES: ["configurator", "request", "extractor"],
+  API_TIMEOUT_MS: {
+    min: 1000,
+    max: 60000,
+    default: 10000,
+  },
+  CORE_PHASES: ["compare", "persist", "notify"],
+  DEFAULT_REVISIONS: 3,
+  HEADER_VALUE_BAD_RE: /[\u0000-\u0008\u000a-\u001f\u007f]/,
+  MAX_HEADERS: 100,
+  MAX_URL_CHARS: 2048,
+  NAME_MAX: 100,
+  PAGE_BROWSER_CONTROLLED_HEADERS_RE: /^(host|connection|content-length|transfer-encoding|keep-alive|upgrade|te|trailer|cookie2|proxy-.*)$/i,
+  PAGE_MAX_DELAY_MS: 30000,
+  PAGE_MAX_SELECTOR_CHARS: 1024,
+  PAGE_MAX_USER_AGENT_CHARS: 512,
+  PAGE_PHASES: ["browser", "navigate", "extract"],
+  PAGE_TIMEOUT_MS: {
+    min: 5000,
+    max: 120000,
+    default: 30000,
+  },
+  RETRY_MAX_ATTEMPTS: 10,
+  RETRY_MAX_INTERVAL_MS: 43200000,
+  RETRY_MIN_INTERVAL_MS: 60000,
+} as const;
+
+/** src/features/user-data/shared-rules.ts */
+export const userData = {
+  CLONE_LINK_TTL_SEC: {
+    min: 60,
+    max: 604800,
+    default: 3600,
+  },
+  CONFLICT_RESOLUTIONS: ["rename", "overwrite", "skip"],
+  ENTITY_TYPES: [
+    "tags",
+    "scripts",
+    "secrets",
+    "responders",
+    "certificateTemplates",
+    "privateKeys",
+    "contentSecurityPolicies",
+    "pageTrackers",
+    "apiTrackers",
+  ],
+  IMPORT_MODES: ["merge", "apply"],
+  MAX_PASSPHRASE_CHARS: 1024,
+  MIN_PASSPHRASE_CHARS: 8,
+  TYPES_WITH_HISTORY: ["responders", "pageTrackers", "apiTrackers"],
+} as const;
+
 /** src/features/users/shared-rules.ts */
 export const users = {
   HANDLE_RE: /^[a-z0-9]{3,26}$/,
@@ -154,4 +291,9 @@ export const users = {
 /** src/platform/db/shared-rules.ts */
 export const db = {
   MIN_CONTENT_CHARS: 3,
+} as const;
+
+/** src/platform/net/shared-rules.ts */
+export const net = {
+  TOKEN_RE: /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/,
 } as const;

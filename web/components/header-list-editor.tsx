@@ -31,7 +31,7 @@ export function HeaderListEditor({
   onChange,
   errorOf,
   error,
-  max = 100,
+  max,
   namePlaceholder = "content-type",
   valuePlaceholder = "application/json",
 }: {
@@ -43,7 +43,8 @@ export function HeaderListEditor({
   errorOf?: (index: number, part: "name" | "value") => ReactNode;
   /** An error of the whole list. */
   error?: ReactNode;
-  max?: number;
+  /** Rows the API takes (the feature's rule, e.g. responders' MAX_HEADERS). */
+  max: number;
   namePlaceholder?: string;
   valuePlaceholder?: string;
 }) {

@@ -1,19 +1,8 @@
-// Key and signature algorithms (supplement §12.1, §12.3): request parsing, compatibility rules and OIDs.
+// Key and signature algorithms (supplement §12.1, §12.3): request parsing, compatibility rules and OIDs. The lists
+// and the signature ↔ key table are shared-rules.ts's (the web offers the same), the types contract.ts's.
 import { invalid } from "../../platform/http/errors";
-
-export const RSA_SIZES = ["1024", "2048", "4096", "8192"] as const;
-export const DSA_SIZES = ["1024", "2048"] as const;
-export const CURVES = ["secp256r1", "secp384r1", "secp521r1"] as const;
-export const KEY_TYPES = ["rsa", "dsa", "ecdsa", "ed25519"] as const;
-export const SIGNATURE_ALGORITHMS = ["md5", "sha1", "sha256", "sha384", "sha512", "ed25519"] as const;
-
-export type KeyAlg =
-  | { keyType: "rsa"; keySize: (typeof RSA_SIZES)[number] }
-  | { keyType: "dsa"; keySize: (typeof DSA_SIZES)[number] }
-  | { keyType: "ecdsa"; curve: (typeof CURVES)[number] }
-  | { keyType: "ed25519" };
-export type KeyType = KeyAlg["keyType"];
-export type SignatureAlgorithm = (typeof SIGNATURE_ALGORITHMS)[number];
+import type { KeyAlgorithm, KeyType, SignatureAlgorithm } from "./contract";
+import { CURVES, DSA_SIZES, KEY_TYPES, RSA_SIZES, SIGNATURE_ALGORITHMS, SIGNATURE_KEY_TYPES } from "./shared-rules";
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -24,7 +13,7 @@ function oneOf<T extends string>(raw: unknown, values: readonly T[], field: stri
 }
 
 /** Parses `alg` / `attributes.keyAlgorithm` into its canonical form (unknown members dropped). */
-export function parseKeyAlg(raw: unknown, field: string): KeyAlg {
+export function parseKeyAlg(raw: unknown, field: string): KeyAlgorithm {
   if (!isObject(raw)) throw invalid(`${field}: must be an object with keyType`);
   const keyType = oneOf(raw.keyType, KEY_TYPES, `${field}.keyType`);
   switch (keyType) {
@@ -43,23 +32,15 @@ export function parseSignatureAlgorithm(raw: unknown, field: string): SignatureA
   return oneOf(raw, SIGNATURE_ALGORITHMS, field);
 }
 
-/** Which key types each signature algorithm can be used with (§12.3). */
-const COMPATIBLE: Record<SignatureAlgorithm, readonly KeyType[]> = {
-  md5: ["rsa"],
-  sha1: ["rsa", "dsa", "ecdsa"],
-  sha256: ["rsa", "dsa", "ecdsa"],
-  sha384: ["rsa", "ecdsa"],
-  sha512: ["rsa", "ecdsa"],
-  ed25519: ["ed25519"],
-};
-
+/** A signature algorithm only signs with the key types SIGNATURE_KEY_TYPES lists for it (§12.3). */
 export function checkCompatible(sig: SignatureAlgorithm, keyType: KeyType, field: string) {
-  if (!COMPATIBLE[sig].includes(keyType)) {
-    throw invalid(`${field}: ${sig} cannot be used with ${keyType} keys (allowed: ${COMPATIBLE[sig].join(", ")})`);
+  const allowed: readonly KeyType[] = SIGNATURE_KEY_TYPES[sig];
+  if (!allowed.includes(keyType)) {
+    throw invalid(`${field}: ${sig} cannot be used with ${keyType} keys (allowed: ${allowed.join(", ")})`);
   }
 }
 
-export const describeAlg = (alg: KeyAlg) =>
+export const describeAlg = (alg: KeyAlgorithm) =>
   alg.keyType === "ecdsa" ? `ECDSA ${alg.curve}` : alg.keyType === "ed25519" ? "Ed25519" : `${alg.keyType.toUpperCase()} ${alg.keySize}`;
 
 /** Signature AlgorithmIdentifier OIDs; RSA ones carry NULL parameters, the others none (RFC 3279, 5758, 8410). */

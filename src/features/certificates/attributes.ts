@@ -1,73 +1,42 @@
-// Certificate template attributes (supplement §12.3): validation into the stored, normalized form.
+// Certificate template attributes (supplement §12.3): validation into the stored, normalized form (TemplateAttributes,
+// contract.ts). The limits, lists and patterns are shared-rules.ts's (the web checks the same ones).
 import { isIP } from "node:net";
 import { invalid } from "../../platform/http/errors";
-import { checkCompatible, parseKeyAlg, parseSignatureAlgorithm, type KeyAlg, type SignatureAlgorithm } from "./algorithms";
+import { checkCompatible, parseKeyAlg, parseSignatureAlgorithm } from "./algorithms";
 import type { SanKind } from "./certificate";
+import type { TemplateAttributes } from "./contract";
+import {
+  ASCII_PRINTABLE_RE,
+  COUNTRY_RE,
+  DNS_LABEL_RE,
+  EXTENDED_KEY_USAGES,
+  KEY_USAGES,
+  MAX_DNS_NAME,
+  MAX_SANS,
+  MAX_TIME,
+  MIN_TIME,
+  SUBJECT_MAX_CHARS,
+} from "./shared-rules";
 
-export const KEY_USAGES = [
-  "crlSigning",
-  "dataEncipherment",
-  "decipherOnly",
-  "digitalSignature",
-  "encipherOnly",
-  "keyAgreement",
-  "keyCertificateSigning",
-  "keyEncipherment",
-  "nonRepudiation",
-] as const;
-export const EXTENDED_KEY_USAGES = ["codeSigning", "emailProtection", "timeStamping", "tlsWebClientAuthentication", "tlsWebServerAuthentication"] as const;
-
-export interface TemplateAttributes {
-  commonName?: string;
-  country?: string;
-  stateOrProvince?: string;
-  locality?: string;
-  organization?: string;
-  organizationalUnit?: string;
-  keyAlgorithm: KeyAlg;
-  signatureAlgorithm: SignatureAlgorithm;
-  notValidBefore: number;
-  notValidAfter: number;
-  version: 1 | 2 | 3;
-  isCa: boolean;
-  keyUsage?: (typeof KEY_USAGES)[number][];
-  extendedKeyUsage?: (typeof EXTENDED_KEY_USAGES)[number][];
-  subjectAltNames?: string[];
-}
-
-const SUBJECT_FIELDS = [
-  ["commonName", 64],
-  ["organization", 64],
-  ["organizationalUnit", 64],
-  ["locality", 128],
-  ["stateOrProvince", 128],
-] as const;
-
-/** 1950-01-01T00:00:00Z and 9999-12-31T23:59:59Z. */
-export const MIN_TIME = Date.UTC(1950, 0, 1) / 1000;
-export const MAX_TIME = Date.UTC(9999, 11, 31, 23, 59, 59) / 1000;
-const MAX_SANS = 100;
-
+const SUBJECT_FIELDS = Object.entries(SUBJECT_MAX_CHARS) as [keyof typeof SUBJECT_MAX_CHARS, number][];
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const absent = (v: unknown) => v === undefined || v === null;
-const ASCII_PRINTABLE = /^[\x21-\x7e]+$/;
-const DNS_LABEL = /^[A-Za-z0-9-]{1,63}$/;
 
 /** SAN classification of §12.3: IP literal, URI (`://`), email (`@`), DNS name; anything else → 400. */
 export function classifySan(value: string, field: string): SanKind {
   if (isIP(value) !== 0 && !value.includes("%")) return "ip";
   if (value.includes("://")) {
-    if (!ASCII_PRINTABLE.test(value)) throw invalid(`${field}: a URI must be printable ASCII without spaces`);
+    if (!ASCII_PRINTABLE_RE.test(value)) throw invalid(`${field}: a URI must be printable ASCII without spaces`);
     return "url";
   }
   if (value.includes("@")) {
     const at = value.lastIndexOf("@");
-    if (!ASCII_PRINTABLE.test(value) || at === 0 || at === value.length - 1) throw invalid(`${field}: must be a valid email address`);
+    if (!ASCII_PRINTABLE_RE.test(value) || at === 0 || at === value.length - 1) throw invalid(`${field}: must be a valid email address`);
     return "email";
   }
   const name = value.startsWith("*.") ? value.slice(2) : value;
   const labels = name.split(".");
-  if (value.length <= 253 && labels.every((l) => DNS_LABEL.test(l))) return "dns";
+  if (value.length <= MAX_DNS_NAME && labels.every((l) => DNS_LABEL_RE.test(l))) return "dns";
   throw invalid(`${field}: must be an IP address, a URI, an email address or a DNS name`);
 }
 
@@ -107,7 +76,7 @@ export function parseAttributes(raw: unknown, field = "attributes"): TemplateAtt
   if (!absent(raw.country)) {
     if (typeof raw.country !== "string") throw invalid(`${field}.country: must be a string`);
     if (raw.country !== "") {
-      if (!/^[A-Za-z]{2}$/.test(raw.country)) throw invalid(`${field}.country: must be exactly 2 ASCII letters`);
+      if (!COUNTRY_RE.test(raw.country)) throw invalid(`${field}.country: must be exactly 2 ASCII letters`);
       out.country = raw.country.toUpperCase();
     }
   }

@@ -9,7 +9,7 @@ import { signatureOid } from "./algorithms";
 import type { KeyPair } from "./keygen";
 import { signData } from "./keygen";
 import type { OpenSsl } from "./openssl";
-import type { TemplateAttributes } from "./attributes";
+import type { TemplateAttributes } from "./contract";
 import type * as X509 from "@peculiar/x509";
 import { x509 } from "./x509";
 

@@ -1,13 +1,9 @@
-// `ExportedFile` (supplement §12.2, §12.4): base64 data with a file name and MIME type, and the passphrase rule.
+// Exported files (supplement §12.2, §12.4; the `ExportedFile` shape is contract.ts's): base64 data with a file name
+// and MIME type, ZIP archives, and the passphrase rule (its length is shared-rules.ts's).
 import { strToU8, zipSync } from "fflate";
 import { invalid } from "../../platform/http/errors";
-
-export interface ExportedFile {
-  format: string;
-  fileName: string;
-  mimeType: string;
-  data: string;
-}
+import type { ExportedFile } from "./contract";
+import { MAX_PASSPHRASE } from "./shared-rules";
 
 export const MIME = {
   pem: "application/x-pem-file",
@@ -29,8 +25,6 @@ export function exportedFile(format: string, name: string, ext: string, mimeType
 export function zipTexts(files: Record<string, string>): Uint8Array {
   return zipSync(Object.fromEntries(Object.entries(files).map(([name, text]) => [name, strToU8(text)])), { level: 6 });
 }
-
-const MAX_PASSPHRASE = 1024;
 
 /** Optional passphrase: absent or null → undefined; else a string of 1..1024 characters. */
 export function optionalPassphrase(raw: unknown, field: string): string | undefined {

@@ -1,7 +1,7 @@
 // Key pairs and signatures. Generation never blocks the event loop: RSA, ECDSA and Ed25519 use node:crypto's
 // asynchronous generateKeyPair (runs in the threadpool), DSA runs in the spawned openssl program (§12.1).
 import { createPrivateKey, generateKeyPair as nodeGenerateKeyPair, sign as nodeSign } from "node:crypto";
-import type { KeyAlg, SignatureAlgorithm } from "./algorithms";
+import type { KeyAlgorithm, SignatureAlgorithm } from "./contract";
 import type { OpenSsl } from "./openssl";
 
 export interface KeyPair {
@@ -40,13 +40,13 @@ async function heavy<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-const isHeavy = (alg: KeyAlg) => (alg.keyType === "rsa" && Number(alg.keySize) >= 4096) || (alg.keyType === "dsa" && alg.keySize === "2048");
+const isHeavy = (alg: KeyAlgorithm) => (alg.keyType === "rsa" && Number(alg.keySize) >= 4096) || (alg.keyType === "dsa" && alg.keySize === "2048");
 
-export function generateKeyPair(alg: KeyAlg, openssl: OpenSsl): Promise<KeyPair> {
+export function generateKeyPair(alg: KeyAlgorithm, openssl: OpenSsl): Promise<KeyPair> {
   return isHeavy(alg) ? heavy(() => generate(alg, openssl)) : generate(alg, openssl);
 }
 
-function generate(alg: KeyAlg, openssl: OpenSsl): Promise<KeyPair> {
+function generate(alg: KeyAlgorithm, openssl: OpenSsl): Promise<KeyPair> {
   switch (alg.keyType) {
     case "rsa":
       return nodeKeyPair("rsa", { modulusLength: Number(alg.keySize), publicExponent: 0x10001 });
@@ -63,7 +63,7 @@ function generate(alg: KeyAlg, openssl: OpenSsl): Promise<KeyPair> {
  * Signs `data` with the private key: RSA PKCS#1 v1.5 (md5 … sha512), ECDSA (DER signature) and Ed25519 through
  * node:crypto (asynchronous form), DSA through openssl.
  */
-export function signData(alg: KeyAlg, sig: SignatureAlgorithm, pkcs8: Uint8Array, data: Uint8Array, openssl: OpenSsl): Promise<Uint8Array> {
+export function signData(alg: KeyAlgorithm, sig: SignatureAlgorithm, pkcs8: Uint8Array, data: Uint8Array, openssl: OpenSsl): Promise<Uint8Array> {
   if (alg.keyType === "dsa") return openssl.signDsa(sig as "sha1" | "sha256", pkcs8, data);
   const key = createPrivateKey({ key: Buffer.from(pkcs8), format: "der", type: "pkcs8" });
   const hash = alg.keyType === "ed25519" ? null : sig;

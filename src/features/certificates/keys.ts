@@ -9,62 +9,19 @@ import { newId } from "../../platform/http/ids";
 import { parseListQuery } from "../../platform/http/list-query";
 import { normalizeName, pathId } from "../../platform/http/validate";
 import { nowSec, type Runtime } from "../../platform/runtime";
-import type { TagRef } from "../tags/contract";
 import type { TagsService } from "../tags/service";
-import { parseKeyAlg, type KeyAlg } from "./algorithms";
-import { exportedFile, format, MIME, optionalPassphrase, type ExportedFile } from "./files";
+import { parseKeyAlg } from "./algorithms";
+import type { ExportedFile, KeyAlgorithm, KeyCreateInput, KeyExportInput, KeyUpdateInput, PrivateKey } from "./contract";
+import { exportedFile, format, MIME, optionalPassphrase } from "./files";
 import { generateKeyPair } from "./keygen";
 import { derToPem, type OpenSsl } from "./openssl";
 import { BadPassphraseError, KdfCostError, pkcs8Problem } from "./pkcs";
 import type { PkcsRunner } from "./tasks";
-import { keysStore, type KeyMetaRow, type KeyRow } from "./store";
-
-export const KEY_NAME_MAX = 100;
-export const KEY_EXPORT_FORMATS = ["pem", "pkcs8", "pkcs12"] as const;
-
-/** `PrivateKey`: never key material. */
-export interface PrivateKey {
-  id: string;
-  name: string;
-  alg: KeyAlg;
-  encrypted: boolean;
-  tags: TagRef[];
-  tagIds: string[];
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface KeyCreateInput {
-  keyName?: unknown;
-  alg?: unknown;
-  passphrase?: unknown;
-  tagIds?: unknown;
-}
-
-export interface KeyUpdateInput {
-  keyName?: unknown;
-  passphrase?: unknown;
-  newPassphrase?: unknown;
-  tagIds?: unknown;
-}
-
-export interface KeyExportInput {
-  format?: unknown;
-  passphrase?: unknown;
-  exportPassphrase?: unknown;
-}
+import { KEY_EXPORT_FORMATS, NAME_MAX } from "./shared-rules";
+import { keysStore, toPrivateKey, type KeyMetaRow, type KeyRow } from "./store";
 
 const present = (v: unknown) => v !== undefined && v !== null;
 const badPassphrase = (message: string) => invalid(message, "BAD_PASSPHRASE");
-
-const toMeta = (r: KeyMetaRow) => ({
-  id: r.id,
-  name: r.name,
-  alg: JSON.parse(r.alg) as KeyAlg,
-  encrypted: r.encrypted === 1,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
 
 export class PrivateKeys {
   constructor(
@@ -75,7 +32,7 @@ export class PrivateKeys {
   ) {}
 
   private async toWire(rows: KeyMetaRow[]): Promise<PrivateKey[]> {
-    return this.tags.decorate("privateKey", rows.map(toMeta));
+    return this.tags.decorate("privateKey", rows.map(toPrivateKey));
   }
 
   private seal(id: string, blob: Uint8Array) {
@@ -113,7 +70,7 @@ export class PrivateKeys {
 
   async create(user: AuthUser, body: KeyCreateInput): Promise<PrivateKey> {
     if (!present(body.keyName)) throw invalid("keyName: is required");
-    const name = normalizeName(body.keyName, KEY_NAME_MAX, "keyName");
+    const name = normalizeName(body.keyName, NAME_MAX, "keyName");
     if (!present(body.alg)) throw invalid("alg: is required");
     const alg = parseKeyAlg(body.alg, "alg");
     const passphrase = optionalPassphrase(body.passphrase, "passphrase");
@@ -144,7 +101,7 @@ export class PrivateKeys {
     const hasTags = present(body.tagIds);
     const hasNewPassphrase = body.newPassphrase !== undefined; // null = remove the passphrase (§12.2)
     if (!hasName && !hasTags && !hasNewPassphrase) throw invalid("keyName, newPassphrase, tagIds: at least one is required");
-    const name = hasName ? normalizeName(body.keyName, KEY_NAME_MAX, "keyName") : undefined;
+    const name = hasName ? normalizeName(body.keyName, NAME_MAX, "keyName") : undefined;
     const passphrase = optionalPassphrase(body.passphrase, "passphrase");
     const newPassphrase = body.newPassphrase === null ? null : optionalPassphrase(body.newPassphrase, "newPassphrase");
     if (typeof newPassphrase === "string" && newPassphrase === passphrase) throw invalid("newPassphrase: must differ from passphrase");
@@ -223,7 +180,7 @@ export class PrivateKeys {
     const out: (Omit<PrivateKey, "tags" | "tagIds"> & { pkcs8: Uint8Array })[] = [];
     for (const row of await keysStore.allOfUser(this.rt.db, userId)) {
       try {
-        out.push({ ...toMeta(row), pkcs8: this.open(row) });
+        out.push({ ...toPrivateKey(row), pkcs8: this.open(row) });
       } catch {
         this.rt.log.error("private keys: cannot unseal a stored key", { keyId: row.id });
       }
@@ -232,8 +189,8 @@ export class PrivateKeys {
   }
 
   /** The rules for an imported key: name, alg, encrypted, and a DER that holds a key of that algorithm. */
-  checkImport(raw: { name?: unknown; alg?: unknown; encrypted?: unknown }, der: Uint8Array): { name: string; alg: KeyAlg; encrypted: boolean; der: Uint8Array } {
-    const name = normalizeName(raw.name, KEY_NAME_MAX, "name");
+  checkImport(raw: { name?: unknown; alg?: unknown; encrypted?: unknown }, der: Uint8Array): { name: string; alg: KeyAlgorithm; encrypted: boolean; der: Uint8Array } {
+    const name = normalizeName(raw.name, NAME_MAX, "name");
     const alg = parseKeyAlg(raw.alg, "alg");
     if (typeof raw.encrypted !== "boolean") throw invalid("encrypted: must be a boolean");
     const problem = pkcs8Problem(der, raw.encrypted, alg);
@@ -244,15 +201,15 @@ export class PrivateKeys {
   importRefs = (db: Db, userId: string) => keysStore.refs(db, userId);
   importCount = (db: Db, userId: string) => keysStore.count(db, userId);
 
-  private importRow(userId: string, id: string, k: { name: string; alg: KeyAlg; encrypted: boolean; der: Uint8Array }, createdAt: number, updatedAt: number): KeyRow {
+  private importRow(userId: string, id: string, k: { name: string; alg: KeyAlgorithm; encrypted: boolean; der: Uint8Array }, createdAt: number, updatedAt: number): KeyRow {
     return { id, user_id: userId, name: k.name, alg: JSON.stringify(k.alg), encrypted: k.encrypted ? 1 : 0, key_enc: this.seal(id, k.der), created_at: createdAt, updated_at: updatedAt };
   }
 
-  async importInsert(tx: Db, userId: string, id: string, k: { name: string; alg: KeyAlg; encrypted: boolean; der: Uint8Array }, createdAt: number, updatedAt: number): Promise<void> {
+  async importInsert(tx: Db, userId: string, id: string, k: { name: string; alg: KeyAlgorithm; encrypted: boolean; der: Uint8Array }, createdAt: number, updatedAt: number): Promise<void> {
     await keysStore.insert(tx, this.importRow(userId, id, k, createdAt, updatedAt));
   }
 
-  async importReplace(tx: Db, userId: string, id: string, k: { name: string; alg: KeyAlg; encrypted: boolean; der: Uint8Array }, now: number): Promise<void> {
+  async importReplace(tx: Db, userId: string, id: string, k: { name: string; alg: KeyAlgorithm; encrypted: boolean; der: Uint8Array }, now: number): Promise<void> {
     await keysStore.replace(tx, this.importRow(userId, id, k, now, now));
   }
 

@@ -1,140 +1,27 @@
 // /api/certificates: private keys, certificate templates (generation, sharing) and the remote chain fetch
 // (supplement §12, interface "Certificates"). Shared operations (template GET and _generate) are declared
-// `auth: "shared"`: the share header or the owner's own credentials, never 401.
+// `auth: "shared"`: the share header or the owner's own credentials, never 401. The schemas are contract.ts's; bodies
+// are read loosely (looseBody) and checked by the services.
 import { Elysia } from "elysia";
 import type { ErrorCode } from "../../platform/http/errors";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { CertificatesService } from "./service";
-import { looseBody, Named, Nullable, op, Opt, Page, StringEnum, T, UnixTime, Uuid } from "../../platform/http/contract";
+import { looseBody, op, Page, T } from "../../platform/http/contract";
 import { ListQueryParams, ListQuerySchema } from "../../platform/http/list-query";
-import { TaggedMembers, TagIdsParam } from "../tags/contract";
-import { CURVES, DSA_SIZES, RSA_SIZES, SIGNATURE_ALGORITHMS } from "./algorithms";
-import { EXTENDED_KEY_USAGES, KEY_USAGES } from "./attributes";
-import { KEY_EXPORT_FORMATS } from "./keys";
-import { GENERATE_FORMATS } from "./templates";
-
-// ---- contract schemas (supplement §12) ----
-
-export const KeyAlgorithm = Named(
-  "KeyAlgorithm",
-  T.Union(
-    [
-      T.Object({ keyType: StringEnum(["rsa"]), keySize: StringEnum(RSA_SIZES) }),
-      T.Object({ keyType: StringEnum(["dsa"]), keySize: StringEnum(DSA_SIZES, { description: "needs an openssl program (else 400 ALGORITHM_UNAVAILABLE)" }) }),
-      T.Object({ keyType: StringEnum(["ecdsa"]), curve: StringEnum(CURVES) }),
-      T.Object({ keyType: StringEnum(["ed25519"]) }),
-    ],
-    { description: "key algorithm (supplement §12.1)" },
-  ),
-);
-export const PrivateKey = Named(
-  "PrivateKey",
-  T.Object({
-    id: Uuid(),
-    name: T.String(),
-    alg: KeyAlgorithm,
-    encrypted: T.Boolean({ description: "true when the key is protected by a passphrase" }),
-    ...TaggedMembers,
-    createdAt: UnixTime(),
-    updatedAt: UnixTime(),
-  }),
-);
-const Subject = (max: number) => T.Optional(T.String({ description: `at most ${max} characters; empty = absent` }));
-export const CertificateAttributes = Named(
-  "CertificateAttributes",
-  T.Object(
-    {
-      commonName: Subject(64),
-      country: T.Optional(T.String({ pattern: "^([A-Za-z]{2})?$", description: "2 ASCII letters, stored upper-case" })),
-      stateOrProvince: Subject(128),
-      locality: Subject(128),
-      organization: Subject(64),
-      organizationalUnit: Subject(64),
-      keyAlgorithm: KeyAlgorithm,
-      signatureAlgorithm: StringEnum(SIGNATURE_ALGORITHMS, {
-        description: "md5 (RSA), sha1/sha256 (RSA, DSA, ECDSA), sha384/sha512 (RSA, ECDSA), ed25519 (Ed25519 only, and Ed25519 keys need it)",
-      }),
-      notValidBefore: T.Integer({ description: "unix seconds, within the years 1950..9999" }),
-      notValidAfter: T.Integer({ description: "unix seconds, after notValidBefore, within the years 1950..9999" }),
-      version: T.Optional(T.Integer({ minimum: 1, maximum: 3, description: "1, 2 or 3 (default 3); below 3 allows no isCa, keyUsage, extendedKeyUsage or subjectAltNames" })),
-      isCa: T.Optional(T.Boolean({ description: "default false" })),
-      keyUsage: T.Optional(T.Array(StringEnum(KEY_USAGES))),
-      extendedKeyUsage: T.Optional(T.Array(StringEnum(EXTENDED_KEY_USAGES))),
-      subjectAltNames: T.Optional(
-        T.Array(T.String(), { maxItems: 100, description: "IP literal, URI (contains ://), email (contains @) or DNS name (optional leading *.)" }),
-      ),
-    },
-    { description: "certificate attributes (supplement §12.3): at least one subject field or subject alternative name" },
-  ),
-);
-export const CertificateTemplate = Named(
-  "CertificateTemplate",
-  T.Object({ id: Uuid(), name: T.String(), attributes: CertificateAttributes, ...TaggedMembers, createdAt: UnixTime(), updatedAt: UnixTime() }),
-);
-const ShareId = Uuid({ description: "share id (UUID v4): send it as X-User-Share-ID" });
-export const TemplateShare = Named(
-  "CertificateTemplateShare",
-  T.Object({ id: ShareId, resource: T.Object({ type: StringEnum(["certificateTemplate"]), templateId: Uuid() }), createdAt: UnixTime() }),
-);
-export const CertificateTemplateGetResponse = Named(
-  "CertificateTemplateGetResponse",
-  T.Object({
-    template: CertificateTemplate,
-    userShare: T.Optional(TemplateShare),
-  }, { description: "to anyone but the owner: tags and tagIds are [] and userShare is included" }),
-);
-export const ExportedFile = Named(
-  "ExportedFile",
-  T.Object({
-    format: T.String({ description: "the requested format" }),
-    fileName: T.String({ description: "the entity name with characters outside [A-Za-z0-9._-] replaced by _, plus the format's extension" }),
-    mimeType: T.String(),
-    data: T.String({ contentEncoding: "base64", description: "file content, base64" }),
-  }),
-);
-const Passphrase = (description: string) => Opt(T.String({ minLength: 1, maxLength: 1024, description }));
-const KeyName = T.String({ minLength: 1, description: "1..100 characters after trimming, unique per user" });
-export const PrivateKeysCreateParams = Named(
-  "PrivateKeysCreateParams",
-  T.Object({ keyName: KeyName, alg: KeyAlgorithm, passphrase: Passphrase("the key is stored as encrypted PKCS#8"), tagIds: TagIdsParam }),
-);
-export const PrivateKeysUpdateParams = Named(
-  "PrivateKeysUpdateParams",
-  T.Object(
-    {
-      keyName: Opt(KeyName),
-      passphrase: Passphrase("the current passphrase: needed to change the protection of an encrypted key"),
-      newPassphrase: T.Optional(Nullable(T.String({ minLength: 1, maxLength: 1024 }), { description: "a string sets or changes the passphrase, null removes it" })),
-      tagIds: TagIdsParam,
-    },
-    { description: "something to change", minProperties: 1 },
-  ),
-);
-export const PrivateKeysExportParams = Named(
-  "PrivateKeysExportParams",
-  T.Object({
-    format: StringEnum(KEY_EXPORT_FORMATS, { description: "pem (PKCS#8 PEM), pkcs8 (DER) or pkcs12 (PFX)" }),
-    passphrase: Passphrase("unlocks an encrypted key (ignored for an unencrypted one)"),
-    exportPassphrase: Passphrase("protects the exported file"),
-  }),
-);
-const TemplateName = T.String({ minLength: 1, description: "1..100 characters after trimming, unique per user" });
-export const TemplatesCreateParams = Named("TemplatesCreateParams", T.Object({ templateName: TemplateName, attributes: CertificateAttributes, tagIds: TagIdsParam }));
-export const TemplatesUpdateParams = Named(
-  "TemplatesUpdateParams",
-  T.Object({ templateName: Opt(TemplateName), attributes: Opt(CertificateAttributes), tagIds: TagIdsParam }, { description: "at least one member; attributes replace all", minProperties: 1 }),
-);
-export const TemplatesGenerateParams = Named(
-  "TemplatesGenerateParams",
-  T.Object({
-    format: StringEnum(GENERATE_FORMATS, { description: "pem (ZIP with certificate.crt and private_key.key), pkcs8, pkcs12 or der" }),
-    passphrase: Passphrase("protects the key (pem, pkcs8) or the PFX (pkcs12); ignored for der"),
-  }),
-);
-export const TemplatesFetchCertificatesParams = Named(
-  "TemplatesFetchCertificatesParams",
-  T.Object({ url: T.String({ format: "uri", description: "an https URL; port 443 unless given" }) }),
-);
+import {
+  CertificateTemplate,
+  CertificateTemplateGetResponse,
+  ExportedFile,
+  PrivateKey,
+  PrivateKeysCreateParams,
+  PrivateKeysExportParams,
+  PrivateKeysUpdateParams,
+  TemplatesCreateParams,
+  TemplatesFetchCertificatesParams,
+  TemplatesGenerateParams,
+  TemplateShare,
+  TemplatesUpdateParams,
+} from "./contract";
 
 const now = 1767225600;
 const TEMPLATE_EXAMPLE = {

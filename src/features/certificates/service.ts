@@ -7,6 +7,7 @@ import { fetchPeerCertificates } from "../../platform/net/tls-chain";
 import type { Runtime } from "../../platform/runtime";
 import type { Work } from "../../platform/work/pool";
 import type { TagsService } from "../tags/service";
+import type { FetchChainInput } from "./contract";
 import { PrivateKeys } from "./keys";
 import { pkcsRunner } from "./tasks";
 import { OpenSsl } from "./openssl";
@@ -31,7 +32,7 @@ export class CertificatesService {
   }
 
   /** `POST /api/certificates/_fetch`: the chain a remote HTTPS endpoint presents, PEM, leaf first (§12.5). */
-  async fetchChain(body: { url?: unknown }): Promise<string[]> {
+  async fetchChain(body: FetchChainInput): Promise<string[]> {
     if (body.url === undefined || body.url === null) throw invalid("url: is required");
     if (typeof body.url !== "string") throw invalid("url: must be a string");
     try {

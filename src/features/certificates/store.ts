@@ -1,7 +1,9 @@
-// SQL for private keys and certificate templates. Metadata queries never select the sealed key blob.
+// SQL for private keys and certificate templates, and the mapping of their rows to wire objects (contract.ts; the
+// services add the tags). Metadata queries never select the sealed key blob.
 import type { Db } from "../../platform/db/db";
 import { listPage } from "../../platform/db/list";
 import type { ListQuery } from "../../platform/http/list-query";
+import type { CertificateTemplate, KeyAlgorithm, PrivateKey, TemplateAttributes } from "./contract";
 
 export interface KeyMetaRow {
   id: string;
@@ -23,6 +25,25 @@ export interface TemplateRow {
   created_at: number;
   updated_at: number;
 }
+
+/** A key's metadata as the API answers it (`PrivateKey` without its tags): never key material. */
+export const toPrivateKey = (r: KeyMetaRow): Omit<PrivateKey, "tags" | "tagIds"> => ({
+  id: r.id,
+  name: r.name,
+  alg: JSON.parse(r.alg) as KeyAlgorithm,
+  encrypted: r.encrypted === 1,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+/** A template as the API answers it (`CertificateTemplate` without its tags); its attributes as stored. */
+export const toTemplate = (r: TemplateRow): Omit<CertificateTemplate, "tags" | "tagIds"> & { attributes: TemplateAttributes } => ({
+  id: r.id,
+  name: r.name,
+  attributes: JSON.parse(r.attributes) as TemplateAttributes,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
 
 const KEY_META = "e.id, e.user_id, e.name, e.alg, e.encrypted, e.created_at, e.updated_at";
 

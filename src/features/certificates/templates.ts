@@ -9,67 +9,32 @@ import { isUuid, newId } from "../../platform/http/ids";
 import { parseListQuery } from "../../platform/http/list-query";
 import { normalizeName, pathId } from "../../platform/http/validate";
 import { nowSec, type Runtime } from "../../platform/runtime";
-import type { TagRef } from "../tags/contract";
 import type { TagsService } from "../tags/service";
-import { parseAttributes, sansOf, type TemplateAttributes } from "./attributes";
+import { parseAttributes, sansOf } from "./attributes";
 import { createCertificate } from "./certificate";
-import { exportedFile, format, MIME, optionalPassphrase, zipTexts, type ExportedFile } from "./files";
+import type {
+  CertificateTemplate,
+  CertificateTemplateGetResponse,
+  ExportedFile,
+  GenerateInput,
+  TemplateAttributes,
+  TemplateCreateInput,
+  TemplateShare,
+  TemplateUpdateInput,
+} from "./contract";
+import { exportedFile, format, MIME, optionalPassphrase, zipTexts } from "./files";
 import { generateKeyPair } from "./keygen";
 import { derToPem, type OpenSsl } from "./openssl";
 import type { PkcsRunner } from "./tasks";
-import { templatesStore, type TemplateRow } from "./store";
+import { GENERATE_FORMATS, NAME_MAX } from "./shared-rules";
+import { templatesStore, toTemplate, type TemplateRow } from "./store";
 
-export const TEMPLATE_NAME_MAX = 100;
-export const GENERATE_FORMATS = ["pem", "pkcs8", "pkcs12", "der"] as const;
 const WHAT = "Certificate template";
 const SHARE_TYPE = "certificateTemplate" as const;
 
-export interface CertificateTemplate {
-  id: string;
-  name: string;
-  attributes: TemplateAttributes;
-  tags: TagRef[];
-  tagIds: string[];
-  createdAt: number;
-  updatedAt: number;
-}
-
-/** `UserShare` of a template (§12.6). */
-export interface TemplateShare {
-  id: string;
-  resource: { type: "certificateTemplate"; templateId: string };
-  createdAt: number;
-}
-
-export interface TemplateGetResponse {
-  template: CertificateTemplate;
-  userShare?: TemplateShare;
-}
-
 const toShare = (s: UserShare): TemplateShare => ({ id: s.id, resource: { type: SHARE_TYPE, templateId: s.resource.templateId! }, createdAt: s.createdAt });
 
-export interface TemplateCreateInput {
-  templateName?: unknown;
-  attributes?: unknown;
-  tagIds?: unknown;
-}
-
-export type TemplateUpdateInput = TemplateCreateInput;
-
-export interface GenerateInput {
-  format?: unknown;
-  passphrase?: unknown;
-}
-
 const present = (v: unknown) => v !== undefined && v !== null;
-
-const toTemplate = (r: TemplateRow) => ({
-  id: r.id,
-  name: r.name,
-  attributes: JSON.parse(r.attributes) as TemplateAttributes,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
 
 export class CertificateTemplates {
   constructor(
@@ -104,7 +69,7 @@ export class CertificateTemplates {
   }
 
   /** Shared operation: the owner sees tags; anyone else (through the share) sees `tags: []` and the share. */
-  async get(request: Request, principal: Principal | undefined, rawId: string | undefined): Promise<TemplateGetResponse> {
+  async get(request: Request, principal: Principal | undefined, rawId: string | undefined): Promise<CertificateTemplateGetResponse> {
     const { row, viaShare } = await this.resolve(request, principal, rawId);
     const template = viaShare ? { ...toTemplate(row), tags: [], tagIds: [] } : (await this.toWire([row]))[0]!;
     const userShare = await this.shares.forResource(SHARE_TYPE, row.id);
@@ -113,7 +78,7 @@ export class CertificateTemplates {
 
   async create(user: AuthUser, body: TemplateCreateInput): Promise<CertificateTemplate> {
     if (!present(body.templateName)) throw invalid("templateName: is required");
-    const name = normalizeName(body.templateName, TEMPLATE_NAME_MAX, "templateName");
+    const name = normalizeName(body.templateName, NAME_MAX, "templateName");
     if (!present(body.attributes)) throw invalid("attributes: is required");
     const attributes = this.attributes(body.attributes);
     const tagIds = present(body.tagIds) ? await this.tags.resolveTagIds(user.id, body.tagIds) : [];
@@ -137,7 +102,7 @@ export class CertificateTemplates {
     const hasAttributes = present(body.attributes);
     const hasTags = present(body.tagIds);
     if (!hasName && !hasAttributes && !hasTags) throw invalid("templateName, attributes, tagIds: at least one is required");
-    const name = hasName ? normalizeName(body.templateName, TEMPLATE_NAME_MAX, "templateName") : undefined;
+    const name = hasName ? normalizeName(body.templateName, NAME_MAX, "templateName") : undefined;
     const attributes = hasAttributes ? this.attributes(body.attributes) : undefined;
     const id = pathId(rawId, WHAT);
     const current = await templatesStore.get(this.rt.db, userId, id);
@@ -220,7 +185,7 @@ export class CertificateTemplates {
   /** The create rules for an imported template. DSA templates are accepted without `openssl` (only _generate needs
    *  it), so a file from a server that had it still imports. */
   checkImport(raw: { name?: unknown; attributes?: unknown }): { name: string; attributes: TemplateAttributes } {
-    return { name: normalizeName(raw.name, TEMPLATE_NAME_MAX, "name"), attributes: parseAttributes(raw.attributes) };
+    return { name: normalizeName(raw.name, NAME_MAX, "name"), attributes: parseAttributes(raw.attributes) };
   }
 
   importRefs = (db: Db, userId: string) => templatesStore.refs(db, userId);

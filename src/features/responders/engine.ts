@@ -25,8 +25,10 @@ import { selectorFromText, type SecretsService } from "../secrets/service";
 import type { UsersService } from "../users/service";
 import type { CaptureQueue, PendingCapture } from "./capture";
 import { hostOnlyCookie, PATH_FORM_DROPPED, setsCookie, withoutCookie, type RawHeaders } from "./cookies";
-import { byPrecedence, findWinner, isStandardMethod, matchPath, parsePathForm, parseResponderHost, PATH_FORM_PREFIX, splitUrl, type Matchable, type PathType } from "./match";
-import { BAD_VALUE_RE, failureFor, failureResponse, responseFromScript, type HeaderList, type ProducedResponse, type ResponseDefaults, type ScriptRunner } from "./script-result";
+import { byPrecedence, findWinner, isStandardMethod, matchPath, parsePathForm, parseResponderHost, PATH_FORM_PREFIX, splitUrl, type Matchable } from "./match";
+import type { PathType } from "./contract";
+import type { ScriptRunner } from "../../sandbox/types";
+import { BAD_VALUE_RE, failureFor, failureResponse, responseFromScript, type HeaderList, type ProducedResponse, type ResponseDefaults } from "./script-result";
 import { clientAddressOf, headerPairs, headerText, parseQuery, wireValue } from "./request-parts";
 import { respondersStore, type ResponderRow } from "./store";
 

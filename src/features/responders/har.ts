@@ -1,5 +1,6 @@
-// Tracked request records (supplement §11.10), the history window the UI polls with (`_history?after=&before=&limit=`,
-// an addition), and their HAR 1.2 export (§11.12). Pure mapping from stored rows and query text; no I/O.
+// The history window the UI polls with (`_history?after=&before=&limit=`, an addition) and the HAR 1.2 export
+// (§11.12) of tracked request records (their API shape, §11.10, is the store's toTrackedRequest). Pure mapping from
+// stored rows and query text; no I/O.
 // A HAR can hold 1,000 records with two bodies of max_tracked_body_bytes each: HarDocument writes it entry by entry
 // as the response is read (`chunks()`), never as one string, and never holds more than about a page (RENDER_BYTES)
 // of records: it takes them from a HarSource page by page (har-pages.ts reads them; an array serves tests). Decoding
@@ -10,46 +11,13 @@
 import { invalid } from "../../platform/http/errors";
 import { isUuid } from "../../platform/http/ids";
 import { stripInvisible } from "../../platform/http/validate";
-import type { TrackedRow } from "./store";
+import type { HistoryWindow } from "./contract";
+import { HISTORY_MAX_LIMIT } from "./shared-rules";
+import type { HeaderList } from "./script-result";
+import { headerListOf, type TrackedRow } from "./store";
 import { TimeSlice } from "../../platform/work/slice";
 import { implement, taskRef, transfer, type TaskImpl, type TaskRef } from "../../platform/work/task";
 import type { Work } from "../../platform/work/pool";
-
-export type HeaderPair = [string, string];
-
-export interface TrackedResponse {
-  statusCode: number;
-  headers: HeaderPair[];
-  body?: string;
-  bodySize: number;
-  truncated: boolean;
-}
-
-export interface TrackedRecord {
-  id: string;
-  createdAt: number;
-  durationMs: number;
-  clientAddress?: string;
-  method: string;
-  path: string;
-  rawQuery?: string;
-  headers: HeaderPair[];
-  body?: string;
-  bodySize: number;
-  /** Status of the response sent (supplement §27); absent only on records stored before it was recorded without a
-   *  stored response (migrations/0017_response_status.sql). */
-  statusCode?: number;
-  response?: TrackedResponse;
-}
-
-/** A window of the history (addition for the UI's live view): `after` / `before` a record id, at most `limit` records. */
-export interface HistoryWindow {
-  after?: string;
-  before?: string;
-  limit?: number;
-}
-
-export const HISTORY_MAX_LIMIT = 1000;
 
 /** The window in a `_history` query (400 naming the parameter); an empty query is the whole history. */
 export function parseHistoryWindow(q: Record<string, unknown>): HistoryWindow {
@@ -69,53 +37,12 @@ export function parseHistoryWindow(q: Record<string, unknown>): HistoryWindow {
   return w;
 }
 
-const b64 = (bytes: Uint8Array | null | undefined) => (bytes && bytes.byteLength > 0 ? Buffer.from(bytes).toString("base64") : undefined);
-
-function parseHeaders(text: string | null): HeaderPair[] {
-  if (!text) return [];
-  try {
-    const v = JSON.parse(text);
-    return Array.isArray(v) ? v : [];
-  } catch {
-    return [];
-  }
-}
-
-export function toTrackedRecord(r: TrackedRow): TrackedRecord {
-  const body = b64(r.body);
-  const record: TrackedRecord = {
-    id: r.id,
-    createdAt: r.created_at,
-    durationMs: r.duration_ms,
-    ...(r.client_address ? { clientAddress: r.client_address } : {}),
-    method: r.method,
-    path: r.path,
-    ...(r.raw_query ? { rawQuery: r.raw_query } : {}),
-    headers: parseHeaders(r.headers),
-    ...(body !== undefined ? { body } : {}),
-    bodySize: r.body_size,
-  };
-  const status = r.status_code ?? r.response_status;
-  if (status !== null) record.statusCode = status;
-  if (r.response_status !== null) {
-    const rb = b64(r.response_body);
-    record.response = {
-      statusCode: r.response_status,
-      headers: parseHeaders(r.response_headers),
-      ...(rb !== undefined ? { body: rb } : {}),
-      bodySize: r.response_body_size ?? 0,
-      truncated: r.response_truncated === 1,
-    };
-  }
-  return record;
-}
-
 // ---- HAR ----
 
 const TEXTUAL_RE = /^text\/|json|xml|javascript|^application\/x-www-form-urlencoded/;
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
-const headerValue = (headers: HeaderPair[], name: string) => headers.find(([n]) => n.toLowerCase() === name)?.[1] ?? "";
+const headerValue = (headers: HeaderList, name: string) => headers.find(([n]) => n.toLowerCase() === name)?.[1] ?? "";
 
 /** `text` when valid UTF-8 with a textual type, else base64 with `encoding: "base64"` (§11.12). */
 function harBody(bytes: Uint8Array | null, mimeType: string): { text: string; encoding?: "base64" } {
@@ -152,7 +79,7 @@ export function decodeQueryComponent(s: string): string {
   }
 }
 
-const toHarHeaders = (headers: HeaderPair[]) => headers.map(([name, value]) => ({ name, value }));
+const toHarHeaders = (headers: HeaderList) => headers.map(([name, value]) => ({ name, value }));
 
 export interface HarOptions {
   /** Responder URL without its location path: `<scheme>://<host>` or `<public_url>/api/webhooks/<handle>`. */
@@ -279,7 +206,7 @@ export const harTasks: TaskImpl[] = [
 ];
 
 function harEntry(r: TrackedRow, opts: HarOptions) {
-  const reqHeaders = parseHeaders(r.headers);
+  const reqHeaders = headerListOf(r.headers);
   const reqMime = headerValue(reqHeaders, "content-type");
   const request = {
     method: r.method,
@@ -294,7 +221,7 @@ function harEntry(r: TrackedRow, opts: HarOptions) {
   };
   let response;
   if (r.response_status !== null) {
-    const resHeaders = parseHeaders(r.response_headers);
+    const resHeaders = headerListOf(r.response_headers);
     const resMime = headerValue(resHeaders, "content-type");
     response = {
       status: r.response_status,

@@ -1,10 +1,7 @@
 // Pure helpers of the hit path: host and path-form parsing (supplement §11.3) and location matching with
 // its precedence (§11.4). No I/O; unit-tested in match.test.ts and end to end in responders.hits.test.ts.
-
-export const STANDARD_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "CONNECT", "TRACE"] as const;
-export const RESPONDER_METHODS = [...STANDARD_METHODS, "ANY"] as const;
-export type ResponderMethod = (typeof RESPONDER_METHODS)[number];
-export type PathType = "=" | "^" | "*";
+import type { PathType } from "./contract";
+import { STANDARD_METHODS } from "./shared-rules";
 
 const STANDARD_SET: ReadonlySet<string> = new Set(STANDARD_METHODS);
 export const isStandardMethod = (m: string) => STANDARD_SET.has(m);

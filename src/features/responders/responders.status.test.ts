@@ -11,7 +11,7 @@ import { MIGRATIONS } from "../../platform/db/migrations";
 import { newId } from "../../platform/http/ids";
 import { openTestDb } from "../../tests/backend";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { toTrackedRecord } from "./har";
+import { toTrackedRequest } from "./store";
 import type { TrackedRow } from "./store";
 import { quickUser } from "./test-users";
 
@@ -152,7 +152,7 @@ describe("records of older versions", () => {
         [a, 418],
         [b, null],
       ]);
-      const records = rows.map((r) => toTrackedRecord({ ...r, status_code: r.status_code === null ? null : Number(r.status_code), response_status: r.response_status === null ? null : Number(r.response_status) }));
+      const records = rows.map((r) => toTrackedRequest({ ...r, status_code: r.status_code === null ? null : Number(r.status_code), response_status: r.response_status === null ? null : Number(r.response_status) }));
       expect(records.map((r) => r.statusCode)).toEqual([418, undefined]);
       expect(records.map((r) => "statusCode" in r)).toEqual([true, false]);
     } finally {

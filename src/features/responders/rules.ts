@@ -1,6 +1,7 @@
-// What a responder may be (supplement §11.1, §11.2): the stored and wire shapes, and the rules of its members —
-// location, method, enabled flag, settings (status, headers, body, script, secrets selector, notifications), how
-// settings are written into a row, and the name / location clashes checked inside the write's transaction.
+// What a responder may be (supplement §11.1, §11.2): the rules of its members — location, method, enabled flag,
+// settings (status, headers, body, script, secrets selector, notifications), how settings are written into a row,
+// and the name / location clashes checked inside the write's transaction. The wire shapes are contract.ts's; the
+// limits and patterns shared-rules.ts's (the web has the same values).
 // RespondersService (service.ts) checks create and update bodies with these; ResponderTransfer (transfer.ts) checks
 // imports and clones with the same ones.
 // Owns: validation and the settings ↔ row mapping. Must never: write to the database (checkConflicts only reads, in
@@ -11,78 +12,28 @@ import type { Db } from "../../platform/db/db";
 import { conflict, duplicateName, invalid } from "../../platform/http/errors";
 import { utf8Length } from "../../platform/http/validate";
 import { tierLimits, type Runtime } from "../../platform/runtime";
+import { TOKEN_RE } from "../../platform/net/shared-rules";
 import type { SecretsSelector } from "../secrets/contract";
 import { selectorToText, type ParsedSelector, type SecretsService } from "../secrets/service";
-import type { TagRef } from "../tags/contract";
-import { methodsOverlap, RESPONDER_METHODS, type PathType } from "./match";
+import type { PathType, ResponderMethod } from "./contract";
+import { methodsOverlap } from "./match";
 import type { HeaderList } from "./script-result";
+import {
+  BAD_HEADER_VALUE_RE,
+  DEFAULT_THROTTLE,
+  MAX_BODY_BYTES,
+  MAX_HEADER_VALUE_BYTES,
+  MAX_HEADERS,
+  MAX_STATUS,
+  MIN_STATUS,
+  PATH_MAX,
+  PATH_RE,
+  PATH_TYPES,
+  PREFIX_RE,
+  RESPONDER_METHODS,
+} from "./shared-rules";
 import { respondersStore, type ResponderRow } from "./store";
 import { MAX_SCRIPT_BYTES } from "../scripts/shared-rules";
-
-export interface ResponderLocation {
-  pathType: PathType;
-  path: string;
-  subdomainPrefix?: string;
-}
-
-export interface ResponderSettings {
-  requestsToTrack: number;
-  statusCode: number;
-  headers?: HeaderList;
-  body?: string;
-  script?: string;
-  secrets: SecretsSelector;
-  notifications?: { enabled: boolean; throttleSeconds: number };
-}
-
-/** Stored responder (supplement §11.1). */
-export interface Responder {
-  id: string;
-  name: string;
-  url: string;
-  location: ResponderLocation;
-  method: string;
-  enabled: boolean;
-  settings: ResponderSettings;
-  tags: TagRef[];
-  tagIds: string[];
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface ResponderStats {
-  responderId: string;
-  requestCount: number;
-  lastRequestedAt?: number;
-}
-
-export interface ResponderInfo {
-  urlStyle: "subdomain" | "path";
-  baseUrl: string;
-  prefixedBaseUrl?: string;
-  maxRequestsToTrack: number;
-  notificationThrottles: number[];
-}
-
-export interface ResponderInput {
-  name?: unknown;
-  location?: unknown;
-  method?: unknown;
-  enabled?: unknown;
-  settings?: unknown;
-  tagIds?: unknown;
-}
-
-export const NAME_MAX = 100;
-const PATH_MAX = 255;
-const PATH_RE = /^\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*$/;
-const PREFIX_RE = /^[a-z0-9]([a-z0-9-]{0,34}[a-z0-9])?$/;
-const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const BAD_HEADER_VALUE_RE = /[\r\n\0]/;
-const MAX_HEADERS = 100;
-const MAX_HEADER_VALUE_BYTES = 8 * 1024;
-const MAX_BODY_BYTES = 1024 * 1024;
-export const DEFAULT_THROTTLE = 3600;
 
 export const present = (v: unknown) => v !== undefined && v !== null;
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -116,7 +67,7 @@ export class ResponderRules {
     if (!isPlainObject(raw)) throw invalid("location: must be an object with pathType and path");
     const { pathType, path, subdomainPrefix } = raw;
     if (!present(pathType)) throw invalid("location.pathType: is required");
-    if (pathType !== "=" && pathType !== "^" && pathType !== "*") throw invalid("location.pathType: must be one of =, ^, *");
+    if (!(PATH_TYPES as readonly unknown[]).includes(pathType)) throw invalid(`location.pathType: must be one of ${PATH_TYPES.join(", ")}`);
     if (!present(path)) throw invalid("location.path: is required");
     if (typeof path !== "string") throw invalid("location.path: must be a string");
     if (path.length < 1 || path.length > PATH_MAX) throw invalid(`location.path: must be 1 to ${PATH_MAX} characters`);
@@ -132,14 +83,14 @@ export class ResponderRules {
       if (this.rt.config.responders.url_style === "path") throw invalid("location.subdomainPrefix: not available with responders.url_style = \"path\"");
       prefix = subdomainPrefix;
     }
-    return { pathType, path: path.slice(0, end), prefix };
+    return { pathType: pathType as PathType, path: path.slice(0, end), prefix };
   }
 
-  method(raw: unknown): string {
+  method(raw: unknown): ResponderMethod {
     if (!present(raw)) return "ANY";
     if (typeof raw !== "string" || !(RESPONDER_METHODS as readonly string[]).includes(raw))
       throw invalid(`method: must be one of ${RESPONDER_METHODS.join(", ")}`);
-    return raw;
+    return raw as ResponderMethod;
   }
 
   enabled(raw: unknown): boolean {
@@ -164,7 +115,8 @@ export class ResponderRules {
 
     let statusCode = 200;
     if (present(s.statusCode)) {
-      if (!isInt(s.statusCode) || s.statusCode < 200 || s.statusCode > 599) throw invalid("settings.statusCode: must be an integer from 200 to 599");
+      if (!isInt(s.statusCode) || s.statusCode < MIN_STATUS || s.statusCode > MAX_STATUS)
+        throw invalid(`settings.statusCode: must be an integer from ${MIN_STATUS} to ${MAX_STATUS}`);
       statusCode = s.statusCode;
     }
 

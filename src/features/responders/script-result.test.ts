@@ -1,7 +1,8 @@
 // ScriptResult semantics (supplement §11.5 steps 2, 3, 6 and the §11.7 error codes), exercised on the pure
 // module with runner outputs as data (the shape the sandbox pool returns).
 import { describe, expect, test } from "bun:test";
-import { convertBody, failureFor, MAX_RESULT_BODY_BYTES, responseFromScript, type ResponseDefaults, type ScriptRunOutput } from "./script-result";
+import { convertBody, failureFor, MAX_RESULT_BODY_BYTES, responseFromScript, type ResponseDefaults } from "./script-result";
+import type { ScriptRunResult } from "../../sandbox/types";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -14,8 +15,8 @@ const defaults: ResponseDefaults = {
   ],
   body: enc.encode('{"default":true}'),
 };
-const ok = (value: unknown): ScriptRunOutput => ({ ok: true, value, logs: [], durationMs: 1 });
-const fail = (kind: "timeout" | "memory" | "error" | "queue_full" | "internal", message: string, code?: string): ScriptRunOutput => ({
+const ok = (value: unknown): ScriptRunResult => ({ ok: true, value, logs: [], durationMs: 1 });
+const fail = (kind: "timeout" | "memory" | "error" | "queue_full" | "internal", message: string, code?: string): ScriptRunResult => ({
   ok: false,
   error: { kind, message, ...(code ? { code } : {}) },
   logs: [],
@@ -168,7 +169,7 @@ describe("body conversion (§11.5 step 3)", () => {
 });
 
 describe("failures (§11.5 step 6, §11.7 codes)", () => {
-  const check = (out: ScriptRunOutput, status: number, body: string, extra: [string, string][] = []) => {
+  const check = (out: ScriptRunResult, status: number, body: string, extra: [string, string][] = []) => {
     const r = responseFromScript(out, defaults);
     expect(r.statusCode).toBe(status);
     expect(dec.decode(r.body)).toBe(body);

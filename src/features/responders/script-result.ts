@@ -1,37 +1,9 @@
-// The contract between responders and the QuickJS sandbox pool (src/sandbox, issue 4), and the pure rules
-// that turn a script run into the HTTP response (supplement §11.5 steps 2, 3 and 6, §11.7 error codes).
-// Pure: unit-tested in script-result.test.ts with runner outputs as data.
+// The pure rules that turn a script run of the QuickJS sandbox pool (its contract: src/sandbox/types.ts) into the
+// HTTP response (supplement §11.5 steps 2, 3 and 6, §11.7 error codes).
+// Pure: unit-tested in script-result.test.ts with runner results as data.
 import { MAX_RESULT_BODY_BYTES, ResultBodyError, resultBodyBytes } from "../../sandbox/result-body";
-
-/** Limits of one script execution (supplement §11.6, tier values of §22). */
-export interface ScriptLimits {
-  memoryMib: number;
-  timeoutMs: number;
-  proxyTimeoutMs: number;
-  maxProxyBodyBytes: number;
-}
-
-export interface ScriptRunRequest {
-  source: string;
-  context: unknown;
-  limits: ScriptLimits;
-  /** Owner of `Secbox.kv` data (the responder id); absent = no KV. */
-  kvOwner?: string;
-  kvLimits?: unknown;
-  /** The responder's user (the pool's fair share between users). */
-  owner?: string;
-}
-
-export type ScriptErrorKind = "timeout" | "memory" | "error" | "queue_full" | "internal";
-
-export type ScriptRunOutput =
-  | { ok: true; value: unknown; logs: unknown[]; durationMs: number }
-  | { ok: false; error: { kind: ScriptErrorKind; message: string; code?: string }; logs: unknown[]; durationMs: number };
-
-/** The sandbox pool as responders use it (implemented by src/sandbox; wired by app.ts). */
-export interface ScriptRunner {
-  run(req: ScriptRunRequest): Promise<ScriptRunOutput>;
-}
+import type { ScriptError, ScriptRunResult } from "../../sandbox/types";
+import { TOKEN_RE } from "../../platform/net/shared-rules";
 
 /** Header list as produced: ordered `[name, value]` pairs, repeats kept. */
 export type HeaderList = [string, string][];
@@ -56,7 +28,6 @@ export interface ProducedResponse {
 
 export { MAX_RESULT_BODY_BYTES };
 const MAX_FAILURE_MESSAGE = 1000;
-const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Header value characters no HTTP response may carry (CR, LF, NUL). */
 export const BAD_VALUE_RE = /[\r\n\0]/;
 const utf8 = new TextEncoder();
@@ -77,7 +48,7 @@ export function failureResponse(statusCode: number, message: string, extra: Head
 const scriptFailed = (message: string) => failureResponse(500, `Script failed: ${message}`);
 
 /** Uncaught errors of a run, by kind and `op_proxy_request` code (§11.5 step 6, §11.7). */
-export function failureFor(error: { kind: ScriptErrorKind; message: string; code?: string }): ProducedResponse {
+export function failureFor(error: Pick<ScriptError, "kind" | "message" | "code">): ProducedResponse {
   const message = String(error.message ?? "");
   switch (error.kind) {
     case "timeout":
@@ -117,7 +88,7 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
  * falls back to its default when absent (`null` counts as absent); `headers` replaces the default list;
  * `skipRequest` beats `trackResponse`; anything else, or an invalid field → failure 500.
  */
-export function responseFromScript(out: ScriptRunOutput, defaults: ResponseDefaults): ProducedResponse {
+export function responseFromScript(out: ScriptRunResult, defaults: ResponseDefaults): ProducedResponse {
   if (!out.ok) return failureFor(out.error);
   const value = out.value;
   if (value === null || value === undefined) return { ...defaults, skipRequest: false, trackResponse: false, failed: false };

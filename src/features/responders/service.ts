@@ -1,8 +1,8 @@
-// Webhook responders (supplement §11, §18.2): management (CRUD on the rules of rules.ts: shapes, validation, settings
-// ↔ row, clashes), URLs and wire objects, history / stats / HAR, "Try it", the hit engine (engine.ts), capture
-// batching (capture.ts) and the hit-summary job (hit-summary.ts), started and stopped with the service. At the end:
-// `transfer` (transfer.ts: user data export, import and clone on these rules). Search (§20) reads the table through
-// search.ts's spec. The shapes are re-exported from here.
+// Webhook responders (supplement §11, §18.2): management (CRUD on the rules of rules.ts: validation, settings ↔ row,
+// clashes), URLs, history / stats / HAR, "Try it", the hit engine (engine.ts), capture batching (capture.ts) and the
+// hit-summary job (hit-summary.ts), started and stopped with the service. At the end: `transfer` (transfer.ts: user
+// data export, import and clone on these rules). Search (§20) reads the table through search.ts's spec. The wire
+// shapes are contract.ts's; rows become wire objects in store.ts.
 // Owns: the service's lifecycle and the management API's flow (check → 404 → resolve → one transaction → invalidate
 // the cached responders here and on the other instances). Must never: check a member itself (rules.ts does), or
 // change a user's responders without invalidating them.
@@ -18,34 +18,23 @@ import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import type { StorageQuota } from "../../platform/storage/quota";
 import type { NotificationEmailService } from "../notification-email/service";
 import { selectorFromText, selectorToText, withoutSecret, type SecretsService } from "../secrets/service";
-import type { TagRef } from "../tags/contract";
 import type { TagsService } from "../tags/service";
 import type { UsersService } from "../users/service";
+import type { ScriptChecker } from "../../sandbox/syntax";
+import type { ScriptRunner } from "../../sandbox/types";
 import { CaptureQueue } from "./capture";
+import type { Responder, ResponderInfo, ResponderInput, ResponderSaved, ResponderStats, ResponderTestResult, TrackedRequest, TryInput } from "./contract";
 import { ResponderEngine } from "./engine";
 import { harSource } from "./har-pages";
-import { buildHar, harContentDisposition, parseHistoryWindow, toTrackedRecord, type TrackedRecord } from "./har";
+import { buildHar, harContentDisposition, parseHistoryWindow } from "./har";
 import { HitSummaries } from "./hit-summary";
-import type { PathType } from "./match";
-import { DEFAULT_THROTTLE, NAME_MAX, present, ResponderRules, type Responder, type ResponderInfo, type ResponderInput, type ResponderSettings, type ResponderStats } from "./rules";
-import type { HeaderList, ScriptRunner } from "./script-result";
-import { RESPONDER_SORT_KEYS, respondersStore, type ResponderRow } from "./store";
+import { present, ResponderRules } from "./rules";
+import { NAME_MAX } from "./shared-rules";
+import { RESPONDER_SORT_KEYS, respondersStore, toResponder, toTrackedRequest, type ResponderRow } from "./store";
 import { ResponderTransfer } from "./transfer";
-import { checkTryInput, runTry, type TryInput, type TryResult } from "./try-request";
+import { checkTryInput, runTry } from "./try-request";
 
-export type {
-  CheckedSettings,
-  NormalizedLocation,
-  NormalizedSettings,
-  Responder,
-  ResponderInfo,
-  ResponderInput,
-  ResponderLocation,
-  ResponderSettings,
-  ResponderStats,
-} from "./rules";
-export type { ScriptRunner } from "./script-result";
-import type { ScriptChecker } from "../../sandbox/syntax";
+export type { CheckedSettings, NormalizedLocation, NormalizedSettings } from "./rules";
 
 export interface RespondersDeps {
   tags: TagsService;
@@ -75,7 +64,7 @@ export function responderBaseUrl(config: Pick<Config, "server" | "responders">, 
 }
 
 /** The responder, plus `warnings` when its script does not compile (omitted when none, §27). */
-const withWarnings = (r: Responder, warnings: string[]): Responder & { warnings?: string[] } => (warnings.length > 0 ? { ...r, warnings } : r);
+const withWarnings = (r: Responder, warnings: string[]): ResponderSaved => (warnings.length > 0 ? { ...r, warnings } : r);
 
 /** Shutdown: how long stop() waits for hits that the closing sandbox pool has just ended. */
 const STOP_SETTLE_MS = 2000;
@@ -234,35 +223,10 @@ export class RespondersService {
     return responderBaseUrl(this.rt.config, handle, prefix);
   }
 
-  private toWire(row: ResponderRow, handle: string, tags: TagRef[]): Responder {
-    const headers: HeaderList = row.headers ? JSON.parse(row.headers) : [];
-    const settings: ResponderSettings = {
-      requestsToTrack: row.requests_to_track,
-      statusCode: row.status_code,
-      ...(headers.length > 0 ? { headers } : {}),
-      ...(row.body ? { body: row.body } : {}),
-      ...(row.script !== null ? { script: row.script } : {}),
-      secrets: selectorFromText(row.secrets),
-      ...(row.notify_enabled !== null ? { notifications: { enabled: row.notify_enabled === 1, throttleSeconds: row.notify_throttle ?? DEFAULT_THROTTLE } } : {}),
-    };
-    return {
-      id: row.id,
-      name: row.name,
-      url: this.baseUrl(handle, row.subdomain_prefix) + row.path,
-      location: { pathType: row.path_type as PathType, path: row.path, ...(row.subdomain_prefix ? { subdomainPrefix: row.subdomain_prefix } : {}) },
-      method: row.method,
-      enabled: row.enabled === 1,
-      settings,
-      tags,
-      tagIds: tags.map((t) => t.id),
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    };
-  }
-
+  /** The rows as wire objects (store.ts toResponder) with their URLs and tags. */
   private async wireMany(rows: ResponderRow[], handle: string): Promise<Responder[]> {
     const tagMap = await this.deps.tags.tagsFor("responder", rows.map((r) => r.id));
-    return rows.map((r) => this.toWire(r, handle, tagMap.get(r.id) ?? []));
+    return rows.map((r) => toResponder(r, this.baseUrl(handle, r.subdomain_prefix), tagMap.get(r.id) ?? []));
   }
 
   // ---- CRUD ----
@@ -286,7 +250,7 @@ export class RespondersService {
     return this.deps.checkScripts([{ field: "settings.script", source: script, runtime: "quickjs" }], user.id);
   }
 
-  async create(user: AuthUser, body: ResponderInput): Promise<Responder & { warnings?: string[] }> {
+  async create(user: AuthUser, body: ResponderInput): Promise<ResponderSaved> {
     if (!present(body.name)) throw invalid("name: is required");
     const name = normalizeName(body.name, NAME_MAX);
     if (!present(body.location)) throw invalid("location: is required");
@@ -339,7 +303,7 @@ export class RespondersService {
     return withWarnings((await this.wireMany([row], user.handle))[0]!, warnings);
   }
 
-  async update(user: AuthUser, rawId: string | undefined, body: ResponderInput): Promise<Responder & { warnings?: string[] }> {
+  async update(user: AuthUser, rawId: string | undefined, body: ResponderInput): Promise<ResponderSaved> {
     const has = (k: keyof ResponderInput) => present(body[k]);
     if (!has("name") && !has("location") && !has("method") && !has("enabled") && !has("settings") && !has("tagIds"))
       throw invalid("body: at least one of name, location, method, enabled, settings or tagIds is required");
@@ -415,12 +379,12 @@ export class RespondersService {
   }
 
   /** Tracked records, newest first (supplement §11.10); `after`, `before`, `limit` pick a window (har.ts). */
-  async history(user: AuthUser, rawId: string | undefined, query: Record<string, unknown> = {}): Promise<TrackedRecord[]> {
+  async history(user: AuthUser, rawId: string | undefined, query: Record<string, unknown> = {}): Promise<TrackedRequest[]> {
     const w = parseHistoryWindow(query);
     const row = await this.owned(user, rawId);
     await this.capture.flush();
     const rows = w.after || w.before || w.limit ? await respondersStore.historyWindow(this.rt.db, row.id, w) : await respondersStore.history(this.rt.db, row.id);
-    return rows.map(toTrackedRecord);
+    return rows.map(toTrackedRequest);
   }
 
   /** What the editor shows before a responder exists (addition): URL bases (`{prefix}` marks the prefix) and the
@@ -438,7 +402,7 @@ export class RespondersService {
   }
 
   /** "Try it" (try-request.ts): a request to the caller's own responder, served in-process as a hit. */
-  async tryRequest(user: AuthUser, rawId: string | undefined, body: TryInput): Promise<TryResult> {
+  async tryRequest(user: AuthUser, rawId: string | undefined, body: TryInput): Promise<ResponderTestResult> {
     const input = checkTryInput(body);
     const row = await this.owned(user, rawId);
     return runTry({ engine: this.engine, capture: this.capture, db: this.rt.db }, input, row, this.baseUrl(user.handle, row.subdomain_prefix));
@@ -456,11 +420,7 @@ export class RespondersService {
 
   async stats(user: AuthUser): Promise<ResponderStats[]> {
     await this.capture.flush();
-    return (await respondersStore.stats(this.rt.db, user.id)).map((s) => ({
-      responderId: s.id,
-      requestCount: Number(s.n),
-      ...(s.last !== null && s.last !== undefined ? { lastRequestedAt: Number(s.last) } : {}),
-    }));
+    return respondersStore.stats(this.rt.db, user.id);
   }
 
   /** HAR 1.2 document and its Content-Disposition (supplement §11.12). */
@@ -490,7 +450,7 @@ export class RespondersService {
       settings: (tier, raw, limits) => this.rules.settings({ tier }, raw, limits),
       applySettings: (row, settings, now, previous) => this.rules.applySettings(row, settings, now, previous),
       checkConflicts: (tx, row, exceptId) => this.rules.checkConflicts(tx, row, exceptId),
-      toWire: (row) => this.toWire(row, "", []),
+      toWire: (row) => toResponder(row, "", []),
       done: (userId, deletedIds) => {
         for (const id of deletedIds) this.capture.discard(id);
         void this.invalidate(userId);

@@ -1,5 +1,6 @@
-// SQL for responders (supplement §11) and their tracked requests (§11.10). Only this file touches the
-// `responders` and `responder_requests` tables. SQL is the subset SQLite and PostgreSQL share.
+// SQL for responders (supplement §11) and their tracked requests (§11.10), and the mapping of their rows to wire
+// objects (contract.ts: Responder, TrackedRequest, ResponderStats). Only this file touches the `responders` and
+// `responder_requests` tables. SQL is the subset SQLite and PostgreSQL share.
 // Stored bytes (§28): a record's `size` (recordSize) counts against its user's max_storage_bytes; every statement
 // here that deletes records gives their bytes back to the user's counter (storage_usage) in the same transaction.
 // Callers take the user's storage lock first (StorageQuota.lock) and add bytes through StorageQuota.
@@ -7,6 +8,11 @@ import { placeholders, type Db } from "../../platform/db/db";
 import { storageUsage } from "../../platform/storage/quota";
 import { listPage } from "../../platform/db/list";
 import type { ListQuery } from "../../platform/http/list-query";
+import { selectorFromText } from "../secrets/service";
+import type { TagRef } from "../tags/contract";
+import type { PathType, Responder, ResponderMethod, ResponderStats, TrackedRequest } from "./contract";
+import type { HeaderList } from "./script-result";
+import { DEFAULT_THROTTLE } from "./shared-rules";
 
 export interface ResponderRow {
   id: string;
@@ -76,6 +82,87 @@ export const recordSize = (r: Omit<TrackedRow, "id" | "responder_id" | "size">):
   (r.body?.byteLength ?? 0) +
   utf8Bytes(r.response_headers) +
   (r.response_body?.byteLength ?? 0);
+
+// ---- rows → wire objects ----
+
+/** A stored `[name, value]` list (JSON text); anything unreadable is an empty list. */
+export function headerListOf(text: string | null): HeaderList {
+  if (!text) return [];
+  try {
+    const v = JSON.parse(text);
+    return Array.isArray(v) ? v : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The API's responder (§11.1): `baseUrl` is its URL without the path (RespondersService knows the handle and the
+ *  URL style), `tags` its tag links. */
+export function toResponder(row: ResponderRow, baseUrl: string, tags: TagRef[]): Responder {
+  const headers = headerListOf(row.headers);
+  return {
+    id: row.id,
+    name: row.name,
+    url: baseUrl + row.path,
+    location: { pathType: row.path_type as PathType, path: row.path, ...(row.subdomain_prefix ? { subdomainPrefix: row.subdomain_prefix } : {}) },
+    method: row.method as ResponderMethod,
+    enabled: row.enabled === 1,
+    settings: {
+      requestsToTrack: row.requests_to_track,
+      statusCode: row.status_code,
+      ...(headers.length > 0 ? { headers } : {}),
+      ...(row.body ? { body: row.body } : {}),
+      ...(row.script !== null ? { script: row.script } : {}),
+      secrets: selectorFromText(row.secrets),
+      ...(row.notify_enabled !== null ? { notifications: { enabled: row.notify_enabled === 1, throttleSeconds: row.notify_throttle ?? DEFAULT_THROTTLE } } : {}),
+    },
+    tags,
+    tagIds: tags.map((t) => t.id),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+const b64 = (bytes: Uint8Array | null | undefined) => (bytes && bytes.byteLength > 0 ? Buffer.from(bytes).toString("base64") : undefined);
+
+/** The API's tracked request record (§11.10): bodies base64, empty members omitted. */
+export function toTrackedRequest(r: TrackedRow): TrackedRequest {
+  const body = b64(r.body);
+  const record: TrackedRequest = {
+    id: r.id,
+    createdAt: r.created_at,
+    durationMs: r.duration_ms,
+    ...(r.client_address ? { clientAddress: r.client_address } : {}),
+    method: r.method,
+    path: r.path,
+    ...(r.raw_query ? { rawQuery: r.raw_query } : {}),
+    headers: headerListOf(r.headers),
+    ...(body !== undefined ? { body } : {}),
+    bodySize: r.body_size,
+  };
+  // Status of the response sent (§27); absent only on records stored before it was recorded without a stored
+  // response (migrations/0017_response_status.sql).
+  const status = r.status_code ?? r.response_status;
+  if (status !== null) record.statusCode = status;
+  if (r.response_status !== null) {
+    const rb = b64(r.response_body);
+    record.response = {
+      statusCode: r.response_status,
+      headers: headerListOf(r.response_headers),
+      ...(rb !== undefined ? { body: rb } : {}),
+      bodySize: r.response_body_size ?? 0,
+      truncated: r.response_truncated === 1,
+    };
+  }
+  return record;
+}
+
+/** A row of the stats query as the API's ResponderStats (§11.11). */
+const toResponderStats = (s: { id: string; n: number; last: number | null }): ResponderStats => ({
+  responderId: s.id,
+  requestCount: Number(s.n),
+  ...(s.last !== null && s.last !== undefined ? { lastRequestedAt: Number(s.last) } : {}),
+});
 
 const freed = (rows: { size: number }[]) => rows.reduce((n, r) => n + Number(r.size), 0);
 
@@ -259,13 +346,15 @@ export const respondersStore = {
     db.run("UPDATE responders SET notify_count = notify_count + ? WHERE id = ? AND notify_enabled = 1", [n, id]),
 
   /** Per responder of the user: stored record count and newest createdAt, name ascending (supplement §11.11). */
-  stats: (db: Db, userId: string) =>
-    db.all<{ id: string; n: number; last: number | null }>(
-      `SELECT e.id, COUNT(q.id) AS n, MAX(q.created_at) AS last
-       FROM responders e LEFT JOIN responder_requests q ON q.responder_id = e.id
-       WHERE e.user_id = ? GROUP BY e.id, e.name ORDER BY lower(e.name) ASC, e.id ASC`,
-      [userId],
-    ),
+  stats: async (db: Db, userId: string): Promise<ResponderStats[]> =>
+    (
+      await db.all<{ id: string; n: number; last: number | null }>(
+        `SELECT e.id, COUNT(q.id) AS n, MAX(q.created_at) AS last
+         FROM responders e LEFT JOIN responder_requests q ON q.responder_id = e.id
+         WHERE e.user_id = ? GROUP BY e.id, e.name ORDER BY lower(e.name) ASC, e.id ASC`,
+        [userId],
+      )
+    ).map(toResponderStats),
 
   // ---- hit summaries (supplement §18.2) ----
 

@@ -12,16 +12,19 @@ import { nowSec, type Runtime } from "../../platform/runtime";
 import type { StorageQuota } from "../../platform/storage/quota";
 import type { SecretsSelector } from "../secrets/contract";
 import type { TagsService } from "../tags/service";
-import { toTrackedRecord, type TrackedRecord } from "./har";
-import type { CheckedSettings, NormalizedLocation, NormalizedSettings, Responder } from "./service";
-import { recordSize, respondersStore, type ResponderRow, type TrackedRow } from "./store";
+import type { Responder, ResponderMethod, TrackedRequest } from "./contract";
+import type { CheckedSettings, NormalizedLocation, NormalizedSettings } from "./rules";
+import { NAME_MAX } from "./shared-rules";
+import { TOKEN_RE } from "../../platform/net/shared-rules";
+import { recordSize, respondersStore, toTrackedRequest, type ResponderRow, type TrackedRow } from "./store";
 
 /** A record to restore: a row without its ids (new ids are given when it is written) and size (computed then). */
 export type TrackedInput = Omit<TrackedRow, "id" | "responder_id" | "size">;
 
 const MAX_TEXT = 65_536;
 const MAX_HEADER_PAIRS = 500;
-const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,32}$/;
+/** A stored record's method: an RFC 9110 token of at most this many characters. */
+const MAX_METHOD_CHARS = 32;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const isInt = (v: unknown, min: number, max: number): v is number => typeof v === "number" && Number.isInteger(v) && v >= min && v <= max;
@@ -63,7 +66,7 @@ export function parseTrackedRecord(raw: unknown, field: string, maxBodyBytes: nu
   if (!isObject(raw)) throw invalid(`${field}: must be an object`);
   if (!isInt(raw.createdAt, 0, MAX_TIMESTAMP)) throw invalid(`${field}.createdAt: must be a unix timestamp`);
   if (!isInt(raw.durationMs, 0, 2_147_483_647)) throw invalid(`${field}.durationMs: must be a non-negative integer`);
-  if (typeof raw.method !== "string" || !TOKEN_RE.test(raw.method)) throw invalid(`${field}.method: must be an HTTP method`);
+  if (typeof raw.method !== "string" || raw.method.length > MAX_METHOD_CHARS || !TOKEN_RE.test(raw.method)) throw invalid(`${field}.method: must be an HTTP method`);
   const req = body(raw.body, raw.bodySize, field, maxBodyBytes);
   if (raw.statusCode !== undefined && raw.statusCode !== null && !isInt(raw.statusCode, 100, 599))
     throw invalid(`${field}.statusCode: must be an integer from 100 to 599`);
@@ -123,7 +126,7 @@ export type ResponderExport = Omit<Responder, "url" | "tags" | "tagIds">;
 export interface ResponderDraft {
   name: string;
   location: NormalizedLocation;
-  method: string;
+  method: ResponderMethod;
   enabled: boolean;
   settings: CheckedSettings;
 }
@@ -134,7 +137,7 @@ export interface ResponderRules {
   deleteKv?: (tx: Db, ownerId: string, userId: string) => Promise<void>;
   storage: StorageQuota;
   location(raw: unknown): NormalizedLocation;
-  method(raw: unknown): string;
+  method(raw: unknown): ResponderMethod;
   enabled(raw: unknown): boolean;
   settings(tier: Tier, raw: unknown, limits: TierLimits): CheckedSettings;
   applySettings(row: ResponderRow, settings: NormalizedSettings, now: number, previous: ResponderRow | undefined): boolean;
@@ -143,8 +146,6 @@ export interface ResponderRules {
   /** After an import committed or failed: pending records of deleted responders dropped, the user's cache too. */
   done(userId: string, deletedIds: string[]): void;
 }
-
-const NAME_MAX = 100;
 
 export class ResponderTransfer {
   constructor(
@@ -162,8 +163,8 @@ export class ResponderTransfer {
 
   /** Up to `limit` tracked records of a responder, newest first, older than `beforeId` (keyset paging). Pending
    *  captures are not included: RespondersService.flushCaptures() first. */
-  async historyPage(responderId: string, beforeId: string | undefined, limit: number): Promise<TrackedRecord[]> {
-    return (await respondersStore.historyPage(this.rt.db, responderId, beforeId, limit)).map(toTrackedRecord);
+  async historyPage(responderId: string, beforeId: string | undefined, limit: number): Promise<TrackedRequest[]> {
+    return (await respondersStore.historyPage(this.rt.db, responderId, beforeId, limit)).map(toTrackedRequest);
   }
 
   /** Every record of a responder as rows to restore elsewhere (clone), newest first. */

@@ -10,33 +10,26 @@
 import { invalid } from "../../platform/http/errors";
 import { utf8Length } from "../../platform/http/validate";
 import type { Db } from "../../platform/db/db";
+import { TOKEN_RE } from "../../platform/net/shared-rules";
 import type { CaptureQueue } from "./capture";
+import type { ResponderTestResult, TrackedRequest, TryInput } from "./contract";
 import type { HitProbe, ResponderEngine } from "./engine";
 import { wireValue } from "./request-parts";
-import { toTrackedRecord, type TrackedRecord, type TrackedResponse } from "./har";
-import { STANDARD_METHODS } from "./match";
 import type { HeaderList } from "./script-result";
-import { respondersStore, type ResponderRow } from "./store";
+import {
+  BAD_HEADER_VALUE_RE,
+  MAX_HEADER_VALUE_BYTES,
+  MAX_HEADERS,
+  STANDARD_METHODS,
+  TRY_MAX_BODY_BYTES,
+  TRY_MAX_RESPONSE_BYTES,
+  TRY_MAX_TARGET,
+  TRY_RESERVED_HEADERS,
+  TRY_TARGET_RE,
+} from "./shared-rules";
+import { respondersStore, toTrackedRequest, type ResponderRow } from "./store";
 
-export const TRY_MAX_BODY_BYTES = 1024 * 1024;
-/** The response body comes back up to this size (the client of a real hit gets it all; this is a preview). */
-export const TRY_MAX_RESPONSE_BYTES = 1024 * 1024;
-const MAX_HEADERS = 100;
-const MAX_HEADER_VALUE_BYTES = 8 * 1024;
-const MAX_TARGET = 2048;
-const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const BAD_HEADER_VALUE_RE = /[\r\n\0]/;
-/** Path and query: RFC 3986 pchar, `/` and `?` (and `%XX`). */
-const TARGET_RE = /^\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*$/;
-/** Set by Secbox: the responder's host, and the framing of the body. */
-const RESERVED_HEADERS = new Set(["host", "content-length", "transfer-encoding"]);
-
-export interface TryInput {
-  method?: unknown;
-  path?: unknown;
-  headers?: unknown;
-  body?: unknown;
-}
+const RESERVED_HEADERS: ReadonlySet<string> = new Set(TRY_RESERVED_HEADERS);
 
 export interface TryRequest {
   /** Absent: the responder's method (ANY → GET). */
@@ -45,16 +38,6 @@ export interface TryRequest {
   target?: string;
   headers: HeaderList;
   body: string;
-}
-
-export interface TryResult {
-  /** The responder that answered (the match is the real one); absent when none did (404). */
-  responderId?: string;
-  durationMs: number;
-  request: { method: string; url: string };
-  response: TrackedResponse;
-  /** The record this request left, when the answering responder tracks requests (§11.10). */
-  record?: TrackedRecord;
 }
 
 const present = (v: unknown) => v !== undefined && v !== null;
@@ -69,8 +52,8 @@ export function checkTryInput(raw: TryInput): TryRequest {
   let target: string | undefined;
   if (present(raw.path)) {
     if (typeof raw.path !== "string") throw invalid("path: must be a string");
-    if (raw.path.length > MAX_TARGET) throw invalid(`path: must be at most ${MAX_TARGET} characters`);
-    if (!TARGET_RE.test(raw.path)) throw invalid("path: must start with / and hold only URL path and query characters (percent-encode the others, e.g. %20)");
+    if (raw.path.length > TRY_MAX_TARGET) throw invalid(`path: must be at most ${TRY_MAX_TARGET} characters`);
+    if (!TRY_TARGET_RE.test(raw.path)) throw invalid("path: must start with / and hold only URL path and query characters (percent-encode the others, e.g. %20)");
     // A client resolves `.` and `..` before sending (so does URL parsing here): on the path form they would climb
     // out of /api/webhooks/<handle>, to another handle.
     if (raw.path.split("?", 1)[0]!.split("/").some((seg) => /^(?:\.|%2e){1,2}$/i.test(seg))) throw invalid("path: must not contain . or .. segments");
@@ -123,7 +106,7 @@ export function responseHeaderList(headers: Headers): HeaderList {
 }
 
 /** Serves `t` on the responder's URL base through the engine, reads the whole response and the record it left. */
-export async function runTry(deps: { engine: ResponderEngine; capture: CaptureQueue; db: Db }, t: TryRequest, row: ResponderRow, base: string): Promise<TryResult> {
+export async function runTry(deps: { engine: ResponderEngine; capture: CaptureQueue; db: Db }, t: TryRequest, row: ResponderRow, base: string): Promise<ResponderTestResult> {
   const full: Required<TryRequest> = { ...t, method: t.method ?? (row.method === "ANY" ? "GET" : row.method), target: t.target ?? row.path };
   const request = buildTryRequest(full, base);
   const probe: HitProbe = {};
@@ -134,12 +117,12 @@ export async function runTry(deps: { engine: ResponderEngine; capture: CaptureQu
   const bytes = new Uint8Array(await response.arrayBuffer());
   const durationMs = Math.round(performance.now() - started);
   const shown = bytes.byteLength > TRY_MAX_RESPONSE_BYTES ? bytes.subarray(0, TRY_MAX_RESPONSE_BYTES) : bytes;
-  let record: TrackedRecord | undefined;
+  let record: TrackedRequest | undefined;
   if (probe.capture && probe.responderId) {
     await deps.capture.flush();
     const id = probe.capture.id;
     const stored = id ? await respondersStore.record(deps.db, probe.responderId, id) : undefined;
-    if (stored) record = toTrackedRecord(stored);
+    if (stored) record = toTrackedRequest(stored);
   }
   return {
     ...(probe.responderId ? { responderId: probe.responderId } : {}),

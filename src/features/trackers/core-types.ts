@@ -1,31 +1,24 @@
-// The shapes the tracker core and its kinds share (design: "trackers/ shared tracker core"): stored and wire
-// trackers, a kind's handler and its run input/output, phases, logs, revisions, and the bounds of logs (supplement
-// §17.2, §17.3, §22). core.ts re-exports all of it, so a kind imports from "./core" as before.
+// The shapes the tracker core and its kinds share (design: "trackers/ shared tracker core"): stored trackers, a
+// kind's handler and its run input/output, and the bounds of logs (supplement §17.2, §17.3, §22). The wire shapes
+// (TrackerWire, TrackerLog, PhaseRecord, Revision, TrackerConfig) are contract.ts's, re-exported here; core.ts
+// re-exports all of it, so a kind imports from "./core" as before.
 // Owns: declarations and constants only. Must never: import a service or the store's functions, or hold state.
 import type { StorageQuota } from "../../platform/storage/quota";
 import type { TierLimits } from "../../config/schema";
 import type { NotificationEmailService } from "../notification-email/service";
 import type { SecretsSelector } from "../secrets/contract";
 import type { SecretsService } from "../secrets/service";
-import type { TagRef } from "../tags/contract";
 import type { TagsService, TaggableType } from "../tags/service";
 import type { UsersService } from "../users/service";
-import type { TrackerConfig } from "./params";
+import type { PhaseRecord, TrackerConfig } from "./contract";
 import type { TrackerKind } from "./store";
+
+export type { PhaseRecord, PhaseStatus, Revision, TrackerConfig, TrackerLog, TrackerWire } from "./contract";
 
 /** Logs kept per tracker, and per tracker in the summary (supplement §17.2, §17.3, §22). */
 export const MAX_LOGS = 50;
 export const SUMMARY_LOGS = 10;
 export const MAX_LOG_ERROR_CHARS = 2000;
-
-export type PhaseStatus = "success" | "failure" | "skipped";
-
-export interface PhaseRecord {
-  phase: string;
-  durationMs: number;
-  status: PhaseStatus;
-  error?: string;
-}
 
 /** A stored tracker with its JSON columns parsed. `target` is in its stored (echoed) form, kind-specific. */
 export interface StoredTracker<Target = unknown> {
@@ -67,51 +60,6 @@ export interface KindHandler<Target = unknown> {
   phases: string[];
   /** Runs the fetching phases. Must not throw (failures are reported in the output). */
   execute(input: ExecuteInput<Target>): Promise<ExecuteOutput>;
-}
-
-export interface TrackerLog {
-  id: string;
-  trackerId: string;
-  startedAt: number;
-  finishedAt: number;
-  durationMs: number;
-  status: "success" | "failure";
-  isManual: boolean;
-  retryAttempt?: number;
-  hasChanges?: boolean;
-  revisionSize?: number;
-  error?: string;
-  phases: PhaseRecord[];
-}
-
-export interface Revision {
-  id: string;
-  trackerId: string;
-  createdAt: number;
-  size: number;
-  data: unknown;
-  diff?: string;
-}
-
-/** Base wire object of every kind (target is the kind's). */
-export interface TrackerWire<Target = unknown> {
-  id: string;
-  name: string;
-  enabled: boolean;
-  config: TrackerConfig;
-  target: Target;
-  notifications: boolean;
-  secrets: SecretsSelector;
-  tags: TagRef[];
-  tagIds: string[];
-  createdAt: number;
-  updatedAt: number;
-  scheduledAt?: number;
-  lastRanAt?: number;
-  /** (addition) Revisions stored now. */
-  revisionCount: number;
-  /** (addition) A run of this tracker (scheduled, retry or manual) is waiting for a slot or running. */
-  running: boolean;
 }
 
 /** Validated common members of a create/update body (absent members are undefined). */

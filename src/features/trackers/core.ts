@@ -2,6 +2,7 @@
 // reading and writing trackers, revisions and their diffs, execution logs and the logs summary. A kind (api/, page/)
 // extends TrackerKindService (kind-service.ts), which registers its KindHandler with the fetching phases and calls
 // the generic CRUD helpers here; its routes come from trackerRoutes (kind-routes.ts). Around it:
+// - contract.ts: the wire shapes (schemas and their types); store.ts maps rows to them;
 // - core-types.ts: the shapes kinds and core share (re-exported here, so kinds import from "./core");
 // - runs.ts: one run (kind-specific execute → compare → persist → notify, one log per run with phase timings) and
 //   the change / failing / recovered emails; every run first claims its tracker (store.claimRun), so it runs once at
@@ -22,12 +23,12 @@ import { JobLanes, QueueClosedError } from "../../platform/jobs/queue";
 import { Scheduler, type RunInfo } from "../../platform/jobs/scheduler";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import { selectorFromText, selectorToText, withoutSecret } from "../secrets/service";
-import { SUMMARY_LOGS, MAX_LOGS, type CommonInput, type KindHandler, type PhaseRecord, type Revision, type StoredTracker, type TrackerLog, type TrackersCoreDeps, type TrackerWire, type TrackerWrite } from "./core-types";
-import { checkBool, checkName, isPlainObject, present, type TrackerConfig } from "./params";
-import { revisionData } from "./revisions";
+import type { Revision, TrackerConfig, TrackerLog, TrackerWire } from "./contract";
+import { SUMMARY_LOGS, MAX_LOGS, type CommonInput, type KindHandler, type StoredTracker, type TrackersCoreDeps, type TrackerWrite } from "./core-types";
+import { checkBool, checkName, isPlainObject, present } from "./params";
 import { diffOf, TrackerRuns, type RunOutcome } from "./runs";
 import { TrackerScheduling } from "./scheduling";
-import { trackersStore as store, type LogRow, type TrackerKind, type TrackerRow } from "./store";
+import { trackersStore as store, toRevision, toStoredTracker, toTrackerLog, toTrackerWire, type TrackerKind, type TrackerRow } from "./store";
 
 export type { TrackerKind } from "./store";
 export * from "./core-types";
@@ -150,50 +151,20 @@ export class TrackerCore {
 
   // ---- reading and writing trackers (used by the kinds) ----
 
-  parse<Target>(row: TrackerRow): StoredTracker<Target> {
-    return {
-      id: row.id,
-      userId: row.user_id,
-      kind: row.kind,
-      name: row.name,
-      enabled: row.enabled === 1,
-      config: JSON.parse(row.config) as TrackerConfig,
-      target: JSON.parse(row.target) as Target,
-      notifications: row.notifications === 1,
-      secrets: selectorFromText(row.secrets),
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-      ...(row.last_ran_at !== null ? { lastRanAt: row.last_ran_at } : {}),
-    };
-  }
-
+  /** The rows as wire objects (store.ts toTrackerWire) with their tags, revision counts and run state. */
   async toWire<Target>(kind: TrackerKind, rows: TrackerRow[]): Promise<TrackerWire<Target>[]> {
     const handler = this.kind(kind);
     const ids = rows.map((r) => r.id);
     const tags = await this.deps.tags.tagsFor(handler.tagType, ids);
     const counts = new Map((await store.revisionCounts(this.rt.db, ids)).map((c) => [c.tracker_id, Number(c.n)]));
-    return rows.map((row) => {
-      const t = this.parse<Target>(row);
-      const tagRefs = tags.get(row.id) ?? [];
-      const scheduledAt = this.scheduledAt(row.id);
-      return {
-        id: t.id,
-        name: t.name,
-        enabled: t.enabled,
-        config: t.config,
-        target: t.target,
-        notifications: t.notifications,
-        secrets: t.secrets,
-        tags: tagRefs,
-        tagIds: tagRefs.map((r) => r.id),
-        createdAt: t.createdAt,
-        updatedAt: t.updatedAt,
-        ...(scheduledAt !== undefined ? { scheduledAt } : {}),
-        ...(t.lastRanAt !== undefined ? { lastRanAt: t.lastRanAt } : {}),
+    return rows.map((row) =>
+      toTrackerWire<Target>(row, {
+        tags: tags.get(row.id) ?? [],
         revisionCount: counts.get(row.id) ?? 0,
+        scheduledAt: this.scheduledAt(row.id),
         running: this.lanes.isBusy(row.id),
-      };
-    });
+      }),
+    );
   }
 
   private kind(kind: TrackerKind): KindHandler {
@@ -277,7 +248,7 @@ export class TrackerCore {
   ): Promise<void> {
     const handler = this.kind(kind);
     const current = await this.getOwned(user.id, kind, rawId);
-    const parsed = this.parse<Target>(current);
+    const parsed = toStoredTracker<Target>(current);
     const next = build(parsed);
     const secrets = common.secrets !== undefined ? await this.deps.secrets.normalizeSelector(user.id, common.secrets, "secrets") : parsed.secrets;
     const tagIds = common.tagIds !== undefined ? await this.deps.tags.resolveTagIds(user.id, common.tagIds) : undefined;
@@ -340,7 +311,7 @@ export class TrackerCore {
     const rows = await store.revisions(this.rt.db, row.id);
     const out: Revision[] = [];
     for (const [i, r] of rows.entries()) {
-      const rev: Revision = { id: r.id, trackerId: r.tracker_id, createdAt: r.created_at, size: r.size, data: revisionData(r.data) };
+      const rev = toRevision(r);
       const older = rows[i + 1];
       if (withDiff && older) rev.diff = await diffOf(older, r);
       out.push(rev);
@@ -358,7 +329,7 @@ export class TrackerCore {
 
   async logs(userId: string, kind: TrackerKind, rawId: string | undefined): Promise<TrackerLog[]> {
     const row = await this.getOwned(userId, kind, rawId);
-    return (await store.logs(this.rt.db, row.id, MAX_LOGS)).map(toLog);
+    return (await store.logs(this.rt.db, row.id, MAX_LOGS)).map(toTrackerLog);
   }
 
   async clearLogs(userId: string, kind: TrackerKind, rawId: string | undefined): Promise<void> {
@@ -369,7 +340,7 @@ export class TrackerCore {
   async logsSummary(userId: string, kind: TrackerKind): Promise<Record<string, TrackerLog[]>> {
     const out: Record<string, TrackerLog[]> = {};
     for (const { id } of await store.idsOfUser(this.rt.db, userId, kind)) out[id] = [];
-    for (const row of await store.logsSummary(this.rt.db, userId, kind, SUMMARY_LOGS)) out[row.tracker_id]?.push(toLog(row));
+    for (const row of await store.logsSummary(this.rt.db, userId, kind, SUMMARY_LOGS)) out[row.tracker_id]?.push(toTrackerLog(row));
     return out;
   }
 
@@ -388,21 +359,4 @@ export class TrackerCore {
   inSlot<T>(kind: TrackerKind, fn: () => Promise<T>, owner: string): Promise<T> {
     return this.lanes.run(kind, undefined, fn, owner);
   }
-}
-
-function toLog(r: LogRow): TrackerLog {
-  return {
-    id: r.id,
-    trackerId: r.tracker_id,
-    startedAt: r.started_at,
-    finishedAt: r.finished_at,
-    durationMs: r.duration_ms,
-    status: r.status,
-    isManual: r.is_manual === 1,
-    ...(r.retry_attempt !== null ? { retryAttempt: r.retry_attempt } : {}),
-    ...(r.has_changes !== null ? { hasChanges: r.has_changes === 1 } : {}),
-    ...(r.revision_size !== null ? { revisionSize: r.revision_size } : {}),
-    ...(r.error !== null ? { error: r.error } : {}),
-    phases: JSON.parse(r.phases) as PhaseRecord[],
-  };
 }

@@ -1,55 +1,34 @@
 // Parameters every tracker kind shares (supplement §15.1, §16.1, §14): name, enabled, notifications, and
 // `config` = {revisions, timeout, job?}; plus the target members both kinds validate alike (URL, script, extra
-// headers). Pure validation; the kind supplies its timeout range.
+// headers). Pure validation; the kind supplies its timeout range. The shapes are contract.ts's, the limits
+// shared-rules.ts's.
 import type { TierLimits } from "../../config/schema";
 import { ApiError, invalid } from "../../platform/http/errors";
 import { normalizeName, utf8Length } from "../../platform/http/validate";
 import { analyzeSchedule } from "../../platform/jobs/cron";
-import { INVALID_VALUE as OUTBOUND_BAD_VALUE, TOKEN } from "../../platform/net/client";
+import { INVALID_VALUE as OUTBOUND_BAD_VALUE } from "../../platform/net/client";
+import { TOKEN_RE } from "../../platform/net/shared-rules";
 import { literalTargetRefused } from "../../platform/net/guard";
 import { MAX_SCRIPT_BYTES } from "../scripts/shared-rules";
+import type { JobConfig, TrackerConfig } from "./contract";
+import {
+  DEFAULT_REVISIONS,
+  HEADER_VALUE_BAD_RE,
+  MAX_HEADERS,
+  MAX_URL_CHARS,
+  NAME_MAX,
+  RETRY_MAX_ATTEMPTS,
+  RETRY_MAX_INTERVAL_MS,
+  RETRY_MIN_INTERVAL_MS,
+} from "./shared-rules";
 
-export interface RetryStrategy {
-  type: "constant";
-  /** ms */
-  interval: number;
-  maxAttempts: number;
-}
-
-export interface JobConfig {
-  schedule: string;
-  retryStrategy?: RetryStrategy;
-}
-
-export interface TrackerConfig {
-  revisions: number;
-  /** ms */
-  timeout: number;
-  job?: JobConfig;
-}
-
+/** A kind's `config.timeout` range in ms (shared-rules.ts API_TIMEOUT_MS, PAGE_TIMEOUT_MS). */
 export interface TimeoutRange {
-  min: number;
-  max: number;
-  default: number;
+  readonly min: number;
+  readonly max: number;
+  readonly default: number;
 }
 
-export const DEFAULT_REVISIONS = 3;
-export const RETRY_MIN_INTERVAL_MS = 60_000;
-export const RETRY_MAX_INTERVAL_MS = 43_200_000;
-export const RETRY_MAX_ATTEMPTS = 10;
-export const NAME_MAX = 100;
-/** Target limits shared by the kinds (supplement §15.1, §16.1). */
-export const MAX_URL_CHARS = 2048;
-export { MAX_SCRIPT_BYTES };
-export const MAX_HEADERS = 100;
-
-/**
- * The control characters refused in header values and user agents. Header names are RFC 9110 tokens (TOKEN); API
- * tracker header values also follow the outbound client's rule (OUTBOUND_BAD_VALUE, platform/net/client.ts: tab,
- * printable ASCII and U+0080..U+00FF), so a value it would refuse at every run is refused when it is saved.
- */
-export const BAD_VALUE = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 
 export interface TargetOptions {
   allowPrivate: boolean;
@@ -143,9 +122,11 @@ export function parseScript(raw: unknown, field: string): string | undefined {
 }
 
 /**
- * Extra request headers: absent/null → `{}`; at most MAX_HEADERS token names with string values free of control
- * characters. `outbound`: the values are sent by the outbound HTTP client (API trackers), which also refuses
- * characters above U+00FF (page trackers hand theirs to Chromium, which sends them as UTF-8).
+ * Extra request headers: absent/null → `{}`; at most MAX_HEADERS RFC 9110 token names with string values free of
+ * control characters (HEADER_VALUE_BAD_RE; tab allowed). `outbound`: the values are sent by the outbound HTTP client
+ * (API trackers), which also refuses characters above U+00FF (OUTBOUND_BAD_VALUE, platform/net/client.ts), so a
+ * value it would refuse at every run is refused when it is saved (page trackers hand theirs to Chromium, which
+ * sends them as UTF-8).
  */
 export function parseHeaders(raw: unknown, field: string, opts: { outbound?: boolean } = {}): Record<string, string> {
   if (!present(raw)) return {};
@@ -154,9 +135,9 @@ export function parseHeaders(raw: unknown, field: string, opts: { outbound?: boo
   if (entries.length > MAX_HEADERS) throw invalid(`${field}: at most ${MAX_HEADERS} headers`);
   const out: Record<string, string> = {};
   for (const [name, value] of entries) {
-    if (!TOKEN.test(name)) throw invalid(`${field}: invalid header name ${JSON.stringify(name.slice(0, 100))}`);
+    if (!TOKEN_RE.test(name)) throw invalid(`${field}: invalid header name ${JSON.stringify(name.slice(0, 100))}`);
     if (typeof value !== "string") throw invalid(`${field}.${name}: must be a string`);
-    if (BAD_VALUE.test(value)) throw invalid(`${field}.${name}: must not contain control characters`);
+    if (HEADER_VALUE_BAD_RE.test(value)) throw invalid(`${field}.${name}: must not contain control characters`);
     if (opts.outbound && OUTBOUND_BAD_VALUE.test(value)) throw invalid(`${field}.${name}: must not contain characters above U+00FF`);
     out[name] = value;
   }

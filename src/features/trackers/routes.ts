@@ -1,28 +1,13 @@
 // Routes of the trackers feature: `POST /api/scheduler/parse_schedule` (tag "scheduler"), the API trackers and the
-// page trackers (tag "web_scraping", api/routes.ts and page/routes.ts).
+// page trackers (tag "web_scraping", api/routes.ts and page/routes.ts). The schemas are contract.ts's (and the kinds'
+// contract.ts); bodies are read loosely (looseBody) and checked by the services.
 import { Elysia } from "elysia";
-import { looseBody, Named, op, T } from "../../platform/http/contract";
+import { looseBody, op } from "../../platform/http/contract";
+import { SchedulerParseScheduleParams, SchedulerParseScheduleResult } from "./contract";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { TrackersService } from "./service";
 import { apiTrackersRoutes } from "./api/routes";
 import { pageTrackersRoutes } from "./page/routes";
-
-export const SchedulerParseScheduleParams = Named(
-  "SchedulerParseScheduleParams",
-  T.Object({
-    schedule: T.String({
-      description: "cron: 6 fields `second minute hour day-of-month month day-of-week` (UTC); 5 fields = seconds 0; 7 fields add a year; or @hourly, @daily, @weekly, @monthly",
-      examples: ["0 0 * * * *"],
-    }),
-  }),
-);
-export const SchedulerParseScheduleResult = Named(
-  "SchedulerParseScheduleResult",
-  T.Object({
-    minInterval: T.Integer({ minimum: 0, description: "smallest gap in ms between consecutive occurrences among the next 1,000" }),
-    nextOccurrences: T.Array(T.Integer(), { description: "the next 5 occurrences, unix seconds" }),
-  }),
-);
 
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
 export interface TrackersRoutesDeps {

@@ -16,9 +16,9 @@ import type { Notification, NotificationEmailService } from "../notification-ema
 import type { TrackerCore } from "./core";
 import { MAX_LOG_ERROR_CHARS, MAX_LOGS, type ExecuteOutput, type KindHandler, type PhaseRecord, type TrackersCoreDeps } from "./core-types";
 import { changeEmail, failingEmail, recoveredEmail } from "./notify";
-import type { TrackerConfig } from "./params";
+import type { TrackerConfig } from "./contract";
 import { cutBytes, diffText, revisionData, sameBytes, unifiedDiff } from "./revisions";
-import { trackersStore as store, type LogRow, type RevisionRow, type TrackerRow } from "./store";
+import { trackersStore as store, toStoredTracker, type LogRow, type RevisionRow, type TrackerRow } from "./store";
 
 export interface RunOutcome {
   ok: boolean;
@@ -94,7 +94,7 @@ export class TrackerRuns {
 
   private async runClaimed(row: TrackerRow, handler: KindHandler, limits: TierLimits, mode: RunMode): Promise<RunOutcome> {
     const id = row.id;
-    const tracker = this.core.parse(row);
+    const tracker = toStoredTracker(row);
     const startedMs = this.rt.clock.now();
     const t0 = performance.now();
     const prev = await store.newestRevision(this.rt.db, id);
@@ -227,7 +227,7 @@ export class TrackerRuns {
     const alert = streak >= threshold && row.failing_notified !== 1 && row.notifications === 1;
     await store.setStreak(this.rt.db, id, streak, row.failing_notified === 1 || alert);
     if (alert) {
-      await this.sendQuietly(row.user_id, failingEmail(this.core.parse(row), streak, outcome.error ?? "Run failed", this.now(), this.rt.config.server.public_url));
+      await this.sendQuietly(row.user_id, failingEmail(toStoredTracker(row), streak, outcome.error ?? "Run failed", this.now(), this.rt.config.server.public_url));
     }
   }
 

@@ -14,7 +14,7 @@ import type { TierLimits } from "../../config/schema";
 import { watchExternalCommits } from "../../platform/db/db";
 import type { Runtime } from "../../platform/runtime";
 import type { TrackerCore } from "./core";
-import type { TrackerConfig } from "./params";
+import type { TrackerConfig } from "./contract";
 import { trackersStore as store } from "./store";
 
 /** How long stop() waits for running jobs. */

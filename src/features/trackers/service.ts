@@ -1,6 +1,7 @@
 // Trackers: the shared core (core.ts: scheduling glue, revisions, logs, diffs; runs.ts: runs and their notifications)
 // and its kinds (api/: HTTP API trackers; page/: page trackers rendered in Chromium), plus
 // `POST /api/scheduler/parse_schedule` (supplement §14), and transfer.ts for user data export, import and clone.
+// The wire shapes are contract.ts's (and api/contract.ts's, page/contract.ts's); rows map to them in store.ts.
 import type { StorageQuota } from "../../platform/storage/quota";
 import type { AuthUser } from "../../platform/auth/principal";
 import { invalid } from "../../platform/http/errors";
@@ -12,13 +13,14 @@ import type { SecretsService } from "../secrets/service";
 import type { TagsService } from "../tags/service";
 import type { UsersService } from "../users/service";
 import { ApiTrackersService } from "./api/service";
-import type { ScriptRunner } from "./api/scripts";
+import type { ScriptRunner } from "../../sandbox/types";
+import type { ParseScheduleInput, SchedulerParseScheduleResult } from "./contract";
 import { TrackerCore } from "./core";
 import { PageTrackersService } from "./page/service";
 import { isPlainObject } from "./params";
 import { TrackerTransfer } from "./transfer";
 
-export type { ScriptRunner } from "./api/scripts";
+export type { ScriptRunner } from "../../sandbox/types";
 import type { ScriptChecker } from "../../sandbox/syntax";
 
 export interface TrackersDeps {
@@ -32,11 +34,6 @@ export interface TrackersDeps {
   scripts?: ScriptRunner;
   /** Syntax warnings on save (§27); absent: none. */
   checkScripts?: ScriptChecker;
-}
-
-export interface ParseScheduleResult {
-  minInterval: number;
-  nextOccurrences: number[];
 }
 
 export class TrackersService {
@@ -87,7 +84,7 @@ export class TrackersService {
   }
 
   /** `{schedule}` → minimum interval (ms) and the next 5 occurrences (unix s); tier minimum enforced. */
-  parseSchedule(user: AuthUser, body: unknown): ParseScheduleResult {
+  parseSchedule(user: AuthUser, body: ParseScheduleInput): SchedulerParseScheduleResult {
     if (!isPlainObject(body)) throw invalid("body: must be a JSON object {schedule}");
     const limits = tierLimits(this.rt.config, user.tier);
     const a = analyzeSchedule(body.schedule, this.rt.clock.now(), { field: "schedule", minAllowedSec: limits.min_schedule_interval_sec });

@@ -1,5 +1,6 @@
 // SQL of the trackers feature: the trackers table (API and page trackers, told apart by `kind`), revisions and
-// execution logs. Only SQL shared by SQLite and PostgreSQL.
+// execution logs, and the mapping of their rows to stored trackers and wire objects (contract.ts). Only SQL shared by
+// SQLite and PostgreSQL.
 // Stored bytes (§28): a revision's `size` counts against its user's max_storage_bytes; every statement here that
 // deletes revisions gives their bytes back to the user's counter (storage_usage) in the same transaction. Callers
 // take the user's storage lock first (StorageQuota.lock) and add bytes through StorageQuota.
@@ -8,6 +9,11 @@ import { storageUsage } from "../../platform/storage/quota";
 import { deadInstance } from "../../platform/db/instances";
 import { listPage } from "../../platform/db/list";
 import type { ListQuery } from "../../platform/http/list-query";
+import { selectorFromText } from "../secrets/service";
+import type { TagRef } from "../tags/contract";
+import type { PhaseRecord, Revision, TrackerConfig, TrackerLog, TrackerWire } from "./contract";
+import type { StoredTracker } from "./core-types";
+import { revisionData } from "./revisions";
 
 export type TrackerKind = "api" | "page";
 
@@ -53,6 +59,78 @@ export interface LogRow {
   error: string | null;
   phases: string;
 }
+
+// ---- rows → stored trackers and wire objects ----
+
+/** A tracker row with its JSON columns parsed. `target` is in its stored (echoed) form, the kind's. */
+export function toStoredTracker<Target>(row: TrackerRow): StoredTracker<Target> {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    kind: row.kind,
+    name: row.name,
+    enabled: row.enabled === 1,
+    config: JSON.parse(row.config) as TrackerConfig,
+    target: JSON.parse(row.target) as Target,
+    notifications: row.notifications === 1,
+    secrets: selectorFromText(row.secrets),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    ...(row.last_ran_at !== null ? { lastRanAt: row.last_ran_at } : {}),
+  };
+}
+
+/** What the API shows of a tracker besides its row: tags, stored revisions, and the scheduler's and run lanes' state. */
+export interface TrackerLive {
+  tags: TagRef[];
+  revisionCount: number;
+  /** Next planned run (unix s) while scheduled. */
+  scheduledAt?: number;
+  running: boolean;
+}
+
+/** The API's tracker (§15.1, §16.1). */
+export function toTrackerWire<Target>(row: TrackerRow, live: TrackerLive): TrackerWire<Target> {
+  const t = toStoredTracker<Target>(row);
+  return {
+    id: t.id,
+    name: t.name,
+    enabled: t.enabled,
+    config: t.config,
+    target: t.target,
+    notifications: t.notifications,
+    secrets: t.secrets,
+    tags: live.tags,
+    tagIds: live.tags.map((r) => r.id),
+    createdAt: t.createdAt,
+    updatedAt: t.updatedAt,
+    ...(live.scheduledAt !== undefined ? { scheduledAt: live.scheduledAt } : {}),
+    ...(t.lastRanAt !== undefined ? { lastRanAt: t.lastRanAt } : {}),
+    revisionCount: live.revisionCount,
+    running: live.running,
+  };
+}
+
+/** The API's execution log (§17.2). */
+export function toTrackerLog(r: LogRow): TrackerLog {
+  return {
+    id: r.id,
+    trackerId: r.tracker_id,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    durationMs: r.duration_ms,
+    status: r.status,
+    isManual: r.is_manual === 1,
+    ...(r.retry_attempt !== null ? { retryAttempt: r.retry_attempt } : {}),
+    ...(r.has_changes !== null ? { hasChanges: r.has_changes === 1 } : {}),
+    ...(r.revision_size !== null ? { revisionSize: r.revision_size } : {}),
+    ...(r.error !== null ? { error: r.error } : {}),
+    phases: JSON.parse(r.phases) as PhaseRecord[],
+  };
+}
+
+/** The API's revision (§17.1), without its diff (the core adds it from the next older revision). */
+export const toRevision = (r: RevisionRow): Revision => ({ id: r.id, trackerId: r.tracker_id, createdAt: r.created_at, size: r.size, data: revisionData(r.data) });
 
 const COLUMNS =
   "e.id, e.user_id, e.kind, e.name, e.enabled, e.config, e.target, e.notifications, e.secrets, e.schedule_anchor, e.last_ran_at, e.last_scheduled_at, e.failure_streak, e.failing_notified, e.created_at, e.updated_at";

@@ -9,9 +9,9 @@ import type { SecretsSelector } from "../secrets/contract";
 import { selectorToText, type ParsedSelector } from "../secrets/service";
 import type { TagsService } from "../tags/service";
 import type { TrackerCore, TrackerWire } from "./core";
-import type { TrackerConfig } from "./params";
+import type { TrackerConfig } from "./contract";
 import { MAX_REVISION_BYTES } from "./revisions";
-import { trackersStore as store, type TrackerKind } from "./store";
+import { trackersStore as store, toStoredTracker, type TrackerKind } from "./store";
 
 /** A tracker in an export file (§19.2): the API shape without tags, scheduledAt, lastRanAt and the run state. */
 export type TrackerExport<Target = unknown> = Omit<TrackerWire<Target>, "tags" | "tagIds" | "scheduledAt" | "lastRanAt" | "revisionCount" | "running">;
@@ -44,18 +44,8 @@ export class TrackerTransfer {
   /** Every tracker of a kind the user owns, name ascending. */
   async exportAll(userId: string, kind: TrackerKind): Promise<TrackerExport[]> {
     return (await store.allOfUser(this.rt.db, userId, kind)).map((row) => {
-      const t = this.core.parse(row);
-      return {
-        id: t.id,
-        name: t.name,
-        enabled: t.enabled,
-        config: t.config,
-        target: t.target,
-        notifications: t.notifications,
-        secrets: t.secrets,
-        createdAt: t.createdAt,
-        updatedAt: t.updatedAt,
-      };
+      const { userId: _user, kind: _kind, lastRanAt: _lastRanAt, ...exported } = toStoredTracker(row);
+      return exported;
     });
   }
 

@@ -7,23 +7,15 @@ import type { Db } from "../../platform/db/db";
 import { ApiError, invalid, notFound } from "../../platform/http/errors";
 import { isUuid } from "../../platform/http/ids";
 import { normalizeEmail } from "../../platform/http/validate";
-import type { RecoveryLink, User } from "../users/contract";
 import { collect } from "./exporter";
-import { ENTITY_TYPES, FILE_FORMAT, FILE_VERSION, isObject, readFile, type EntityType } from "./file";
-import type { ImportResult } from "./importer";
+import { FILE_FORMAT, FILE_VERSION, isObject, readFile } from "./file";
+import { CLONE_LINK_TTL_SEC, ENTITY_TYPES } from "./shared-rules";
+import type { EntityType } from "./contract";
+import type { CloneInput, CloneResponse, ImportResult } from "./contract";
 import type { UserDataService } from "./service";
 import { toBase64 } from "../../platform/crypto/base64";
 
-export interface CloneResponse {
-  id: string;
-  user: User;
-  recoveryLink: RecoveryLink;
-  summary: ImportResult;
-}
-
-export const MIN_LINK_TTL = 60;
-export const MAX_LINK_TTL = 604_800;
-export const DEFAULT_LINK_TTL = 3600;
+const { min: MIN_LINK_TTL, max: MAX_LINK_TTL, default: DEFAULT_LINK_TTL } = CLONE_LINK_TTL_SEC;
 
 const bool = (raw: unknown, field: string, fallback: boolean) => {
   if (raw === undefined || raw === null) return fallback;
@@ -32,7 +24,7 @@ const bool = (raw: unknown, field: string, fallback: boolean) => {
 };
 
 /** Body checks first, then the source (404), then the destination (400 EMAIL_TAKEN / HANDLE_TAKEN): §1 check order. */
-export async function cloneUser(svc: UserDataService, body: unknown): Promise<CloneResponse> {
+export async function cloneUser(svc: UserDataService, body: CloneInput): Promise<CloneResponse> {
   const { users, trackers, responders } = svc.deps;
   if (!isObject(body)) throw invalid("body: must be a JSON object {source, destination, ...}");
   const source = body.source;
@@ -48,7 +40,7 @@ export async function cloneUser(svc: UserDataService, body: unknown): Promise<Cl
   if (dest.handle !== undefined && dest.handle !== null && typeof dest.handle !== "string") throw invalid("destination.handle: must be a string");
   const includeHistory = bool(body.includeHistory, "includeHistory", true);
   const copySubscription = bool(body.copySubscription, "copySubscription", true);
-  let ttl = DEFAULT_LINK_TTL;
+  let ttl: number = DEFAULT_LINK_TTL;
   if (body.recoveryLinkExpiresIn !== undefined && body.recoveryLinkExpiresIn !== null) {
     const v = body.recoveryLinkExpiresIn;
     if (typeof v !== "number" || !Number.isInteger(v) || v < MIN_LINK_TTL || v > MAX_LINK_TTL)

@@ -33,9 +33,6 @@ const TAG_BYTES = 16;
 /** §28: a file's parameters up to twice the documented ones, one lane. */
 export const MAX_KDF_PARAMS: KdfParams = { m: 2 * KDF_PARAMS.m, t: 2 * KDF_PARAMS.t, p: 1 };
 
-/** Passphrase rule of `_export` (supplement §19.1) and of import. */
-export const MIN_PASSPHRASE_CHARS = 8;
-export const MAX_PASSPHRASE_CHARS = 1024;
 
 export function newSecretsEncryption(): { header: SecretsEncryption; salt: Uint8Array } {
   const salt = new Uint8Array(randomBytes(SALT_BYTES));

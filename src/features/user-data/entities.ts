@@ -22,7 +22,8 @@ import type { TrackersService } from "../trackers/service";
 import type { RevisionInput, TrackerDraft } from "../trackers/transfer";
 import type { UsersService } from "../users/service";
 import { sealedBytes } from "./crypto";
-import type { EntityType, FileEntity } from "./file";
+import type { EntityType } from "./contract";
+import type { FileEntity } from "./file";
 
 /** The services user data reads and writes through. */
 export interface UserDataDeps {

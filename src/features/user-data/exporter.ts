@@ -11,14 +11,16 @@ import { toBase64 } from "../../platform/crypto/base64";
 import { invalid } from "../../platform/http/errors";
 import { isUuid } from "../../platform/http/ids";
 import type { UserDataDeps } from "./entities";
-import { ENTITY_TYPES, FILE_FORMAT, FILE_VERSION, isObject, type EntityType } from "./file";
+import { FILE_FORMAT, FILE_VERSION, isObject } from "./file";
+import { ENTITY_TYPES, TYPES_WITH_HISTORY } from "./shared-rules";
+import type { EntityType } from "./contract";
 import { sealValue, type SecretsEncryption } from "./crypto";
 import { TimeSlice } from "../../platform/work/slice";
 import type { Work } from "../../platform/work/pool";
 import { taskRef } from "../../platform/work/task";
 
 /** Types whose entities can carry history (responders) or revisions (trackers). */
-const WITH_HISTORY: readonly EntityType[] = ["responders", "pageTrackers", "apiTrackers"];
+const WITH_HISTORY: readonly EntityType[] = TYPES_WITH_HISTORY;
 const TAG_TYPES: Partial<Record<EntityType, TaggableType>> = {
   scripts: "script",
   secrets: "secret",

@@ -5,28 +5,15 @@
 import { jsonTooDeep, MAX_JSON_DEPTH, nulProblem } from "../../platform/http/body";
 import { isUuid } from "../../platform/http/ids";
 import { MAX_TIMESTAMP } from "../../platform/http/validate";
+import { MAX_TAGS_PER_ENTITY } from "../tags/shared-rules";
+import type { EntityType } from "./contract";
 import { readSecretsEncryption, type KdfParams } from "./crypto";
+import { ENTITY_TYPES } from "./shared-rules";
 
 export const FILE_FORMAT = "secbox-export";
 export const FILE_VERSION = 1;
 
-/** `data` members holding entities, in the order of §19.2 (also the order an import writes them in, tags and
- *  secrets first so references to them can be remapped). */
-export const ENTITY_TYPES = [
-  "tags",
-  "scripts",
-  "secrets",
-  "responders",
-  "certificateTemplates",
-  "privateKeys",
-  "contentSecurityPolicies",
-  "pageTrackers",
-  "apiTrackers",
-] as const;
-export type EntityType = (typeof ENTITY_TYPES)[number];
-
 export const MAX_PROBLEMS = 50;
-export const MAX_TAGS_PER_ENTITY = 10;
 
 /** One entity of a file: its source id (lower-cased), its tag references and its raw members. */
 export interface FileEntity {

@@ -18,12 +18,11 @@ import type { SecretsSelector } from "../secrets/contract";
 import type { ParsedSelector } from "../secrets/service";
 import { SETTING_KEYS, validateSetter, type SettingKey } from "../settings/service";
 import { updateExisting, type CheckContext, type Draft, type Existing, type TypeHandler, type UserDataDeps, type WriteContext } from "./entities";
-import { ENTITY_TYPES, isObject, MAX_PROBLEMS, type EntityType, type FileReading, type ParsedFile } from "./file";
+import type { ConflictInfo, EntityType, ImportResult, Mode, Preview, Resolution, TypeResult } from "./contract";
+import { isObject, MAX_PROBLEMS, type FileReading, type ParsedFile } from "./file";
+import { CONFLICT_RESOLUTIONS, ENTITY_TYPES, IMPORT_MODES } from "./shared-rules";
 
-export type Mode = "merge" | "apply";
-export type Resolution = "rename" | "overwrite" | "skip";
-export const MODES: readonly Mode[] = ["merge", "apply"];
-export const RESOLUTIONS: readonly Resolution[] = ["rename", "overwrite", "skip"];
+
 const MAX_WARNINGS = 200;
 
 export interface Selection {
@@ -46,33 +45,6 @@ export interface Checked {
 /** A checked file. */
 export interface Analysis extends Checked {
   file: ParsedFile;
-}
-
-export interface ConflictInfo {
-  sourceId: string;
-  name: string;
-  existingId: string;
-  renameAllowed: boolean;
-}
-
-export interface Preview {
-  valid: boolean;
-  version?: number;
-  summary: Record<string, unknown>;
-  warnings: string[];
-  toDelete?: Record<string, { id: string; name: string }[]>;
-}
-
-export interface TypeResult {
-  imported: number;
-  updated: number;
-  skipped: number;
-  deleted: number;
-}
-
-export interface ImportResult {
-  results: Partial<Record<EntityType, TypeResult>> & { settings: { imported: boolean } };
-  warnings: string[];
 }
 
 export interface ApplyOptions {
@@ -256,7 +228,7 @@ export function previewOf(
   hasExistingSettings: boolean,
   mode: Mode,
 ): Preview {
-  const summary: Record<string, unknown> = {};
+  const summary: Preview["summary"] = {};
   for (const type of ENTITY_TYPES) {
     const drafts = analysis.drafts[type];
     if (!drafts) continue;
@@ -271,7 +243,7 @@ export function previewOf(
   const out: Preview = { valid: true, version: analysis.file.version, summary, warnings: analysis.warnings };
   if (mode === "apply") {
     const del = deletable(analysis, existing);
-    out.toDelete = Object.fromEntries(Object.entries(del).map(([type, list]) => [type, list!.map((e) => ({ id: e.id, name: e.name }))]));
+    out.toDelete = Object.fromEntries(Object.entries(del).map(([type, list]) => [type, list!.map((e) => ({ id: e.id, name: e.name }))])) as NonNullable<Preview["toDelete"]>;
   }
   return out;
 }
@@ -445,7 +417,7 @@ function asExisting(d: Draft, id: string): Existing {
 
 export function parseMode(raw: unknown): Mode {
   if (raw === undefined || raw === null) return "merge";
-  if (typeof raw !== "string" || !(MODES as readonly string[]).includes(raw)) throw invalid("mode: must be merge or apply");
+  if (typeof raw !== "string" || !(IMPORT_MODES as readonly string[]).includes(raw)) throw invalid(`mode: must be ${IMPORT_MODES.join(" or ")}`);
   return raw as Mode;
 }
 
@@ -470,7 +442,7 @@ export function parseSelections(raw: unknown, file: ParsedFile): Partial<Record<
       if (item.action !== "import" && item.action !== "skip") throw invalid(`${at}.action: must be import or skip`);
       const sel: Selection = { action: item.action };
       if (item.conflictResolution !== undefined && item.conflictResolution !== null) {
-        if (typeof item.conflictResolution !== "string" || !(RESOLUTIONS as readonly string[]).includes(item.conflictResolution))
+        if (typeof item.conflictResolution !== "string" || !(CONFLICT_RESOLUTIONS as readonly string[]).includes(item.conflictResolution))
           throw invalid(`${at}.conflictResolution: must be rename, overwrite or skip`);
         sel.conflictResolution = item.conflictResolution as Resolution;
       }

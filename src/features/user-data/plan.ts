@@ -22,9 +22,12 @@ import { charLength } from "../../platform/http/validate";
 import { TimeSlice } from "../../platform/work/slice";
 import { checkSecretValue } from "../secrets/service";
 import type { SettingKey } from "../settings/service";
-import { deriveKeySync, MAX_PASSPHRASE_CHARS, MIN_PASSPHRASE_CHARS, openValue } from "./crypto";
+import { deriveKeySync, openValue } from "./crypto";
+
 import type { Draft, Existing, TypeHandler, UserDataDeps } from "./entities";
-import { ENTITY_TYPES, isObject, readFile, type EntityType } from "./file";
+import { isObject, readFile } from "./file";
+import { ENTITY_TYPES, MAX_PASSPHRASE_CHARS, MIN_PASSPHRASE_CHARS } from "./shared-rules";
+import type { EntityType, Mode, Preview, Resolution } from "./contract";
 import {
   analyze,
   deletable,
@@ -37,9 +40,6 @@ import {
   typesOf,
   type Analysis,
   type Checked,
-  type Mode,
-  type Preview,
-  type Resolution,
   type Selection,
 } from "./importer";
 
@@ -244,7 +244,7 @@ function importAllChoices(env: AnalyzeEnv, analysis: Analysis, stored: Stored, a
   if (all.resolution) {
     selections = {};
     for (const [type, drafts] of Object.entries(analysis.drafts) as [EntityType, Draft[]][]) {
-      const conflicts = new Map((p.summary[type] as { conflicts: { sourceId: string; renameAllowed: boolean }[] }).conflicts.map((c) => [c.sourceId, c]));
+      const conflicts = new Map((p.summary[type]?.conflicts ?? []).map((c) => [c.sourceId, c]));
       selections[type] = new Map(
         drafts.map((d): [string, Selection] => {
           const c = conflicts.get(d.sourceId);

@@ -7,7 +7,9 @@
 //   the user's share, secret values opened there too; one preview or import per user at a time (a second → 429);
 // - importer.ts: analysis (every entity through its feature's create rules), preview, and the all-or-nothing apply
 //   inside one `db.tx`, which gives the event loop back every few ms;
-// - clone.ts: a new user filled by export-all + merge import, with a recovery link.
+// - clone.ts: a new user filled by export-all + merge import, with a recovery link;
+// - contract.ts: the wire shapes and request bodies (schemas and their types), shared-rules.ts the values the web
+//   shares (entity types, modes, passphrase length, clone link lifetime).
 import type { Tier, TierLimits } from "../../config/schema";
 import type { AuthUser } from "../../platform/auth/principal";
 import { ApiError, rateLimited } from "../../platform/http/errors";
@@ -16,13 +18,15 @@ import type { Work } from "../../platform/work/pool";
 import { deriveKey, newSecretsEncryption, type KdfParams } from "./crypto";
 import { createHandlers, type TypeHandler, type UserDataDeps, type WriteContext } from "./entities";
 import { collect, exportFileName, fileChunks, parseInclude, type Include } from "./exporter";
-import { ENTITY_TYPES, type EntityType, type FileReading } from "./file";
-import { analyze, apply, existingOf, type Analysis, type ApplyOptions, type Checked, type ImportResult, type Mode, type Preview, type Resolution, type Selection } from "./importer";
+import type { FileReading } from "./file";
+import { ENTITY_TYPES } from "./shared-rules";
+import type { EntityType, ExportInput, ImportResult, Mode, Preview, Resolution } from "./contract";
+import { analyze, apply, existingOf, type Analysis, type ApplyOptions, type Checked, type Selection } from "./importer";
 import { analyzeRequest, asBody, passphrase, RawImport, unpackPlan, type AnalyzeInput, type AnalyzeOutput, type Stored, type ToDelete } from "./plan";
 import { userDataTask } from "./tasks";
 
 export type { UserDataDeps } from "./entities";
-export type { ImportResult, Preview } from "./importer";
+export type { ImportResult, Preview } from "./contract";
 export { RawImport } from "./plan";
 
 /** What an import runs with besides the file. */
@@ -70,7 +74,7 @@ export class UserDataService {
 
   /** Checks the request and reads the entities; the file is then produced while `chunks` is consumed (records
    *  serialized on the work pool: chunks of text or of UTF-8 bytes). */
-  async export(userId: string, body: unknown): Promise<{ fileName: string; chunks: AsyncGenerator<string | Uint8Array> }> {
+  async export(userId: string, body: ExportInput): Promise<{ fileName: string; chunks: AsyncGenerator<string | Uint8Array> }> {
     const b = asBody(body);
     const include = parseInclude(b.include);
     return this.exportChunks(userId, include, passphrase(b.secretsPassphrase, "secretsPassphrase"), true);

@@ -6,7 +6,7 @@ import type { Db } from "../../platform/db/db";
 import { implement, taskRef, transfer, type TaskContext, type TaskImpl } from "../../platform/work/task";
 import { deriveKeySync, type KdfParams } from "./crypto";
 import { createHandlers, type TypeHandler, type UserDataDeps } from "./entities";
-import type { EntityType } from "./file";
+import type { EntityType } from "./contract";
 import { recordPage, recordPageTask, recordsTask, renderRecord } from "./exporter";
 import { analyzeRequest, type AnalyzeInput, type AnalyzeOutput } from "./plan";
 

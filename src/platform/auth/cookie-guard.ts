@@ -12,6 +12,7 @@ import http from "node:http";
 import type { Config } from "../../config/schema";
 import { requestPath } from "../http/body";
 import { expiredCookie, expiredSessionCookies, sessionCookieRules, sessionCookiesIn, cookiePairs, type SessionCookieRules } from "./cookies";
+import { TOKEN_RE } from "../net/shared-rules";
 
 /** A Cookie header longer than this is a bomb (Bun's own default limit for all headers together was 16 KiB). */
 export const MAX_COOKIE_HEADER_BYTES = 16 * 1024;
@@ -21,8 +22,6 @@ export const SERVER_HEADER_LIMIT_BYTES = 1024 * 1024;
  *  Chromium above 256 KiB, Bun's fetch above ~250 lines). */
 const EXPIRY_BUDGET_BYTES = 96 * 1024;
 const MAX_EXPIRY_LINES = 200;
-/** A cookie name as RFC 6265 allows it (anything else cannot be named in a Set-Cookie). */
-const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /**
  * Raises Bun's limit on request headers for every server of the process. Bun reads the limit when it parses each

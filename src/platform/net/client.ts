@@ -29,6 +29,7 @@ import { responseBody } from "./body";
 import { MSG_TIMEOUT, MSG_UPSTREAM, OutboundError } from "./errors";
 import { DEFAULT_MAX_HEADER_BYTES, invalidRequest, mapNetworkError, MAX_HEADER_BYTES, send, type Flight } from "./exchange";
 import { parseOutboundUrl, resolveAllowed, type Resolver } from "./guard";
+import { TOKEN_RE } from "./shared-rules";
 
 export { OutboundError, type OutboundErrorCode, type OutboundErrorStage } from "./errors";
 export {
@@ -98,7 +99,6 @@ export interface OutboundResponse {
 
 // ---- request preparation ----------------------------------------------------------------------------------
 
-export const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 export const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 /** Request headers the client owns (connection management and framing). */
 const DROPPED_REQUEST_HEADERS = new Set([
@@ -135,7 +135,7 @@ function normalizeHeaders(h: OutboundRequest["headers"]): [string, string][] {
   for (const pair of pairs) {
     if (!Array.isArray(pair) || pair.length !== 2) throw invalidRequest("Invalid header");
     const [name, value] = pair;
-    if (typeof name !== "string" || !TOKEN.test(name)) throw invalidRequest("Invalid header name");
+    if (typeof name !== "string" || !TOKEN_RE.test(name)) throw invalidRequest("Invalid header name");
     if (typeof value !== "string" || INVALID_VALUE.test(value)) throw invalidRequest(`Invalid header value: ${name}`);
     if (DROPPED_REQUEST_HEADERS.has(name.toLowerCase())) continue;
     out.push([name, value]);
@@ -180,7 +180,7 @@ function headerList(res: http.IncomingMessage): [string, string][] {
 async function run(flight: Flight, r: OutboundRequest): Promise<OutboundResponse> {
   if (r.method !== undefined && typeof r.method !== "string") throw invalidRequest("Invalid HTTP method");
   const method = (r.method ?? "GET").toUpperCase();
-  if (!TOKEN.test(method)) throw invalidRequest("Invalid HTTP method");
+  if (!TOKEN_RE.test(method)) throw invalidRequest("Invalid HTTP method");
   const cap = r.maxBodyBytes;
   const truncate = r.overflow === "truncate";
   const maxRedirects = Math.max(0, Math.floor(r.maxRedirects ?? 0));

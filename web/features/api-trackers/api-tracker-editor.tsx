@@ -74,7 +74,7 @@ export function ApiTrackerEditorPage() {
         { label: "Configurator", source: v.configurator, runtime: "quickjs" },
         { label: "Extractor", source: v.extractor, runtime: "quickjs" },
       ]}
-      timeout={{ min: API_TIMEOUT_SEC.min, max: API_TIMEOUT_SEC.max, help: "Per request, 1 to 60" }}
+      timeout={{ min: API_TIMEOUT_SEC.min, max: API_TIMEOUT_SEC.max, help: `Per request, ${API_TIMEOUT_SEC.min} to ${API_TIMEOUT_SEC.max}` }}
       validate={{
         requests: {
           url: (v: string) => (/^https?:\/\/\S+$/i.test(v.trim()) ? null : "Enter an http:// or https:// URL"),

@@ -1,4 +1,5 @@
 import { api, call } from "../../api/client";
+import { trackers as trackerRules } from "../../api/rules.gen";
 import type { ApiTracker, ApiTrackerCreateParams, ApiTrackerDebugParams, ApiTrackerDebugTrace, ApiTrackerTestParams, ApiTrackerTestResult, ListQuery } from "../../api/types";
 import type { TrackerKind } from "../trackers/kind";
 
@@ -31,9 +32,10 @@ export const API_TRACKERS: TrackerKind<ApiTracker> = {
   path: "/trackers/apis",
   api: apiTrackersApi,
   targetUrl: (t) => t.target.requests[0]?.url ?? "",
-  phases: ["configurator", "request", "extractor", "compare", "persist", "notify"],
+  phases: [...trackerRules.API_PHASES, ...trackerRules.CORE_PHASES],
 };
 
-/** API tracker limits (supplement §15.1). */
-export const MAX_REQUESTS = 10;
-export const API_TIMEOUT_SEC = { min: 1, max: 60, default: 10 };
+/** API tracker limits (supplement §15.1): the API's, the timeout in seconds as the editor shows it. */
+export const MAX_REQUESTS = trackerRules.API_MAX_REQUESTS;
+const { min, max, default: fallback } = trackerRules.API_TIMEOUT_MS;
+export const API_TIMEOUT_SEC = { min: min / 1000, max: max / 1000, default: fallback / 1000 };

@@ -4,6 +4,7 @@ import { ActionIcon, Button, Group, Paper, Select, Stack, Switch, Text, Textarea
 import type { UseFormReturnType } from "@mantine/form";
 import { HeadersField } from "../trackers/editor-fields";
 import { rowKey, type KeyedHeader } from "../trackers/editor-values";
+import { trackers as trackerRules } from "../../api/rules.gen";
 import { MAX_REQUESTS } from "./api-trackers-api";
 
 export const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
@@ -26,7 +27,8 @@ export function parseStatuses(text: string): number[] | undefined | null {
   if (text.trim() === "") return undefined;
   const parts = text.split(/[\s,]+/).filter(Boolean);
   const nums = parts.map(Number);
-  return nums.every((n) => Number.isInteger(n) && n >= 100 && n <= 599) ? nums : null;
+  const { API_MIN_STATUS, API_MAX_STATUS, API_MAX_ACCEPT_STATUSES } = trackerRules;
+  return nums.length <= API_MAX_ACCEPT_STATUSES && nums.every((n) => Number.isInteger(n) && n >= API_MIN_STATUS && n <= API_MAX_STATUS) ? nums : null;
 }
 
 type Form = UseFormReturnType<{ requests: RequestValues[] } & Record<string, unknown>>;

@@ -1,5 +1,7 @@
-// Key and signature algorithms as the API accepts them (supplement §12.1, §12.3): the choices the forms offer, and
-// the signature/key compatibility so a form can offer only the combinations the API accepts.
+// Key and signature algorithms as the API accepts them (supplement §12.1, §12.3): the choices the forms offer (the
+// API's lists and signature/key table, generated into rules.gen), with labels, so a form can offer only the
+// combinations the API accepts.
+import { certificates as certRules } from "../../api/rules.gen";
 import type { KeyAlgorithm, KeyType, SignatureAlgorithm } from "../../api/types";
 
 type Of<T extends KeyType> = Extract<KeyAlgorithm, { keyType: T }>;
@@ -7,20 +9,18 @@ type RsaSize = Of<"rsa">["keySize"];
 type DsaSize = Of<"dsa">["keySize"];
 type Curve = Of<"ecdsa">["curve"];
 
-export const KEY_TYPES: { value: KeyType; label: string }[] = [
-  { value: "rsa", label: "RSA" },
-  { value: "ecdsa", label: "ECDSA" },
-  { value: "ed25519", label: "Ed25519" },
-  { value: "dsa", label: "DSA" },
-];
+const KEY_TYPE_LABELS: Record<KeyType, string> = { rsa: "RSA", ecdsa: "ECDSA", ed25519: "Ed25519", dsa: "DSA" };
+/** The API's key types, in the order a form offers them (DSA last: it needs openssl on the server). */
+const KEY_TYPE_ORDER: KeyType[] = ["rsa", "ecdsa", "ed25519", "dsa"];
+export const KEY_TYPES: { value: KeyType; label: string }[] = KEY_TYPE_ORDER.filter((k) => (certRules.KEY_TYPES as readonly string[]).includes(k)).map((value) => ({
+  value,
+  label: KEY_TYPE_LABELS[value],
+}));
 
-export const RSA_SIZES: RsaSize[] = ["1024", "2048", "4096", "8192"];
-export const DSA_SIZES: DsaSize[] = ["1024", "2048"];
-export const CURVES: { value: Curve; label: string }[] = [
-  { value: "secp256r1", label: "P-256 (secp256r1)" },
-  { value: "secp384r1", label: "P-384 (secp384r1)" },
-  { value: "secp521r1", label: "P-521 (secp521r1)" },
-];
+export const RSA_SIZES: readonly RsaSize[] = certRules.RSA_SIZES;
+export const DSA_SIZES: readonly DsaSize[] = certRules.DSA_SIZES;
+const CURVE_LABELS: Record<Curve, string> = { secp256r1: "P-256 (secp256r1)", secp384r1: "P-384 (secp384r1)", secp521r1: "P-521 (secp521r1)" };
+export const CURVES: { value: Curve; label: string }[] = certRules.CURVES.map((value) => ({ value, label: CURVE_LABELS[value] }));
 
 /** The size or curve a key type offers, with its default. */
 export function keyParams(keyType: string): { field: "keySize" | "curve"; label: string; options: { value: string; label: string }[]; fallback: string } | null {
@@ -54,14 +54,20 @@ export function describeKeyAlgorithm(alg: KeyAlgorithm): string {
   return `${alg.keyType.toUpperCase()} ${alg.keySize}`;
 }
 
-const SIGNATURES: { value: SignatureAlgorithm; label: string; keys: KeyType[] }[] = [
-  { value: "sha256", label: "SHA-256", keys: ["rsa", "dsa", "ecdsa"] },
-  { value: "sha384", label: "SHA-384", keys: ["rsa", "ecdsa"] },
-  { value: "sha512", label: "SHA-512", keys: ["rsa", "ecdsa"] },
-  { value: "sha1", label: "SHA-1 (weak, legacy only)", keys: ["rsa", "dsa", "ecdsa"] },
-  { value: "md5", label: "MD5 (broken, legacy only)", keys: ["rsa"] },
-  { value: "ed25519", label: "Ed25519", keys: ["ed25519"] },
+/** Labels, strongest first; which keys each signs with is the API's table (SIGNATURE_KEY_TYPES). */
+const SIGNATURE_LABELS: [SignatureAlgorithm, string][] = [
+  ["sha256", "SHA-256"],
+  ["sha384", "SHA-384"],
+  ["sha512", "SHA-512"],
+  ["sha1", "SHA-1 (weak, legacy only)"],
+  ["md5", "MD5 (broken, legacy only)"],
+  ["ed25519", "Ed25519"],
 ];
+const SIGNATURES: { value: SignatureAlgorithm; label: string; keys: readonly KeyType[] }[] = SIGNATURE_LABELS.map(([value, label]) => ({
+  value,
+  label,
+  keys: certRules.SIGNATURE_KEY_TYPES[value],
+}));
 
 /** The signature algorithms the API accepts with `keyType` (§12.3), strongest first. */
 export const signaturesFor = (keyType: string) => SIGNATURES.filter((s) => s.keys.includes(keyType as KeyType)).map(({ value, label }) => ({ value, label }));

@@ -4,6 +4,7 @@
 // imported dynamically, in that order. Fingerprints use WebCrypto, which browsers offer only in a secure context
 // (HTTPS or localhost); elsewhere the fingerprint is left out.
 import { unzipSync } from "fflate";
+import { certificates as certRules } from "../../api/rules.gen";
 import type { ExtendedKeyUsage, KeyAlgorithm, KeyUsage, TemplateAttributes } from "../../api/types";
 import { describeKeyAlgorithm, fittingSignature, RSA_SIZES } from "./algorithms";
 import { classifySan, MAX_SANS, subjectLine } from "./template-model";
@@ -101,12 +102,13 @@ const EKU_OIDS: Record<string, ExtendedKeyUsage> = {
   "1.3.6.1.5.5.7.3.4": "emailProtection",
   "1.3.6.1.5.5.7.3.8": "timeStamping",
 };
-const LIMITS: [keyof TemplateAttributes & string, string, number][] = [
-  ["commonName", "CN", 64],
-  ["organization", "O", 64],
-  ["organizationalUnit", "OU", 64],
-  ["locality", "L", 128],
-  ["stateOrProvince", "ST", 128],
+/** Subject fields by their DN short names, with the API's maximum lengths. */
+const LIMITS: [keyof typeof certRules.SUBJECT_MAX_CHARS, string][] = [
+  ["commonName", "CN"],
+  ["organization", "O"],
+  ["organizationalUnit", "OU"],
+  ["locality", "L"],
+  ["stateOrProvince", "ST"],
 ];
 
 /**
@@ -118,14 +120,15 @@ export async function certificateToAttributes(pem: string): Promise<{ attributes
   const cert = new lib.X509Certificate(pem);
   const notes: string[] = [];
   const a: Partial<TemplateAttributes> = {};
-  for (const [key, field, max] of LIMITS) {
+  for (const [key, field] of LIMITS) {
+    const max = certRules.SUBJECT_MAX_CHARS[key];
     const v = cert.subjectName.getField(field)[0];
     if (!v) continue;
     if ([...v].length > max) notes.push(`${field} shortened to ${max} characters`);
     (a as Record<string, string>)[key] = [...v].slice(0, max).join("");
   }
   const country = cert.subjectName.getField("C")[0];
-  if (country && /^[A-Za-z]{2}$/.test(country)) a.country = country.toUpperCase();
+  if (country && certRules.COUNTRY_RE.test(country)) a.country = country.toUpperCase();
 
   const pk = cert.publicKey.algorithm as { name: string; namedCurve?: string; modulusLength?: number };
   let keyAlgorithm: KeyAlgorithm;

@@ -2,11 +2,12 @@
 // client. Shared operations (GET, _generate) take the share id of a link: it goes in X-User-Share-ID, and the API
 // then serves the owner's template to anyone.
 import { api, call } from "../../api/client";
+import { certificates as certRules } from "../../api/rules.gen";
 import type { CertificateTemplate, ExportedFile, ListQuery, TemplateAttributes, TemplateGetResponse } from "../../api/types";
 
 export const TEMPLATES_KEY = "certificate-templates";
 
-export type GenerateFormat = "pem" | "pkcs8" | "pkcs12" | "der";
+export type GenerateFormat = (typeof certRules.GENERATE_FORMATS)[number];
 
 const shareHeaders = (shareId?: string) => (shareId ? { "X-User-Share-ID": shareId } : undefined);
 const path = (id: string) => ({ path: { template_id: id } });

@@ -4,6 +4,7 @@
 import { Alert, Button, Code, Group, Modal, PasswordInput, Radio, Stack, Text } from "@mantine/core";
 import { useState } from "react";
 import { errorMessage } from "../../api/client";
+import { certificates as certRules } from "../../api/rules.gen";
 import type { TemplateAttributes } from "../../api/types";
 import { downloadExported, formatFileSize } from "../../components/download";
 import { templatesApi, type GenerateFormat } from "./certificates-api";
@@ -60,7 +61,7 @@ export function GenerateDialog({ templateId, templateName, attributes, shareId, 
           </Stack>
         </Radio.Group>
         {chosen.passphrase !== null && (
-          <PasswordInput label="Passphrase (optional)" description={chosen.passphrase} autoComplete="new-password" value={passphrase} onChange={(e) => setPassphrase(e.currentTarget.value)} maxLength={1024} />
+          <PasswordInput label="Passphrase (optional)" description={chosen.passphrase} autoComplete="new-password" value={passphrase} onChange={(e) => setPassphrase(e.currentTarget.value)} maxLength={certRules.MAX_PASSPHRASE} />
         )}
         {error && (
           <Alert color="red" role="alert" title="Could not generate">

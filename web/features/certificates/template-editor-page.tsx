@@ -6,6 +6,7 @@ import { useForm } from "@mantine/form";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useParams, useSearch } from "wouter";
+import { certificates as certRules } from "../../api/rules.gen";
 import type { TemplateGetResponse } from "../../api/types";
 import { confirmDeleteAndLeave } from "../../components/confirm";
 import { EditorActions } from "../../components/editor-actions";
@@ -41,7 +42,7 @@ function TemplateEditor({ existing, copyOf }: { existing?: TemplateGetResponse; 
   const form = useForm({
     mode: "controlled",
     initialValues: toFormValues(
-      existing ? existing.template.name : copyOf ? `${copyOf.template.name} (copy)`.slice(0, 100) : "",
+      existing ? existing.template.name : copyOf ? `${copyOf.template.name} (copy)`.slice(0, certRules.NAME_MAX) : "",
       base?.tagIds ?? [],
       base?.attributes ?? defaultAttributes(),
     ),

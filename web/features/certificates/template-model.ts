@@ -1,16 +1,21 @@
 // The certificate template form's model (supplement §12.3): form values ↔ API attributes, the rules the API applies
 // (checked here first so mistakes show under their field), SAN type detection, validity presets and the plain-language
 // hints of key usages. The API stays the authority: what it refuses is shown under the field it names.
+import { certificates as certRules } from "../../api/rules.gen";
 import type { CertificateTemplate, ExtendedKeyUsage, KeyUsage, TemplateAttributes } from "../../api/types";
 import { fittingSignature, keyAlgorithm, keyParam } from "./algorithms";
 
+const { ASCII_PRINTABLE_RE, COUNTRY_RE, DNS_LABEL_RE, MAX_DNS_NAME, NAME_MAX, SUBJECT_MAX_CHARS } = certRules;
+export const { MAX_SANS, MIN_TIME, MAX_TIME } = certRules;
+
+/** The subject fields besides the country, with the API's maximum lengths. */
 export const SUBJECT_FIELDS = [
-  { key: "commonName", label: "Common name (CN)", max: 64, placeholder: "example.com" },
-  { key: "organization", label: "Organization (O)", max: 64, placeholder: "Example Ltd" },
-  { key: "organizationalUnit", label: "Organizational unit (OU)", max: 64, placeholder: "Platform" },
-  { key: "locality", label: "Locality (L)", max: 128, placeholder: "Berlin" },
-  { key: "stateOrProvince", label: "State or province (ST)", max: 128, placeholder: "Berlin" },
-] as const;
+  { key: "commonName", label: "Common name (CN)", max: SUBJECT_MAX_CHARS.commonName, placeholder: "example.com" },
+  { key: "organization", label: "Organization (O)", max: SUBJECT_MAX_CHARS.organization, placeholder: "Example Ltd" },
+  { key: "organizationalUnit", label: "Organizational unit (OU)", max: SUBJECT_MAX_CHARS.organizationalUnit, placeholder: "Platform" },
+  { key: "locality", label: "Locality (L)", max: SUBJECT_MAX_CHARS.locality, placeholder: "Berlin" },
+  { key: "stateOrProvince", label: "State or province (ST)", max: SUBJECT_MAX_CHARS.stateOrProvince, placeholder: "Berlin" },
+] as const satisfies readonly { key: keyof typeof SUBJECT_MAX_CHARS; label: string; max: number; placeholder: string }[];
 export type SubjectKey = (typeof SUBJECT_FIELDS)[number]["key"];
 
 export const KEY_USAGES: { value: KeyUsage; label: string; hint: string }[] = [
@@ -40,8 +45,6 @@ export const usageLabel = (v: string) => [...KEY_USAGES, ...EXTENDED_KEY_USAGES]
 export type SanKind = "DNS" | "Wildcard" | "IP" | "Email" | "URI";
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-const ASCII_PRINTABLE = /^[\x21-\x7e]+$/;
-const DNS_LABEL = /^[A-Za-z0-9-]{1,63}$/;
 
 function isIpv6(v: string): boolean {
   if (!v.includes(":") || !/^[0-9A-Fa-f:.]+$/.test(v)) return false;
@@ -57,17 +60,15 @@ export function classifySan(raw: string): { kind: SanKind } | { error: string } 
   const v = raw.trim();
   if (v === "") return { error: "Empty name" };
   if (IPV4.test(v) || isIpv6(v)) return { kind: "IP" };
-  if (v.includes("://")) return ASCII_PRINTABLE.test(v) ? { kind: "URI" } : { error: "A URI must be printable ASCII without spaces" };
+  if (v.includes("://")) return ASCII_PRINTABLE_RE.test(v) ? { kind: "URI" } : { error: "A URI must be printable ASCII without spaces" };
   if (v.includes("@")) {
     const at = v.lastIndexOf("@");
-    return ASCII_PRINTABLE.test(v) && at > 0 && at < v.length - 1 ? { kind: "Email" } : { error: "Not a valid email address" };
+    return ASCII_PRINTABLE_RE.test(v) && at > 0 && at < v.length - 1 ? { kind: "Email" } : { error: "Not a valid email address" };
   }
   const name = v.startsWith("*.") ? v.slice(2) : v;
-  if (v.length <= 253 && name.split(".").every((l) => DNS_LABEL.test(l))) return { kind: v.startsWith("*.") ? "Wildcard" : "DNS" };
+  if (v.length <= MAX_DNS_NAME && name.split(".").every((l) => DNS_LABEL_RE.test(l))) return { kind: v.startsWith("*.") ? "Wildcard" : "DNS" };
   return { error: "Not an IP address, a URI, an email address or a DNS name (letters, digits and - between dots, optionally *. first)" };
 }
-
-export const MAX_SANS = 100;
 
 /** Pasted text → names (split at commas, whitespace and newlines). */
 export const splitSans = (text: string) => text.split(/[\s,]+/).map((s) => s.trim()).filter(Boolean);
@@ -112,8 +113,6 @@ export function fromLocalInput(value: string): number {
   return Math.floor(new Date(value).getTime() / 1000);
 }
 
-export const MIN_TIME = Date.UTC(1950, 0, 1) / 1000;
-export const MAX_TIME = Date.UTC(9999, 11, 31, 23, 59, 59) / 1000;
 const DAY = 86_400;
 
 export const VALIDITY_PRESETS: { label: string; days: number }[] = [
@@ -221,17 +220,18 @@ export function toAttributes(v: TemplateFormValues): TemplateAttributes {
 }
 
 const chars = (s: string) => [...s].length;
+const subjectTooLong = (key: SubjectKey, v: string) => (chars(v) > SUBJECT_MAX_CHARS[key] ? `At most ${SUBJECT_MAX_CHARS[key]} characters` : null);
 
 /** Client-side checks of §12.3, by form field. */
 export const templateValidation = {
-  name: (v: string) => (v.trim() === "" ? "Enter a name" : chars(v.trim()) > 100 ? "At most 100 characters" : null),
+  name: (v: string) => (v.trim() === "" ? "Enter a name" : chars(v.trim()) > NAME_MAX ? `At most ${NAME_MAX} characters` : null),
   commonName: (v: string, all: TemplateFormValues) =>
-    chars(v) > 64 ? "At most 64 characters" : SUBJECT_FIELDS.every((f) => all[f.key].trim() === "") && all.country.trim() === "" && (all.subjectAltNames.length === 0 || all.version !== "3") ? "Give a subject (at least one field) or a subject alternative name" : null,
-  organization: (v: string) => (chars(v) > 64 ? "At most 64 characters" : null),
-  organizationalUnit: (v: string) => (chars(v) > 64 ? "At most 64 characters" : null),
-  locality: (v: string) => (chars(v) > 128 ? "At most 128 characters" : null),
-  stateOrProvince: (v: string) => (chars(v) > 128 ? "At most 128 characters" : null),
-  country: (v: string) => (v.trim() === "" || /^[A-Za-z]{2}$/.test(v.trim()) ? null : "Two letters, e.g. DE"),
+    subjectTooLong("commonName", v) ?? (SUBJECT_FIELDS.every((f) => all[f.key].trim() === "") && all.country.trim() === "" && (all.subjectAltNames.length === 0 || all.version !== "3") ? "Give a subject (at least one field) or a subject alternative name" : null),
+  organization: (v: string) => subjectTooLong("organization", v),
+  organizationalUnit: (v: string) => subjectTooLong("organizationalUnit", v),
+  locality: (v: string) => subjectTooLong("locality", v),
+  stateOrProvince: (v: string) => subjectTooLong("stateOrProvince", v),
+  country: (v: string) => (v.trim() === "" || COUNTRY_RE.test(v.trim()) ? null : "Two letters, e.g. DE"),
   notValidBefore: (v: string) => {
     const t = fromLocalInput(v);
     return Number.isNaN(t) ? "Pick a date and time" : t < MIN_TIME || t > MAX_TIME ? "Within the years 1950 to 9999" : null;

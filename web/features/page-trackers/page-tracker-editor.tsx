@@ -11,7 +11,7 @@ import { commonBody, commonFrom, headersBody, headersFrom, secretsBody, type Com
 import { MAX_SCRIPT_BYTES, ScriptField } from "../trackers/script-field";
 import { PAGE_EXTRACTOR_EXAMPLES } from "./page-examples";
 import { PageDebugButton } from "./page-tools";
-import { MAX_DELAY_MS, PAGE_TIMEOUT_SEC, PAGE_TRACKERS, pageTrackersApi } from "./page-trackers-api";
+import { MAX_DELAY_MS, MAX_USER_AGENT_CHARS, PAGE_TIMEOUT_SEC, PAGE_TRACKERS, pageTrackersApi } from "./page-trackers-api";
 
 interface PageValues extends CommonValues {
   url: string;
@@ -61,11 +61,11 @@ export function PageTrackerEditorPage() {
       initialValues={initialValues}
       body={(v) => ({ ...commonBody(v), target: target(v) })}
       scripts={(v) => [{ label: "In-page extractor", source: v.extractor, runtime: "chromium" }]}
-      timeout={{ min: PAGE_TIMEOUT_SEC.min, max: PAGE_TIMEOUT_SEC.max, help: "For the whole check, 5 to 120" }}
+      timeout={{ min: PAGE_TIMEOUT_SEC.min, max: PAGE_TIMEOUT_SEC.max, help: `For the whole check, ${PAGE_TIMEOUT_SEC.min} to ${PAGE_TIMEOUT_SEC.max}` }}
       validate={{
         url: ((v: string) => (/^https?:\/\/\S+$/i.test(v.trim()) ? null : "Enter an http:// or https:// URL")) as never,
         waitDelayMs: ((v: number) => (Number.isInteger(v) && v >= 0 && v <= MAX_DELAY_MS ? null : `From 0 to ${MAX_DELAY_MS.toLocaleString()} ms`)) as never,
-        userAgent: ((v: string) => (v.length > 512 ? "At most 512 characters" : null)) as never,
+        userAgent: ((v: string) => (v.length > MAX_USER_AGENT_CHARS ? `At most ${MAX_USER_AGENT_CHARS} characters` : null)) as never,
         extractor: ((v: string) => (utf8Length(v) > MAX_SCRIPT_BYTES ? `Over the ${MAX_SCRIPT_BYTES.toLocaleString()}-byte limit` : null)) as never,
       }}
       errorFields={[
@@ -91,7 +91,7 @@ export function PageTrackerEditorPage() {
                   styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }}
                   {...form.getInputProps("waitSelector")}
                 />
-                <NumberInput label="Then wait (ms)" description="0 to 30,000" min={0} max={MAX_DELAY_MS} step={250} clampBehavior="none" allowDecimal={false} w={180} {...form.getInputProps("waitDelayMs")} />
+                <NumberInput label="Then wait (ms)" description={`0 to ${MAX_DELAY_MS.toLocaleString("en-US")}`} min={0} max={MAX_DELAY_MS} step={250} clampBehavior="none" allowDecimal={false} w={180} {...form.getInputProps("waitDelayMs")} />
               </Group>
               <TextInput label="User agent" placeholder="Chromium's own" {...form.getInputProps("userAgent")} />
               <HeadersField label="Extra request headers" value={v.headers} onChange={(rows) => form.setFieldValue("headers", rows)} error={form.errors.headers} />

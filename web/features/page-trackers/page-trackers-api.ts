@@ -1,4 +1,5 @@
 import { api, call } from "../../api/client";
+import { trackers as trackerRules } from "../../api/rules.gen";
 import type { ListQuery, PageTracker, PageTrackerCreateParams, PageTrackerDebugParams, PageTrackerDebugTrace } from "../../api/types";
 import type { TrackerKind } from "../trackers/kind";
 
@@ -30,9 +31,10 @@ export const PAGE_TRACKERS: TrackerKind<PageTracker> = {
   path: "/trackers/pages",
   api: pageTrackersApi,
   targetUrl: (t) => t.target.url,
-  phases: ["browser", "navigate", "extract", "compare", "persist", "notify"],
+  phases: [...trackerRules.PAGE_PHASES, ...trackerRules.CORE_PHASES],
 };
 
-/** Page tracker limits (supplement §16.1). */
-export const PAGE_TIMEOUT_SEC = { min: 5, max: 120, default: 30 };
-export const MAX_DELAY_MS = 30_000;
+/** Page tracker limits (supplement §16.1): the API's, the timeout in seconds as the editor shows it. */
+const { min, max, default: fallback } = trackerRules.PAGE_TIMEOUT_MS;
+export const PAGE_TIMEOUT_SEC = { min: min / 1000, max: max / 1000, default: fallback / 1000 };
+export const { PAGE_MAX_DELAY_MS: MAX_DELAY_MS, PAGE_MAX_USER_AGENT_CHARS: MAX_USER_AGENT_CHARS } = trackerRules;

@@ -5,7 +5,7 @@ import { useState } from "react";
 import { ApiError, errorMessage } from "../../api/client";
 import { downloadExported, formatFileSize } from "../../components/download";
 import { describeKeyAlgorithm } from "../certificates/algorithms";
-import { keysApi, type KeyExportFormat, type PrivateKey } from "./keys-api";
+import { keysApi, MAX_PASSPHRASE, type KeyExportFormat, type PrivateKey } from "./keys-api";
 
 const FORMATS: { value: KeyExportFormat; label: string; hint: string }[] = [
   { value: "pem", label: "PEM (.pem)", hint: "PKCS#8 text: BEGIN PRIVATE KEY, or BEGIN ENCRYPTED PRIVATE KEY with a file passphrase" },
@@ -75,7 +75,7 @@ export function ExportDialog({ item, onClose }: { item: PrivateKey; onClose: () 
           autoComplete="new-password"
           value={exportPassphrase}
           onChange={(e) => setExportPassphrase(e.currentTarget.value)}
-          maxLength={1024}
+          maxLength={MAX_PASSPHRASE}
         />
         {error && (
           <Alert color="red" role="alert" title="Could not export">

@@ -8,7 +8,7 @@ import { applyApiError } from "../../components/form";
 import { FormModal } from "../../components/form-modal";
 import { TagSelect } from "../../components/tags/tag-select";
 import { describeKeyAlgorithm } from "../certificates/algorithms";
-import { passphraseRule, type PrivateKey } from "./keys-api";
+import { keyNameRule, MAX_PASSPHRASE, passphraseRule, type PrivateKey } from "./keys-api";
 
 type Protection = "keep" | "set" | "remove";
 
@@ -24,7 +24,7 @@ export function KeyEditForm({ item, onSubmit, onClose }: { item: PrivateKey; onS
     mode: "controlled",
     initialValues: { keyName: item.name, tagIds: item.tagIds, protection: "keep" as Protection, passphrase: "", newPassphrase: "", confirm: "" },
     validate: {
-      keyName: (v) => (v.trim() === "" ? "Enter a name" : [...v.trim()].length > 100 ? "At most 100 characters" : null),
+      keyName: keyNameRule,
       passphrase: (v, all) => (item.encrypted && all.protection !== "keep" && v === "" ? "Enter the current passphrase" : null),
       newPassphrase: (v, all) => (all.protection === "set" ? (v === "" ? "Enter the new passphrase" : passphraseRule(v)) : null),
       confirm: (v, all) => (all.protection === "set" && v !== all.newPassphrase ? "The passphrases do not match" : null),
@@ -79,7 +79,7 @@ export function KeyEditForm({ item, onSubmit, onClose }: { item: PrivateKey; onS
             {v.protection !== "keep" && item.encrypted && <PasswordInput label="Current passphrase" autoComplete="current-password" {...form.getInputProps("passphrase")} />}
             {v.protection === "set" && (
               <>
-                <PasswordInput label="New passphrase" description="1 to 1024 characters; it cannot be recovered if lost" autoComplete="new-password" {...form.getInputProps("newPassphrase")} />
+                <PasswordInput label="New passphrase" description={`1 to ${MAX_PASSPHRASE} characters; it cannot be recovered if lost`} autoComplete="new-password" {...form.getInputProps("newPassphrase")} />
                 <PasswordInput label="Repeat the new passphrase" autoComplete="new-password" {...form.getInputProps("confirm")} />
               </>
             )}

@@ -9,7 +9,7 @@ import { applyApiError } from "../../components/form";
 import { FormModal } from "../../components/form-modal";
 import { TagSelect } from "../../components/tags/tag-select";
 import { keyAlgorithm, KEY_TYPES, keyParams } from "../certificates/algorithms";
-import { passphraseRule } from "./keys-api";
+import { keyNameRule, passphraseRule } from "./keys-api";
 
 export interface KeyFormResult {
   keyName: string;
@@ -25,7 +25,7 @@ export function KeyForm({ onSubmit, onClose }: { onSubmit: (v: KeyFormResult) =>
     mode: "controlled",
     initialValues: { keyName: "", keyType: "ecdsa", keyParam: "secp256r1", passphrase: "", confirm: "", tagIds: [] as string[] },
     validate: {
-      keyName: (v) => (v.trim() === "" ? "Enter a name" : [...v.trim()].length > 100 ? "At most 100 characters" : null),
+      keyName: keyNameRule,
       passphrase: passphraseRule,
       confirm: (v, all) => (v !== all.passphrase ? "The passphrases do not match" : null),
     },

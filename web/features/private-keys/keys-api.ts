@@ -1,10 +1,11 @@
 // Private keys (supplement §12.2): metadata only ever comes back; key material leaves the server only as an export
 // file, which the page downloads without showing it.
 import { api, call } from "../../api/client";
+import { certificates as certRules } from "../../api/rules.gen";
 import type { ExportedFile, KeyAlgorithm, ListQuery, PrivateKey } from "../../api/types";
 
 export const KEYS_KEY = "private-keys";
-export type KeyExportFormat = "pem" | "pkcs8" | "pkcs12";
+export type KeyExportFormat = (typeof certRules.KEY_EXPORT_FORMATS)[number];
 
 const path = (id: string) => ({ path: { key_id: id } });
 
@@ -20,7 +21,8 @@ export const keysApi = {
     call(api.POST("/api/certificates/private_keys/{key_id}/_export", { params: path(id), body })),
 };
 
-export const MAX_PASSPHRASE = 1024;
+export const { MAX_PASSPHRASE, NAME_MAX: KEY_NAME_MAX } = certRules;
+export const keyNameRule = (v: string) => (v.trim() === "" ? "Enter a name" : [...v.trim()].length > KEY_NAME_MAX ? `At most ${KEY_NAME_MAX} characters` : null);
 export const passphraseRule = (v: string) => ([...v].length > MAX_PASSPHRASE ? `At most ${MAX_PASSPHRASE} characters` : null);
 
 export type { PrivateKey };

@@ -7,6 +7,7 @@ import { useForm } from "@mantine/form";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useParams, useSearch } from "wouter";
+import { responders as responderRules } from "../../api/rules.gen";
 import { CodeEditor } from "../../components/code-editor/code-editor";
 import { confirmDeleteAndLeave } from "../../components/confirm";
 import { EditorActions } from "../../components/editor-actions";
@@ -161,11 +162,12 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
 
         <Fieldset legend="Default response">
           <Stack gap="sm">
-            <NumberInput label="Status code" required min={200} max={599} clampBehavior="none" allowDecimal={false} w={180} {...form.getInputProps("statusCode")} />
+            <NumberInput label="Status code" required min={responderRules.MIN_STATUS} max={responderRules.MAX_STATUS} clampBehavior="none" allowDecimal={false} w={180} {...form.getInputProps("statusCode")} />
             <HeaderListEditor
               label="Headers"
               description="Sent in this order; a name may repeat (e.g. several set-cookie). ${secrets.NAME} in a value is replaced when the responder has access to that secret."
               rows={v.headers}
+              max={responderRules.MAX_HEADERS}
               onChange={(rows) => form.setFieldValue("headers", rows)}
               errorOf={(i, part) => form.errors[`headers.${i}.${part}`]}
               error={form.errors.headers}

@@ -1,6 +1,6 @@
 // The responder editor's form model: values from a stored responder (or defaults), the payload they become, the
 // URL they give (previewed as you type), checks that need no server, and where an API error's field lands.
-import { scripts as scriptRules } from "../../api/rules.gen";
+import { responders as responderRules, scripts as scriptRules } from "../../api/rules.gen";
 import type { CodeLanguage } from "../../components/code-editor/code-editor";
 import { headerRow, toHeaderPairs, toHeaderRows, type HeaderRow } from "../../components/header-list-editor";
 import type { Method, Responder, ResponderInfo, ResponderPayload } from "./responders-api";
@@ -26,10 +26,8 @@ export interface ResponderValues {
   enabled: boolean;
 }
 
-export const PATH_RE = /^\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*$/;
-export const PREFIX_RE = /^[a-z0-9]([a-z0-9-]{0,34}[a-z0-9])?$/;
 export const MAX_SCRIPT_BYTES = scriptRules.MAX_SCRIPT_BYTES;
-export const MAX_BODY_BYTES = 1024 * 1024;
+const { MAX_BODY_BYTES, NAME_MAX, PATH_MAX, PATH_RE, PREFIX_RE, MIN_STATUS, MAX_STATUS, DEFAULT_THROTTLE } = responderRules;
 
 export function initialValues(r: Responder | undefined, copy: boolean): ResponderValues {
   if (!r)
@@ -47,14 +45,14 @@ export function initialValues(r: Responder | undefined, copy: boolean): Responde
       secretIds: [],
       requestsToTrack: 30,
       notify: false,
-      throttle: "3600",
+      throttle: String(DEFAULT_THROTTLE),
       tagIds: [],
       enabled: true,
     };
   const s = r.settings;
   const sel = s.secrets;
   return {
-    name: copy ? `${r.name} (copy)`.slice(0, 100) : r.name,
+    name: copy ? `${r.name} (copy)`.slice(0, NAME_MAX) : r.name,
     method: r.method,
     pathType: r.location.pathType,
     path: r.location.path,
@@ -67,7 +65,7 @@ export function initialValues(r: Responder | undefined, copy: boolean): Responde
     secretIds: typeof sel === "object" ? sel.selected : [],
     requestsToTrack: s.requestsToTrack,
     notify: s.notifications?.enabled ?? false,
-    throttle: String(s.notifications?.throttleSeconds ?? 3600),
+    throttle: String(s.notifications?.throttleSeconds ?? DEFAULT_THROTTLE),
     tagIds: r.tagIds,
     enabled: r.enabled,
   };
@@ -145,18 +143,19 @@ export const requestsToTrackRule = (max: number) => (v: number | string) =>
 
 /** Checks that need no server (the API checks them all again and has the last word). */
 export const validate = {
-  name: (v: string) => (v.trim() === "" ? "Enter a name" : v.trim().length > 100 ? "At most 100 characters" : null),
+  name: (v: string) => (v.trim() === "" ? "Enter a name" : v.trim().length > NAME_MAX ? `At most ${NAME_MAX} characters` : null),
   path: (v: string) =>
     !v.trim().startsWith("/")
       ? "Start with /"
-      : v.trim().length > 255
-        ? "At most 255 characters"
+      : v.trim().length > PATH_MAX
+        ? `At most ${PATH_MAX} characters`
         : PATH_RE.test(v.trim())
           ? null
           : "Only URL path characters: letters, digits, - . _ ~ ! $ & ' ( ) * + , ; = : @ / and %XX escapes",
   subdomainPrefix: (v: string) => (v.trim() === "" || PREFIX_RE.test(v.trim()) ? null : "Lower-case letters, digits and -, not at the start or end; at most 36"),
-  statusCode: (v: number | string) => (Number.isInteger(Number(v)) && Number(v) >= 200 && Number(v) <= 599 && v !== "" ? null : "A status from 200 to 599"),
-  body: (v: string) => (utf8Length(v) > MAX_BODY_BYTES ? "At most 1 MiB" : null),
+  statusCode: (v: number | string) =>
+    Number.isInteger(Number(v)) && Number(v) >= MIN_STATUS && Number(v) <= MAX_STATUS && v !== "" ? null : `A status from ${MIN_STATUS} to ${MAX_STATUS}`,
+  body: (v: string) => (utf8Length(v) > MAX_BODY_BYTES ? `At most ${MAX_BODY_BYTES / 1024 / 1024} MiB` : null),
   script: (v: string) => (utf8Length(v) > MAX_SCRIPT_BYTES ? `Over the ${MAX_SCRIPT_BYTES.toLocaleString()}-byte limit` : null),
   secretIds: (v: string[], values: ResponderValues) => (values.secretsMode === "selected" && v.length === 0 ? "Pick at least one secret, or choose None" : null),
 };

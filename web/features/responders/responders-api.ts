@@ -1,6 +1,7 @@
 // The responders API (supplement §11) as the pages use it, plus the UI's additions: `_info` (URL bases, tier
 // limits), the `_history` window (after / before / limit) and `_test` ("Try it").
 import { api, call } from "../../api/client";
+import { responders as responderRules } from "../../api/rules.gen";
 import type { ListQuery } from "../../api/types";
 
 const id = (responderId: string) => ({ path: { responder_id: responderId } });
@@ -47,7 +48,8 @@ export const RESPONDERS_KEY = "responders";
 /** The responder URL without its location path (the base records' paths go on, §11.12). */
 export const baseOf = (r: Pick<Responder, "url" | "location">) => (r.url.endsWith(r.location.path) ? r.url.slice(0, r.url.length - r.location.path.length) : r.url);
 
-export const METHODS = ["ANY", "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "CONNECT", "TRACE"] as const satisfies readonly Responder["method"][];
+/** ANY first (the editor's default), then the methods a request can have. */
+export const METHODS = ["ANY", ...responderRules.STANDARD_METHODS] as const satisfies readonly Responder["method"][];
 export type Method = (typeof METHODS)[number];
 /** What "Try it" may send: a real request has one method (ANY is the responder's wildcard). */
 export const TRY_METHODS = METHODS.filter((m): m is Exclude<Method, "ANY"> => m !== "ANY");

@@ -6,13 +6,14 @@ import { Alert, Anchor, Button, Grid, Group, Paper, Select, Stack, Text, TextInp
 import { useForm } from "@mantine/form";
 import { useState } from "react";
 import { Link } from "wouter";
+import { responders as responderRules } from "../../api/rules.gen";
 import { BodyView } from "../../components/body-view";
 import { CodeEditor } from "../../components/code-editor/code-editor";
 import { applyApiError } from "../../components/form";
 import { headerRow, HeaderListEditor, toHeaderPairs, type HeaderRow } from "../../components/header-list-editor";
 import { HeadersTable, RequestDetail } from "./request-detail";
 import { StatusBadge } from "./history-table";
-import { bodyLanguage } from "./responder-form";
+import { bodyLanguage, utf8Length } from "./responder-form";
 import { baseOf, respondersApi, TRY_METHODS, type Responder, type TryMethod, type TryResult } from "./responders-api";
 
 interface TryValues {
@@ -21,6 +22,15 @@ interface TryValues {
   headers: HeaderRow[];
   body: string;
 }
+
+const { TRY_MAX_BODY_BYTES, TRY_MAX_TARGET, TRY_TARGET_RE } = responderRules;
+
+/** The checks of `_test` that need no server (try-request.ts has the last word: dot segments, headers). */
+const tryValidation = {
+  path: (v: string) =>
+    v.trim().length > TRY_MAX_TARGET ? `At most ${TRY_MAX_TARGET} characters` : TRY_TARGET_RE.test(v.trim()) ? null : "Start with / and percent-encode other characters (e.g. %20)",
+  body: (v: string) => (utf8Length(v) > TRY_MAX_BODY_BYTES ? `At most ${TRY_MAX_BODY_BYTES / 1024 / 1024} MiB` : null),
+};
 
 const tryField = (apiField: string, message: string) => {
   const h = /^headers\[(\d+)\]$/.exec(apiField);
@@ -37,6 +47,7 @@ export function TryItPanel({ responder, names, onSent }: { responder: Responder;
       headers: method === "GET" || method === "HEAD" ? [] : [headerRow("content-type", "application/json")],
       body: method === "GET" || method === "HEAD" ? "" : '{"hello": "world"}',
     },
+    validate: tryValidation,
   });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -84,7 +95,7 @@ export function TryItPanel({ responder, names, onSent }: { responder: Responder;
               {...form.getInputProps("path")}
             />
           </Group>
-          <HeaderListEditor label="Request headers" rows={v.headers} onChange={(rows) => form.setFieldValue("headers", rows)} errorOf={(i, part) => form.errors[`headers.${i}.${part}`]} error={form.errors.headers} />
+          <HeaderListEditor label="Request headers" rows={v.headers} max={responderRules.MAX_HEADERS} onChange={(rows) => form.setFieldValue("headers", rows)} errorOf={(i, part) => form.errors[`headers.${i}.${part}`]} error={form.errors.headers} />
           <CodeEditor label="Request body" language={bodyLanguage(v.headers)} minHeight={100} value={v.body} onChange={(b) => form.setFieldValue("body", b)} error={form.errors.body} />
           <Group>
             <Button type="submit" loading={busy}>

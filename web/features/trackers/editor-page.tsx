@@ -9,6 +9,7 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type ReactNode } from "react";
 import { Link, useParams, useSearch } from "wouter";
 import { errorMessage } from "../../api/client";
+import { trackers as trackerRules } from "../../api/rules.gen";
 import { notifySuccess } from "../../components/notify";
 import { confirmScriptsCompile, notifyScriptWarnings, type EditorScript } from "../../components/script-check";
 import { PageHeader } from "../../components/page-header";
@@ -59,7 +60,7 @@ function Editor<T extends AnyTracker, V extends CommonValues, B>({ spec, existin
     mode: "controlled",
     initialValues: spec.initialValues(existing ?? copyOf, copyOf !== undefined),
     validate: {
-      name: (v: string) => (v.trim() === "" ? "Enter a name" : v.trim().length > 100 ? "At most 100 characters" : null),
+      name: (v: string) => (v.trim() === "" ? "Enter a name" : v.trim().length > trackerRules.NAME_MAX ? `At most ${trackerRules.NAME_MAX} characters` : null),
       timeoutSec: (v: number) => (Number.isInteger(v) && v >= spec.timeout.min && v <= spec.timeout.max ? null : `From ${spec.timeout.min} to ${spec.timeout.max} seconds`),
       revisions: (v: number) => (Number.isInteger(v) && v >= 1 ? null : "At least 1"),
       ...spec.validate,

@@ -1,6 +1,7 @@
 // The editor's values shared by both kinds (name, tags, switches, secrets access, timeout, revisions, schedule),
 // how they come from a stored tracker and go into a create/update body (supplement §15.1, §16.1), and where an API
 // error that names a field ("target.requests[0].url: …") is shown in the form.
+import { trackers as trackerRules } from "../../api/rules.gen";
 import type { ApiTrackerCreateParams } from "../../api/types";
 import type { AnyTracker } from "./kind";
 import { DEFAULT_SCHEDULE, jobBody, scheduleFromJob, type ScheduleValue } from "./schedule";
@@ -34,10 +35,10 @@ export const headersBody = (rows: KeyedHeader[]): Record<string, string> => Obje
 
 /** The editor's common values for a new tracker, a copy (`copy`) or an existing one. */
 export function commonFrom(t: AnyTracker | undefined, opts: { copy: boolean; timeoutSec: number }): CommonValues {
-  if (!t) return { name: "", enabled: true, notifications: false, tagIds: [], secretsMode: "none", secretIds: [], timeoutSec: opts.timeoutSec, revisions: 3, schedule: { ...DEFAULT_SCHEDULE } };
+  if (!t) return { name: "", enabled: true, notifications: false, tagIds: [], secretsMode: "none", secretIds: [], timeoutSec: opts.timeoutSec, revisions: trackerRules.DEFAULT_REVISIONS, schedule: { ...DEFAULT_SCHEDULE } };
   const s = t.secrets;
   return {
-    name: opts.copy ? `${t.name} (copy)`.slice(0, 100) : t.name,
+    name: opts.copy ? `${t.name} (copy)`.slice(0, trackerRules.NAME_MAX) : t.name,
     enabled: t.enabled,
     notifications: t.notifications,
     tagIds: t.tagIds,

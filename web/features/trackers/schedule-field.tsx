@@ -7,6 +7,7 @@ import { useDebouncedValue } from "@mantine/hooks";
 import { useQuery } from "@tanstack/react-query";
 import type { ReactNode } from "react";
 import { api, ApiError, call, errorMessage } from "../../api/client";
+import { trackers as trackerRules } from "../../api/rules.gen";
 import { formatRelative } from "../../components/format";
 import { describeCron, formatInterval, presetCron, WEEKDAYS, type SchedulePreset, type ScheduleValue } from "./schedule";
 
@@ -37,6 +38,10 @@ export function useParsedSchedule(cron: string | undefined) {
     staleTime: 30_000,
   });
 }
+
+/** Retry interval bounds in minutes (the API's, in ms). */
+const RETRY_MIN_MINUTES = trackerRules.RETRY_MIN_INTERVAL_MS / 60_000;
+const RETRY_MAX_MINUTES = trackerRules.RETRY_MAX_INTERVAL_MS / 60_000;
 
 export function ScheduleField({ value, onChange, error, retryError }: { value: ScheduleValue; onChange: (v: ScheduleValue) => void; error?: ReactNode; retryError?: ReactNode }) {
   const set = (patch: Partial<ScheduleValue>) => onChange({ ...value, ...patch });
@@ -129,15 +134,15 @@ export function ScheduleField({ value, onChange, error, retryError }: { value: S
             <Group gap="sm" align="flex-start">
               <NumberInput
                 label="Minutes between retries"
-                min={1}
-                max={minGapMs ? Math.max(1, Math.min(720, Math.floor(minGapMs / 60_000))) : 720}
+                min={RETRY_MIN_MINUTES}
+                max={minGapMs ? Math.max(RETRY_MIN_MINUTES, Math.min(RETRY_MAX_MINUTES, Math.floor(minGapMs / 60_000))) : RETRY_MAX_MINUTES}
                 allowDecimal={false}
                 w={200}
                 value={value.retryMinutes}
                 onChange={(v) => set({ retryMinutes: Number(v) || 1 })}
                 error={retryError}
               />
-              <NumberInput label="Attempts" min={1} max={10} allowDecimal={false} w={120} value={value.retryAttempts} onChange={(v) => set({ retryAttempts: Number(v) || 1 })} />
+              <NumberInput label="Attempts" min={1} max={trackerRules.RETRY_MAX_ATTEMPTS} allowDecimal={false} w={120} value={value.retryAttempts} onChange={(v) => set({ retryAttempts: Number(v) || 1 })} />
             </Group>
           )}
           {value.retry && (

@@ -5,7 +5,7 @@ import { Alert, Button, Checkbox, Group, PasswordInput, SimpleGrid, Stack, Text 
 import { useState } from "react";
 import { errorMessage } from "../../api/client";
 import { downloadBlob, formatFileSize } from "../../components/download";
-import { ENTITY_TYPES, userDataApi, type EntityType, type ExportRequest } from "./user-data-api";
+import { ENTITY_TYPES, MIN_PASSPHRASE_CHARS, userDataApi, type ExportRequest } from "./user-data-api";
 
 export function ExportForm() {
   const [types, setTypes] = useState<string[]>(ENTITY_TYPES.map((t) => t.key));
@@ -15,7 +15,7 @@ export function ExportForm() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
-  const passphraseError = passphrase !== "" && passphrase.length < 8 ? "At least 8 characters" : null;
+  const passphraseError = passphrase !== "" && [...passphrase].length < MIN_PASSPHRASE_CHARS ? `At least ${MIN_PASSPHRASE_CHARS} characters` : null;
 
   const run = async (e: React.FormEvent) => {
     e.preventDefault();
@@ -25,7 +25,7 @@ export function ExportForm() {
     setDone(null);
     try {
       const include: ExportRequest["include"] = { settings };
-      for (const t of ENTITY_TYPES) if (types.includes(t.key)) include[t.key as EntityType] = { type: "all", ...("history" in t ? { includeHistory: history } : {}) };
+      for (const t of ENTITY_TYPES) if (types.includes(t.key)) include[t.key] = { type: "all", ...(t.history ? { includeHistory: history } : {}) };
       const { blob, fileName } = await userDataApi.export({ include, ...(passphrase ? { secretsPassphrase: passphrase } : {}) });
       downloadBlob(blob, fileName);
       setDone(`Downloaded ${fileName} (${formatFileSize(blob.size)})`);
@@ -52,7 +52,7 @@ export function ExportForm() {
         </Group>
         <PasswordInput
           label="Secrets passphrase (optional)"
-          description="Adds your secrets' values to the file, encrypted with this passphrase (8 characters or more). Without it, secrets are exported without values."
+          description={`Adds your secrets' values to the file, encrypted with this passphrase (${MIN_PASSPHRASE_CHARS} characters or more). Without it, secrets are exported without values.`}
           autoComplete="new-password"
           value={passphrase}
           error={passphraseError}

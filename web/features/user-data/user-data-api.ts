@@ -1,25 +1,34 @@
 // Data export, import preview and import (supplement §19.1–§19.4). The export is a streamed attachment: it is read
 // as a Blob and saved under the file name of its Content-Disposition (secbox-export-<date>.json).
 import { api, call } from "../../api/client";
+import { userData as userDataRules } from "../../api/rules.gen";
 import type { ImportData, ImportPreview, ImportResult } from "../../api/types";
 import { attachmentName } from "../../components/download";
 
-export const ENTITY_TYPES = [
-  { key: "tags", label: "Tags" },
-  { key: "scripts", label: "Scripts" },
-  { key: "secrets", label: "Secrets" },
-  { key: "responders", label: "Responders", history: "requests" },
-  { key: "certificateTemplates", label: "Certificate templates" },
-  { key: "privateKeys", label: "Private keys" },
-  { key: "contentSecurityPolicies", label: "Content security policies" },
-  { key: "pageTrackers", label: "Page trackers", history: "revisions" },
-  { key: "apiTrackers", label: "API trackers", history: "revisions" },
-] as const;
-export type EntityType = (typeof ENTITY_TYPES)[number]["key"];
+export type EntityType = (typeof userDataRules.ENTITY_TYPES)[number];
+const LABELS: Record<EntityType, string> = {
+  tags: "Tags",
+  scripts: "Scripts",
+  secrets: "Secrets",
+  responders: "Responders",
+  certificateTemplates: "Certificate templates",
+  privateKeys: "Private keys",
+  contentSecurityPolicies: "Content security policies",
+  pageTrackers: "Page trackers",
+  apiTrackers: "API trackers",
+};
+/** The API's entity types in file order, with labels; `history`: the export can include their history. */
+export const ENTITY_TYPES: { key: EntityType; label: string; history: boolean }[] = userDataRules.ENTITY_TYPES.map((key) => ({
+  key,
+  label: LABELS[key],
+  history: (userDataRules.TYPES_WITH_HISTORY as readonly string[]).includes(key),
+}));
 export const typeLabel = (t: string) => ENTITY_TYPES.find((e) => e.key === t)?.label ?? t;
 
-export type Resolution = "rename" | "overwrite" | "skip";
-export type ImportMode = "merge" | "apply";
+export type Resolution = (typeof userDataRules.CONFLICT_RESOLUTIONS)[number];
+export type ImportMode = (typeof userDataRules.IMPORT_MODES)[number];
+/** `secretsPassphrase` of an export: characters. */
+export const { MIN_PASSPHRASE_CHARS } = userDataRules;
 export interface Selection {
   sourceId: string;
   action: "import" | "skip";

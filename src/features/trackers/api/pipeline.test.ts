@@ -5,8 +5,8 @@ import { outboundFetch } from "../../../platform/net/client";
 import { startUpstream, type Upstream } from "../test-upstream";
 import { BodyConversionError, toBodyBytes } from "./body";
 import { debugView, headersObject, interpretConfigurator, interpretExtractor, runPipeline, type PipelineEnv } from "./pipeline";
-import type { ScriptRunResult, ScriptRunner } from "./scripts";
-import type { ApiRequest } from "./target";
+import type { LogEntry, ScriptRunResult, ScriptRunner } from "../../../sandbox/types";
+import type { ApiRequest } from "./contract";
 
 let up: Upstream;
 beforeAll(() => {
@@ -14,7 +14,7 @@ beforeAll(() => {
 });
 afterAll(() => up.stop());
 
-const ok = (value: unknown, logs: unknown[] = []): ScriptRunResult => ({ ok: true, value, logs, durationMs: 1 });
+const ok = (value: unknown, logs: LogEntry[] = []): ScriptRunResult => ({ ok: true, value, logs, durationMs: 1 });
 const err = (kind: "timeout" | "memory" | "error" | "queue_full" | "internal", message: string): ScriptRunResult => ({
   ok: false,
   error: { kind, message },
@@ -203,7 +203,7 @@ describe("runPipeline", () => {
     up.state.value = '{"a":1}';
     const runner = scripted([
       ok({ requests: [{ url: `${up.url}/value`, headers: { authorization: "Bearer t0k" }, body: new Uint8Array([1, 2, 3]) }] }, [{ level: "info", message: "signing" }]),
-      ok({ body: new Uint8Array([0x7b, 0x7d]) }, ["plain"]),
+      ok({ body: new Uint8Array([0x7b, 0x7d]) }, [{ level: "log", message: "plain" }]),
     ]);
     const out = await runPipeline(env(runner), {
       target: { requests: [{ ...REQ, url: `${up.url}/value` }], configurator: "cfg", extractor: "ext" },
@@ -214,7 +214,7 @@ describe("runPipeline", () => {
     const tr = out.trace!;
     expect(tr.configurator!.result).toEqual({ requests: [{ url: `${up.url}/value`, headers: { authorization: "Bearer t0k" }, body: "AQID" }] });
     expect(tr.configurator!.logs).toEqual([{ level: "info", message: "signing" }]);
-    expect(tr.requests[0]!.request.body).toBe("\u0001\u0002\u0003");
+    expect((tr.requests[0]!.request as { body?: string }).body).toBe("\u0001\u0002\u0003");
     const params = tr.extractor!.params as any;
     expect(params.params).toEqual({ secrets: { TOKEN: "********" } });
     expect(params.responses[0].body).toBe(Buffer.from('{"a":1}').toString("base64"));

@@ -4,11 +4,14 @@
 // `_debug` trace.
 import type { OutboundRequest, OutboundResponse } from "../../../platform/net/client";
 import { OutboundError, stripHopByHop } from "../../../platform/net/client";
-import type { PhaseRecord } from "../core";
+import type { PhaseRecord } from "../contract";
 import { cutBytes, lossyText, revisionData } from "../revisions";
 import { BodyConversionError, toBodyBytes } from "./body";
-import { NO_SANDBOX, scriptErrorMessage, type ScriptLimits, type ScriptRunResult, type ScriptRunner } from "./scripts";
-import { parseRequest, statusAccepted, type ApiTarget, type RunRequest } from "./target";
+import type { LogEntry, ScriptLimits, ScriptRunResult, ScriptRunner } from "../../../sandbox/types";
+import { NO_SANDBOX, scriptErrorMessage } from "./scripts";
+import { API_PHASES } from "../shared-rules";
+import type { ApiTarget, ApiTrackerDebugResult, DebugExchange, DebugStage } from "./contract";
+import { parseRequest, statusAccepted, type RunRequest } from "./target";
 
 /** Upstream response cap of a tracker request (supplement §15.3). */
 export const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
@@ -16,8 +19,6 @@ export const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 export const DEBUG_BODY_BYTES = 512 * 1024;
 export const MASK = "********";
 const MAX_SCRIPT_LOGS = 100;
-
-export const API_PHASES = ["configurator", "request", "extractor"] as const;
 
 export interface PipelineEnv {
   fetch: (req: OutboundRequest) => Promise<OutboundResponse>;
@@ -45,25 +46,8 @@ export interface ScriptResponse {
   body: Uint8Array;
 }
 
-export interface DebugStage {
-  result: unknown;
-  params: unknown;
-  error: string | null;
-  logs: { level: string; message: string }[];
-}
-
-export interface DebugExchange {
-  request: { url: string; method: string; headers: Record<string, string>; body?: string };
-  response: { status: number; headers: Record<string, string>; body: string; bodySize: number; latencyMs: number } | { error: string };
-}
-
-export interface DebugTrace {
-  configurator: DebugStage | null;
-  requests: DebugExchange[];
-  extractor: DebugStage | null;
-  result: { body: unknown } | null;
-  elapsedMs: number;
-}
+/** The `_debug` trace (ApiTrackerDebugResult, contract.ts). */
+export type DebugTrace = ApiTrackerDebugResult;
 
 export interface PipelineOutput {
   /** configurator, request, extractor (later phases are the core's). */
@@ -144,15 +128,7 @@ export function debugView(v: unknown, depth = 0): unknown {
 
 const masked = (secrets: Record<string, string>) => Object.fromEntries(Object.keys(secrets).map((k) => [k, MASK]));
 
-function scriptLogs(logs: unknown[]): { level: string; message: string }[] {
-  return logs.slice(0, MAX_SCRIPT_LOGS).map((l) => {
-    if (l && typeof l === "object") {
-      const e = l as { level?: unknown; message?: unknown };
-      return { level: typeof e.level === "string" ? e.level : "log", message: typeof e.message === "string" ? e.message : JSON.stringify(e.message ?? null) };
-    }
-    return { level: "log", message: String(l) };
-  });
-}
+const scriptLogs = (logs: LogEntry[]): { level: string; message: string }[] => logs.slice(0, MAX_SCRIPT_LOGS).map(({ level, message }) => ({ level, message }));
 
 /** What `data` would show for a value (supplement §17.1), cut for display. */
 export const dataView = (value: Uint8Array) => revisionData(cutBytes(value, DEBUG_BODY_BYTES));

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { startTestServer, type TestServer, type TestUser } from "../../../tests/harness";
 import { startUpstream, type Upstream } from "../test-upstream";
 import { createLogger } from "../../../platform/log";
-import type { ScriptRunner } from "./scripts";
+import type { ScriptRunner } from "../../../sandbox/types";
 
 const POOL_FILE = join(import.meta.dir, "../../../sandbox/pool.ts");
 const hasPool = existsSync(POOL_FILE);

@@ -1,43 +1,12 @@
-// The script runner API trackers need (configurator and extractor, supplement §11.6, §15.3). The QuickJS pool in
-// src/sandbox implements it; until it is wired (TrackersDeps.scripts), a tracker with a script fails its run with
-// a clear error while trackers without scripts work.
-
-export interface ScriptLimits {
-  memoryMib: number;
-  timeoutMs: number;
-  proxyTimeoutMs: number;
-  maxProxyBodyBytes: number;
-}
-
-export interface ScriptLogEntry {
-  level?: string;
-  message?: string;
-}
-
-export type ScriptErrorKind = "timeout" | "memory" | "error" | "queue_full" | "internal";
-
-export type ScriptRunResult =
-  | { ok: true; value: unknown; logs: unknown[]; durationMs: number }
-  | { ok: false; error: { kind: ScriptErrorKind; message: string; code?: string }; logs: unknown[]; durationMs: number };
-
-export interface ScriptRunner {
-  run(req: {
-    source: string;
-    context: unknown;
-    limits: ScriptLimits;
-    kvOwner?: string;
-    kvLimits?: unknown;
-    /** `Sandbox.core.ops.op_proxy_request` present; API configurators and extractors run without it (§11.6). */
-    proxy?: boolean;
-    /** The tracker's user (the pool's fair share between users). */
-    owner?: string;
-  }): Promise<ScriptRunResult>;
-}
+// How API trackers word a script run (configurator and extractor, supplement §11.6, §15.3). The runner is the
+// sandbox's (ScriptRunner in src/sandbox/types.ts, the QuickJS pool); without one (TrackersDeps.scripts unset), a
+// tracker with a script fails its run with NO_SANDBOX while trackers without scripts work.
+import type { ScriptError } from "../../../sandbox/types";
 
 export const NO_SANDBOX = "the script sandbox is not available on this server";
 
 /** Message of a failed script run (supplement §11.5 wording where one exists). */
-export function scriptErrorMessage(error: { kind: ScriptErrorKind; message: string }): string {
+export function scriptErrorMessage(error: Pick<ScriptError, "kind" | "message">): string {
   const msg = typeof error.message === "string" ? error.message.trim() : "";
   switch (error.kind) {
     case "timeout":

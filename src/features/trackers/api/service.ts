@@ -6,22 +6,15 @@ import { outboundFetch, OutboundError, type OutboundRequest, type OutboundRespon
 import { tierLimits, type Runtime } from "../../../platform/runtime";
 import type { TierLimits } from "../../../config/schema";
 import type { SecretsService } from "../../secrets/service";
-import type { ExecuteInput, ExecuteOutput, TrackerCore, TrackerWire } from "../core";
+import type { ExecuteInput, ExecuteOutput, TrackerCore } from "../core";
 import { TrackerKindService } from "../kind-service";
 import { asBody, parseTimeout } from "../params";
 import { cutBytes, lossyText } from "../revisions";
-import { DEBUG_BODY_BYTES, headersObject, runPipeline, API_PHASES, MAX_RESPONSE_BYTES, type DebugTrace, type PipelineEnv } from "./pipeline";
-import type { ScriptLimits, ScriptRunner } from "./scripts";
-import { API_TIMEOUT, parseTarget, type ApiTarget } from "./target";
-
-export type ApiTracker = TrackerWire<ApiTarget>;
-
-export interface ApiTrackerTestResult {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-  latencyMs: number;
-}
+import { API_PHASES, API_TIMEOUT_MS } from "../shared-rules";
+import { DEBUG_BODY_BYTES, headersObject, runPipeline, MAX_RESPONSE_BYTES, type DebugTrace, type PipelineEnv } from "./pipeline";
+import type { ScriptLimits, ScriptRunner } from "../../../sandbox/types";
+import type { ApiTarget, ApiTrackerTestInput, ApiTrackerTestResult } from "./contract";
+import { parseTarget } from "./target";
 
 export interface ApiTrackersDeps {
   secrets: SecretsService;
@@ -46,7 +39,7 @@ export class ApiTrackersService extends TrackerKindService<ApiTarget> {
       kind: "api",
       tagType: "apiTracker",
       phases: API_PHASES,
-      timeout: API_TIMEOUT,
+      timeout: API_TIMEOUT_MS,
       parseTarget,
       maxCount: (limits) => limits.max_api_trackers,
       scripts: (t) => [
@@ -85,10 +78,10 @@ export class ApiTrackersService extends TrackerKindService<ApiTarget> {
   // ---- _test and _debug ----
 
   /** Sends `requests[0]` without scripts; persists nothing; returns the raw response (supplement §17.4). */
-  async test(rawBody: unknown): Promise<ApiTrackerTestResult> {
+  async test(rawBody: ApiTrackerTestInput): Promise<ApiTrackerTestResult> {
     const body = asBody(rawBody);
     const target = this.parseTarget(body.target);
-    const timeoutMs = parseTimeout(body.timeout, API_TIMEOUT, "timeout");
+    const timeoutMs = parseTimeout(body.timeout, API_TIMEOUT_MS, "timeout");
     const req = target.requests[0]!;
     const started = performance.now();
     let res: OutboundResponse;

@@ -6,28 +6,17 @@ import { existsSync } from "node:fs";
 import type { AuthUser } from "../../../platform/auth/principal";
 import type { Runtime } from "../../../platform/runtime";
 import type { SecretsService } from "../../secrets/service";
-import type { ExecuteInput, ExecuteOutput, TrackerCore, TrackerWire } from "../core";
+import type { ExecuteInput, ExecuteOutput, TrackerCore } from "../core";
 import { TrackerKindService } from "../kind-service";
 import { revisionData } from "../revisions";
-import { browserFailure, ChromiumEngine, MSG_ENGINE_CLOSED, pageDebugTrace, type PageLog, type PageRunRequest, type PageRunResult, type PageScreenshot } from "./engine";
-import { PAGE_TIMEOUT, parsePageTarget, type PageTarget } from "./target";
-
-export type PageTracker = TrackerWire<PageTarget>;
-
-export interface PageDebugTrace {
-  result?: unknown;
-  error?: string;
-  logs: PageLog[];
-  screenshots: PageScreenshot[];
-  elapsedMs: number;
-}
+import { PAGE_PHASES, PAGE_TIMEOUT_MS } from "../shared-rules";
+import type { PageTarget, PageTrackerDebugResult } from "./contract";
+import { browserFailure, ChromiumEngine, MSG_ENGINE_CLOSED, pageDebugTrace, type PageRunRequest, type PageRunResult } from "./engine";
+import { parsePageTarget } from "./target";
 
 export interface PageTrackersDeps {
   secrets: SecretsService;
 }
-
-export const PAGE_PHASES = ["browser", "navigate", "extract"] as const;
-
 
 export class PageTrackersService extends TrackerKindService<PageTarget> {
   private engine: ChromiumEngine | null = null;
@@ -38,7 +27,7 @@ export class PageTrackersService extends TrackerKindService<PageTarget> {
       kind: "page",
       tagType: "pageTracker",
       phases: PAGE_PHASES,
-      timeout: PAGE_TIMEOUT,
+      timeout: PAGE_TIMEOUT_MS,
       parseTarget: parsePageTarget,
       maxCount: (limits) => limits.max_page_trackers,
       scripts: (t) => (t.extractor !== undefined ? [{ field: "target.extractor", source: t.extractor, runtime: "chromium" }] : []),
@@ -122,7 +111,7 @@ export class PageTrackersService extends TrackerKindService<PageTarget> {
   // ---- _debug (supplement §17.5) ----
 
   /** One run with screenshots; persists nothing; shares the page run slots. No `previousContent`. */
-  async debug(user: AuthUser, rawBody: unknown): Promise<PageDebugTrace> {
+  async debug(user: AuthUser, rawBody: unknown): Promise<PageTrackerDebugResult> {
     const { target, timeoutMs, secrets } = await this.debugInput(user, rawBody);
     const r = await this.inSlot(() => this.runPage(this.request(target, { secrets, timeoutMs, debug: true, owner: user.id })), user.id);
     return pageDebugTrace(r, revisionData);
