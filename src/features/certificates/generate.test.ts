@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { unzipSync } from "fflate";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { attrs, b64, openssl, opensslOk, scratch } from "./test-support";
+import { attrs, b64, openssl, opensslOk, scratch } from "../../tests/fixtures/certificates";
 
 let srv: TestServer;
 let alice: TestUser;

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
 import { startSmtpSink, type SmtpSink } from "../../tests/smtp-sink";
-import { quickUser } from "./test-users";
+import { quickUser } from "../../tests/fixtures/quick-users";
 
 let nowMs = 1_767_225_600_000;
 const clock = { now: () => nowMs };

@@ -3,7 +3,7 @@
 // time limit, never a reset, including time spent waiting for a worker. Slow by nature (~35 s).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../../tests/harness";
-import { quickUser } from "./test-users";
+import { quickUser } from "../../tests/fixtures/quick-users";
 
 let srv: TestServer;
 let port: number;
