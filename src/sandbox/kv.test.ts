@@ -179,8 +179,9 @@ describe("Secbox.kv", () => {
     await value(o, "Secbox.kv.set('job:1', 'queued')");
     expect(await value(o, "Secbox.kv.watch({ prefix: 'job:' })")).toMatchObject({ entries: [{ key: "job:1", value: "queued" }], cursor: null, timedOut: false });
     // waits after job:1, wakes when another execution sets job:2
+    const waitingBefore = pool.kv!.notifier.waiting;
     const watcher = kv(o, "Secbox.kv.watch({ prefix: 'job:', after: 'job:1', timeoutMs: 4000 })");
-    await Bun.sleep(150);
+    await waitUntil(() => pool.kv!.notifier.waiting > waitingBefore, "the watch to wait");
     expect(await value(o, "Secbox.kv.set('other:1', 'ignored')")).toBe(true);
     expect(await value(o, "Secbox.kv.set('job:2', 'new')")).toBe(true);
     const r = await watcher;
