@@ -220,7 +220,7 @@ describe("migration 0016 and its triggers", () => {
       const e = (type: string, content: string[]): Entity => ({ type, id: Bun.randomUUIDv7(), user: "old", name: type, updatedAt: 5, content });
       const rows = [e("script", ["return 'Heron-5';"]), e("responder", ["/heron-5"]), e("pageTracker", ["https://heron-5.example/"]), e("apiTracker", ["https://a.example/", "https://b.example/HERON-5"])];
       for (const r of rows) await insert(db, r);
-      expect((await migrate(db)).applied).toEqual([16]);
+      expect((await migrate(db, MIGRATIONS.filter((m) => m.version <= 16))).applied).toEqual([16]); // (later ones are not this test's)
       const got = await runSearch(db, "old", "heron-5", specs(SEARCH_TYPES), 20);
       expect(got).toEqual(model(rows, "old", "heron-5", SEARCH_TYPES, 20));
       expect(got.total).toBe(4);
