@@ -106,7 +106,9 @@ interface Result {
 }
 
 async function run(job: Job): Promise<Result> {
-  const args = ["bun", "test", "--timeout", "30000", "--no-orphans"];
+  // 60 s per test (unless a test sets its own): a backstop for a hung test, not a speed bound; CPU-heavy tests (argon2,
+  // openssl, the CLI's subprocesses) have taken over 30 s beside other lanes on a loaded 2-core machine.
+  const args = ["bun", "test", "--timeout", "60000", "--no-orphans"];
   if (job.workers > 1 && job.files.length > 1) args.push(`--parallel=${job.workers}`, "--no-isolate");
   args.push(...extra, ...job.files);
   const log = join(logDir, `${job.name.replace(/ /g, "-")}.log`);
