@@ -109,6 +109,10 @@ const TIER_ENV = {
   SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic",
   SECBOX_SUBSCRIPTIONS_TIERS_BASIC_MAX_CONCURRENT_HITS: "1000",
   SECBOX_SUBSCRIPTIONS_TIERS_BASIC_MAX_REQUESTS_TO_TRACK: "5000",
+  // 300 hits, 50 at a time, from one address: neither the tier's hit rate (200/s) nor the per-client in-flight cap may
+  // refuse any (whether they did depended on how fast the machine was)
+  SECBOX_SUBSCRIPTIONS_TIERS_BASIC_MAX_HITS_PER_SECOND: "0",
+  SECBOX_SERVER_MAX_IN_FLIGHT_PER_CLIENT: "1000",
 };
 
 /** A data directory with one user and one tracking responder at /hook (static, or scripted). */
