@@ -55,6 +55,7 @@ if (backends.includes("postgres") && !process.env.SECBOX_TEST_PG_URL) {
   process.exit(2);
 }
 
+const TIMINGS = join(import.meta.dir, "timings.json");
 const touchesDb = (f: string) => f.startsWith("src/") && DB_PATTERN.test(readFileSync(f, "utf8"));
 
 interface Job {
@@ -109,7 +110,9 @@ async function run(job: Job): Promise<Result> {
   // 60 s per test (unless a test sets its own): a backstop for a hung test, not a speed bound; CPU-heavy tests (argon2,
   // openssl, the CLI's subprocesses) have taken over 30 s beside other lanes on a loaded 2-core machine.
   const args = ["bun", "test", "--timeout", "60000", "--no-orphans"];
-  if (job.workers > 1 && job.files.length > 1) args.push(`--parallel=${job.workers}`, "--no-isolate");
+  // timings.json: each file's duration in a full run (per-test times summed), so the workers start the slowest first
+  // and no long file starts last (refresh: bun test --timings=scripts/test/timings.json --update-timings …).
+  if (job.workers > 1 && job.files.length > 1) args.push(`--parallel=${job.workers}`, "--no-isolate", `--timings=${TIMINGS}`);
   args.push(...extra, ...job.files);
   const log = join(logDir, `${job.name.replace(/ /g, "-")}.log`);
   const fd = streaming ? undefined : openSync(log, "w");
