@@ -2,11 +2,11 @@
 // Runs the test lanes of scripts/test/lanes.ts (issue 31 §4), after checking that every test file is in exactly one.
 //
 //   bun scripts/test/run.ts [fast|timing|browser ...] [PATH-PART ...] [--backend sqlite|postgres|both] [--parallel N]
-//                           [--browsers N] [--logs DIR] [--check] [-- extra bun test arguments]
+//                           [--browsers N] [--jobs N] [--logs DIR] [--check] [-- extra bun test arguments]
 //
 // Other words than lane names keep only the files whose path contains one of them (`bun run test:fast csp`).
-// `bun run test` = every lane on SQLite; `bun run test:fast` = the fast lane. Lanes are bun test processes that run at
-// the same time: fast with --parallel N worker processes (default 2), browser with --browsers N (default 2, one
+// `bun run test` = every lane on SQLite; `bun run test:fast` = the fast lane. Lanes are bun test processes, at most
+// --jobs N at a time (default 3; the longest expected first, from timings.json, so the browser lane starts at once): fast with --parallel N worker processes (default 2), browser with --browsers N (default 2, one
 // Chromium each), timing as one process; the workers of a lane keep one module registry (--no-isolate: what a plain
 // `bun test` does for all files). `--backend postgres` runs, of the lanes asked for, the files that touch
 // the database (lanes.ts DB_PATTERN; the browser lane stays on SQLite) with SECBOX_TEST_BACKEND=postgres and
@@ -26,6 +26,7 @@ const { values, positionals } = parseArgs({
     backend: { type: "string", default: "sqlite" },
     parallel: { type: "string", default: process.env.SECBOX_TEST_PARALLEL ?? "2" },
     browsers: { type: "string", default: process.env.SECBOX_TEST_BROWSERS ?? "2" },
+    jobs: { type: "string", default: process.env.SECBOX_TEST_JOBS ?? "3" },
     logs: { type: "string" },
     check: { type: "boolean", default: false },
   },
@@ -148,7 +149,24 @@ async function run(job: Job): Promise<Result> {
   return { job, code, seconds, pass: countOf(text, "pass"), fail: countOf(text, "fail"), skip: countOf(text, "skip") };
 }
 
-const results = await Promise.all(jobs.map(run));
+// The longest expected first (summed file timings over the job's workers; a file without a timing counts 5 s), at
+// most --jobs at a time.
+const known: Record<string, number> = (() => {
+  try {
+    return JSON.parse(readFileSync(TIMINGS, "utf8")).files ?? {};
+  } catch {
+    return {};
+  }
+})();
+const expected = (j: Job) => j.files.reduce((ms, f) => ms + (known[f] ?? 5000), 0) / j.workers;
+const queue = [...jobs].sort((a, b) => expected(b) - expected(a));
+const results: Result[] = [];
+await Promise.all(
+  Array.from({ length: Math.max(1, Number(values.jobs)) }, async () => {
+    for (let job = queue.shift(); job !== undefined; job = queue.shift()) results.push(await run(job));
+  }),
+);
+results.sort((a, b) => jobs.indexOf(a.job) - jobs.indexOf(b.job));
 let pass = 0, fail = 0, skip = 0, ok = true;
 console.log("");
 for (const r of results) {

@@ -32,7 +32,7 @@ async function value(source: string, context: unknown = {}): Promise<unknown> {
 async function withPool(opts: { workers: number; queueLimit: number }, fn: (pool: ScriptPool) => Promise<void>): Promise<void> {
   const own = new ScriptPool({ ...opts, allowPrivate: false, log });
   try {
-    await own.ready(25_000); // (starting workers has taken over 10 s on a loaded machine)
+    await own.ready();
     await fn(own);
   } finally {
     await own.close();
