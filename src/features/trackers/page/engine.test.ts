@@ -29,6 +29,8 @@ let port = 0;
 let scriptVersion = 1;
 let slowInFlight = 0;
 let slowMax = 0;
+/** The `who` of each /slow request, in the order they reached the server. */
+const slowStarts: string[] = [];
 let hangAborted = 0;
 const seen: { path: string; headers: Record<string, string> }[] = [];
 
@@ -77,12 +79,18 @@ function routes(req: Request): Response | Promise<Response> {
     case "/redirect-private":
       return new Response(null, { status: 302, headers: { location: `http://localhost:${port}/rendered` } });
     case "/slow": {
+      // Held until a second run is in flight too (at most 1.5 s: the last of an odd number has no partner), then
+      // 300 ms more: with 300 ms alone a loaded machine started the next run only after this one had ended.
       slowInFlight++;
       slowMax = Math.max(slowMax, slowInFlight);
-      return sleep(300).then(() => {
+      slowStarts.push(u.searchParams.get("who") ?? "");
+      return (async () => {
+        const end = performance.now() + 1500;
+        while (slowInFlight < 2 && performance.now() < end) await sleep(10);
+        await sleep(300);
         slowInFlight--;
         return html(`<p>slow</p>`);
-      });
+      })();
     }
     case "/hang":
       // Never answers; counts the client going away (the run's context/proxy being closed).
@@ -587,15 +595,15 @@ describe.skipIf(!haveChromium)("page engine", () => {
     "the slots are shared between users: one user's queued runs leave a slot for another user's run",
     async () => {
       slowMax = 0;
-      const done: string[] = [];
-      const track = (name: string, p: Promise<PageRunResult>) => p.then((r) => (done.push(name), r));
-      const a = Array.from({ length: 4 }, (_, i) => track(`a${i}`, run({ url: `${base}/slow`, owner: "user-a" })));
+      slowStarts.length = 0;
+      const a = Array.from({ length: 4 }, (_, i) => run({ url: `${base}/slow?who=a${i}`, owner: "user-a" }));
       await sleep(30);
-      const b = track("b", run({ url: `${base}/slow`, owner: "user-b" }));
+      const b = run({ url: `${base}/slow?who=b`, owner: "user-b" });
       const results = await Promise.all([...a, b]);
       expect(results.every((r) => r.ok)).toBe(true);
-      // user B's run took the first slot that became free (first come would have run A's four first)
-      expect(done.indexOf("b")).toBeLessThanOrEqual(2);
+      // user B's run took the first slot that became free: it started before A's last (first come would have started
+      // A's four first). Start order, not end order: runs in flight together end, and free their slots, together.
+      expect({ starts: slowStarts, bBeforeA3: slowStarts.indexOf("b") < slowStarts.indexOf("a3") }).toEqual({ starts: slowStarts, bBeforeA3: true });
       await settled();
     },
     T,
