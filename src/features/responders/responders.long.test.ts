@@ -91,8 +91,8 @@ test.concurrent("after a long hit the keep-alive connection is idle-limited agai
   });
   const t0 = performance.now();
   sock.write(`GET /short HTTP/1.1\r\nHost: ${u.handle}.localhost\r\n\r\n`); // keep-alive
-  await Promise.race([done, Bun.sleep(40_000)]);
+  // closed by the server's idle timer (10 s after the response), not left open: the 30 s wait is a backstop
+  await Promise.race([done, Bun.sleep(30_000)]);
   expect(text).toStartWith("HTTP/1.1 200");
-  expect(closedAt).toBeGreaterThan(0); // not left open forever
-  expect(closedAt - t0).toBeLessThan(30_000);
+  expect(closedAt).toBeGreaterThan(t0);
 }, 60_000);
