@@ -533,7 +533,7 @@ describe.skipIf(!haveChromium)("page engine", () => {
       const r = await run({
         url: `${base}/rendered`,
         allowPrivate: false,
-        timeoutMs: 25_000, // (1,200 refused requests have taken over 14 s on a loaded machine)
+        timeoutMs: 50_000, // (1,200 refused requests have taken over 25 s on a loaded machine)
         extractor: `let n = 0;
           const long = "a".repeat(3000);
           for (let b = 0; b < 24; b++) {
@@ -548,7 +548,7 @@ describe.skipIf(!haveChromium)("page engine", () => {
       expect(r.logs.length).toBeLessThanOrEqual(200);
       expect(r.logs.every((l) => new TextEncoder().encode(l.message).length <= 2048)).toBe(true);
     },
-    T,
+    60_000,
   );
 
   test(
@@ -643,8 +643,10 @@ describe.skipIf(!haveChromium)("page engine", () => {
       const before = engine.stats();
       expect(before.browserPid).toBeGreaterThan(0);
       // a wait of 30 s, past this test's time: the run must end when the browser dies, not after the wait
+      const servedBefore = seen.length;
       const pending = run({ url: `${base}/rendered`, waitFor: { delayMs: 30_000 }, timeoutMs: 60_000 });
-      await sleep(700);
+      // killed in the navigate phase: once the page was served (a fixed 700 ms was before it on a loaded machine)
+      await waitUntil(() => seen.slice(servedBefore).some((s) => s.path === "/rendered"), "the run's page to be served");
       process.kill(before.browserPid as number, "SIGKILL");
       const r = await pending;
       expect(r.ok).toBe(false);
