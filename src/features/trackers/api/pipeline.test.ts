@@ -81,7 +81,7 @@ describe("configurator results", () => {
       [ok({ requests: [] }), "Configurator failed: requests must have 1 to 10 requests"],
       [ok({ requests: [{ url: "ftp://x/" }] }), "Configurator failed: requests[0].url: must be an absolute http or https URL"],
       [ok({ requests: [{ url: "https://e.com/", method: "TRACE" }] }), "Configurator failed: requests[0].method: must be one of GET, POST, PUT, PATCH, DELETE"],
-      [ok({ requests: [{ url: "http://127.0.0.1/" }] }), "Configurator failed: requests[0].url: URL not allowed (private address)"],
+      [ok({ requests: [{ url: "http://127.0.0.1/" }] }), "Configurator failed: requests[0].url: URL not allowed (private address) (an operator can allow private targets with network.allow_private_targets)"],
       [err("timeout", "Script timed out"), "Configurator failed: Script timed out"],
       [err("memory", ""), "Configurator failed: Script exceeded its memory limit"],
       [err("error", "ReferenceError: x is not defined"), "Configurator failed: ReferenceError: x is not defined"],
