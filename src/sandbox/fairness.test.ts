@@ -177,8 +177,9 @@ describe.skipIf(!existsSync("/proc/thread-self"))("fair share of the CPU", () =>
 describe("fair share of the queue", () => {
   test("a user over their queue share is refused; another user's jobs are queued and run first", async () => {
     await withPool({ workers: 1, queueLimit: 100, queueLimitPerOwner: 10 }, async (pool) => {
-      const loop = pool.run(job("user-a", LOOP, { timeoutMs: 800 }));
-      await Bun.sleep(100); // the loop holds the only worker
+      const loop = pool.run(job("user-a", LOOP, { timeoutMs: 3000 }));
+      // the loop holds the only worker, long enough that A counts as hogging (a fixed 100 ms was not, under load)
+      await waitUntil(() => [...pool.hogs].some((o) => o.key === "user-a"), "user A to count as hogging");
       const flood = Array.from({ length: 15 }, (_, i) => pool.run(job("user-a", `'a ${i}'`)));
       const b = Array.from({ length: 5 }, (_, i) => pool.run(job("user-b", `'b ${i}'`)));
       const done: string[] = [];
