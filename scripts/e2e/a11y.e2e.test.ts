@@ -1,11 +1,12 @@
 // Browser: axe-core (WCAG 2 A/AA) on every page of the UI (pages.ts: the screenshot pages, dialogs included), in
 // light and dark, in a viewport tall enough to hold the whole page, and on each page with its pickers and menus open: every visible combobox in turn (opened with
 // ArrowDown, as a keyboard user does) and the first menu button. Nothing serious or critical may be found
-// (issue 30 item 9). Several tests, a few pages each, so one slow page does not take the whole file down.
+// (issue 30 item 9). Several tests, a few pages each, so one slow page does not take the whole file down. Waits are
+// for transitions to end (settled), not fixed sleeps.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "puppeteer-core";
 import type { TestUser } from "../../src/tests/harness";
-import { axeViolations, goto, sleep, startUiHarness, TEST_TIMEOUT, waitForText, type UiHarness } from "./harness";
+import { axeViolations, goto, startUiHarness, TEST_TIMEOUT, waitForText, type UiHarness } from "./harness";
 import { PUBLIC_PAGES, seedPages, type UiPageSpec } from "./pages";
 import { startTrackerFixtures, TRACKER_SERVER_ENV, type TrackerFixtures } from "./tracker-fixtures";
 
@@ -26,6 +27,28 @@ afterAll(async () => {
 /** At most this many pickers per page and theme (the first ones: forms repeat the same kinds further down). */
 const MAX_PICKERS = 4;
 
+/**
+ * Waits for what a transition would change to settle (instead of sleeping its length): no CSS transition or
+ * animation running in the document and, with `sel`, its element at full opacity (`gone`: no such element visible).
+ * Gives up after 3 s like the waits around it (axe then reports what it sees).
+ */
+const settled = (page: Page, sel?: string, gone = false) =>
+  page
+    .waitForFunction(
+      `(() => {
+        const sel = ${JSON.stringify(sel ?? null)};
+        if (sel !== null) {
+          const e = [...document.querySelectorAll(sel)].find((x) => x.getClientRects().length > 0);
+          if (${gone} ? e : !e) return false;
+          for (let x = e; !${gone} && x; x = x.parentElement) if (getComputedStyle(x).opacity !== "1") return false;
+        }
+        // (endless ones, a spinner's, never settle: only those that end count)
+        return document.getAnimations().every((a) => a.playState !== "running" || a.effect?.getComputedTiming().endTime === Infinity);
+      })()`,
+      { timeout: 3_000, polling: 25 },
+    )
+    .catch(() => {});
+
 /** The visible, enabled comboboxes (Select, MultiSelect, TagsInput), in page order, by index. */
 const comboboxes = (page: Page) =>
   page.$$eval("[role=combobox]", (els: any[]) => els.map((e, i) => (e.getClientRects().length > 0 && !e.disabled && !e.readOnly ? i : -1)).filter((i) => i >= 0)) as Promise<number[]>;
@@ -39,11 +62,11 @@ async function axeWithPicker(page: Page, i: number): Promise<{ label: string; fo
   })()`)) as string;
   await page.keyboard.press("ArrowDown");
   await page.waitForFunction(`[...document.querySelectorAll("[role=option], [role=listbox]")].some((o) => o.getClientRects().length > 0 && o.getBoundingClientRect().height > 0)`, { timeout: 3_000 }).catch(() => {});
-  await sleep(250); // the dropdown's entry transition
+  await settled(page, "[role=listbox]"); // the dropdown's entry transition
   // The page itself was checked already: now only what opening the picker changed (its list and its input).
   const found = await axeViolations(page, ["[role=listbox]", "[role=combobox][aria-expanded=true]"]);
   await page.keyboard.press("Escape");
-  await sleep(150);
+  await settled(page, "[role=listbox]", true);
   return { label, found };
 }
 
@@ -56,8 +79,7 @@ async function axeWithMenu(page: Page): Promise<{ label: string; found: string[]
     return b.getAttribute("aria-label") || b.textContent;
   })()`)) as string | null;
   if (label === null) return null;
-  await page.waitForFunction(`[...document.querySelectorAll("[role=menu]")].some((m) => m.getClientRects().length > 0)`, { timeout: 3_000 }).catch(() => {});
-  await sleep(250);
+  await settled(page, "[role=menu]");
   const found = await axeViolations(page, ["[role=menu]", "button[aria-haspopup=menu][aria-expanded=true]"]);
   await page.keyboard.press("Escape");
   return { label, found };
@@ -74,7 +96,7 @@ async function sweep(names: (name: string) => boolean) {
       await goto(ui, h.url + url);
       if (text) await waitForText(page, text);
       if (then) await then(page);
-      await sleep(300);
+      await settled(page);
       for (const v of await axeViolations(page)) findings.push(`${name} ${scheme}: ${v}`);
       for (const i of (await comboboxes(page)).slice(0, MAX_PICKERS)) {
         const { label, found } = await axeWithPicker(page, i);
@@ -141,7 +163,7 @@ describe("accessibility (axe, WCAG 2 A/AA) of every page, with its pickers and m
           await goto(ui, h.url + url);
           await waitForText(ui.page, text!);
           await ui.page.waitForSelector(`${selector} .cm-content`, { timeout: 15_000 });
-          await sleep(300);
+          await settled(ui.page);
           expect(await ui.page.$$eval(`${selector} .cm-content`, (els: any[]) => els.length)).toBeGreaterThan(0);
           for (const f of await lowContrastCode(ui.page, selector)) found.push(`${name} ${scheme}: ${f}`);
           await ui.context.close();

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { unzipSync } from "fflate";
 import type { Page } from "puppeteer-core";
-import { opensslOk, scratch } from "../../src/features/certificates/test-support";
+import { opensslOk, scratch } from "../../src/tests/fixtures/certificates";
 import { axeViolations, byRole, click, clickInDialog, expectClean, fill, goto, path, startUiHarness, TEST_TIMEOUT, waitForDialogsClosed, waitForDownload, waitForText, type UiHarness } from "./harness";
 
 let h: UiHarness;

@@ -13,8 +13,8 @@ import { PgDb } from "../platform/db/postgres";
 import { openDatabase } from "../platform/db/sqlite";
 import { createTestDatabase, dropTestDatabase, onPostgres } from "../tests/backend";
 import { ApiClient, startTestServer, type TestServer, type TestUser } from "../tests/harness";
-import { startUpstream, type Upstream } from "../features/trackers/test-upstream";
-import { buildDataset, fullExport, hit, normalize, quickUser } from "../features/user-data/test-support";
+import { startUpstream, type Upstream } from "../tests/fixtures/upstream";
+import { buildDataset, fullExport, hit, normalize, quickUser } from "../tests/fixtures/user-data";
 
 const MAIN = resolve(import.meta.dir, "../main.ts");
 const root = mkdtempSync(join(tmpdir(), "secbox-data-migrate-"));

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startTestServer, type TestServer, type TestUser } from "../tests/harness";
-import { decryptValue, fileKey, hit, quickUser } from "../features/user-data/test-support";
+import { decryptValue, fileKey, hit, quickUser } from "../tests/fixtures/user-data";
 
 const MAIN = resolve(import.meta.dir, "../main.ts");
 const root = mkdtempSync(join(tmpdir(), "secbox-cli-data-"));

@@ -225,12 +225,17 @@ export class Engine {
     const now = Date.now();
     for (const e of [...this.execs.values()]) {
       if (!e.parked || e.finished || e.sleeps.size === 0) continue;
+      // The timer due first (not the first created: several may have come due during the last job), one per look:
+      // the slice may set new timers. Ties go to the one created first, as setTimeout does.
+      let due: number | null = null;
+      let at = Infinity;
       for (const [id, sl] of e.sleeps) {
-        if (sl.at <= now) {
-          this.fireSleep(e, id);
-          break; // the slice may have set new timers
+        if (sl.at < at) {
+          at = sl.at;
+          due = id;
         }
       }
+      if (due !== null && at <= now) this.fireSleep(e, due);
     }
   }
 

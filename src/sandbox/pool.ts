@@ -206,8 +206,9 @@ export class ScriptPool implements ScriptRunner {
     };
   }
 
-  /** Resolves when every worker has loaded its QuickJS module (the pool accepts jobs before that). */
-  async ready(timeoutMs = 10_000): Promise<void> {
+  /** Resolves when every worker has loaded its QuickJS module (the pool accepts jobs before that). The default wait
+   *  is long: starting workers has taken over 10 s on a loaded 2-core machine. */
+  async ready(timeoutMs = 30_000): Promise<void> {
     this.startWorkers();
     const end = Date.now() + timeoutMs;
     while (this.slots.some((s) => !s.ready && !s.dead)) {

@@ -4,16 +4,20 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sodium from "libsodium-wrappers";
 import { createLogger } from "../platform/log";
+import { SettleOrder, waitUntil } from "../tests/fixtures/wait";
 import { ScriptPool } from "./pool";
 import { MAX_RESULT_BODY_BYTES, ResultBodyError, resultBodyBytes } from "./result-body";
 import type { ScriptLimits, ScriptRunResult } from "./types";
 
 const log = createLogger("error");
-const LIMITS: ScriptLimits = { memoryMib: 10, timeoutMs: 2000, proxyTimeoutMs: 30_000, maxProxyBodyBytes: 10 * 1024 * 1024 };
+// (a deadline no loaded machine reaches by accident: tests about deadlines set their own)
+const LIMITS: ScriptLimits = { memoryMib: 10, timeoutMs: 10_000, proxyTimeoutMs: 30_000, maxProxyBodyBytes: 10 * 1024 * 1024 };
 let pool: ScriptPool;
 
 beforeAll(async () => {
-  pool = new ScriptPool({ workers: 2, queueLimit: 1000, allowPrivate: false, log });
+  // (a backstop grace of 20 s: a starved worker that reports a timeout seconds late is not "stuck"; no test here is about
+  // the backstop, and "replaced: 0" is asserted)
+  pool = new ScriptPool({ workers: 2, queueLimit: 1000, allowPrivate: false, log, backstopGraceMs: 20_000 });
   await pool.ready();
 });
 afterAll(() => pool.close());
@@ -28,7 +32,7 @@ async function value(source: string, context: unknown = {}): Promise<unknown> {
 
 /** A pool of its own for one test: ready before `fn`, closed after it. */
 async function withPool(opts: { workers: number; queueLimit: number }, fn: (pool: ScriptPool) => Promise<void>): Promise<void> {
-  const own = new ScriptPool({ ...opts, allowPrivate: false, log });
+  const own = new ScriptPool({ ...opts, allowPrivate: false, log, backstopGraceMs: 20_000 });
   try {
     await own.ready();
     await fn(own);
@@ -358,20 +362,25 @@ describe("a fresh runtime per execution (restored memory image, engine.ts)", () 
 });
 
 describe("limits", () => {
-  test("CPU time: an endless loop ends as a timeout at the deadline", async () => {
-    const started = performance.now();
-    const e = failed(await run("while (true) {}", {}, { timeoutMs: 300 }));
-    expect(e).toEqual({ kind: "timeout", message: "Script timed out" });
-    expect(performance.now() - started).toBeLessThan(1500);
+  test("CPU time: an endless loop ends as a timeout at its deadline", async () => {
+    // Its deadline, not a later one: the same loop with a deadline 4 times as far, started beside it on the other
+    // worker, ends after it.
+    const order = new SettleOrder();
+    const [e, later] = await Promise.all([order.push("300 ms", run("while (true) {}", {}, { timeoutMs: 300 })), order.push("1200 ms", run("while (true) {}", {}, { timeoutMs: 1200 }))]);
+    expect(failed(e)).toEqual({ kind: "timeout", message: "Script timed out" });
+    expect(failed(later).kind).toBe("timeout");
+    expect(order.of).toEqual(["300 ms", "1200 ms"]);
     expect(failed(await run("for (;;) { try { while (true) {} } catch (e) {} }", {}, { timeoutMs: 200 })).kind).toBe("timeout");
     expect(failed(await run("/(a+)+b/.test('a'.repeat(40))", {}, { timeoutMs: 200 })).kind).toBe("timeout");
   });
 
   test("wall clock: time spent waiting counts", async () => {
-    const started = performance.now();
-    const e = failed(await run("await new Promise((r) => setTimeout(r, 60000)); return 1", {}, { timeoutMs: 300 }));
-    expect(e.kind).toBe("timeout");
-    expect(performance.now() - started).toBeLessThan(1500);
+    const order = new SettleOrder();
+    const waiting = "await new Promise((r) => setTimeout(r, 60000)); return 1";
+    const [e, later] = await Promise.all([order.push("300 ms", run(waiting, {}, { timeoutMs: 300 })), order.push("1200 ms", run(waiting, {}, { timeoutMs: 1200 }))]);
+    expect(failed(e).kind).toBe("timeout");
+    expect(failed(later).kind).toBe("timeout");
+    expect(order.of).toEqual(["300 ms", "1200 ms"]);
   });
 
   test("memory: unbounded allocation ends as a memory failure; the limit follows memoryMib", async () => {
@@ -402,10 +411,12 @@ describe("limits", () => {
   });
 
   test("limits hit inside a promise job end the run as that limit, not as a promise that never settles", async () => {
-    const started = performance.now();
-    const t = failed(await run("Promise.resolve().then(() => { while (true) {} }); await new Promise(() => {})", {}, { timeoutMs: 300 }));
-    expect(t).toEqual({ kind: "timeout", message: "Script timed out" });
-    expect(performance.now() - started).toBeLessThan(1500);
+    const order = new SettleOrder();
+    const inJob = "Promise.resolve().then(() => { while (true) {} }); await new Promise(() => {})";
+    const [t, later] = await Promise.all([order.push("300 ms", run(inJob, {}, { timeoutMs: 300 })), order.push("1200 ms", run(inJob, {}, { timeoutMs: 1200 }))]);
+    expect(failed(t)).toEqual({ kind: "timeout", message: "Script timed out" });
+    expect(failed(later).kind).toBe("timeout");
+    expect(order.of).toEqual(["300 ms", "1200 ms"]); // at its own deadline
     const loop = failed(await run("const f = () => { Promise.resolve().then(f) }; f(); await new Promise(() => {})", {}, { timeoutMs: 300 }));
     expect(loop.kind).toBe("timeout");
   });
@@ -413,13 +424,16 @@ describe("limits", () => {
   test("memory: catching QuickJS's \"out of memory\" does not get past the limit, in the script or in a promise job", async () => {
     const cases = [
       "const a = []; try { while (true) a.push('y'.repeat(50000) + a.length) } catch (e) { return 'survived ' + a.length }",
-      "Promise.resolve().then(() => { const a = []; while (true) a.push('y'.repeat(50000) + a.length) }); await new Promise((r) => setTimeout(r, 1500)); return 'done'",
+      "Promise.resolve().then(() => { const a = []; while (true) a.push('y'.repeat(50000) + a.length) }); await new Promise((r) => setTimeout(r, 8000)); return 'done'",
     ];
     for (const source of cases) {
-      const t = performance.now();
-      const e = failed(await run(source, {}, { memoryMib: 10, timeoutMs: 3000 }));
-      expect(e.kind).toBe("memory");
-      expect(performance.now() - t).toBeLessThan(1400); // at once, not when the timer fires or the deadline passes
+      // At once, not when the script's timer fires (8 s) or its deadline passes (10 s): before a script beside it that
+      // waits 4 s (not awaited: it ends on its own).
+      const order = new SettleOrder();
+      void order.push("4 s timer", run("await new Promise((r) => setTimeout(r, 4000)); return 1", {}, { timeoutMs: 10_000 }));
+      const r = await order.push("memory", run(source, {}, { memoryMib: 10, timeoutMs: 10_000 }));
+      expect(failed(r).kind).toBe("memory");
+      expect(order.of).toEqual(["memory"]);
     }
     // a single allocation beyond the whole limit is refused up front (nothing was used): an ordinary error
     expect(await value("try { new Uint8Array(64 << 20) } catch (e) { return e.message }")).toBe("out of memory");
@@ -458,21 +472,20 @@ describe("failure isolation", () => {
   test("hostile scripts do not stop other scripts, the API event loop or the worker", async () => {
     let loopEndedAt = Infinity;
     const hostile = [
-      run("while (true) {}", {}, { timeoutMs: 1500 }).then((r) => {
+      // (5 s: the 20 trivial scripts below are served meanwhile, also on a loaded machine)
+      run("while (true) {}", {}, { timeoutMs: 5000 }).then((r) => {
         loopEndedAt = performance.now();
         return r;
       }),
-      run("const a = []; while (true) a.push('y'.repeat(50000) + a.length)", {}, { timeoutMs: 1500 }),
-      run("function f() { return f() } f()", {}, { timeoutMs: 1500 }),
-      run("throw new Error('hostile')", {}, { timeoutMs: 1500 }),
+      // (these end by their own failure: a deadline far enough that a loaded machine cannot turn them into timeouts)
+      run("const a = []; while (true) a.push('y'.repeat(50000) + a.length)", {}, { timeoutMs: 20_000 }),
+      run("function f() { return f() } f()", {}, { timeoutMs: 20_000 }),
+      run("throw new Error('hostile')", {}, { timeoutMs: 20_000 }),
     ];
-    // the main thread keeps ticking while the hostile scripts run
-    let maxLag = 0;
-    let last = performance.now();
+    // the main thread keeps ticking while the hostile scripts run (a 10 ms interval: ~500 ticks in the loop's 5 s)
+    let ticksInLoop = 0;
     const ticker = setInterval(() => {
-      const now = performance.now();
-      maxLag = Math.max(maxLag, now - last - 10);
-      last = now;
+      if (loopEndedAt === Infinity) ticksInLoop++;
     }, 10);
     let lastServedAt = 0;
     for (let i = 0; i < 20; i++) {
@@ -485,9 +498,9 @@ describe("failure isolation", () => {
     expect(kinds).toEqual(["timeout", "memory", "error", "error"]);
     expect(pool.stats().sharedModule).toBe(true); // QuickJS compiled once, instantiated by both workers
     // trivial scripts were served on the free worker while the loop held the other, and the main thread never
-    // stalled for the loop's 1.5 s
+    // stalled for the loop's 5 s
     expect(lastServedAt).toBeLessThan(loopEndedAt);
-    expect(maxLag).toBeLessThan(750);
+    expect(ticksInLoop).toBeGreaterThan(10);
     // and both workers are healthy afterwards
     const after = await Promise.all(Array.from({ length: 8 }, (_, i) => run(`${i} + 1`)));
     expect(after.map((r) => r.ok && r.value)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
@@ -514,7 +527,8 @@ describe("failure isolation", () => {
       expect(before.ok).toBe(true);
       for (let round = 0; round < 2; round++) {
         for (const source of OVERFLOWS) {
-          const e = failed(await one.run({ source, context: {}, limits: { ...LIMITS, memoryMib: 64 } }));
+          // (a deadline no loaded machine reaches: building 50,000 nested arrays has taken over 2 s under load)
+          const e = failed(await one.run({ source, context: {}, limits: { ...LIMITS, memoryMib: 64, timeoutMs: 20_000 } }));
           // (a warm worker's JIT makes smaller frames: QuickJS's own check may then trip first, a SyntaxError)
           expect({ source: source.slice(0, 40), kind: e.kind, overflow: /^(Internal|Syntax)Error: stack overflow$/.test(e.message) }).toEqual({ source: source.slice(0, 40), kind: "error", overflow: true });
           // a script that leaves a mark: the next run must not see it
@@ -536,8 +550,9 @@ describe("failure isolation", () => {
     await withPool({ workers: 1, queueLimit: 10 }, async (one) => {
       // another user's scripts awaiting a timer on the only worker
       const parked = [
-        one.run({ source: "await new Promise((r) => setTimeout(r, 1200)); return 'late ' + context.n", context: { n: 1 }, limits: LIMITS }),
-        one.run({ source: "const t = Date.now(); await new Promise((r) => setTimeout(r, 800)); return Date.now() - t >= 790", context: {}, limits: LIMITS }),
+        // (timers of 3 s: the overflow and the replacement's start come first, also on a loaded machine)
+        one.run({ source: "await new Promise((r) => setTimeout(r, 3000)); return 'late ' + context.n", context: { n: 1 }, limits: { ...LIMITS, timeoutMs: 10_000 } }),
+        one.run({ source: "const t = Date.now(); await new Promise((r) => setTimeout(r, 2500)); return Date.now() - t >= 2490", context: {}, limits: { ...LIMITS, timeoutMs: 10_000 } }),
       ];
       await Bun.sleep(50);
       const crash = failed(await one.run({ source: OVERFLOWS[0]!, context: {}, limits: LIMITS }));
@@ -549,8 +564,7 @@ describe("failure isolation", () => {
       expect(fresh.ok && fresh.value).toBe("fresh worker");
       const results = await Promise.all(parked);
       expect(results.map((r) => (r.ok ? r.value : r.error))).toEqual(["late 1", true]);
-      await Bun.sleep(20);
-      expect(one.stats().retiring).toBe(0); // ended once idle
+      await waitUntil(() => one.stats().retiring === 0, "the retiring worker to end once idle");
       expect(one.stats().replaced).toBe(1);
       expect(one.stats().inFlight).toBe(0);
     });
@@ -558,7 +572,9 @@ describe("failure isolation", () => {
 
   test("at most as many workers retire as the pool has: beyond that the worker is replaced at once", async () => {
     await withPool({ workers: 1, queueLimit: 10 }, async (one) => {
-      const sleep = "await new Promise((r) => setTimeout(r, 1500)); return 'done'";
+      // (8 s: the second overflow and the replacement worker's start must come first, also on a loaded machine; 4 s
+      // was not always enough)
+      const sleep = "await new Promise((r) => setTimeout(r, 8000)); return 'done'";
       const first = one.run({ source: sleep, context: {}, limits: LIMITS });
       await Bun.sleep(30);
       failed(await one.run({ source: OVERFLOWS[1]!, context: {}, limits: LIMITS }));
@@ -578,38 +594,33 @@ describe("failure isolation", () => {
 
   test("one owner's long scripts cannot hold every worker: another owner's script runs on an extra worker meanwhile", async () => {
     await withPool({ workers: 2, queueLimit: 10 }, async (two) => {
-      // (loops of 3 s: on a loaded machine starting the extra worker alone has taken most of a second)
+      // (loops of 8 s: on a loaded machine starting the extra worker alone has taken over 3 s)
       let loopsEnded = 0;
-      const loops = [1, 2].map(() => two.run({ source: "while (true) {}", context: {}, owner: "user-a", limits: { ...LIMITS, timeoutMs: 3000 } }).finally(() => loopsEnded++));
-      await Bun.sleep(150); // both workers now run user-a's loops
-      const t = performance.now();
+      const loops = [1, 2].map(() => two.run({ source: "while (true) {}", context: {}, owner: "user-a", limits: { ...LIMITS, timeoutMs: 8000 } }).finally(() => loopsEnded++));
+      await waitUntil(() => two.stats().inFlight === 2, "both workers to run user-a's loops");
       const b = await two.run({ source: "'b ran'", context: {}, owner: "user-b", limits: LIMITS });
-      const waited = performance.now() - t;
       expect(b.ok && b.value).toBe("b ran");
       expect(loopsEnded).toBe(0); // b did not wait for a worker to come free
-      expect(waited).toBeLessThan(2500);
       expect(two.stats().extra).toBe(1);
       expect(two.stats().workers).toBe(2);
       expect((await Promise.all(loops)).map((r) => (r.ok ? "ok" : r.error.kind))).toEqual(["timeout", "timeout"]);
       // the extra worker ends once idle (2 s), also when nothing else runs; the pool is as before
       expect(two.stats().extra).toBe(1);
-      const end = Date.now() + 5000;
-      while (two.stats().extra > 0 && Date.now() < end) await Bun.sleep(100);
-      expect(two.stats().extra).toBe(0);
+      await waitUntil(() => two.stats().extra === 0, "the extra worker to end");
       expect(two.stats().replaced).toBe(0);
       const r = await two.run({ source: "'after'", context: {}, owner: "user-a", limits: LIMITS });
       expect(r.ok && r.value).toBe("after");
     });
-  }, 20_000);
+  }, 30_000);
 
   test("the queue is bounded and answers queue_full at once", async () => {
     await withPool({ workers: 1, queueLimit: 2 }, async (small) => {
-      const busy = small.run({ source: "while (true) {}", context: {}, limits: { ...LIMITS, timeoutMs: 400 } });
-      await Bun.sleep(30);
-      const queued = [small.run({ source: "1", context: {}, limits: LIMITS }), small.run({ source: "2", context: {}, limits: LIMITS })];
-      const t = performance.now();
+      const order = new SettleOrder();
+      const busy = order.push("busy", small.run({ source: "while (true) {}", context: {}, limits: { ...LIMITS, timeoutMs: 400 } }));
+      await waitUntil(() => small.stats().inFlight === 1, "the loop to take the worker");
+      const queued = [order.push("1", small.run({ source: "1", context: {}, limits: LIMITS })), order.push("2", small.run({ source: "2", context: {}, limits: LIMITS }))];
       const full = await small.run({ source: "3", context: {}, limits: LIMITS });
-      expect(performance.now() - t).toBeLessThan(50);
+      expect(order.of).toEqual([]); // at once: before the loop or the queued jobs ended
       expect(failed(full)).toEqual({ kind: "queue_full", message: "Script queue is full" });
       expect(failed(await busy).kind).toBe("timeout");
       // queue wait does not count against the queued jobs' limits
@@ -619,30 +630,30 @@ describe("failure isolation", () => {
 
   test("a waiting script holds no worker: parked jobs let others run on the same worker", async () => {
     await withPool({ workers: 1, queueLimit: 100 }, async (one) => {
-      const sleepers = Array.from({ length: 5 }, (_, i) => one.run({ source: `await new Promise((r) => setTimeout(r, 400)); return ${i}`, context: {}, limits: LIMITS }));
-      await Bun.sleep(50);
-      const t = performance.now();
+      const order = new SettleOrder();
+      const sleepers = Array.from({ length: 5 }, (_, i) => order.push(`sleeper ${i}`, one.run({ source: `await new Promise((r) => setTimeout(r, 1000)); return ${i}`, context: {}, limits: LIMITS })));
+      await waitUntil(() => one.stats().inFlight === 5, "the sleepers to reach the worker");
       const quick = await one.run({ source: "'quick'", context: {}, limits: LIMITS });
       expect(quick.ok && quick.value).toBe("quick");
-      expect(performance.now() - t).toBeLessThan(200);
+      expect(order.of).toEqual([]); // before any sleeper's timer fired
       expect((await Promise.all(sleepers)).map((r) => r.ok && r.value)).toEqual([0, 1, 2, 3, 4]);
     });
   });
 
   test("a job prefetched behind a CPU-bound script is taken back by the next idle worker", async () => {
     await withPool({ workers: 2, queueLimit: 10 }, async (two) => {
-      const t0 = performance.now();
+      const order = new SettleOrder();
       const short = two.run({ source: "while (true) {}", context: {}, limits: { ...LIMITS, timeoutMs: 300 } });
       await Bun.sleep(20);
-      const long = two.run({ source: "while (true) {}", context: {}, limits: { ...LIMITS, timeoutMs: 2000 } });
+      const long = order.push("2 s loop", two.run({ source: "while (true) {}", context: {}, limits: { ...LIMITS, timeoutMs: 2000 } }));
       await Bun.sleep(20);
       // both workers busy: this one is offered to a busy worker (the last one given a job: the 2 s loop) ...
-      const quick = two.run({ source: "'quick'", context: {}, limits: LIMITS });
+      const quick = order.push("quick", two.run({ source: "'quick'", context: {}, limits: LIMITS }));
       expect(two.stats().queued).toBe(1);
       const r = await quick;
       // ... and runs on the other one once its 300 ms loop ends, not after the 2 s loop
       expect(r.ok && r.value).toBe("quick");
-      expect(performance.now() - t0).toBeLessThan(1500);
+      expect(order.of).toEqual(["quick"]);
       expect(failed(await short).kind).toBe("timeout");
       expect(failed(await long).kind).toBe("timeout");
       expect(two.stats().replaced).toBe(0);
@@ -651,20 +662,22 @@ describe("failure isolation", () => {
 
   test("jobs offered behind a long-running script run on a busy worker that is never idle, not after that script", async () => {
     await withPool({ workers: 2, queueLimit: 1000 }, async (two) => {
-      const loop = two.run({ source: "while (true) {}", context: {}, limits: { ...LIMITS, timeoutMs: 1500 } });
-      await Bun.sleep(20);
-      // 10 ms each, 200 of them: the other worker has queued work for longer than the loop runs, so it never becomes
-      // idle (when it would take jobs back); the first ones were offered to both workers
+      // A loop that outlasts the test (the pool is closed at the end, which ends it).
+      let loopEnded = false;
+      void two.run({ source: "while (true) {}", context: {}, limits: { ...LIMITS, timeoutMs: 25_000 } }).finally(() => (loopEnded = true));
+      await waitUntil(() => two.stats().inFlight === 1, "the loop to start");
+      // 10 ms each, 200 of them: the other worker has queued work all along, so it never becomes idle (when it would
+      // take jobs back); the first ones were offered to both workers, up to OFFER_DEPTH (16) behind the loop
       const settled: boolean[] = [];
       const jobs = Array.from({ length: 200 }, (_, i) =>
         two.run({ source: `const end = Date.now() + 10; while (Date.now() < end) {} return ${i}`, context: {}, limits: LIMITS }).then((r) => ((settled[i] = true), r)),
       );
-      expect(failed(await loop).kind).toBe("timeout");
-      expect(Array.from({ length: 32 }, (_, i) => settled[i] === true)).toEqual(Array(32).fill(true));
-      const results = await Promise.all(jobs);
-      expect(results.map((r) => r.ok && r.value)).toEqual(jobs.map((_, i) => i));
+      // the first 32 (the loop's offers among them) end while the loop still runs, however slow the machine is
+      await waitUntil(() => Array.from({ length: 32 }, (_, i) => settled[i] === true).every(Boolean), "the first 32 jobs", 20_000);
+      expect(loopEnded).toBe(false);
+      expect((await Promise.all(jobs.slice(0, 32))).map((r) => r.ok && r.value)).toEqual(jobs.slice(0, 32).map((_, i) => i));
     });
-  });
+  }, 30_000);
 
   test("a closed pool refuses work", async () => {
     const p = new ScriptPool({ workers: 1, queueLimit: 10, allowPrivate: false, log });
@@ -724,6 +737,34 @@ describe("globals", () => {
     expect(r.logs).toEqual([{ level: "log", message: "before" }]);
   });
 
+  test("timers that came due while the worker ran other jobs of its batch fire in due order, not creation order", async () => {
+    await withPool({ workers: 1, queueLimit: 100 }, async (one) => {
+      // One batch for the one worker (same event-loop turn): the timer script parks, then 16 jobs of 12 ms hold the
+      // thread, and the worker fires due timers between them (engine.ts between()). The 20 timers are created latest
+      // first, due 5 ms apart from 5 to 100 ms after one base time, so two or more are due at each look.
+      const timers = one.run({
+        // (each timer's due time is base + d give or take the time between the script's clock reading and the host's;
+        // `skew` is that window as the script sees it, so a timer a loaded machine delayed there, or created after its
+        // due time, can be set aside)
+        source: `const out = [], skew = {}, base = Date.now();
+          for (let d = 100; d > 0; d -= 5) { const s0 = Date.now(); setTimeout(() => out.push(d), base + d - s0); skew[d] = base + d < s0 ? 99 : Date.now() - s0; }
+          await new Promise((r) => setTimeout(r, 400));
+          return { out, skew }`,
+        context: {},
+        limits: LIMITS,
+      });
+      const busy = Array.from({ length: 16 }, () => one.run({ source: "const end = Date.now() + 12; while (Date.now() < end) {} return 1", context: {}, limits: LIMITS }));
+      const r = await timers;
+      await Promise.all(busy);
+      const { out, skew } = (r.ok ? r.value : { out: [], skew: {} }) as { out: number[]; skew: Record<string, number> };
+      expect(out.length).toBe(20);
+      // the timers whose due time is known to the millisecond fired in due order
+      const exact = out.filter((d) => skew[d]! <= 1);
+      expect(exact.length).toBeGreaterThanOrEqual(10);
+      expect(exact).toEqual([...exact].sort((a, b) => a - b));
+    });
+  });
+
   test("setTimeout / clearTimeout: ordering, arguments, cancellation, at most 100 pending", async () => {
     expect(
       await value(`const out = [];
@@ -742,10 +783,9 @@ describe("globals", () => {
   });
 
   test("a promise nothing can settle fails at once instead of waiting for the deadline", async () => {
-    const t = performance.now();
+    // (a timeout would be kind "timeout", "Script timed out")
     const e = failed(await run("await new Promise(() => {})", {}, { timeoutMs: 5000 }));
     expect(e.message).toContain("never settles");
-    expect(performance.now() - t).toBeLessThan(1000);
   });
 
   test("no Secbox.kv and no op_proxy_request where the caller disables them", async () => {

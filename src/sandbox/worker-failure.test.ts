@@ -13,7 +13,7 @@ import type { RunJob, WorkerToMain } from "./protocol";
 import type { ScriptLimits, ScriptRunResult } from "./types";
 
 const log = createLogger("error");
-const LIMITS: ScriptLimits = { memoryMib: 10, timeoutMs: 5000, proxyTimeoutMs: 30_000, maxProxyBodyBytes: 1 << 20 };
+const LIMITS: ScriptLimits = { memoryMib: 10, timeoutMs: 10_000, proxyTimeoutMs: 30_000, maxProxyBodyBytes: 1 << 20 };
 let server: ReturnType<typeof Bun.serve>;
 
 beforeAll(() => {
@@ -67,13 +67,15 @@ describe("a worker whose instance fails anyway", () => {
     (slot.worker.onmessage as (e: { data: WorkerToMain }) => void)({ data: { t: "poisoned", reason: "RuntimeError: Out of bounds memory access", results: results.map((r) => ({ ...r, error: internal, logs: [] })) } });
   /** Waits until `slot` holds `n` jobs, all parked (and `ops` of them waiting for a host operation). */
   async function parkedIn(slot: Slot, n: number, ops = 0): Promise<number[]> {
-    const end = Date.now() + 5000;
+    const end = Date.now() + 15_000; // (a backstop)
     const ready = () => slot.jobs.size === n && [...slot.jobs.values()].every((j) => j.parked) && [...slot.jobs.values()].filter((j) => j.ops > 0).length === ops;
     while (!ready() && Date.now() < end) await Bun.sleep(5);
     expect(ready()).toBe(true);
     return [...slot.jobs.keys()].sort((a, b) => a - b);
   }
-  const SLEEPER = "await new Promise((r) => setTimeout(r, 200)); console.log('ran'); return 'done ' + context.n";
+  // (2 s: parked until the jobs beside it have parked too, also when a loaded machine starts them late; with 200 ms the
+  // sleeper had ended before the fetching job parked)
+  const SLEEPER = "await new Promise((r) => setTimeout(r, 2000)); console.log('ran'); return 'done ' + context.n";
 
   test("the pool runs a parked job without host operations again on another worker; a job that started one fails", async () => {
     const pool = new ScriptPool({ workers: 1, queueLimit: 100, allowPrivate: true, log });

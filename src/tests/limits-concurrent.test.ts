@@ -3,7 +3,7 @@
 // COMMITTED), so the count in each creating transaction is taken under a per-user lock (the stores' count()).
 // Real HTTP, requests in parallel, on the test backend.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { quickUser } from "../features/responders/test-users";
+import { quickUser } from "./fixtures/quick-users";
 import { startTestServer, type TestServer } from "./harness";
 
 const LIMIT = 3;

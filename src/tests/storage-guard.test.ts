@@ -8,8 +8,8 @@ import { startTestServer, type TestServer, type TestUser } from "./harness";
 import { onPostgres } from "./backend";
 import { migrate } from "../platform/db/migrate";
 import { MIGRATIONS } from "../platform/db/migrations";
-import { startUpstream, type Upstream } from "../features/trackers/test-upstream";
-import { quickUser } from "../features/user-data/test-support";
+import { startUpstream, type Upstream } from "./fixtures/upstream";
+import { quickUser } from "./fixtures/user-data";
 
 const MiB = 1024 * 1024;
 const R = "/api/webhooks/responders";

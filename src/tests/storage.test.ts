@@ -6,8 +6,8 @@
 // SQLite or PostgreSQL (SECBOX_TEST_BACKEND=postgres), real HTTP upstream.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer, type TestUser } from "./harness";
-import { startUpstream, type Upstream } from "../features/trackers/test-upstream";
-import { quickUser } from "../features/user-data/test-support";
+import { startUpstream, type Upstream } from "./fixtures/upstream";
+import { quickUser } from "./fixtures/user-data";
 
 const OPERATOR = "op@storage.example";
 /** basic: 300,000 bytes (KV test); standard: 50,000 (history); professional: 5,000 (revisions); ultimate: default. */

@@ -5,7 +5,7 @@ import { createServer as createTcpServer, type AddressInfo, type Server as TcpSe
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { opensslOk, scratch } from "./test-support";
+import { opensslOk, scratch } from "../../tests/fixtures/certificates";
 
 const FETCH = "/api/certificates/_fetch";
 const tmp = scratch();

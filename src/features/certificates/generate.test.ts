@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { unzipSync } from "fflate";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { attrs, b64, openssl, opensslOk, scratch } from "./test-support";
+import { attrs, b64, openssl, opensslOk, scratch } from "../../tests/fixtures/certificates";
 
 let srv: TestServer;
 let alice: TestUser;
@@ -112,20 +112,17 @@ const CASES: Case[] = [
 let big: Promise<{ format: string; data: string }> | undefined;
 
 describe("key generation off the event loop", () => {
-  test("GET /api/status answers quickly while an RSA-8192 key is generated", async () => {
+  test("GET /api/status answers while an RSA-8192 key is generated", async () => {
     const id = await createTemplate("rsa 8192", attrs({ commonName: "big.example", keyAlgorithm: { keyType: "rsa", keySize: "8192" }, signatureAlgorithm: "sha256" }));
     let done = false;
     big = generate(id, { format: "pkcs12", passphrase: "big pass" }).finally(() => (done = true));
-    await Bun.sleep(50);
+    // Five answers while the key is still being generated (a generation on the event loop would hold them all until
+    // it ended, and `done` would then be true)
     for (let i = 0; i < 5; i++) {
-      const started = performance.now();
       const status = await srv.anon.get("/api/status");
-      const elapsed = performance.now() - started;
       expect(status.status).toBe(200);
-      expect(elapsed).toBeLessThan(500);
-      await Bun.sleep(100);
+      expect(done).toBe(false);
     }
-    expect(done).toBe(false); // the probes really ran during the generation
   });
 });
 

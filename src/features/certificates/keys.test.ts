@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { b64, encryptedPkcs8, openssl, opensslOk, scratch } from "./test-support";
+import { b64, encryptedPkcs8, openssl, opensslOk, scratch } from "../../tests/fixtures/certificates";
 
 let srv: TestServer;
 let alice: TestUser;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { attrs, b64, DAY, NOW, opensslOk } from "./test-support";
+import { attrs, b64, DAY, NOW, opensslOk } from "../../tests/fixtures/certificates";
 
 let srv: TestServer;
 let alice: TestUser;

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import zlib from "node:zlib";
 import { newId } from "../../platform/http/ids";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
+import { waitUntil } from "../../tests/fixtures/wait";
 
 const BASE = "/api/web_security/csp";
 const CSP = "content-security-policy";
@@ -270,12 +271,10 @@ describe("csp remote import: big, endless and compressed bodies", () => {
   });
 
   test("header sources do not wait for a slow, endless body", async () => {
-    const t0 = Date.now();
+    // (waiting for the body would end in the import's 10 s timeout: an error, not these directives)
     expect(await imported(`${up}/endless-header`, "enforcingHeader")).toEqual([{ name: "default-src", value: ["'self'"] }]);
     expect(await imported(`${up}/endless-header`, "reportOnlyHeader")).toEqual([{ name: "img-src", value: ["'none'"] }]);
-    expect(Date.now() - t0).toBeLessThan(3000); // the import timeout is 10 s
-    for (let i = 0; i < 100 && endlessOpen > 0; i++) await Bun.sleep(20);
-    expect(endlessOpen).toBe(0); // the connection was dropped, the upstream stopped sending
+    await waitUntil(() => endlessOpen === 0, "the endless connection to be dropped"); // the upstream stopped sending
   });
 
   test("meta reads the first 2 MiB of an 11 MiB or endless page and stops there", async () => {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import puppeteer, { type Browser } from "puppeteer-core";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
 import { KEYWORDS, SCHEME_SOURCE_RE, SOURCE_LISTS } from "./directives";
 import { loadCorpus, type CorpusPolicy } from "./testdata/corpus";
@@ -27,6 +27,10 @@ const CHROMIUM_DIFFERENCES = {
 let srv: TestServer;
 let a: TestUser;
 let browser: Browser;
+/** One page for the whole corpus: each policy is a navigation of it (a new page per policy cost most of the file). */
+let page: Page;
+/** Console messages of the current navigation (reset before each). */
+let messages: string[] = [];
 let userDataDir: string;
 let site: ReturnType<typeof Bun.serve>;
 const served = new Map<string, string>();
@@ -53,6 +57,8 @@ beforeAll(async () => {
     timeout: 60_000,
     protocolTimeout: 120_000,
   });
+  page = await browser.newPage();
+  page.on("console", (m) => messages.push(m.text()));
 }, 90_000);
 
 afterAll(async () => {
@@ -62,20 +68,19 @@ afterAll(async () => {
   await srv.stop();
 });
 
-/** Chromium's console messages while loading a page served with `policy` as its enforced CSP header. */
+/**
+ * Chromium's console messages while loading a page served with `policy` as its enforced CSP header. The parse errors
+ * are logged when the document commits, before the load event ends goto; DevTools events arrive in order, so once
+ * the evaluate after it has answered, every message of this document is in, and none of the previous one is left.
+ */
 async function chromiumMessages(name: string, policy: string): Promise<string[]> {
   served.set(name, policy);
-  const page = await browser.newPage();
-  const messages: string[] = [];
-  page.on("console", (m) => messages.push(m.text()));
-  try {
-    // The parse errors are logged when the document commits, before the load event ends goto.
-    await page.goto(`http://127.0.0.1:${site.port}/${name}`, { waitUntil: "load", timeout: 60_000 });
-    await page.evaluate(() => 1);
-  } finally {
-    await page.close();
-  }
-  return messages;
+  messages = [];
+  await page.goto(`http://127.0.0.1:${site.port}/${name}`, { waitUntil: "load", timeout: 60_000 });
+  await page.evaluate(() => 1);
+  const mine = messages;
+  messages = [];
+  return mine;
 }
 
 /**

@@ -7,7 +7,7 @@ import { buildHar, RENDER_BYTES } from "./har";
 import { respondersStore } from "./store";
 import { onPostgres } from "../../tests/backend";
 import type { TrackedRow } from "./store";
-import { quickUser } from "./test-users";
+import { quickUser } from "../../tests/fixtures/quick-users";
 
 let srv: TestServer;
 beforeAll(async () => {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { quickUser } from "./test-users";
+import { quickUser } from "../../tests/fixtures/quick-users";
 
 let srv: TestServer;
 let browser: Browser;

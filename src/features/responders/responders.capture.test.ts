@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
 import { startSmtpSink, type SmtpSink } from "../../tests/smtp-sink";
-import { quickUser } from "./test-users";
+import { quickUser } from "../../tests/fixtures/quick-users";
 
 let nowMs = 1_767_225_600_000;
 const clock = { now: () => nowMs };
@@ -504,11 +504,10 @@ describe("capture batching: respond first, write in batches, flush on stop", () 
     });
     await lockHeld; // on PostgreSQL the lock is taken over the network: hit only once it is held
     try {
-      const started = performance.now();
+      // answered while the lock is still held (it is released only below): the capture's write does not hold it
       const res = await hit(u, "/fast");
       expect(res.status).toBe(200);
       expect(await res.text()).toBe("ok");
-      expect(performance.now() - started).toBeLessThan(1000);
       await Bun.sleep(150); // the batch timer (100 ms) fired; its write waits for the lock
       expect(await rowCount(r.id)).toBe(1);
     } finally {

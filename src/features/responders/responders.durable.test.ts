@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { failingTrigger } from "../../tests/backend";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { quickUser } from "./test-users";
+import { quickUser } from "../../tests/fixtures/quick-users";
 
 const BASE = "/api/webhooks/responders";
 

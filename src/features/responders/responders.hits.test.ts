@@ -2,7 +2,7 @@
 // and precedence, every method, default responses, secrets templating and cache invalidation on writes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { quickUser } from "./test-users";
+import { quickUser } from "../../tests/fixtures/quick-users";
 
 let srv: TestServer;
 let a: TestUser;

@@ -3,7 +3,7 @@
 // so the bucket refills only when the test moves time.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { quickUser } from "./test-users";
+import { quickUser } from "../../tests/fixtures/quick-users";
 
 let nowMs = Date.UTC(2026, 0, 1);
 let srv: TestServer;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { quickUser } from "./test-users";
+import { quickUser } from "../../tests/fixtures/quick-users";
 
 const hasSandbox = existsSync(join(import.meta.dir, "../../sandbox/pool.ts"));
 

@@ -13,7 +13,7 @@ import { openTestDb } from "../../tests/backend";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
 import { toTrackedRequest } from "./store";
 import type { TrackedRow } from "./store";
-import { quickUser } from "./test-users";
+import { quickUser } from "../../tests/fixtures/quick-users";
 
 const hasSandbox = existsSync(join(import.meta.dir, "../../sandbox/pool.ts"));
 const BASE = "/api/webhooks/responders";

@@ -1,7 +1,7 @@
 // Responder management through real HTTP (supplement §11.1, §11.2, §11.3 URLs, §7.1 selectors, §22 limits).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { quickUser } from "./test-users";
+import { quickUser } from "../../tests/fixtures/quick-users";
 
 let nowMs = 1_767_225_600_000;
 const clock = { now: () => nowMs };

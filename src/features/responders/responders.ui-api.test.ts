@@ -3,7 +3,7 @@
 // as a hit; the response and the record it left; never another user's handle, also on the path form).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { quickUser } from "./test-users";
+import { quickUser } from "../../tests/fixtures/quick-users";
 
 let srv: TestServer;
 let pathSrv: TestServer;

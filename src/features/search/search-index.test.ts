@@ -9,7 +9,7 @@ import { invalid } from "../../platform/http/errors";
 import type { SearchRunner } from "./service";
 import { ApiClient, startTestServer, type TestServer, type TestUser } from "../../tests/harness";
 import { onPostgres } from "../../tests/backend";
-import { quickUser } from "../user-data/test-support";
+import { quickUser } from "../../tests/fixtures/user-data";
 
 const OPERATOR = "op@search-index.example";
 let srv: TestServer;

@@ -2,7 +2,7 @@
 // validation, never another user's data, never secret values or key material.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { quickUser } from "../user-data/test-support";
+import { quickUser } from "../../tests/fixtures/user-data";
 
 let nowMs = 1_767_225_600_000;
 const tick = () => (nowMs += 1000);

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { failingTrigger } from "../../tests/backend";
 import { startTestServer, type TestServer } from "../../tests/harness";
-import { startUpstream, type Upstream } from "./test-upstream";
+import { startUpstream, type Upstream } from "../../tests/fixtures/upstream";
 
 let srv: TestServer;
 let up: Upstream;

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiClient, startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { startUpstream, type Upstream } from "./test-upstream";
+import { startUpstream, type Upstream } from "../../tests/fixtures/upstream";
 
 const BASE = "/api/web_scraping/api_trackers";
 const at = (h: number, m: number, s = 0) => Date.UTC(2026, 0, 1, h, m, s);

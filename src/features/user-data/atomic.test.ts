@@ -4,7 +4,7 @@
 // source ids, scripts over the limit, bad base64, wrong versions) are each a clear 400 or `valid: false`.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { fullExport, hit, quickUser, snapshot } from "./test-support";
+import { fullExport, hit, quickUser, snapshot } from "../../tests/fixtures/user-data";
 
 const MAX_IMPORT = 256 * 1024;
 let srv: TestServer;

@@ -3,8 +3,8 @@
 // sessions or the notification email; the recovery link lets the operator set a password and sign in as the clone.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ApiClient, startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { startUpstream, type Upstream } from "../trackers/test-upstream";
-import { hit, quickUser } from "./test-support";
+import { startUpstream, type Upstream } from "../../tests/fixtures/upstream";
+import { hit, quickUser } from "../../tests/fixtures/user-data";
 
 const OPERATOR = "op@clone.example";
 let srv: TestServer;

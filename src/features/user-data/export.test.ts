@@ -4,7 +4,7 @@
 import { createPrivateKey } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { decryptValue, fileKey, hit, quickUser } from "./test-support";
+import { decryptValue, fileKey, hit, quickUser } from "../../tests/fixtures/user-data";
 
 let srv: TestServer;
 let alice: TestUser;

@@ -4,7 +4,7 @@
 // listed; settings merged or replaced.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { fullExport, hit, quickUser } from "./test-support";
+import { fullExport, hit, quickUser } from "../../tests/fixtures/user-data";
 
 let srv: TestServer;
 beforeAll(async () => {

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { argon2Sync, createCipheriv, generateKeyPairSync, randomBytes } from "node:crypto";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { encryptedPkcs8 } from "../certificates/test-support";
-import { decryptValue, fileKey, hit, quickUser } from "./test-support";
+import { encryptedPkcs8 } from "../../tests/fixtures/certificates";
+import { decryptValue, fileKey, hit, quickUser } from "../../tests/fixtures/user-data";
 
 let srv: TestServer;
 beforeAll(async () => {

@@ -4,8 +4,8 @@
 // responders, history and revisions are restored with their times.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { startUpstream, type Upstream } from "../trackers/test-upstream";
-import { buildDataset, fullExport, hit, normalize, quickUser, type Dataset } from "./test-support";
+import { startUpstream, type Upstream } from "../../tests/fixtures/upstream";
+import { buildDataset, fullExport, hit, normalize, quickUser, type Dataset } from "../../tests/fixtures/user-data";
 
 const PASS = "correct horse battery staple";
 const OPERATOR = "op@roundtrip.example";

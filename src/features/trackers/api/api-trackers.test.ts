@@ -1,13 +1,13 @@
 // API trackers through real HTTP: CRUD and validation, runs without scripts against a real upstream, revisions with
 // dedupe, caps and diffs, logs and phases, _test, _debug, notifications through a real SMTP sink, isolation.
-import { expectHiddenFromOtherUser } from "../test-isolation";
+import { expectHiddenFromOtherUser } from "../../../tests/fixtures/tracker-isolation";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { lookup } from "node:dns/promises";
 import { hostname } from "node:os";
 import { isPrivateAddress } from "../../../platform/net/guard";
 import { startTestServer, type TestServer, type TestUser } from "../../../tests/harness";
 import { startSmtpSink, type SmtpSink } from "../../../tests/smtp-sink";
-import { startUpstream, type Upstream } from "../test-upstream";
+import { startUpstream, type Upstream } from "../../../tests/fixtures/upstream";
 
 const BASE = "/api/web_scraping/api_trackers";
 let srv: TestServer;

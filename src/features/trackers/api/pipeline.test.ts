@@ -2,7 +2,7 @@
 // is exercised end to end in scripts.test.ts once it exists); requests go to a real upstream through platform/net.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { outboundFetch } from "../../../platform/net/client";
-import { startUpstream, type Upstream } from "../test-upstream";
+import { startUpstream, type Upstream } from "../../../tests/fixtures/upstream";
 import { BodyConversionError, toBodyBytes } from "./body";
 import { debugView, headersObject, interpretConfigurator, interpretExtractor, runPipeline, type PipelineEnv } from "./pipeline";
 import type { LogEntry, ScriptRunResult, ScriptRunner } from "../../../sandbox/types";

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { startTestServer, type TestServer, type TestUser } from "../../../tests/harness";
-import { startUpstream, type Upstream } from "../test-upstream";
+import { startUpstream, type Upstream } from "../../../tests/fixtures/upstream";
 import { createLogger } from "../../../platform/log";
 import type { ScriptRunner } from "../../../sandbox/types";
 

@@ -3,7 +3,7 @@
 // manual runs storing the visible text, JS-rendered content with waitFor, secrets and previousContent reaching the
 // in-page extractor, extractor failures in the logs, the resources inventory, `_debug` with screenshots, change
 // emails through a real SMTP sink, delete cleanup and isolation between users. One server (one Chromium) per file.
-import { expectHiddenFromOtherUser } from "../test-isolation";
+import { expectHiddenFromOtherUser } from "../../../tests/fixtures/tracker-isolation";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { startTestServer, type TestServer, type TestUser } from "../../../tests/harness";
