@@ -146,6 +146,40 @@ describe("one at a time, and the loop stays free (issue 29)", () => {
     expect(res.json.results.contentSecurityPolicies.imported).toBe(20_000);
   });
 
+  test("a 9.5 MiB preview's body is neither decoded nor cloned on the event loop: its bytes move to the work thread", async () => {
+    const u = await quickUser(srv);
+    const text = JSON.stringify({ data: manyTags(160_000) });
+    const MiB = 1 << 20;
+    // this thread's (the server's event loop's) decodes of a MiB or more, and what it posts to threads
+    const decode = TextDecoder.prototype.decode;
+    const post = Worker.prototype.postMessage;
+    let bigDecodes = 0;
+    const posts: { bigString: boolean; moved: number }[] = [];
+    TextDecoder.prototype.decode = function (this: TextDecoder, input?: any, options?: any) {
+      if (input && input.byteLength >= MiB) bigDecodes++;
+      return decode.call(this, input, options);
+    };
+    Worker.prototype.postMessage = function (this: Worker, msg: any, transfer?: any) {
+      const input = msg?.t === "run" ? msg.input : undefined;
+      if (input?.request) {
+        const list: ArrayBuffer[] = Array.isArray(transfer) ? transfer : (transfer?.transfer ?? []);
+        posts.push({ bigString: typeof input.request.text === "string" && input.request.text.length >= MiB, moved: list.reduce((n, b) => n + b.byteLength, 0) });
+      }
+      return post.call(this, msg, transfer);
+    } as typeof Worker.prototype.postMessage;
+    let res;
+    try {
+      res = await u.client.request("POST", PREVIEW, { raw: text, headers: { "content-type": "application/json" } });
+    } finally {
+      TextDecoder.prototype.decode = decode;
+      Worker.prototype.postMessage = post;
+    }
+    expect(res.status).toBe(200);
+    expect(res.json.summary.tags.total).toBe(160_000);
+    expect(bigDecodes).toBe(0);
+    expect(posts).toEqual([{ bigString: false, moved: Buffer.byteLength(text) }]);
+  });
+
   test("other requests are answered while an export with 40 records of 1 MB bodies streams", async () => {
     const u = await quickUser(srv, { tier: "ultimate" });
     const watcher = await quickUser(srv);

@@ -1,7 +1,7 @@
 // /api/user/data/_export, _import_preview, _import (supplement §19.1–§19.4) and the operator's /api/users/_clone
 // (§19.5). Bodies up to server.max_import_bytes (the http plugin's limit for /api/user/data/*). The bodies of
-// `_import_preview` and `_import` stay raw text (RawImport, set before the auth macro would decode them): a work thread
-// decodes and checks them (plan.ts), so a 10 MiB file is never parsed on the event loop.
+// `_import_preview` and `_import` stay raw bytes (RawImport, set before the auth macro would decode them): a work
+// thread decodes and checks them (plan.ts), so a 10 MiB file is never copied, decoded or parsed on the event loop.
 import { pullStream } from "../../platform/http/stream";
 import { Elysia } from "elysia";
 import type { TOptional, TSchema } from "@sinclair/typebox";
@@ -110,7 +110,7 @@ const ENTITY_CODES = ["TARGET_NOT_ALLOWED", "INVALID_SCHEDULE", "SCHEDULE_TOO_FR
 
 /** Route transform, before the auth macro's (a route's own hooks run first): the body stays raw for the work thread. */
 const keepRaw = (ctx: { body: unknown }) => {
-  if (ctx.body instanceof RawBody) ctx.body = new RawImport(ctx.body.text, ctx.body.contentType);
+  if (ctx.body instanceof RawBody) ctx.body = new RawImport(ctx.body.bytes, ctx.body.contentType);
 };
 /** Besides the entity codes: a second preview/import while one runs (429), a full work queue or overlong work (503). */
 const BUSY: { 429: ErrorCode[]; 503: ErrorCode[] } = { 429: ["RATE_LIMITED"], 503: ["UNAVAILABLE"] };

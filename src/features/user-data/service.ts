@@ -117,7 +117,7 @@ export class UserDataService {
   /** The request analysed on a work thread (inline without a pool). */
   private async analyzeOff(user: AuthUser, body: unknown, kind: AnalyzeInput["kind"], all?: AnalyzeInput["all"]): Promise<AnalyzeOutput> {
     const input: AnalyzeInput = {
-      request: body instanceof RawImport ? { text: body.text, contentType: body.contentType } : { body },
+      request: body instanceof RawImport ? { bytes: body.bytes, contentType: body.contentType } : { body },
       kind,
       userId: user.id,
       tier: user.tier,
@@ -127,7 +127,10 @@ export class UserDataService {
     // SQLite: the work thread reads what it compares with on its own connection; PostgreSQL: read here, sent along.
     if (!this.work || this.rt.db.dialect !== "sqlite") input.stored = await this.stored(user.id);
     if (!this.work) return (await analyzeRequest(input, { deps: this.deps, handlers: this.handlers, db: this.rt.db })).output;
-    return this.work.run(user.id, userDataTask.analyze, input);
+    // The body's bytes move to the thread (a buffer of their own: readBodyBytes reads a declared length whole).
+    const bytes = body instanceof RawImport ? body.bytes : undefined;
+    const own = bytes !== undefined && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+    return this.work.run(user.id, userDataTask.analyze, input, own ? { transfer: [bytes.buffer as ArrayBuffer] } : {});
   }
 
   private async stored(userId: string): Promise<Stored> {
