@@ -21,6 +21,7 @@ import { extractorForms } from "./features/trackers/page/extractor";
 import { availableParallelism } from "node:os";
 import { SqliteDb } from "./platform/db/sqlite";
 import { WorkPool, workerEntry } from "./platform/work/pool";
+import { dbTask } from "./platform/work/db-tasks";
 import type { WorkEnv } from "./work-tasks";
 import { messagesRoutes } from "./features/messages/routes";
 import { MessagesService } from "./features/messages/service";
@@ -115,6 +116,12 @@ export function createServices(rt: Runtime) {
   });
   // Secbox.kv data counts against the responder's user (KV owners are responders).
   sandbox.kv?.useStorage({ quota: storage, userOf: (owner) => responders.ownerOf(owner), ownersOf: (db, userId) => responders.idsOfUser(db, userId) });
+  // SQLite: Secbox.kv sets and the WAL checkpoints run on the work threads' own connections, off the event loop.
+  if (rt.db instanceof SqliteDb) {
+    const db = rt.db;
+    sandbox.kv?.useWork({ work, holdWriter: () => db.holdWriter() });
+    db.offloadCheckpoints(() => work.run("secbox:checkpoint", dbTask.checkpoint, null));
+  }
   const trackers = new TrackersService(rt, { tags, secrets, users, notificationEmail, scripts: sandbox, storage, checkScripts });
   const userData = new UserDataService(rt, { tags, secrets, scripts, settings, responders, certificates, csp, trackers, users, storage }, work);
   const search = new SearchService(rt, work);
