@@ -52,7 +52,7 @@ import { usersRoutes } from "./features/users/routes";
 import { UsersService } from "./features/users/service";
 import { searchRoutes } from "./features/search/routes";
 import { SearchService } from "./features/search/service";
-import { userDataRoutes } from "./features/user-data/routes";
+import { IMPORT_PATHS, userDataRoutes } from "./features/user-data/routes";
 import { UserDataService } from "./features/user-data/service";
 
 export function createServices(rt: Runtime) {
@@ -146,7 +146,7 @@ export function createApp(services: Services) {
   return new Elysia({ name: "secbox" })
     // The web UI: GET/HEAD of paths outside /api and /api-docs (platform/ui/serve.ts).
     .use(uiPlugin(rt.log, rt.config.server.public_url))
-    .use(httpPlugin({ maxBodyBytes: rt.config.server.max_body_bytes, maxImportBytes: rt.config.server.max_import_bytes }, rt.log))
+    .use(httpPlugin({ maxBodyBytes: rt.config.server.max_body_bytes, maxImportBytes: rt.config.server.max_import_bytes, deferred: (path) => IMPORT_PATHS.has(path) }, rt.log))
     // 507 for writes that add data while the disk is low (§28).
     .use(storageGuardPlugin(services.storage))
     .use(docsPlugin({ publicUrl: rt.config.server.public_url, sessionCookie: sessionCookieName(rt.config) }))

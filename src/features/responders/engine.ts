@@ -115,8 +115,8 @@ function setIdleTimeout(server: Server<unknown> | null, request: Request, second
 
 class TooLarge extends Error {}
 
-/** The hit's body within `limit` (readBodyBytes: a declared Content-Length is checked up front and the body read
- *  whole; else the bytes are counted). */
+/** The hit's body within `limit` (readBodyBytes: a declared Content-Length is checked up front, the bytes counted as
+ *  they arrive). */
 async function readBody(request: Request, limit: number): Promise<Uint8Array> {
   if (request.body === null) return EMPTY;
   return readBodyBytes(request, limit, () => new TooLarge());

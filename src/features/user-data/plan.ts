@@ -13,7 +13,7 @@
 // secretsPassphrase) and the wire form of a plan. Must never: write, or open secrets on the main thread.
 import type { Tier, TierLimits } from "../../config/schema";
 import type { Db } from "../../platform/db/db";
-import { decodeBody, RawBody } from "../../platform/http/body";
+import { decodeBody, PendingBody, RawBody } from "../../platform/http/body";
 
 /** The path the body check knows as the import's: its `data` member is left to the file reader (file.ts, §28.1). */
 const IMPORT_PATH = "/api/user/data/_import";
@@ -43,12 +43,17 @@ import {
   type Selection,
 } from "./importer";
 
-/** The body of `_import_preview` / `_import` as received: the route keeps its bytes so they are decoded off the loop. */
+/** The body of `_import_preview` / `_import` as received: the route keeps its bytes so they are decoded off the loop;
+ *  a declared-length body is not even read until the service has taken the user's one import slot. */
 export class RawImport {
   constructor(
-    readonly bytes: Uint8Array,
+    private readonly source: Uint8Array | PendingBody,
     readonly contentType: string,
   ) {}
+
+  async bytes(): Promise<Uint8Array> {
+    return this.source instanceof PendingBody ? (await this.source.read()).bytes : this.source;
+  }
 }
 
 export const asBody = (body: unknown): Record<string, unknown> => {
