@@ -120,6 +120,9 @@ async function startSecbox(attack: Attack, notes: string[]): Promise<Server> {
     SECBOX_SMTP_HOST: "",
     SECBOX_NETWORK_ALLOW_PRIVATE_TARGETS: "true",
     SECBOX_SCHEDULER_ENABLED: "false",
+    // a shared instance (README "Sharing a server"): sign-ups get basic, as the issue's hostile user did; the
+    // ultimate attack sets its attacker's tier after sign-up
+    SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic",
   };
   const profile = values.profile ? ["--cpu-prof-md", `--cpu-prof-dir=${resolve(values.profile)}`, `--cpu-prof-name=${attack.id}-${Date.now()}.md`] : [];
   const proc = spawn(["bun", ...profile, join(root, "src/main.ts"), "serve", "--data-dir", dataDir, "--port", String(port), "--host", "127.0.0.1"], {
