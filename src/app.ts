@@ -21,6 +21,7 @@ import { extractorForms } from "./features/trackers/page/extractor";
 import { availableParallelism } from "node:os";
 import { SqliteDb } from "./platform/db/sqlite";
 import { WorkPool, workerEntry } from "./platform/work/pool";
+import { dbTask } from "./platform/work/db-tasks";
 import type { WorkEnv } from "./work-tasks";
 import { messagesRoutes } from "./features/messages/routes";
 import { MessagesService } from "./features/messages/service";
@@ -51,7 +52,7 @@ import { usersRoutes } from "./features/users/routes";
 import { UsersService } from "./features/users/service";
 import { searchRoutes } from "./features/search/routes";
 import { SearchService } from "./features/search/service";
-import { userDataRoutes } from "./features/user-data/routes";
+import { IMPORT_PATHS, userDataRoutes } from "./features/user-data/routes";
 import { UserDataService } from "./features/user-data/service";
 
 export function createServices(rt: Runtime) {
@@ -115,6 +116,12 @@ export function createServices(rt: Runtime) {
   });
   // Secbox.kv data counts against the responder's user (KV owners are responders).
   sandbox.kv?.useStorage({ quota: storage, userOf: (owner) => responders.ownerOf(owner), ownersOf: (db, userId) => responders.idsOfUser(db, userId) });
+  // SQLite: Secbox.kv sets and the WAL checkpoints run on the work threads' own connections, off the event loop.
+  if (rt.db instanceof SqliteDb) {
+    const db = rt.db;
+    sandbox.kv?.useWork({ work, holdWriter: () => db.holdWriter() });
+    db.offloadCheckpoints(() => work.run("secbox:checkpoint", dbTask.checkpoint, null));
+  }
   const trackers = new TrackersService(rt, { tags, secrets, users, notificationEmail, scripts: sandbox, storage, checkScripts });
   const userData = new UserDataService(rt, { tags, secrets, scripts, settings, responders, certificates, csp, trackers, users, storage }, work);
   const search = new SearchService(rt, work);
@@ -139,7 +146,7 @@ export function createApp(services: Services) {
   return new Elysia({ name: "secbox" })
     // The web UI: GET/HEAD of paths outside /api and /api-docs (platform/ui/serve.ts).
     .use(uiPlugin(rt.log, rt.config.server.public_url))
-    .use(httpPlugin({ maxBodyBytes: rt.config.server.max_body_bytes, maxImportBytes: rt.config.server.max_import_bytes }, rt.log))
+    .use(httpPlugin({ maxBodyBytes: rt.config.server.max_body_bytes, maxImportBytes: rt.config.server.max_import_bytes, deferred: (path) => IMPORT_PATHS.has(path) }, rt.log))
     // 507 for writes that add data while the disk is low (§28).
     .use(storageGuardPlugin(services.storage))
     .use(docsPlugin({ publicUrl: rt.config.server.public_url, sessionCookie: sessionCookieName(rt.config) }))

@@ -57,6 +57,8 @@ async function userDataModule(env: WorkEnv) {
 
 if (!Bun.isMainThread)
   serveTasks({
+    db: async () => (await import("./platform/work/db-tasks")).dbTasks,
+    kv: async () => (await import("./sandbox/kv-tasks")).kvTasks,
     csp: async () => (await import("./features/csp/tasks")).cspTasks,
     certificates: async () => (await import("./features/certificates/tasks")).certificateTasks(),
     responders: async () => [...(await import("./features/responders/har")).harTasks, ...(await import("./features/responders/har-pages")).harPageTasks],

@@ -23,6 +23,7 @@ export const LANES: Record<Lane, string[]> = {
     "src/features/user-data/crash.test.ts",
     "src/tests/crash.test.ts",
     "src/tests/multi-instance.test.ts",
+    "src/tests/kv-off-loop.test.ts",
   ],
   browser: under("scripts/e2e", [
     "a11y.e2e.test.ts",
@@ -31,6 +32,7 @@ export const LANES: Record<Lane, string[]> = {
     "certificates.e2e.test.ts",
     "csp.e2e.test.ts",
     "first-hour.e2e.test.ts",
+    "help.e2e.test.ts",
     "keyboard.e2e.test.ts",
     "mail-off.e2e.test.ts",
     "no-silent-clamp.e2e.test.ts",
@@ -93,7 +95,7 @@ export const LANES: Record<Lane, string[]> = {
     "web/app/search/search-targets.test.ts",
     ...under("web/components", ["prefill.test.ts", "code-editor/examples-compile.test.ts", "code-editor/script-syntax.test.ts"]),
     "web/features/certificates/template-model.test.ts",
-    "web/features/csp/directives.test.ts",
+    "web/features/help/topics.test.ts",
     "web/features/trackers/tracker-logic.test.ts",
   ],
 };

@@ -12,11 +12,19 @@
 // transaction (platform/storage/quota.ts), after the user's storage lock and before the owner's lock. A write beyond
 // the user's cap fails like one beyond `kv_max_bytes` ("KV size limit reached (…)"); while the server's disk is low
 // (`server.min_free_disk_mib`) every set fails; reads and deletes keep working.
+//
+// Sets off the event loop (issue 29, wired with useWork on SQLite): a set's transaction (kv-write.ts) runs on a work
+// thread's own connection while the main thread holds the writer, so a 1 MiB value costs the loop a message, not an
+// insert and a commit. Each user's sets go one at a time, in order, to the work pool, where users take turns: a user
+// writing as fast as their scripts can holds at most one set in progress, never the writer for a queue of them.
 import type { Db } from "../platform/db/db";
 import { ApiError } from "../platform/http/errors";
 import { storageUsage, type StorageQuota } from "../platform/storage/quota";
 import type { Clock } from "../platform/runtime";
+import type { Work } from "../platform/work/pool";
 import { kvStore, type KvRow } from "./kv-store";
+import { kvTask } from "./kv-tasks";
+import { KV_WRITE_TOPIC, purgeExpired, writeEntry, type KvSetInput, type KvSetOutcome } from "./kv-write";
 import type { KvLimits } from "./types";
 
 export const KV_MAX_KEY_BYTES = 256;
@@ -140,13 +148,22 @@ export interface KvStorage {
 }
 
 /** Cross-instance event: a key was written; payload = "<owner> <key>" (owners are ids, without spaces). */
-const WRITE_TOPIC = "kv";
+const WRITE_TOPIC = KV_WRITE_TOPIC;
+
+/** Where sets run off the event loop: the work pool and what the task holds there (the SQLite writer). */
+export interface KvWork {
+  work: Work;
+  holdWriter: () => Promise<() => void>;
+}
 
 export class KvService {
   readonly notifier = new KvNotifier();
   private sweeper: ReturnType<typeof setInterval> | null = null;
   private unsubscribe: (() => void) | null = null;
   private storage: KvStorage | null = null;
+  private offLoop: KvWork | null = null;
+  /** Per user (or owner without accounting): the tail of their sets sent to the work pool, one after another. */
+  private readonly queued = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly db: Db,
@@ -171,14 +188,24 @@ export class KvService {
     return userId;
   }
 
-  /** Drops an owner's expired rows, giving their bytes back to the owner's and the user's totals. */
-  private async purgeExpired(tx: Db, owner: string, userId: string | null, now: number): Promise<number> {
-    const expired = await kvStore.expiredTotals(tx, owner, now);
-    if (!expired || Number(expired.n) === 0) return 0;
-    await kvStore.removeExpired(tx, owner, now);
-    await kvStore.adjustUsage(tx, owner, -expired.n, -(expired.bytes ?? 0));
-    if (userId !== null) await storageUsage.adjust(tx, userId, "kv", -Number(expired.bytes ?? 0));
-    return Number(expired.n);
+  /** Sets run on the work pool from now on (SQLite: see the file comment). */
+  useWork(offLoop: KvWork): void {
+    this.offLoop = offLoop;
+  }
+
+  /** A set's transaction: on the work pool after the user's earlier sets, or inline. */
+  private write(input: KvSetInput): Promise<KvSetOutcome> {
+    const offLoop = this.offLoop;
+    if (!offLoop) return this.db.tx((tx) => writeEntry(tx, input));
+    const who = input.user?.id ?? input.owner;
+    const before = this.queued.get(who) ?? Promise.resolve();
+    const mine = before.then(() => offLoop.work.run(who, kvTask.set, input, { hold: offLoop.holdWriter }));
+    const tail = mine.catch(() => {});
+    this.queued.set(who, tail);
+    void tail.then(() => {
+      if (this.queued.get(who) === tail) this.queued.delete(who);
+    });
+    return mine;
   }
 
   /** Sweeps expired entries every 5 minutes (§11.8). */
@@ -225,45 +252,23 @@ export class KvService {
     if (quota?.diskLow) throw new KvError("KV write refused: the server is low on disk space");
     const userId = await this.userOf(owner);
     const now = this.nowSec();
-    const expiresAt = ttl === null ? null : now + ttl;
-    const written = await this.db.tx(async (tx) => {
-      if (quota && userId !== null) await quota.lock(tx, userId);
-      await tx.lock(`kv:${owner}`);
-      let existing = await kvStore.row(tx, owner, key);
-      const live = existing !== undefined && (existing.expires_at === null || existing.expires_at > now);
-      if (ifAbsent && live) return false;
-      let usage = await kvStore.usage(tx, owner);
-      let purged = false;
-      // Quotas count live entries: drop this owner's expired rows first, then decide.
-      const purge = async () => {
-        purged = true;
-        if ((await this.purgeExpired(tx, owner, userId, now)) === 0) return;
-        usage = await kvStore.usage(tx, owner);
-        if (existing && !live) existing = undefined;
-      };
-      const over = () => usage.entries + (existing ? 0 : 1) > limits.maxEntries || usage.bytes + size - (existing?.size ?? 0) > limits.maxBytes;
-      if (over()) {
-        await purge();
-        if (usage.entries + (existing ? 0 : 1) > limits.maxEntries) throw new KvError(`KV entry limit reached (${limits.maxEntries} entries)`);
-        if (usage.bytes + size - (existing?.size ?? 0) > limits.maxBytes) throw new KvError(`KV size limit reached (${limits.maxBytes} bytes)`);
-      }
-      if (quota && userId !== null) {
-        // The user's cap over every responder's KV, history and revisions (§28).
-        let added = await quota.tryAdd(tx, userId, "kv", size - (existing?.size ?? 0));
-        if (!added && !purged) {
-          await purge();
-          added = await quota.tryAdd(tx, userId, "kv", size - (existing?.size ?? 0));
-        }
-        if (!added) throw new KvError(`KV size limit reached (${(await quota.limit(userId, tx))?.maxBytes ?? 0} bytes of stored data per user: max_storage_bytes)`);
-      }
-      if (existing) await kvStore.update(tx, owner, key, value, size, now, expiresAt);
-      else await kvStore.insert(tx, owner, key, value, size, now, expiresAt);
-      await kvStore.adjustUsage(tx, owner, existing ? 0 : 1, size - (existing?.size ?? 0));
-      await tx.publish(WRITE_TOPIC, `${owner} ${key}`);
-      return true;
+    // the user's cap (tier, cached by the quota) is read before the transaction, which may run on another thread
+    const cap = quota && userId !== null ? await quota.limit(userId) : undefined;
+    const outcome = await this.write({
+      owner,
+      key,
+      value,
+      size,
+      now,
+      expiresAt: ttl === null ? null : now + ttl,
+      ifAbsent,
+      maxEntries: limits.maxEntries,
+      maxBytes: limits.maxBytes,
+      ...(quota && userId !== null ? { user: { id: userId, maxBytes: cap?.maxBytes ?? null } } : {}),
     });
-    if (written) this.notifier.notify(owner, key);
-    return written;
+    if ("refused" in outcome) throw new KvError(outcome.refused);
+    if (outcome.written) this.notifier.notify(owner, key);
+    return outcome.written;
   }
 
   async delete(owner: string, keyIn: unknown): Promise<boolean> {
@@ -373,7 +378,7 @@ export class KvService {
       n += await this.db.tx(async (tx) => {
         if (userId !== null) await this.storage!.quota.lock(tx, userId);
         await tx.lock(`kv:${owner_id}`);
-        return this.purgeExpired(tx, owner_id, userId, now);
+        return purgeExpired(tx, owner_id, userId, now);
       });
     }
     return n;

@@ -20,6 +20,8 @@
 //   bun scripts/bench/fairness/run.ts [--attacks a,b,c,d,e,f | ids] [--runs 1] [--seconds 12] [--baseline 8]
 //                                     [--flood 1000] [--hang 30] [--attacker-ip 127.0.0.2] [--interval 5]
 //                                     [--root DIR: run the server from another checkout]
+//                                     [--profile DIR: the server writes a CPU profile of its main thread there
+//                                      (bun --cpu-prof-md), one per run: which requests hold the event loop]
 //
 // Each run of each attack gets a fresh server and data directory (what an attack leaves running would load the
 // next one); everything runs on loopback and is stopped and deleted at the end.
@@ -44,6 +46,7 @@ const { values } = parseArgs({
     "attacker-ip": { type: "string", default: "127.0.0.2" },
     interval: { type: "string", default: "5" },
     root: { type: "string" },
+    profile: { type: "string" },
   },
   strict: true,
 });
@@ -117,8 +120,12 @@ async function startSecbox(attack: Attack, notes: string[]): Promise<Server> {
     SECBOX_SMTP_HOST: "",
     SECBOX_NETWORK_ALLOW_PRIVATE_TARGETS: "true",
     SECBOX_SCHEDULER_ENABLED: "false",
+    // a shared instance (README "Sharing a server"): sign-ups get basic, as the issue's hostile user did; the
+    // ultimate attack sets its attacker's tier after sign-up
+    SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic",
   };
-  const proc = spawn(["bun", join(root, "src/main.ts"), "serve", "--data-dir", dataDir, "--port", String(port), "--host", "127.0.0.1"], {
+  const profile = values.profile ? ["--cpu-prof-md", `--cpu-prof-dir=${resolve(values.profile)}`, `--cpu-prof-name=${attack.id}-${Date.now()}.md`] : [];
+  const proc = spawn(["bun", ...profile, join(root, "src/main.ts"), "serve", "--data-dir", dataDir, "--port", String(port), "--host", "127.0.0.1"], {
     env,
     stdout: "ignore",
     stderr: "ignore",

@@ -118,14 +118,10 @@ function setIdleTimeout(server: Server<unknown> | null, request: Request, second
 
 class TooLarge extends Error {}
 
-/** The hit's body within `limit`: a declared Content-Length is checked up front and the body read whole; else readBodyBytes counts the bytes. */
+/** The hit's body within `limit` (readBodyBytes: a declared Content-Length is checked up front, the bytes counted as
+ *  they arrive). */
 async function readBody(request: Request, limit: number): Promise<Uint8Array> {
   if (request.body === null) return EMPTY;
-  const declared = request.headers.get("content-length");
-  if (declared !== null && /^\d+$/.test(declared)) {
-    if (Number(declared) > limit) throw new TooLarge();
-    return new Uint8Array(await request.arrayBuffer());
-  }
   return readBodyBytes(request, limit, () => new TooLarge());
 }
 

@@ -5,6 +5,7 @@
 // while the import runs shows the loop was free (orderings and counts, no timing thresholds).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { argon2Sync, createCipheriv, generateKeyPairSync, randomBytes } from "node:crypto";
+import { connect } from "node:net";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
 import { encryptedPkcs8 } from "../../tests/fixtures/certificates";
 import { decryptValue, fileKey, hit, quickUser } from "../../tests/fixtures/user-data";
@@ -130,6 +131,31 @@ describe("one at a time, and the loop stays free (issue 29)", () => {
     expect((await u.client.post(PREVIEW, { data: file({ tags: [{ id: uuid(), name: "x" }] }) })).status).toBe(200);
   });
 
+  test("while one runs, a second upload of the same user is answered 429 before its body is read (here: before it is even sent)", async () => {
+    const u = await quickUser(srv);
+    const first = u.client.request("POST", PREVIEW, { raw: JSON.stringify({ data: manyTags(160_000) }), headers: { "content-type": "application/json" } });
+    while (!srv.services.work.stats().running[u.id]) await Bun.sleep(5);
+    const { port, hostname } = new URL(srv.url);
+    const sock = connect({ host: hostname, port: Number(port) });
+    const head = await new Promise<string>((resolve, reject) => {
+      let got = "";
+      sock.on("data", (d) => {
+        got += d.toString("latin1");
+        if (got.includes("\r\n\r\n")) resolve(got.split("\r\n")[0]!);
+      });
+      sock.on("error", reject);
+      sock.on("close", () => resolve(got.split("\r\n")[0] ?? "closed"));
+      // 9 MiB announced, 1 KiB sent: the rest never comes
+      sock.write(
+        `POST ${PREVIEW} HTTP/1.1\r\nhost: ${hostname}:${port}\r\ncontent-type: application/json\r\ncookie: secbox_session=${u.session}\r\ncontent-length: ${9 << 20}\r\n\r\n${"{".padEnd(1024, " ")}`,
+      );
+      setTimeout(() => resolve("no answer within 20 s"), 20_000);
+    });
+    sock.destroy();
+    expect(head).toBe("HTTP/1.1 429 Too Many Requests");
+    expect((await first).status).toBe(200);
+  });
+
   test("other requests are answered while a 9.5 MiB preview is read and checked, and while an import of 20,000 policies writes", async () => {
     const u = await quickUser(srv);
     const watcher = await quickUser(srv);
@@ -144,6 +170,40 @@ describe("one at a time, and the loop stays free (issue 29)", () => {
     const res = await imported;
     expect(res.status).toBe(200);
     expect(res.json.results.contentSecurityPolicies.imported).toBe(20_000);
+  });
+
+  test("a 9.5 MiB preview's body is neither decoded nor cloned on the event loop: its bytes move to the work thread", async () => {
+    const u = await quickUser(srv);
+    const text = JSON.stringify({ data: manyTags(160_000) });
+    const MiB = 1 << 20;
+    // this thread's (the server's event loop's) decodes of a MiB or more, and what it posts to threads
+    const decode = TextDecoder.prototype.decode;
+    const post = Worker.prototype.postMessage;
+    let bigDecodes = 0;
+    const posts: { bigString: boolean; moved: number }[] = [];
+    TextDecoder.prototype.decode = function (this: TextDecoder, input?: any, options?: any) {
+      if (input && input.byteLength >= MiB) bigDecodes++;
+      return decode.call(this, input, options);
+    };
+    Worker.prototype.postMessage = function (this: Worker, msg: any, transfer?: any) {
+      const input = msg?.t === "run" ? msg.input : undefined;
+      if (input?.request) {
+        const list: ArrayBuffer[] = Array.isArray(transfer) ? transfer : (transfer?.transfer ?? []);
+        posts.push({ bigString: typeof input.request.text === "string" && input.request.text.length >= MiB, moved: list.reduce((n, b) => n + b.byteLength, 0) });
+      }
+      return post.call(this, msg, transfer);
+    } as typeof Worker.prototype.postMessage;
+    let res;
+    try {
+      res = await u.client.request("POST", PREVIEW, { raw: text, headers: { "content-type": "application/json" } });
+    } finally {
+      TextDecoder.prototype.decode = decode;
+      Worker.prototype.postMessage = post;
+    }
+    expect(res.status).toBe(200);
+    expect(res.json.summary.tags.total).toBe(160_000);
+    expect(bigDecodes).toBe(0);
+    expect(posts).toEqual([{ bigString: false, moved: Buffer.byteLength(text) }]);
   });
 
   test("other requests are answered while an export with 40 records of 1 MB bodies streams", async () => {

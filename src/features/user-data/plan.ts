@@ -1,5 +1,5 @@
-// Preview and import requests off the event loop (issue 29). The route hands over the body's raw text (RawImport);
-// a work thread (tasks.ts) decodes it, reads the file (file.ts), checks every entity with its feature's create rules
+// Preview and import requests off the event loop (issue 29). The route hands over the body's bytes as received
+// (RawImport; moved to the thread, not copied); a work thread (tasks.ts) decodes them, reads the file (file.ts), checks every entity with its feature's create rules
 // (importer.ts analyze), and answers a preview, or for an import the plan of what to write: selections, deletions and
 // the file's secret values opened with the passphrase (argon2id there too). What the main thread then needs of a
 // plan that may hold 100,000 entities travels as batches of JSON text in ArrayBuffers (moved, not copied: structured
@@ -13,7 +13,7 @@
 // secretsPassphrase) and the wire form of a plan. Must never: write, or open secrets on the main thread.
 import type { Tier, TierLimits } from "../../config/schema";
 import type { Db } from "../../platform/db/db";
-import { decodeBody, RawBody } from "../../platform/http/body";
+import { decodeBody, PendingBody, RawBody } from "../../platform/http/body";
 
 /** The path the body check knows as the import's: its `data` member is left to the file reader (file.ts, §28.1). */
 const IMPORT_PATH = "/api/user/data/_import";
@@ -43,12 +43,17 @@ import {
   type Selection,
 } from "./importer";
 
-/** The body of `_import_preview` / `_import` as received: the route keeps it raw so it is decoded off the loop. */
+/** The body of `_import_preview` / `_import` as received: the route keeps its bytes so they are decoded off the loop;
+ *  a declared-length body is not even read until the service has taken the user's one import slot. */
 export class RawImport {
   constructor(
-    readonly text: string,
+    private readonly source: Uint8Array | PendingBody,
     readonly contentType: string,
   ) {}
+
+  async bytes(): Promise<Uint8Array> {
+    return this.source instanceof PendingBody ? (await this.source.read()).bytes : this.source;
+  }
 }
 
 export const asBody = (body: unknown): Record<string, unknown> => {
@@ -74,8 +79,8 @@ export interface Stored {
 }
 
 export interface AnalyzeInput {
-  /** The raw body (a route), or a decoded one (the CLI). */
-  request: { text: string; contentType: string } | { body: unknown };
+  /** The raw body's bytes (a route), or a decoded body (the CLI). */
+  request: { bytes: Uint8Array; contentType: string } | { body: unknown };
   kind: "preview" | "import" | "importAll";
   userId: string;
   tier: Tier;
@@ -110,7 +115,7 @@ async function storedOf(env: AnalyzeEnv, input: AnalyzeInput, analysis: Analysis
 
 /** On a work thread: a preview, or the plan of an import (400 naming the first problem). */
 export async function analyzeRequest(input: AnalyzeInput, env: AnalyzeEnv): Promise<{ output: AnalyzeOutput; transfer: ArrayBuffer[] }> {
-  const body = asBody("body" in input.request ? input.request.body : decodeBody(new RawBody(input.request.text, input.request.contentType, IMPORT_PATH)));
+  const body = asBody("body" in input.request ? input.request.body : decodeBody(new RawBody(input.request.bytes, input.request.contentType, IMPORT_PATH)));
   const mode = input.all ? input.all.mode : parseMode(body.mode);
   const reading = readFile(body.data);
   const { analysis, problems, warnings, code } = analyze(reading, env.handlers, { tier: input.tier, limits: input.limits });

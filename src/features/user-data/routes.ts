@@ -1,13 +1,13 @@
 // /api/user/data/_export, _import_preview, _import (supplement §19.1–§19.4) and the operator's /api/users/_clone
 // (§19.5). Bodies up to server.max_import_bytes (the http plugin's limit for /api/user/data/*). The bodies of
-// `_import_preview` and `_import` stay raw text (RawImport, set before the auth macro would decode them): a work thread
-// decodes and checks them (plan.ts), so a 10 MiB file is never parsed on the event loop. The schemas are contract.ts's;
-// the other bodies are read loosely (looseBody) and checked by the service.
+// `_import_preview` and `_import` stay raw bytes (RawImport, set before the auth macro would decode them): a work
+// thread decodes and checks them (plan.ts), so a 10 MiB file is never copied, decoded or parsed on the event loop.
+// The schemas are contract.ts's; the other bodies are read loosely (looseBody) and checked by the service.
 import { pullStream } from "../../platform/http/stream";
 import { Elysia } from "elysia";
 import { looseBody, media, op } from "../../platform/http/contract";
 import type { AuthPlugin } from "../../platform/auth/plugin";
-import { RawBody } from "../../platform/http/body";
+import { PendingBody, RawBody } from "../../platform/http/body";
 import type { ErrorCode } from "../../platform/http/errors";
 import { RawImport, type UserDataService } from "./service";
 import { cloneUser } from "./clone";
@@ -26,9 +26,14 @@ const tags = ["user-data"];
 /** Codes an imported entity's own checks can raise (the import answers the first one). */
 const ENTITY_CODES = ["TARGET_NOT_ALLOWED", "INVALID_SCHEDULE", "SCHEDULE_TOO_FREQUENT", "ALGORITHM_UNAVAILABLE"] as const;
 
+/** The routes whose body the http plugin leaves unread (PendingBody) until the service has taken the user's one
+ *  import slot: a second upload meanwhile is answered 429 without its 10 MiB passing through the event loop. */
+export const IMPORT_PATHS = new Set(["/api/user/data/_import_preview", "/api/user/data/_import"]);
+
 /** Route transform, before the auth macro's (a route's own hooks run first): the body stays raw for the work thread. */
 const keepRaw = (ctx: { body: unknown }) => {
-  if (ctx.body instanceof RawBody) ctx.body = new RawImport(ctx.body.text, ctx.body.contentType);
+  if (ctx.body instanceof PendingBody) ctx.body = new RawImport(ctx.body, ctx.body.contentType);
+  else if (ctx.body instanceof RawBody) ctx.body = new RawImport(ctx.body.bytes, ctx.body.contentType);
 };
 /** Besides the entity codes: a second preview/import while one runs (429), a full work queue or overlong work (503). */
 const BUSY: { 429: ErrorCode[]; 503: ErrorCode[] } = { 429: ["RATE_LIMITED"], 503: ["UNAVAILABLE"] };

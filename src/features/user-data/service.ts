@@ -120,8 +120,10 @@ export class UserDataService {
 
   /** The request analysed on a work thread (inline without a pool). */
   private async analyzeOff(user: AuthUser, body: unknown, kind: AnalyzeInput["kind"], all?: AnalyzeInput["all"]): Promise<AnalyzeOutput> {
+    // read now (a declared-length body was left unread until this user's import slot was taken)
+    const bytes = body instanceof RawImport ? await body.bytes() : undefined;
     const input: AnalyzeInput = {
-      request: body instanceof RawImport ? { text: body.text, contentType: body.contentType } : { body },
+      request: body instanceof RawImport ? { bytes: bytes!, contentType: body.contentType } : { body },
       kind,
       userId: user.id,
       tier: user.tier,
@@ -131,7 +133,9 @@ export class UserDataService {
     // SQLite: the work thread reads what it compares with on its own connection; PostgreSQL: read here, sent along.
     if (!this.work || this.rt.db.dialect !== "sqlite") input.stored = await this.stored(user.id);
     if (!this.work) return (await analyzeRequest(input, { deps: this.deps, handlers: this.handlers, db: this.rt.db })).output;
-    return this.work.run(user.id, userDataTask.analyze, input);
+    // The body's bytes move to the thread (a buffer of their own when readBodyBytes joined several chunks).
+    const own = bytes !== undefined && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+    return this.work.run(user.id, userDataTask.analyze, input, own ? { transfer: [bytes.buffer as ArrayBuffer] } : {});
   }
 
   private async stored(userId: string): Promise<Stored> {

@@ -3,7 +3,7 @@
 import { Elysia, type DocumentDecoration } from "elysia";
 import type { Config } from "../../config/schema";
 import { sha256Hex } from "../crypto/tokens";
-import { decodeBody, decodeMultipart, isMultipart, RawBody } from "../http/body";
+import { decodeBody, decodeMultipart, isMultipart, PendingBody, RawBody } from "../http/body";
 import { AUTH_KEY } from "../http/contract";
 import { forbidden, unauthenticated } from "../http/errors";
 import type { Clock } from "../runtime";
@@ -149,6 +149,7 @@ export function authPlugin(deps: AuthDeps) {
           const { principal, refreshedToken } = await authorize(ctx.request, level);
           if (principal) principals.set(ctx.request, principal);
           if (refreshedToken) ctx.set.headers["set-cookie"] = sessionCookie(cookieName, refreshedToken, session_ttl, secure);
+          if (ctx.body instanceof PendingBody) ctx.body = await ctx.body.read(); // a route that did not take it as it is
           if (ctx.body instanceof RawBody) ctx.body = acceptForm && isMultipart(ctx.body) ? await decodeMultipart(ctx.body) : decodeBody(ctx.body, acceptForm);
         },
         resolve: ({ request }: { request: Request }) => {

@@ -8,8 +8,9 @@
 // - publish/subscribe: cross-instance events (cache invalidation, KV watch). PostgreSQL: NOTIFY on one channel,
 //   delivered on commit when published inside a transaction; an instance never receives its own events. SQLite:
 //   there are no other instances; publish does nothing.
-// - externalVersion: another *process* (the CLI next to a running server) committed a change. SQLite: PRAGMA
-//   data_version. PostgreSQL: CLI processes announce their commits on the event channel (openDb's `announceCommits`).
+// - externalVersion: another *process* (the CLI next to a running server) committed a change. CLI processes announce
+//   their commits (openDb's `announceCommits`): SQLite counts them in server_state, PostgreSQL publishes them on the
+//   event channel.
 // - lock (inside a transaction): an exclusive named lock until the transaction ends. PostgreSQL: an advisory
 //   transaction lock; SQLite: nothing (writers are serialized anyway).
 // - elect: leadership among the processes sharing the database (the scheduler leader). PostgreSQL: a session

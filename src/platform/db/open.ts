@@ -6,12 +6,12 @@ import { ensureDataDir, openDatabase, type OnModeTightened } from "./sqlite";
 
 export interface OpenOptions {
   onTightened?: OnModeTightened;
-  /** A CLI process: on PostgreSQL it announces its commits so running servers see them (Db.externalVersion). */
+  /** A CLI process: it announces its commits so running servers see them (Db.externalVersion). */
   announceCommits?: boolean;
 }
 
 export async function openDb(config: Config, opts: OpenOptions = {}): Promise<Db> {
-  if (config.database.url === "") return openDatabase(config.server.data_dir, opts.onTightened);
+  if (config.database.url === "") return openDatabase(config.server.data_dir, opts.onTightened, { announceCommits: opts.announceCommits });
   // The data directory still holds master.key (unless security.master_key is set) and Chromium's profiles.
   ensureDataDir(config.server.data_dir);
   try {

@@ -6,7 +6,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "./sqlite";
+import { openDatabase, SqliteDb } from "./sqlite";
 
 const dir = mkdtempSync(join(tmpdir(), "secbox-sqlite-"));
 const db = openDatabase(dir);
@@ -50,4 +50,30 @@ test("UPDATE … RETURNING through get waits for an open transaction and sees it
   release();
   await tx;
   expect(await returning).toEqual({ n: 11 });
+});
+
+test("externalVersion counts the commits of announcing connections (CLI processes) only: not this process's other connections", async () => {
+  await db.exec("CREATE TABLE IF NOT EXISTS server_state (key TEXT PRIMARY KEY, value TEXT NOT NULL); CREATE TABLE IF NOT EXISTS e (n INTEGER)");
+  const v0 = db.externalVersion();
+  // another connection of this process (as a work thread's), not announcing
+  const own = new SqliteDb(join(dir, "secbox.db"));
+  await own.run("INSERT INTO e (n) VALUES (1)");
+  await own.tx(async (t) => void (await t.run("INSERT INTO e (n) VALUES (2)")));
+  expect(db.externalVersion()).toBe(v0);
+  // a CLI process's connection: each commit (a statement, a transaction) counts
+  const cli = new SqliteDb(join(dir, "secbox.db"), { announceCommits: true });
+  await cli.run("INSERT INTO e (n) VALUES (3)");
+  const v1 = db.externalVersion();
+  expect(v1).not.toBe(v0);
+  await cli.tx(async (t) => void (await t.run("INSERT INTO e (n) VALUES (4)")));
+  expect(db.externalVersion()).not.toBe(v1);
+  // a rolled-back transaction announces nothing
+  const v2 = db.externalVersion();
+  await expect(cli.tx(async (t) => {
+    await t.run("INSERT INTO e (n) VALUES (5)");
+    throw new Error("roll back");
+  })).rejects.toThrow("roll back");
+  expect(db.externalVersion()).toBe(v2);
+  await own.close();
+  await cli.close();
 });

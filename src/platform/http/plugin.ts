@@ -2,7 +2,7 @@
 // capture, and the one mapper from errors to `{message, code}` JSON responses (supplement §2).
 import { Elysia } from "elysia";
 import type { Logger } from "../log";
-import { bodyLimitFor, checkContentLength, RawBody, readBodyText, requestPath, type BodyLimits } from "./body";
+import { bodyLimitFor, checkContentLength, PendingBody, RawBody, readBodyBytes, requestPath, type BodyLimits } from "./body";
 import { ApiError } from "./errors";
 
 /** `settings.statusCode: must be ...` from a TypeBox/Elysia validation error. */
@@ -42,7 +42,9 @@ export function httpPlugin(limits: BodyLimits, log: Logger) {
       const path = requestPath(request);
       const limit = bodyLimitFor(path, limits);
       checkContentLength(request, limit);
-      return new RawBody(await readBodyText(request, limit), request.headers.get("content-type") ?? contentType ?? "", path);
+      const type = request.headers.get("content-type") ?? contentType ?? "";
+      if (limits.deferred?.(path) && /^\d+$/.test(request.headers.get("content-length") ?? "")) return new PendingBody(request, limit, type, path);
+      return new RawBody(await readBodyBytes(request, limit), type, path);
     })
     .onTransform({ as: "global" }, ({ request }) => {
       checkContentLength(request, bodyLimitFor(requestPath(request), limits));

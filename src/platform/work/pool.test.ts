@@ -6,6 +6,7 @@ import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { openDatabase } from "../db/sqlite";
 import { ApiError } from "../http/errors";
 import { createLogger } from "../log";
 import { WorkPool, type WorkPoolOptions } from "./pool";
@@ -157,6 +158,50 @@ describe("work pool", () => {
       expect(refused.message).toMatch(/readonly|read-only/i);
     } finally {
       writer.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("hold: taken once the task has its thread (not while it waits), given back once it settles, also on failure", async () => {
+    const p = pool({ threads: 1 });
+    const events: string[] = [];
+    const hold = (name: string) => async () => {
+      events.push(`hold ${name}`);
+      return () => events.push(`release ${name}`);
+    };
+    const first = p.run("A", T.sleep, { tag: "A", ms: 300 });
+    while (p.stats().busy === 0) await Bun.sleep(5);
+    const held = p.run("B", T.echo, "b", { hold: hold("B") });
+    const failing = failure(p.run("C", T.apiError, null, { hold: hold("C") }));
+    const dying = failure(p.run("D", T.exit, null, { hold: hold("D") }));
+    // B, C and D wait for the thread A's task holds: none has taken anything yet
+    expect({ busy: p.stats().busy, waiting: p.stats().waiting, events }).toEqual({ busy: 1, waiting: 3, events: [] });
+    await first;
+    expect(await held).toBe("b");
+    expect(((await failing) as ApiError).status).toBe(400);
+    expect(await dying).toBeInstanceOf(WorkTaskError);
+    expect(events).toEqual(["hold B", "release B", "hold C", "release C", "hold D", "release D"]);
+  });
+
+  test("a task holding the SQLite writer writes on the thread's own connection; the main connection's writes wait for its commit", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "secbox-work-write-"));
+    const db = openDatabase(dir);
+    try {
+      await db.exec("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL); CREATE TABLE server_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+      const version = db.externalVersion();
+      const p = pool({ threads: 1, sqlitePath: join(dir, "secbox.db") });
+      const order: string[] = [];
+      const task = p.run("A", T.write, { name: "thread", ms: 200 }, { hold: () => db.holdWriter() }).then(() => order.push("thread committed"));
+      // the task has its thread: it asked for the writer then, before the main connection's write below
+      while (p.stats().busy === 0) await Bun.sleep(5);
+      const main = db.run("INSERT INTO items (name) VALUES ('main')").then(() => order.push("main wrote"));
+      await Promise.all([task, main]);
+      expect(order).toEqual(["thread committed", "main wrote"]);
+      expect(await db.all("SELECT name FROM items ORDER BY id")).toEqual([{ name: "thread" }, { name: "main" }]);
+      // the thread's commit is this process's own: not an external change (Db.externalVersion)
+      expect(db.externalVersion()).toBe(version);
+    } finally {
+      await db.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

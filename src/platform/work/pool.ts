@@ -20,6 +20,10 @@
 // end after `idleMs` without work. A thread loads a task module on its first task of that module.
 // Reads: on SQLite each thread opens its own read-only connection on first use (reader.ts; WAL: it sees committed
 // data only). On PostgreSQL tasks get no connection: reads stay on the main thread (Bun.SQL is asynchronous).
+// Writes: a task run with `hold` (RunOptions) takes that resource once it has its thread — the SQLite writer, which
+// the main thread then leaves alone — and gives it back when it settles; it writes through the thread's own
+// connection (ctx.writer()). A task waiting in its owner's queue holds nothing, so one user's writes queue behind
+// each other there, never in front of another user's.
 // Owns: threads, queues and the per-owner counts. Must never: run a second task on a busy thread, lose a task (every
 // task settles exactly once), or import a feature.
 import { existsSync } from "node:fs";
@@ -55,6 +59,9 @@ export interface RunOptions {
   transfer?: ArrayBuffer[];
   /** This task's deadline instead of the pool's. */
   deadlineMs?: number;
+  /** Taken once the task has a thread, before it is sent there; the function it resolves to is called when the task
+   *  settles (whatever the outcome). E.g. the SQLite writer for a task that writes (SqliteDb.holdWriter). */
+  hold?: () => Promise<() => void>;
 }
 
 /** What the features see of the pool. */
@@ -69,6 +76,9 @@ interface Job {
   input: unknown;
   transfer: ArrayBuffer[];
   deadlineMs: number;
+  hold: (() => Promise<() => void>) | undefined;
+  /** Gives back what `hold` took (set once taken; called once). */
+  release: (() => void) | undefined;
   resolve(value: unknown): void;
   reject(err: unknown): void;
 }
@@ -141,6 +151,8 @@ export class WorkPool implements Work {
         input,
         transfer: opts.transfer ?? [],
         deadlineMs: opts.deadlineMs ?? this.o.deadlineMs,
+        hold: opts.hold,
+        release: undefined,
         resolve: resolve as (v: unknown) => void,
         reject,
       });
@@ -227,6 +239,24 @@ export class WorkPool implements Work {
     this.served.set(job.owner, ++this.turn);
     clearTimeout(slot.idle);
     slot.idle = undefined;
+    if (!job.hold) return this.send(slot, job);
+    // the thread stays reserved for this task while it takes what it holds
+    job.hold().then(
+      (release) => {
+        if (slot.job !== job || slot.dead) return release(); // failed meanwhile (the pool closed, the thread died)
+        job.release = release;
+        this.send(slot, job);
+      },
+      (err) => {
+        if (slot.job !== job || slot.dead) return;
+        this.finish(slot, job);
+        job.reject(err);
+        this.idleOrDispatch(slot);
+      },
+    );
+  }
+
+  private send(slot: Slot, job: Job): void {
     slot.deadline = setTimeout(() => this.overdue(slot, job), job.deadlineMs);
     const msg: ToWorker = { t: "run", id: job.id, task: job.task, input: job.input };
     try {
@@ -245,6 +275,9 @@ export class WorkPool implements Work {
   private finish(slot: Slot, job: Job): void {
     clearTimeout(slot.deadline);
     slot.deadline = undefined;
+    const release = job.release;
+    job.release = undefined;
+    release?.();
     if (slot.job === job) slot.job = null;
     const n = (this.running.get(job.owner) ?? 1) - 1;
     if (n > 0) this.running.set(job.owner, n);

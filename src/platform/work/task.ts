@@ -32,6 +32,10 @@ export interface TaskContext {
   /** A read-only connection of this thread to the SQLite database (opened on first use; it sees committed data).
    *  Throws on PostgreSQL (read there on the main thread: Bun.SQL is asynchronous). */
   db(): Db;
+  /** A writable connection of this thread to the SQLite database (opened on first use), for tasks run with the
+   *  database's writer held (RunOptions.hold: the main thread writes nothing meanwhile, so nothing waits on a lock).
+   *  Throws on PostgreSQL. */
+  writer(): Db;
   /** What the composition root handed the workers (e.g. the configuration). */
   readonly env: unknown;
 }

@@ -21,6 +21,8 @@ export const testTasks = {
   bug: taskRef<null, never>("test.bug"),
   bytes: taskRef<{ n: number }, ArrayBuffer>("test.bytes"),
   read: taskRef<{ sql: string; params: (string | number)[] }, unknown[]>("test.read"),
+  /** A transaction on the thread's writable connection: the insert, then `ms` before the commit. */
+  write: taskRef<{ name: string; ms: number }, number>("test.write"),
 };
 
 const impls: TaskImpl[] = [
@@ -53,6 +55,13 @@ const impls: TaskImpl[] = [
     return transfer(buf, [buf]);
   }),
   implement(testTasks.read, ({ sql, params }, ctx) => ctx.db().all(sql, params)),
+  implement(testTasks.write, ({ name, ms }, ctx) =>
+    ctx.writer().tx(async (tx) => {
+      await tx.run("INSERT INTO items (name) VALUES (?)", [name]);
+      await Bun.sleep(ms);
+      return Date.now();
+    }),
+  ),
 ];
 
 if (!Bun.isMainThread) serveTasks({ test: () => impls });

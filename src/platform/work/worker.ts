@@ -6,10 +6,11 @@
 // drops messages that reach a worker before its first `onmessage`).
 // A work thread runs at a lower scheduling priority (nice 10, Linux): when the CPUs are short, the event loop and the
 // sandbox's short scripts go first and the heavy work waits, never the other way round.
-// Owns: the thread's task registry and its read-only database connection.
+// Owns: the thread's task registry and its database connections (read-only; writable for tasks that hold the writer).
 import { readlinkSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
 import type { Db } from "../db/db";
+import { SqliteDb } from "../db/sqlite";
 import { ReaderDb } from "./reader";
 import { toWireError, Transfer, type TaskContext, type TaskImpl } from "./task";
 
@@ -44,11 +45,17 @@ export function serveTasks(modules: TaskModules): void {
   let sqlitePath: string | undefined;
   let env: unknown;
   let reader: ReaderDb | undefined;
+  let writer: SqliteDb | undefined;
   const ctx: TaskContext = {
     db(): Db {
       if (sqlitePath === undefined) throw new Error("no SQLite database for work threads (PostgreSQL: read on the main thread)");
       reader ??= new ReaderDb(sqlitePath);
       return reader;
+    },
+    writer(): Db {
+      if (sqlitePath === undefined) throw new Error("no SQLite database for work threads (PostgreSQL: write on the main thread)");
+      writer ??= new SqliteDb(sqlitePath);
+      return writer;
     },
     get env() {
       return env;
