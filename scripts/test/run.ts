@@ -6,8 +6,9 @@
 //
 // Other words than lane names keep only the files whose path contains one of them (`bun run test:fast csp`).
 // `bun run test` = every lane on SQLite; `bun run test:fast` = the fast lane. Lanes are bun test processes, at most
-// --jobs N at a time (default 3; the longest expected first, from timings.json, so the browser lane starts at once): fast with --parallel N worker processes (default 2), browser with --browsers N (default 2, one
-// Chromium each), timing as one process; the workers of a lane keep one module registry (--no-isolate: what a plain
+// --jobs N at a time (default 2; the longest expected first, from timings.json, so the browser lane starts at once): fast with --parallel N worker processes (default 2), browser with --browsers N (default 1, one
+// Chromium each; on 2 cores, 3 jobs of 2 workers each drove the load average to 25-32 and argon2id, openssl and the
+// CLI's start-ups past their 60 s), timing as one process; the workers of a lane keep one module registry (--no-isolate: what a plain
 // `bun test` does for all files). `--backend postgres` runs, of the lanes asked for, the files that touch
 // the database (lanes.ts DB_PATTERN; the browser lane stays on SQLite) with SECBOX_TEST_BACKEND=postgres and
 // SECBOX_TEST_PG_URL from the environment; `both` runs the SQLite and the PostgreSQL jobs together. With one job its
@@ -25,8 +26,8 @@ const { values, positionals } = parseArgs({
   options: {
     backend: { type: "string", default: "sqlite" },
     parallel: { type: "string", default: process.env.SECBOX_TEST_PARALLEL ?? "2" },
-    browsers: { type: "string", default: process.env.SECBOX_TEST_BROWSERS ?? "2" },
-    jobs: { type: "string", default: process.env.SECBOX_TEST_JOBS ?? "3" },
+    browsers: { type: "string", default: process.env.SECBOX_TEST_BROWSERS ?? "1" },
+    jobs: { type: "string", default: process.env.SECBOX_TEST_JOBS ?? "2" },
     logs: { type: "string" },
     check: { type: "boolean", default: false },
   },
