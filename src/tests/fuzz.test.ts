@@ -53,7 +53,19 @@ const shareId: string = (await user.client.post(`/api/certificates/templates/${t
 // The document: what every answer must conform to, and where request bodies come from.
 const doc = (await srv.anon.get("/api-docs/openapi.json")).json;
 const conformance = createConformance(doc);
-const values = new SchemaValues(doc);
+// Every URL a generated or example body carries is a closed port on loopback: the server refuses it as a private
+// target (400) before any DNS lookup, so no fuzzed tracker run, _debug, _test or _fetch sends anything off this machine.
+const LOOPBACK_URL = "http://127.0.0.1:9/";
+const values = new SchemaValues(doc, { uri: LOOPBACK_URL });
+/** `value` with every http(s) URL string in it replaced by LOOPBACK_URL. */
+const loopbackUrls = (value: unknown): unknown =>
+  typeof value === "string"
+    ? /^https?:\/\//i.test(value) ? LOOPBACK_URL : value
+    : Array.isArray(value)
+      ? value.map(loopbackUrls)
+      : value && typeof value === "object"
+        ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, loopbackUrls(v)]))
+        : value;
 const operationOf = (route: Route) => doc.paths[route.path.replace(/:(\w+)/g, "{$1}")]?.[route.method.toLowerCase()];
 const bodySchemaOf = (route: Route) => operationOf(route)?.requestBody?.content?.["application/json"]?.schema;
 
@@ -261,7 +273,7 @@ function fieldsOf(schema: any): string[][] {
 /** A body the document's schema accepts: the operation's example when it has one, else generated. */
 function sampleOf(route: Route): Record<string, unknown> {
   const example = operationOf(route)?.requestBody?.content?.["application/json"]?.example;
-  if (example) return structuredClone(example);
+  if (example) return loopbackUrls(example) as Record<string, unknown>;
   const v = bodySchemaOf(route) ? values.valid(bodySchemaOf(route)) : {};
   return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 }

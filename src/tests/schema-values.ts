@@ -7,8 +7,16 @@ export type Rng = () => number;
 
 const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
+export interface SchemaValuesOptions {
+  /** The URL given for every `uri` string and in place of every http(s) example (default https://example.com/). */
+  uri?: string;
+}
+
 export class SchemaValues {
-  constructor(private readonly doc: Json) {}
+  constructor(
+    private readonly doc: Json,
+    private readonly opts: SchemaValuesOptions = {},
+  ) {}
 
   /** A schema with `$ref`s at its top resolved (components only). */
   resolve(schema: any): any {
@@ -33,7 +41,10 @@ export class SchemaValues {
   /** A value the schema accepts (examples and defaults first; required members only, plus one optional). */
   valid(schema: any, depth = 0): unknown {
     const s = this.main(schema);
-    if (Array.isArray(s.examples) && s.examples.length > 0) return s.examples[0];
+    if (Array.isArray(s.examples) && s.examples.length > 0) {
+      const example = s.examples[0];
+      return this.opts.uri !== undefined && typeof example === "string" && /^https?:\/\//i.test(example) ? this.opts.uri : example;
+    }
     if (s.const !== undefined) return s.const;
     if (Array.isArray(s.enum)) return s.enum[0];
     switch (s.type) {
@@ -62,7 +73,7 @@ export class SchemaValues {
   private string(s: any): string {
     if (s.format === "uuid") return "0193b2c4-7e1a-7c3d-9a61-2f0c1d2e3f40";
     if (s.format === "email") return "fuzz@example.com";
-    if (s.format === "uri") return "https://example.com/";
+    if (s.format === "uri") return this.opts.uri ?? "https://example.com/";
     if (typeof s.pattern === "string") {
       if (s.pattern.startsWith("^[A-Za-z][A-Za-z0-9_-]")) return "FUZZ_NAME";
       if (s.pattern.startsWith("^[a-z0-9]")) return "fuzzhandle";
