@@ -9,7 +9,7 @@
 // any path); `frame-ancestors` takes only hosts, schemes, 'self' and 'none'; 'inline-speculation-rules' only
 // counts in script-src and script-src-elem. A host source's `?query` or `#fragment` is ignored by browsers: import
 // stores the source without it (with a warning), the `directives` variant refuses it.
-import { invalid } from "../../platform/http/errors";
+import { invalid } from "../../platform/core/errors";
 import type { Directive } from "./contract";
 import {
   HASH_SOURCE_RE,

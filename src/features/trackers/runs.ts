@@ -9,8 +9,8 @@
 // out are given back; beyond the cap, or while the server's disk is low (`server.min_free_disk_mib`), nothing is
 // stored and the run fails in its persist phase with a log error naming the limit.
 import type { TierLimits } from "../../config/schema";
-import { conflict, insufficientStorage, limitReached } from "../../platform/http/errors";
-import { newId } from "../../platform/http/ids";
+import { conflict, insufficientStorage, limitReached } from "../../platform/core/errors";
+import { newId } from "../../platform/core/ids";
 import { nowSec, type Runtime } from "../../platform/runtime";
 import type { Notification, NotificationEmailService } from "../notification-email/service";
 import type { TrackerCore } from "./core";

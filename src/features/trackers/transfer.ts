@@ -2,8 +2,8 @@
 // shape, revisions paged out newest first, and the writes of an import, all inside the import's transaction.
 // Scheduling follows the commit (done()), since the scheduler is in-memory state of this process.
 import type { Db } from "../../platform/db/db";
-import { invalid, notFound } from "../../platform/http/errors";
-import { newId } from "../../platform/http/ids";
+import { invalid, notFound } from "../../platform/core/errors";
+import { newId } from "../../platform/core/ids";
 import { nowSec, type Runtime } from "../../platform/runtime";
 import type { SecretsSelector } from "../secrets/contract";
 import { selectorToText, type ParsedSelector } from "../secrets/service";

@@ -4,9 +4,9 @@
 // shares, API keys, sessions or the notification email. The answer carries a one-time recovery link (the users
 // feature's recovery flow) with which the operator sets a password and signs in as the clone.
 import type { Db } from "../../platform/db/db";
-import { ApiError, invalid, notFound } from "../../platform/http/errors";
-import { isUuid } from "../../platform/http/ids";
-import { normalizeEmail } from "../../platform/http/validate";
+import { ApiError, invalid, notFound } from "../../platform/core/errors";
+import { isUuid } from "../../platform/core/ids";
+import { normalizeEmail } from "../../platform/core/validate";
 import { collect } from "./exporter";
 import { FILE_FORMAT, FILE_VERSION, isObject, readFile } from "./file";
 import { CLONE_LINK_TTL_SEC, ENTITY_TYPES } from "./shared-rules";

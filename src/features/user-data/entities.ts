@@ -6,7 +6,7 @@ import type { StorageQuota } from "../../platform/storage/quota";
 import type { Tier, TierLimits } from "../../config/schema";
 import { strictBase64 } from "../../platform/crypto/base64";
 import type { Db } from "../../platform/db/db";
-import { invalid } from "../../platform/http/errors";
+import { invalid } from "../../platform/core/errors";
 import type { CertificatesService } from "../certificates/service";
 import type { CspService } from "../csp/service";
 import { methodsOverlap } from "../responders/match";

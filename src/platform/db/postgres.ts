@@ -15,7 +15,7 @@
 //   server ends the session and frees the lock, and the next poll of another instance takes it over.
 import { SQL, type ReservedSQL } from "bun";
 import { randomUUID } from "node:crypto";
-import { invalid } from "../http/errors";
+import { invalid } from "../core/errors";
 import type { Db, Param, Row } from "./db";
 import { toPostgres } from "./dialect";
 import { APPLICATION_PREFIX } from "./instances";

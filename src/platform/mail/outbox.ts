@@ -8,7 +8,7 @@
 // claim also keeps two senders — a CLI command that queues mail next to the server, or the instances sharing one
 // PostgreSQL database, which all send — from sending one message twice.
 import type { Db } from "../db/db";
-import { newId } from "../http/ids";
+import { newId } from "../core/ids";
 import { nowSec, type Runtime } from "../runtime";
 import { INTERRUPTED_ERROR, outboxStore, type OutboxRow } from "./outbox-store";
 
