@@ -84,6 +84,7 @@ function mapError(err: unknown): unknown {
 
 export class PgDb implements Db {
   readonly dialect = "postgres" as const;
+  readonly topology = "multi-instance" as const;
   readonly instanceId = randomUUID();
   readonly sql: SQL;
   private readonly handlers = new Map<string, Set<(payload: string) => void>>();
@@ -192,6 +193,7 @@ export class PgDb implements Db {
   private view(t: Conn, committed: (() => void)[]): Db {
     const view: Db = {
       dialect: this.dialect,
+      topology: this.topology,
       instanceId: this.instanceId,
       all: <R = Row>(s: string, p: Param[] = []) => PgDb.query<R>(t, s, p),
       get: async <R = Row>(s: string, p: Param[] = []) => (await PgDb.query<R>(t, s, p))[0],
