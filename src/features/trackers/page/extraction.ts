@@ -3,7 +3,7 @@
 // screenshots.
 // Owns: RunState.screenshots/.screenshotBytes (at most MAX_SCREENSHOT_BYTES per run). Must never: run the extractor
 // in this process, or let a screenshot hold a run past its deadline by more than a second.
-import type { PageRunRequest, PageScreenshot } from "./engine";
+import type { PageRunRequest, PageScreenshot } from "./run-types";
 import { runExtractor } from "./extractor";
 import { resourceList } from "./resources";
 import type { RunState } from "./run-state";

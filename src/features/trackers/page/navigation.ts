@@ -7,7 +7,7 @@
 // a page's dialog, or keep more of a page's events than the bounds below.
 import type { HTTPResponse } from "puppeteer-core";
 import { parseOutboundUrl } from "../../../platform/net/guard";
-import type { ChromiumEngineOptions, PageLog, PageRunRequest } from "./engine";
+import type { ChromiumEngineOptions, PageLog, PageRunRequest } from "./run-types";
 import { screenshot } from "./extraction";
 import { validSelector } from "./extractor";
 import { cutCopy, hostKey, MAX_EVENT_URL_CHARS, MAX_EVENTS, urlHostKey } from "./proxy";

@@ -8,7 +8,7 @@
 // runs, keep a context after its run, or leave a browser's processes or directories behind (cleanup on death).
 import type { BrowserContext, CDPSession, Page } from "puppeteer-core";
 import { BrowserHandle } from "./browser";
-import type { ChromiumEngineOptions } from "./engine";
+import type { ChromiumEngineOptions } from "./run-types";
 import { openProxySession, type ProxySession } from "./proxy";
 import { MSG_ENGINE_CLOSED } from "./run-state";
 
