@@ -78,15 +78,19 @@ export class UserAccounts {
     };
   }
 
+  /** A requested handle's format (supplement §4.1), a body value: undefined when absent, else the handle or a 400
+   *  naming `field`. Whether it is taken is create's check (stored data). */
+  checkHandle(raw: unknown, field = "handle"): string | undefined {
+    if (raw === undefined || raw === null) return undefined;
+    if (typeof raw !== "string" || !HANDLE_RE.test(raw) || (RESERVED_HANDLES as readonly string[]).includes(raw))
+      throw invalid(`${field}: must match ${HANDLE_RE.source} and not be ${RESERVED_HANDLES.slice(0, -1).join(", ")} or ${RESERVED_HANDLES.at(-1)}`);
+    return raw;
+  }
+
   async create(input: CreateUserInput): Promise<UserRow> {
     const email = normalizeEmail(input.email);
     const password = input.password === undefined || input.password === null ? undefined : checkPassword(input.password);
-    let handle: string | undefined;
-    if (input.handle !== undefined && input.handle !== null) {
-      if (typeof input.handle !== "string" || !HANDLE_RE.test(input.handle) || (RESERVED_HANDLES as readonly string[]).includes(input.handle))
-        throw invalid(`handle: must match ${HANDLE_RE.source} and not be ${RESERVED_HANDLES.slice(0, -1).join(", ")} or ${RESERVED_HANDLES.at(-1)}`);
-      handle = input.handle;
-    }
+    const handle = this.checkHandle(input.handle);
     const tier = input.tier ?? this.rt.config.subscriptions.default_tier;
     if (!TIERS.includes(tier)) throw invalid("tier: unknown tier");
     const db = this.rt.db;
