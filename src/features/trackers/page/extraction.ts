@@ -7,7 +7,7 @@ import type { PageRunRequest, PageScreenshot } from "./run-types";
 import { runExtractor } from "./extractor";
 import { resourceList } from "./resources";
 import type { RunState } from "./run-state";
-import type { Prepared } from "./session";
+import type { Prepared } from "./run-types";
 
 const MAX_SCREENSHOT_BYTES = 5 * 1024 * 1024;
 

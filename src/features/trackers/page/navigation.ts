@@ -13,7 +13,7 @@ import { validSelector } from "./extractor";
 import { cutCopy, hostKey, MAX_EVENT_URL_CHARS, MAX_EVENTS, urlHostKey } from "./proxy";
 import { watchResources } from "./resources";
 import { MSG_PAGE_CRASHED, MSG_SELECTOR, type RunState } from "./run-state";
-import type { Prepared } from "./session";
+import type { Prepared } from "./run-types";
 
 /**
  * Per-run bound of what is kept about refused requests and failed requests (a page can fire them in a loop, with

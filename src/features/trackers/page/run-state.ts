@@ -3,7 +3,7 @@
 // Owns: the per-run bounds of logs (MAX_LOGS of MAX_LOG_BYTES). Must never: outlive its run (nothing here is shared
 // between runs) or hold an unbounded list of what a page does.
 import type { PageLog, PagePhase, PagePhaseName, PageResource, PageScreenshot } from "./run-types";
-import type { Prepared } from "./session";
+import type { Prepared } from "./run-types";
 
 const MAX_LOGS = 200;
 const MAX_LOG_BYTES = 2048;

@@ -1,9 +1,13 @@
 // The public types of a page run and of the page engine (engine.ts): the request, the result and its parts (phases,
-// logs, screenshots, resources), the engine's options and stats. A leaf: the engine's parts (session.ts,
-// navigation.ts, run-state.ts, resources.ts, extraction.ts) and the page-tracker service import the types from here,
-// not from engine.ts, so no part depends on the engine it serves. Types only.
+// logs, screenshots, resources), the engine's options and stats, and the prepared context a run is given
+// (session.ts makes it). A leaf of the engine (types only; it imports none of the engine's parts): session.ts,
+// navigation.ts, run-state.ts, resources.ts, extraction.ts and the page-tracker service import the types from here,
+// not from engine.ts or session.ts, so no part depends on the engine it serves or on a sibling for a type.
+import type { BrowserContext, CDPSession, Page } from "puppeteer-core";
 import type { Logger } from "../../../platform/log";
 import type { Resolver } from "../../../platform/net/guard";
+import type { BrowserHandle } from "./browser";
+import type { ProxySession } from "./proxy";
 
 export interface PageRunRequest {
   url: string;
@@ -106,4 +110,14 @@ export interface ChromiumEngineStats {
   /** Sum of PSS of the same tree (shared pages split), null where smaps is unreadable. */
   browserPss: number | null;
   browserProcesses: number;
+}
+
+/** An incognito context with its page, CDP session and (not yet configured, deny-all) proxy session. */
+export interface Prepared {
+  h: BrowserHandle;
+  proxy: ProxySession;
+  ctx: BrowserContext;
+  page: Page;
+  cdp: CDPSession;
+  disposed?: Promise<void>;
 }
