@@ -13,7 +13,7 @@ import { conflict, insufficientStorage, limitReached } from "../../platform/core
 import { newId } from "../../platform/core/ids";
 import { nowSec, type Runtime } from "../../platform/runtime";
 import type { Notification, NotificationEmailService } from "../notification-email/service";
-import type { TrackerCore } from "./core";
+import type { CoreAccess } from "./core-access";
 import { MAX_LOG_ERROR_CHARS, MAX_LOGS, type ExecuteOutput, type KindHandler, type PhaseRecord, type TrackersCoreDeps } from "./core-types";
 import { changeEmail, failingEmail, recoveredEmail } from "./notify";
 import type { TrackerConfig } from "./contract";
@@ -52,7 +52,7 @@ export class TrackerRuns {
   constructor(
     private readonly rt: Runtime,
     private readonly deps: TrackersCoreDeps,
-    private readonly core: TrackerCore,
+    private readonly core: CoreAccess,
   ) {}
 
   private now() {

@@ -11,7 +11,8 @@ import type { TagsService } from "../tags/service";
 import type { TrackerCore, TrackerWire } from "./core";
 import type { TrackerConfig } from "./contract";
 import { MAX_REVISION_BYTES } from "./revisions";
-import { trackersStore as store, toStoredTracker, type TrackerKind } from "./store";
+import type { TrackerKind } from "./core-types";
+import { trackersStore as store, toStoredTracker } from "./store";
 
 /** A tracker in an export file (§19.2): the API shape without tags, scheduledAt, lastRanAt and the run state. */
 export type TrackerExport<Target = unknown> = Omit<TrackerWire<Target>, "tags" | "tagIds" | "scheduledAt" | "lastRanAt" | "revisionCount" | "running">;

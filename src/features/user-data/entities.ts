@@ -17,7 +17,7 @@ import type { SecretsSelector } from "../secrets/contract";
 import { normalizeSecretName, type ParsedSelector, type SecretsService } from "../secrets/service";
 import type { SettingsService } from "../settings/service";
 import { normalizeTagColor, normalizeTagName, type TaggableType, type TagsService } from "../tags/service";
-import type { TrackerKind } from "../trackers/store";
+import type { TrackerKind } from "../trackers/core-types";
 import type { TrackersService } from "../trackers/service";
 import type { RevisionInput, TrackerDraft } from "../trackers/transfer";
 import type { UsersService } from "../users/service";
