@@ -23,7 +23,7 @@ function noDatabase(): Db {
   const refuse = () => {
     throw new Error("work threads have no database connection on PostgreSQL");
   };
-  return new Proxy({ dialect: "postgres", instanceId: "work-thread" } as Db, {
+  return new Proxy({ dialect: "postgres", topology: "multi-instance", instanceId: "work-thread" } as Db, {
     get: (target, key) => (key in target ? target[key as keyof Db] : key === "subscribe" ? () => () => {} : refuse),
   });
 }

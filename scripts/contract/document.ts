@@ -1,5 +1,6 @@
 // The OpenAPI document the app serves at /api-docs/openapi.json, built in-process on a throwaway data directory and
-// asked through `app.handle` (no port, no network). Shared by the contract scripts (lint.ts, client check).
+// asked through `app.handle` (no port, no network). The one builder of it: the contract scripts (lint.ts, client
+// check) and `bun run gen:api` (scripts/gen-api-types.ts) all call openApiDocument.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

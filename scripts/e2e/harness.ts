@@ -1,6 +1,6 @@
 // Browser-test harness for the web UI: a real server on loopback (src/tests/harness.ts, UI built in memory as in
-// `bun run start`), the system Chromium through puppeteer-core, one browser per test file, a fresh incognito
-// context per page. Every page records the requests it makes and what it logs, so a test can assert that nothing
+// `bun run start`), the system Chromium through puppeteer-core (with the engine's locked-down flags,
+// src/features/trackers/page/chromium-flags.ts), one browser per test file, a fresh incognito context per page. Every page records the requests it makes and what it logs, so a test can assert that nothing
 // left loopback and that the page logged no error (`expectClean`), and can run axe-core (WCAG 2 A/AA) on it.
 //
 // Selector rules under Bun (shared/notes/ui.md §5): puppeteer's ::-p-text()/::-p-aria() are broken under Bun; use
@@ -12,6 +12,7 @@ import { join } from "node:path";
 import puppeteer, { type Browser, type BrowserContext, type HTTPRequest, type Page } from "puppeteer-core";
 import { startTestServer, type TestServer, type TestServerOptions, type TestUser } from "../../src/tests/harness";
 import { uiAssets } from "../../src/platform/ui/assets";
+import { disableFeaturesFlag, lockedDownFlags } from "../../src/features/trackers/page/chromium-flags";
 
 export const CHROMIUM = process.env.SECBOX_TEST_CHROMIUM ?? "/usr/bin/chromium";
 /** Per-test timeout: generous, a loaded 2-core machine is slow and a timeout kills the file's browser. */
@@ -60,23 +61,11 @@ export async function startUiHarness(opts: TestServerOptions = {}): Promise<UiHa
     pipe: true,
     userDataDir,
     args: [
-      ...(asRoot ? ["--no-sandbox"] : []),
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--no-default-browser-check",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-dev-shm-usage",
-      "--disable-domain-reliability",
-      "--disable-client-side-phishing-detection",
-      "--disable-breakpad",
-      "--deny-permission-prompts",
+      ...lockedDownFlags(asRoot),
       // Nothing but loopback resolves: a request to anywhere else fails here instead of leaving the machine
       // (localhost and *.localhost, the responder hosts users open, Chromium resolves to loopback itself).
       "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1, EXCLUDE localhost, EXCLUDE *.localhost",
-      "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,MediaRouter,Translate,OptimizationHints,AutofillServerCommunication",
+      disableFeaturesFlag(),
     ],
     defaultViewport: { width: 1366, height: 768 },
     handleSIGINT: false,

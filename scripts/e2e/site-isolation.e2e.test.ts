@@ -13,6 +13,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { disableFeaturesFlag, lockedDownFlags } from "../../src/features/trackers/page/chromium-flags";
 import { uiAssets } from "../../src/platform/ui/assets";
 import { startTestServer, type TestServer, type TestUser } from "../../src/tests/harness";
 import { CHROMIUM, click, fill, sleep, TEST_TIMEOUT, waitForText } from "./harness";
@@ -51,21 +52,9 @@ beforeAll(async () => {
     pipe: true,
     userDataDir,
     args: [
-      ...(process.getuid?.() === 0 ? ["--no-sandbox"] : []),
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--no-default-browser-check",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-dev-shm-usage",
-      "--disable-domain-reliability",
-      "--disable-client-side-phishing-detection",
-      "--disable-breakpad",
-      "--deny-permission-prompts",
+      ...lockedDownFlags(process.getuid?.() === 0),
       "--host-resolver-rules=MAP secbox.lan 127.0.0.1, MAP *.secbox.lan 127.0.0.1, MAP *.secbox-hooks.lan 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-      "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,MediaRouter,Translate,OptimizationHints,AutofillServerCommunication",
+      disableFeaturesFlag(),
     ],
     defaultViewport: { width: 1366, height: 768 },
     handleSIGINT: false,

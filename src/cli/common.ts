@@ -3,8 +3,8 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import type { Services } from "../app";
 import { ConfigError, loadConfig, publicUrlDerived } from "../config/load";
 import { TIERS, type Config, type Tier } from "../config/schema";
-import { ApiError } from "../platform/http/errors";
-import { normalizeEmail } from "../platform/http/validate";
+import { ApiError } from "../platform/core/errors";
+import { normalizeEmail } from "../platform/core/validate";
 
 export const EXIT_OK = 0;
 export const EXIT_RUNTIME = 1;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase, type SqliteDb } from "../platform/db/db";
+import { openDatabase, type SqliteDb } from "../platform/db/sqlite";
 import { migrate } from "../platform/db/migrate";
 import { createLogger } from "../platform/log";
 import { prefixUpperBound } from "./kv";

@@ -18,7 +18,7 @@
 // insert and a commit. Each user's sets go one at a time, in order, to the work pool, where users take turns: a user
 // writing as fast as their scripts can holds at most one set in progress, never the writer for a queue of them.
 import type { Db } from "../platform/db/db";
-import { ApiError } from "../platform/http/errors";
+import { ApiError } from "../platform/core/errors";
 import { storageUsage, type StorageQuota } from "../platform/storage/quota";
 import type { Clock } from "../platform/runtime";
 import type { Work } from "../platform/work/pool";

@@ -16,7 +16,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { ChromiumEngine, type PageRunResult } from "../../../src/features/trackers/page/engine";
+import { ChromiumEngine } from "../../../src/features/trackers/page/engine";
+import type { PageRunResult } from "../../../src/features/trackers/page/run-types";
 import { createLogger } from "../../../src/platform/log";
 
 const { values } = parseArgs({

@@ -1,7 +1,7 @@
 // The search SQL as it was before issue 29 (main at 17e4648, platform/db/search.ts), kept only so the benchmarks can
 // run it side by side with today's on the same database: LIKE '%q%' over names and content, count and page apart,
 // content matched for every query length, no index. Not used by the server.
-import { isUuid } from "../../../src/platform/http/ids";
+import { isUuid } from "../../../src/platform/core/ids";
 import type { Db, Param } from "../../../src/platform/db/db";
 import { ciLike, jsonEach, jsonText, jsonTextOfElement, type Dialect } from "../../../src/platform/db/dialect";
 import { escapeLike } from "../../../src/platform/db/list";

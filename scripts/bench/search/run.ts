@@ -15,7 +15,7 @@
 // in this process (startTestServer: temporary data directory, deleted at the end).
 import { parseArgs } from "node:util";
 import { loadavg } from "node:os";
-import type { SqliteDb } from "../../../src/platform/db/db";
+import type { SqliteDb } from "../../../src/platform/db/sqlite";
 import { ApiClient, startTestServer } from "../../../src/tests/harness";
 import { SEARCH_TYPES } from "../../../src/features/search/specs";
 import { legacySearch } from "./legacy";

@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import { createServices } from "../../../src/app";
 import { loadConfig } from "../../../src/config/load";
 import { openRuntime } from "../../../src/platform/boot";
-import type { SqliteDb } from "../../../src/platform/db/db";
+import type { SqliteDb } from "../../../src/platform/db/sqlite";
 import { createLogger } from "../../../src/platform/log";
 
 const { values } = parseArgs({

@@ -19,7 +19,7 @@ import * as pkijs from "pkijs";
 import { createApp, createServices, listen, startBackground, stopBackground } from "../../../src/app";
 import { loadConfig } from "../../../src/config/load";
 import { openRuntime } from "../../../src/platform/boot";
-import type { SqliteDb } from "../../../src/platform/db/db";
+import type { SqliteDb } from "../../../src/platform/db/sqlite";
 import { createLogger } from "../../../src/platform/log";
 
 const { values } = parseArgs({

@@ -1,10 +1,10 @@
 // API keys: `sbx_ak_` + 64 hex tokens, stored as SHA-256, shown once (supplement §5).
 import type { AuthUser, IdentityLookup } from "../../platform/auth/principal";
 import { randomHex, sha256Hex } from "../../platform/crypto/tokens";
-import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
-import { newId } from "../../platform/http/ids";
+import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/core/errors";
+import { newId } from "../../platform/core/ids";
 import type { LooseInput } from "../../platform/http/contract";
-import { futureTimestamp, normalizeName, pathId, required } from "../../platform/http/validate";
+import { futureTimestamp, normalizeName, pathId, required } from "../../platform/core/validate";
 import { nowSec, type Runtime } from "../../platform/runtime";
 import type { UsersService } from "../users/service";
 import type { ApiKeyCreateParams, ApiKeyCreateResponse, ApiKeyRegenerateParams, UserApiKey } from "./contract";

@@ -1,6 +1,6 @@
 // Key and signature algorithms (supplement §12.1, §12.3): request parsing, compatibility rules and OIDs. The lists
 // and the signature ↔ key table are shared-rules.ts's (the web offers the same), the types contract.ts's.
-import { invalid } from "../../platform/http/errors";
+import { invalid } from "../../platform/core/errors";
 import type { KeyAlgorithm, KeyType, SignatureAlgorithm } from "./contract";
 import { CURVES, DSA_SIZES, KEY_TYPES, RSA_SIZES, SIGNATURE_ALGORITHMS, SIGNATURE_KEY_TYPES } from "./shared-rules";
 

@@ -1,7 +1,7 @@
 // Certificate template attributes (supplement §12.3): validation into the stored, normalized form (TemplateAttributes,
 // contract.ts). The limits, lists and patterns are shared-rules.ts's (the web checks the same ones).
 import { isIP } from "node:net";
-import { invalid } from "../../platform/http/errors";
+import { invalid } from "../../platform/core/errors";
 import { checkCompatible, parseKeyAlg, parseSignatureAlgorithm } from "./algorithms";
 import type { SanKind } from "./certificate";
 import type { TemplateAttributes } from "./contract";

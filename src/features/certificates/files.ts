@@ -1,7 +1,7 @@
 // Exported files (supplement §12.2, §12.4; the `ExportedFile` shape is contract.ts's): base64 data with a file name
 // and MIME type, ZIP archives, and the passphrase rule (its length is shared-rules.ts's).
 import { strToU8, zipSync } from "fflate";
-import { invalid } from "../../platform/http/errors";
+import { invalid } from "../../platform/core/errors";
 import type { ExportedFile } from "./contract";
 import { MAX_PASSPHRASE } from "./shared-rules";
 

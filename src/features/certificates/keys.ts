@@ -4,10 +4,10 @@
 // (tasks.ts); a stored key asking for more than 1,000,000 PBKDF2 iterations is refused before any derivation (§28).
 import type { AuthUser } from "../../platform/auth/principal";
 import type { Db } from "../../platform/db/db";
-import { duplicateName, invalid, isUniqueViolation, notFound } from "../../platform/http/errors";
-import { newId } from "../../platform/http/ids";
+import { duplicateName, invalid, isUniqueViolation, notFound } from "../../platform/core/errors";
+import { newId } from "../../platform/core/ids";
 import { parseListQuery } from "../../platform/http/list-query";
-import { normalizeName, pathId } from "../../platform/http/validate";
+import { normalizeName, pathId } from "../../platform/core/validate";
 import { nowSec, type Runtime } from "../../platform/runtime";
 import type { TagsService } from "../tags/service";
 import { parseKeyAlg } from "./algorithms";

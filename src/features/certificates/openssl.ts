@@ -3,7 +3,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { invalid } from "../../platform/http/errors";
+import { invalid } from "../../platform/core/errors";
 
 const RUN_TIMEOUT_MS = 60_000;
 

@@ -3,7 +3,7 @@
 // `auth: "shared"`: the share header or the owner's own credentials, never 401. The schemas are contract.ts's; bodies
 // are read loosely (looseBody) and checked by the services.
 import { Elysia } from "elysia";
-import type { ErrorCode } from "../../platform/http/errors";
+import type { ErrorCode } from "../../platform/core/errors";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { CertificatesService } from "./service";
 import { looseBody, op, Page, T } from "../../platform/http/contract";

@@ -1,7 +1,7 @@
 // Certificates (supplement §12): the facade the routes call. Private keys live in keys.ts, templates (with
 // generation and sharing) in templates.ts; the remote chain fetch (§12.5) is here.
 import type { Shares } from "../../platform/auth/share";
-import { invalid } from "../../platform/http/errors";
+import { invalid } from "../../platform/core/errors";
 import { OutboundError } from "../../platform/net/errors";
 import { fetchPeerCertificates } from "../../platform/net/tls-chain";
 import type { Runtime } from "../../platform/runtime";

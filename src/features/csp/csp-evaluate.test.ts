@@ -2,7 +2,7 @@
 // policies with the findings each check must produce (code, severity, directive, value) and must not produce,
 // the strict policy of §13.2, stored vs serialized input, errors, and the OpenAPI document.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { newId } from "../../platform/http/ids";
+import { newId } from "../../platform/core/ids";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
 import { CHECKS } from "./evaluate";
 

@@ -4,7 +4,7 @@
 // with the default (false).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import zlib from "node:zlib";
-import { newId } from "../../platform/http/ids";
+import { newId } from "../../platform/core/ids";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
 import { waitUntil } from "../../tests/fixtures/wait";
 

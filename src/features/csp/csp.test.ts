@@ -2,7 +2,7 @@
 // `_serialize` per delivery, a serialize → import round trip, sharing and two-user isolation. The `serialized`
 // import: csp-fidelity.test.ts; remote import: csp-remote.test.ts; the evaluator: csp-evaluate.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { newId } from "../../platform/http/ids";
+import { newId } from "../../platform/core/ids";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
 import { SANDBOX_TOKENS } from "./directives";
 

@@ -9,7 +9,8 @@
 // any path); `frame-ancestors` takes only hosts, schemes, 'self' and 'none'; 'inline-speculation-rules' only
 // counts in script-src and script-src-elem. A host source's `?query` or `#fragment` is ignored by browsers: import
 // stores the source without it (with a warning), the `directives` variant refuses it.
-import { invalid } from "../../platform/http/errors";
+import { invalid } from "../../platform/core/errors";
+import { TOKEN_RE } from "../../platform/net/shared-rules";
 import type { Directive } from "./contract";
 import {
   HASH_SOURCE_RE,
@@ -44,7 +45,6 @@ const SPECULATION_RULES_DIRECTIVES = new Set(["script-src", "script-src-elem"]);
 
 /** A host source followed by a `?query` or `#fragment` (which browsers ignore): group 1 is the source without it. */
 const HOST_WITH_QUERY_RE = /^((?:[a-z][a-z0-9+.-]*:\/\/)?(?:\*|(?:\*\.)?[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?)(?::(?:\d{1,5}|\*))?\/[^?#]*)[?#]/i;
-const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /**
  * A source expression in its canonical form: keywords, bare schemes and the `'nonce-` / `'sha…-` prefixes

@@ -9,7 +9,7 @@
 //
 // Only the first policy of several is imported (§13.3); the warning names how many were sent, since browsers
 // enforce every one of them.
-import { invalid } from "../../platform/http/errors";
+import { invalid } from "../../platform/core/errors";
 import { checkValue, KNOWN, settle, SOURCE_LISTS, stored, type Directive } from "./directives";
 
 /** Warnings in one answer are capped (a 2 MiB text of bad tokens would otherwise echo itself back). */

@@ -11,7 +11,7 @@
 // sites send them), several meta tags. Browsers enforce all of them; the import takes the first, in delivery order,
 // and says how many there were (§13.3).
 import { Parser } from "htmlparser2";
-import { invalid, type ApiError } from "../../platform/http/errors";
+import { invalid, type ApiError } from "../../platform/core/errors";
 import { guardUrl, MAX_HEADER_BYTES, OutboundError, outboundFetch, type OutboundResponse } from "../../platform/net/client";
 import { splitPolicies } from "./import";
 import { REMOTE_MAX_REDIRECTS, REMOTE_SOURCES, REMOTE_TIMEOUT_MS } from "./shared-rules";

@@ -4,11 +4,11 @@
 import type { AuthUser, Principal } from "../../platform/auth/principal";
 import type { Db } from "../../platform/db/db";
 import type { Shares, UserShare } from "../../platform/auth/share";
-import { duplicateName, invalid, isUniqueViolation, notFound } from "../../platform/http/errors";
-import { isUuid, newId } from "../../platform/http/ids";
+import { duplicateName, invalid, isUniqueViolation, notFound } from "../../platform/core/errors";
+import { isUuid, newId } from "../../platform/core/ids";
 import { parseListQuery } from "../../platform/http/list-query";
 import type { LooseInput } from "../../platform/http/contract";
-import { normalizeName, pathId } from "../../platform/http/validate";
+import { normalizeName, pathId } from "../../platform/core/validate";
 import { nowSec, type Runtime } from "../../platform/runtime";
 import type { TagsService } from "../tags/service";
 import type { Untagged } from "../tags/contract";

@@ -1,7 +1,7 @@
 // CSP work that can be long (issue 29): `_evaluate` of a large text or stored policy runs on the work pool
 // (platform/work) under the caller's share; small ones run inline (a pool round trip would cost more than they do).
 // The worker entry (src/work-tasks.ts) lists `cspTasks`.
-import { invalid } from "../../platform/http/errors";
+import { invalid } from "../../platform/core/errors";
 import { implement, taskRef, type TaskImpl } from "../../platform/work/task";
 import type { Evaluation } from "./contract";
 import { evaluatePolicy, SEVERITIES, type EvaluatedDirective } from "./evaluate";

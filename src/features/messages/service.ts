@@ -1,9 +1,9 @@
 // Contact messages to the operator mailbox and operator-queued emails (supplement §21, §4.2 EmailParams).
-import { ApiError, forbidden, invalid, rateLimited } from "../../platform/http/errors";
+import { ApiError, forbidden, invalid, rateLimited } from "../../platform/core/errors";
 import { rateLimiter } from "../../platform/db/rate-events";
 import type { RateLimiter } from "../../platform/http/rate-limit";
 import type { LooseInput } from "../../platform/http/contract";
-import { charLength, normalizeEmail, required, requiredString } from "../../platform/http/validate";
+import { charLength, normalizeEmail, required, requiredString } from "../../platform/core/validate";
 import type { Outbox } from "../../platform/mail/outbox";
 import { escapeHtml, renderEmail } from "../../platform/mail/render";
 import type { Runtime } from "../../platform/runtime";

@@ -3,9 +3,9 @@
 import { randomInt } from "node:crypto";
 import { constantTimeEqual, hmacHex } from "../../platform/crypto/tokens";
 import type { Db } from "../../platform/db/db";
-import { ApiError, invalid, notFound } from "../../platform/http/errors";
-import { newId } from "../../platform/http/ids";
-import { normalizeEmail, required, requiredString } from "../../platform/http/validate";
+import { ApiError, invalid, notFound } from "../../platform/core/errors";
+import { newId } from "../../platform/core/ids";
+import { normalizeEmail, required, requiredString } from "../../platform/core/validate";
 import type { Outbox, EmailKind } from "../../platform/mail/outbox";
 import { renderEmail, type EmailContent } from "../../platform/mail/render";
 import { nowSec, type Runtime } from "../../platform/runtime";

@@ -16,7 +16,7 @@
 //   per responder the newest records that fit once the records they push out are given back. A hit beyond the cap is
 //   answered but not captured (`notCaptured`); so are all hits while the disk is low (`server.min_free_disk_mib`).
 import type { Db } from "../../platform/db/db";
-import { newId } from "../../platform/http/ids";
+import { newId } from "../../platform/core/ids";
 import type { Logger } from "../../platform/log";
 import { storageUsage, type StorageQuota } from "../../platform/storage/quota";
 import type { RawHeaders } from "./cookies";

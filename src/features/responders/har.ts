@@ -8,9 +8,9 @@
 // (`harEntriesTask`, a page per task, under the owner's share) and the event loop only passes the bytes on — on
 // SQLite the work thread also reads the page itself (its own connection), so the records never reach the event
 // loop; without a pool, one entry per turn of the loop.
-import { invalid } from "../../platform/http/errors";
-import { isUuid } from "../../platform/http/ids";
-import { stripInvisible } from "../../platform/http/validate";
+import { invalid } from "../../platform/core/errors";
+import { isUuid } from "../../platform/core/ids";
+import { stripInvisible } from "../../platform/core/validate";
 import type { HistoryWindow } from "./contract";
 import { HISTORY_MAX_LIMIT } from "./shared-rules";
 import type { HeaderList } from "./script-result";

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migrate } from "../../platform/db/migrate";
 import { MIGRATIONS } from "../../platform/db/migrations";
-import { newId } from "../../platform/http/ids";
+import { newId } from "../../platform/core/ids";
 import { openTestDb } from "../../tests/backend";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
 import { toTrackedRequest } from "./store";

@@ -9,8 +9,8 @@
 import type { TierLimits } from "../../config/schema";
 import type { AuthUser } from "../../platform/auth/principal";
 import type { Db } from "../../platform/db/db";
-import { conflict, duplicateName, invalid } from "../../platform/http/errors";
-import { utf8Length } from "../../platform/http/validate";
+import { conflict, duplicateName, invalid } from "../../platform/core/errors";
+import { utf8Length } from "../../platform/core/validate";
 import { tierLimits, type Runtime } from "../../platform/runtime";
 import { TOKEN_RE } from "../../platform/net/shared-rules";
 import type { SecretsSelector } from "../secrets/contract";

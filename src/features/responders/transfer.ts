@@ -4,9 +4,9 @@
 // caches stay RespondersService's: it hands them in (RespondersService.transfer).
 import type { Tier, TierLimits } from "../../config/schema";
 import type { Db } from "../../platform/db/db";
-import { invalid, notFound } from "../../platform/http/errors";
-import { newId } from "../../platform/http/ids";
-import { MAX_TIMESTAMP, normalizeName } from "../../platform/http/validate";
+import { invalid, notFound } from "../../platform/core/errors";
+import { newId } from "../../platform/core/ids";
+import { MAX_TIMESTAMP, normalizeName } from "../../platform/core/validate";
 import { strictBase64 } from "../../platform/crypto/base64";
 import { nowSec, type Runtime } from "../../platform/runtime";
 import type { StorageQuota } from "../../platform/storage/quota";

@@ -7,8 +7,8 @@
 // specific responder of the same user may answer instead; `responderId` says which one did (absent: none, 404).
 // Differences from a hit over TCP: the request has no client address (no peer; an X-Real-IP or X-Forwarded-For
 // header given here is used as on any hit), and Bun normalises the URL (dot segments) as curl does.
-import { invalid } from "../../platform/http/errors";
-import { utf8Length } from "../../platform/http/validate";
+import { invalid } from "../../platform/core/errors";
+import { utf8Length } from "../../platform/core/validate";
 import type { Db } from "../../platform/db/db";
 import { TOKEN_RE } from "../../platform/net/shared-rules";
 import type { CaptureQueue } from "./capture";

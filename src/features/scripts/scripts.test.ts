@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { newId } from "../../platform/http/ids";
+import { newId } from "../../platform/core/ids";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
 
 // A clock the tests move forward, so createdAt/updatedAt differences are deterministic.

@@ -3,10 +3,10 @@
 // answers a syntax error as `warnings` without refusing the save (§27).
 import type { AuthUser } from "../../platform/auth/principal";
 import type { Db } from "../../platform/db/db";
-import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
-import { newId } from "../../platform/http/ids";
+import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/core/errors";
+import { newId } from "../../platform/core/ids";
 import { parseListQuery } from "../../platform/http/list-query";
-import { normalizeName, pathId, required, utf8Length } from "../../platform/http/validate";
+import { normalizeName, pathId, required, utf8Length } from "../../platform/core/validate";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import type { LooseInput } from "../../platform/http/contract";
 import type { Untagged } from "../tags/contract";

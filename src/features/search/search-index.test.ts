@@ -5,7 +5,7 @@
 // update, delete, import, clone and a user's removal — on the test backend (SQLite: FTS5 triggers; PostgreSQL: GIN
 // expression indexes).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { invalid } from "../../platform/http/errors";
+import { invalid } from "../../platform/core/errors";
 import type { SearchRunner } from "./service";
 import { ApiClient, startTestServer, type TestServer, type TestUser } from "../../tests/harness";
 import { onPostgres } from "../../tests/backend";

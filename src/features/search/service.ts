@@ -6,8 +6,8 @@
 //
 // One search per user at a time: a second one while the first runs answers 429 RATE_LIMITED (Retry-After: 1), so one
 // user cannot queue searches against the database. (Per process: with several instances, one per instance.)
-import { invalid, rateLimited } from "../../platform/http/errors";
-import { charLength } from "../../platform/http/validate";
+import { invalid, rateLimited } from "../../platform/core/errors";
+import { charLength } from "../../platform/core/validate";
 import { runSearch } from "../../platform/db/search";
 import type { Runtime } from "../../platform/runtime";
 import type { Work } from "../../platform/work/pool";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ApiError } from "../../platform/http/errors";
+import { ApiError } from "../../platform/core/errors";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
 import type { SecretsSelector } from "./contract";
 import { selectorFromText, selectorToText, withoutSecret, type SecretsService } from "./service";

@@ -3,10 +3,10 @@
 // scripts see.
 import type { AuthUser } from "../../platform/auth/principal";
 import type { Db } from "../../platform/db/db";
-import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
-import { isUuid, newId } from "../../platform/http/ids";
+import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/core/errors";
+import { isUuid, newId } from "../../platform/core/ids";
 import { parseListQuery } from "../../platform/http/list-query";
-import { pathId, utf8Length } from "../../platform/http/validate";
+import { pathId, utf8Length } from "../../platform/core/validate";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import type { TagsService } from "../tags/service";
 import type { LooseInput } from "../../platform/http/contract";

@@ -1,8 +1,8 @@
 // Per-user settings (supplement §9): a flat object of known keys. The setter maps key → new value, or null
 // to remove; every key is validated before anything is applied, and the stored object stays ≤ 64 KiB.
 import type { Db } from "../../platform/db/db";
-import { invalid } from "../../platform/http/errors";
-import { utf8Length } from "../../platform/http/validate";
+import { invalid } from "../../platform/core/errors";
+import { utf8Length } from "../../platform/core/validate";
 import { nowSec, type Runtime } from "../../platform/runtime";
 import type { SettingKey, UserSettings } from "./contract";
 import { MAX_SETTINGS_BYTES, UI_THEMES } from "./shared-rules";

@@ -1,8 +1,8 @@
 // Server status (supplement §21): informational level stored in the database, db health, optional features
 // (mail, Chromium, DSA, sign-up and the interaction listeners of §27; the UI reads them).
 import { existsSync } from "node:fs";
-import { invalid } from "../../platform/http/errors";
-import { required } from "../../platform/http/validate";
+import { invalid } from "../../platform/core/errors";
+import { required } from "../../platform/core/validate";
 import type { Runtime } from "../../platform/runtime";
 import { STATUS_LEVELS, type Status, type StatusLevel } from "./contract";
 import { statusStore } from "./store";

@@ -1,10 +1,10 @@
 // Tags (supplement §6) and the tagging every taggable entity shares (supplement §1 "Tags on entities").
 import type { AuthUser } from "../../platform/auth/principal";
 import type { Db } from "../../platform/db/db";
-import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
-import { isUuid, newId } from "../../platform/http/ids";
+import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/core/errors";
+import { isUuid, newId } from "../../platform/core/ids";
 import { parseListQuery } from "../../platform/http/list-query";
-import { charLength, checkNameChars, pathId } from "../../platform/http/validate";
+import { charLength, checkNameChars, pathId } from "../../platform/core/validate";
 import type { LooseInput } from "../../platform/http/contract";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import { HEX_COLOR_RE, MAX_TAGS_PER_ENTITY, TAG_COLORS, TAG_NAME_MAX } from "./shared-rules";

@@ -1,5 +1,5 @@
-// The shapes the tracker core and its kinds share (design: "trackers/ shared tracker core"): stored trackers, a
-// kind's handler and its run input/output, and the bounds of logs (supplement §17.2, §17.3, §22). The wire shapes
+// The shapes the tracker core and its kinds share (design: "trackers/ shared tracker core"): the tracker kinds,
+// stored trackers, a kind's handler and its run input/output, and the bounds of logs (supplement §17.2, §17.3, §22). The wire shapes
 // (TrackerWire, TrackerLog, PhaseRecord, Revision, TrackerConfig) are contract.ts's, re-exported here; core.ts
 // re-exports all of it, so a kind imports from "./core" as before.
 // Owns: declarations and constants only. Must never: import a service or the store's functions, or hold state.
@@ -11,9 +11,11 @@ import type { SecretsService } from "../secrets/service";
 import type { TagsService, TaggableType } from "../tags/service";
 import type { UsersService } from "../users/service";
 import type { PhaseRecord, TrackerConfig } from "./contract";
-import type { TrackerKind } from "./store";
 
 export type { PhaseRecord, PhaseStatus, Revision, TrackerConfig, TrackerLog, TrackerWire } from "./contract";
+
+/** The kinds of tracker the core runs (the trackers table's `kind`). */
+export type TrackerKind = "api" | "page";
 
 /** Logs kept per tracker, and per tracker in the summary (supplement §17.2, §17.3, §22). */
 export const MAX_LOGS = 50;

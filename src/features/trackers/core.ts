@@ -8,29 +8,29 @@
 //   the change / failing / recovered emails; every run first claims its tracker (store.claimRun), so it runs once at
 //   a time on any instance;
 // - scheduling.ts: which process runs the schedule (the leader among instances sharing a database) and how jobs
-//   follow trackers written by other processes.
+//   follow trackers written by other processes;
+// - core-access.ts: what runs.ts and scheduling.ts use of the core (this class passes itself as that record).
 // Owns: tracker CRUD, the schedule's jobs, revisions and logs as the API reads (and clears) them. Must never: run a
 // tracker itself or add a revision or log (runs.ts does, inside the run's claim).
 import type { StorageQuota } from "../../platform/storage/quota";
 import type { TierLimits } from "../../config/schema";
 import type { AuthUser } from "../../platform/auth/principal";
 import type { Db } from "../../platform/db/db";
-import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/http/errors";
-import { newId } from "../../platform/http/ids";
+import { duplicateName, invalid, isUniqueViolation, limitReached, notFound } from "../../platform/core/errors";
+import { newId } from "../../platform/core/ids";
 import { parseListQuery } from "../../platform/http/list-query";
-import { pathId } from "../../platform/http/validate";
+import { pathId } from "../../platform/core/validate";
 import { JobLanes, QueueClosedError } from "../../platform/jobs/queue";
 import { Scheduler, type RunInfo } from "../../platform/jobs/scheduler";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import { selectorFromText, selectorToText, withoutSecret } from "../secrets/service";
 import type { Revision, TrackerConfig, TrackerLog, TrackerWire } from "./contract";
-import { SUMMARY_LOGS, MAX_LOGS, type CommonInput, type KindHandler, type StoredTracker, type TrackersCoreDeps, type TrackerWrite } from "./core-types";
+import { SUMMARY_LOGS, MAX_LOGS, type CommonInput, type KindHandler, type StoredTracker, type TrackerKind, type TrackersCoreDeps, type TrackerWrite } from "./core-types";
 import { checkBool, checkName, isPlainObject, present } from "./params";
 import { diffOf, TrackerRuns, type RunOutcome } from "./runs";
 import { TrackerScheduling } from "./scheduling";
-import { trackersStore as store, toRevision, toStoredTracker, toTrackerLog, toTrackerWire, type TrackerKind, type TrackerRow } from "./store";
+import { trackersStore as store, toRevision, toStoredTracker, toTrackerLog, toTrackerWire, type TrackerRow } from "./store";
 
-export type { TrackerKind } from "./store";
 export * from "./core-types";
 
 export class TrackerCore {

@@ -4,7 +4,7 @@
 // endpoints (`_test`, `_debug`).
 import type { TierLimits } from "../../config/schema";
 import type { AuthUser } from "../../platform/auth/principal";
-import { invalid } from "../../platform/http/errors";
+import { invalid } from "../../platform/core/errors";
 import { tierLimits, type Runtime } from "../../platform/runtime";
 import type { SecretsService } from "../secrets/service";
 import type { TrackerDraft } from "./transfer";

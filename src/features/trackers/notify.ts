@@ -2,7 +2,7 @@
 // and the outbox belong to the notification-email feature; this file only writes subjects and bodies.
 import type { Notification } from "../notification-email/service";
 import { limitLines } from "./revisions";
-import type { TrackerKind } from "./store";
+import type { TrackerKind } from "./core-types";
 
 const KIND_LABEL: Record<TrackerKind, string> = { api: "API tracker", page: "Page tracker" };
 

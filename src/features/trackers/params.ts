@@ -3,8 +3,8 @@
 // headers). Pure validation; the kind supplies its timeout range. The shapes are contract.ts's, the limits
 // shared-rules.ts's.
 import type { TierLimits } from "../../config/schema";
-import { ApiError, invalid } from "../../platform/http/errors";
-import { normalizeName, utf8Length } from "../../platform/http/validate";
+import { ApiError, invalid } from "../../platform/core/errors";
+import { normalizeName, utf8Length } from "../../platform/core/validate";
 import { analyzeSchedule } from "../../platform/jobs/cron";
 import { INVALID_VALUE as OUTBOUND_BAD_VALUE } from "../../platform/net/client";
 import { TOKEN_RE } from "../../platform/net/shared-rules";

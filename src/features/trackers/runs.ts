@@ -9,11 +9,11 @@
 // out are given back; beyond the cap, or while the server's disk is low (`server.min_free_disk_mib`), nothing is
 // stored and the run fails in its persist phase with a log error naming the limit.
 import type { TierLimits } from "../../config/schema";
-import { conflict, insufficientStorage, limitReached } from "../../platform/http/errors";
-import { newId } from "../../platform/http/ids";
+import { conflict, insufficientStorage, limitReached } from "../../platform/core/errors";
+import { newId } from "../../platform/core/ids";
 import { nowSec, type Runtime } from "../../platform/runtime";
 import type { Notification, NotificationEmailService } from "../notification-email/service";
-import type { TrackerCore } from "./core";
+import type { CoreAccess } from "./core-access";
 import { MAX_LOG_ERROR_CHARS, MAX_LOGS, type ExecuteOutput, type KindHandler, type PhaseRecord, type TrackersCoreDeps } from "./core-types";
 import { changeEmail, failingEmail, recoveredEmail } from "./notify";
 import type { TrackerConfig } from "./contract";
@@ -52,7 +52,7 @@ export class TrackerRuns {
   constructor(
     private readonly rt: Runtime,
     private readonly deps: TrackersCoreDeps,
-    private readonly core: TrackerCore,
+    private readonly core: CoreAccess,
   ) {}
 
   private now() {

@@ -13,7 +13,7 @@
 import type { TierLimits } from "../../config/schema";
 import { watchExternalCommits } from "../../platform/db/db";
 import type { Runtime } from "../../platform/runtime";
-import type { TrackerCore } from "./core";
+import type { CoreAccess } from "./core-access";
 import type { TrackerConfig } from "./contract";
 import { trackersStore as store } from "./store";
 
@@ -31,7 +31,7 @@ export class TrackerScheduling {
 
   constructor(
     private readonly rt: Runtime,
-    private readonly core: TrackerCore,
+    private readonly core: CoreAccess,
   ) {}
 
   /** Loads every enabled scheduled tracker (missed runs run once, spread over the first minute), arms the timer and

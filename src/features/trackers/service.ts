@@ -4,7 +4,7 @@
 // The wire shapes are contract.ts's (and api/contract.ts's, page/contract.ts's); rows map to them in store.ts.
 import type { StorageQuota } from "../../platform/storage/quota";
 import type { AuthUser } from "../../platform/auth/principal";
-import { invalid } from "../../platform/http/errors";
+import { invalid } from "../../platform/core/errors";
 import { analyzeSchedule } from "../../platform/jobs/cron";
 import type { Scheduler } from "../../platform/jobs/scheduler";
 import { tierLimits, type Runtime } from "../../platform/runtime";

@@ -12,10 +12,8 @@ import type { ListQuery } from "../../platform/http/list-query";
 import { selectorFromText } from "../secrets/service";
 import type { TagRef } from "../tags/contract";
 import type { PhaseRecord, Revision, TrackerConfig, TrackerLog, TrackerWire } from "./contract";
-import type { StoredTracker } from "./core-types";
+import type { StoredTracker, TrackerKind } from "./core-types";
 import { revisionData } from "./revisions";
-
-export type TrackerKind = "api" | "page";
 
 export interface TrackerRow {
   id: string;

@@ -2,8 +2,8 @@
 // shape, revisions paged out newest first, and the writes of an import, all inside the import's transaction.
 // Scheduling follows the commit (done()), since the scheduler is in-memory state of this process.
 import type { Db } from "../../platform/db/db";
-import { invalid, notFound } from "../../platform/http/errors";
-import { newId } from "../../platform/http/ids";
+import { invalid, notFound } from "../../platform/core/errors";
+import { newId } from "../../platform/core/ids";
 import { nowSec, type Runtime } from "../../platform/runtime";
 import type { SecretsSelector } from "../secrets/contract";
 import { selectorToText, type ParsedSelector } from "../secrets/service";
@@ -11,7 +11,8 @@ import type { TagsService } from "../tags/service";
 import type { TrackerCore, TrackerWire } from "./core";
 import type { TrackerConfig } from "./contract";
 import { MAX_REVISION_BYTES } from "./revisions";
-import { trackersStore as store, toStoredTracker, type TrackerKind } from "./store";
+import type { TrackerKind } from "./core-types";
+import { trackersStore as store, toStoredTracker } from "./store";
 
 /** A tracker in an export file (§19.2): the API shape without tags, scheduledAt, lastRanAt and the run state. */
 export type TrackerExport<Target = unknown> = Omit<TrackerWire<Target>, "tags" | "tagIds" | "scheduledAt" | "lastRanAt" | "revisionCount" | "running">;

@@ -53,7 +53,7 @@ describe("clone", () => {
     expect(res.json.code).toBe("NOT_OPERATOR");
   });
 
-  test("400 for bad parameters, 404 for an unknown source, 400 EMAIL_TAKEN for a registered destination", async () => {
+  test("400 for bad parameters (before the source), 404 for an unknown source, 400 EMAIL_TAKEN for a registered destination", async () => {
     const cases: [unknown, string][] = [
       [{}, "source"],
       [{ source: { email: src.email, id: src.id }, destination: { email: "a@x.io" } }, "source"],
@@ -71,6 +71,12 @@ describe("clone", () => {
     }
     expect((await clone({ source: { email: "ghost@clone.example" }, destination: { email: "a@x.io" } })).status).toBe(404);
     expect((await clone({ source: { id: "01890000-0000-7000-8000-000000000000" }, destination: { email: "a@x.io" } })).status).toBe(404);
+    // §1 check order: the destination handle's format is a body value (400 before the unknown source's 404); whether
+    // it is taken needs stored data (after the 404).
+    const badHandle = await clone({ source: { email: "ghost@clone.example" }, destination: { email: "a@x.io", handle: "API" } });
+    expect({ status: badHandle.status, code: badHandle.json.code }).toEqual({ status: 400, code: "INVALID_INPUT" });
+    expect(badHandle.json.message).toContain("destination.handle");
+    expect((await clone({ source: { email: "ghost@clone.example" }, destination: { email: "a@x.io", handle: op.handle } })).status).toBe(404);
     const taken = await clone({ source: { email: src.email }, destination: { email: op.email } });
     expect({ status: taken.status, code: taken.json.code }).toEqual({ status: 400, code: "EMAIL_TAKEN" });
     expect(await srv.services.users.getRowByEmail("a@x.io")).toBeUndefined();

@@ -4,9 +4,9 @@
 // shares, API keys, sessions or the notification email. The answer carries a one-time recovery link (the users
 // feature's recovery flow) with which the operator sets a password and signs in as the clone.
 import type { Db } from "../../platform/db/db";
-import { ApiError, invalid, notFound } from "../../platform/http/errors";
-import { isUuid } from "../../platform/http/ids";
-import { normalizeEmail } from "../../platform/http/validate";
+import { ApiError, invalid, notFound } from "../../platform/core/errors";
+import { isUuid } from "../../platform/core/ids";
+import { normalizeEmail } from "../../platform/core/validate";
 import { collect } from "./exporter";
 import { FILE_FORMAT, FILE_VERSION, isObject, readFile } from "./file";
 import { CLONE_LINK_TTL_SEC, ENTITY_TYPES } from "./shared-rules";
@@ -23,7 +23,8 @@ const bool = (raw: unknown, field: string, fallback: boolean) => {
   return raw;
 };
 
-/** Body checks first, then the source (404), then the destination (400 EMAIL_TAKEN / HANDLE_TAKEN): §1 check order. */
+/** Body checks first (the destination handle's format included), then the source (404), then the destination
+ *  (400 EMAIL_TAKEN / HANDLE_TAKEN): §1 check order. */
 export async function cloneUser(svc: UserDataService, body: CloneInput): Promise<CloneResponse> {
   const { users, trackers, responders } = svc.deps;
   if (!isObject(body)) throw invalid("body: must be a JSON object {source, destination, ...}");
@@ -38,6 +39,7 @@ export async function cloneUser(svc: UserDataService, body: CloneInput): Promise
   if (!isObject(dest)) throw invalid("destination: must be {email, handle?}");
   const email = normalizeEmail(dest.email, "destination.email");
   if (dest.handle !== undefined && dest.handle !== null && typeof dest.handle !== "string") throw invalid("destination.handle: must be a string");
+  const handle = users.checkHandle(dest.handle, "destination.handle");
   const includeHistory = bool(body.includeHistory, "includeHistory", true);
   const copySubscription = bool(body.copySubscription, "copySubscription", true);
   let ttl: number = DEFAULT_LINK_TTL;
@@ -52,7 +54,7 @@ export async function cloneUser(svc: UserDataService, body: CloneInput): Promise
   if (!sourceRow) throw notFound("Source user");
 
   // An account an operator creates counts as having proven control of its email (supplement §3.5).
-  const row = await users.create({ email, handle: dest.handle, activated: true, emailProof: "clone" });
+  const row = await users.create({ email, handle, activated: true, emailProof: "clone" });
   let summary: ImportResult;
   try {
     if (copySubscription) await users.copySubscription(sourceRow.id, row.id);

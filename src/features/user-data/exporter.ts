@@ -8,8 +8,8 @@
 // record per turn of the loop (platform/work/slice.ts).
 import type { TaggableType } from "../tags/service";
 import { toBase64 } from "../../platform/crypto/base64";
-import { invalid } from "../../platform/http/errors";
-import { isUuid } from "../../platform/http/ids";
+import { invalid } from "../../platform/core/errors";
+import { isUuid } from "../../platform/core/ids";
 import type { UserDataDeps } from "./entities";
 import { FILE_FORMAT, FILE_VERSION, isObject } from "./file";
 import { ENTITY_TYPES, TYPES_WITH_HISTORY } from "./shared-rules";

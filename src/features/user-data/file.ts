@@ -3,8 +3,8 @@
 // checked by its handler (entities.ts) with the owning feature's create rules. Problems are collected, not thrown:
 // a preview answers `{valid: false, warnings}` with all of them (up to MAX_PROBLEMS), an import a 400 naming the first.
 import { jsonTooDeep, MAX_JSON_DEPTH, nulProblem } from "../../platform/http/body";
-import { isUuid } from "../../platform/http/ids";
-import { MAX_TIMESTAMP } from "../../platform/http/validate";
+import { isUuid } from "../../platform/core/ids";
+import { MAX_TIMESTAMP } from "../../platform/core/validate";
 import { MAX_TAGS_PER_ENTITY } from "../tags/shared-rules";
 import type { EntityType } from "./contract";
 import { readSecretsEncryption, type KdfParams } from "./crypto";

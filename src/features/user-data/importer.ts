@@ -12,8 +12,8 @@
 import type { TierLimits } from "../../config/schema";
 import type { Db } from "../../platform/db/db";
 import { TimeSlice } from "../../platform/work/slice";
-import { ApiError, invalid, limitReached, type ErrorCode } from "../../platform/http/errors";
-import { isUuid, newId } from "../../platform/http/ids";
+import { ApiError, invalid, limitReached, type ErrorCode } from "../../platform/core/errors";
+import { isUuid, newId } from "../../platform/core/ids";
 import type { SecretsSelector } from "../secrets/contract";
 import type { ParsedSelector } from "../secrets/service";
 import { SETTING_KEYS, validateSetter, type SettingKey } from "../settings/service";

@@ -17,8 +17,8 @@ import { decodeBody, PendingBody, RawBody } from "../../platform/http/body";
 
 /** The path the body check knows as the import's: its `data` member is left to the file reader (file.ts, §28.1). */
 const IMPORT_PATH = "/api/user/data/_import";
-import { ApiError, invalid, limitReached } from "../../platform/http/errors";
-import { charLength } from "../../platform/http/validate";
+import { ApiError, invalid, limitReached } from "../../platform/core/errors";
+import { charLength } from "../../platform/core/validate";
 import { TimeSlice } from "../../platform/work/slice";
 import { checkSecretValue } from "../secrets/service";
 import type { SettingKey } from "../settings/service";

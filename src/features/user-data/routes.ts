@@ -8,7 +8,7 @@ import { Elysia } from "elysia";
 import { looseBody, media, op } from "../../platform/http/contract";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import { PendingBody, RawBody } from "../../platform/http/body";
-import type { ErrorCode } from "../../platform/http/errors";
+import type { ErrorCode } from "../../platform/core/errors";
 import { RawImport, type UserDataService } from "./service";
 import { cloneUser } from "./clone";
 import {

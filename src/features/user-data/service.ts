@@ -12,7 +12,7 @@
 //   shares (entity types, modes, passphrase length, clone link lifetime).
 import type { Tier, TierLimits } from "../../config/schema";
 import type { AuthUser } from "../../platform/auth/principal";
-import { ApiError, rateLimited } from "../../platform/http/errors";
+import { ApiError, rateLimited } from "../../platform/core/errors";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import type { Work } from "../../platform/work/pool";
 import { deriveKey, newSecretsEncryption, type KdfParams } from "./crypto";

@@ -5,7 +5,7 @@ import type { Config } from "../../config/schema";
 import { sha256Hex } from "../crypto/tokens";
 import { decodeBody, decodeMultipart, isMultipart, PendingBody, RawBody } from "../http/body";
 import { AUTH_KEY } from "../http/contract";
-import { forbidden, unauthenticated } from "../http/errors";
+import { forbidden, unauthenticated } from "../core/errors";
 import type { Clock } from "../runtime";
 import { sessionCookie, sessionCookieRules, sessionCookiesIn } from "./cookies";
 import { verifyJwt } from "./jwt";

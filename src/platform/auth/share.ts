@@ -3,8 +3,8 @@
 // (template GET and _generate, policy GET and _serialize). Features plug in with `resolve` in their shared
 // routes (declared `auth: "shared"`), `share`/`unshare`, and `remove` in their delete transaction.
 import type { Db } from "../db/db";
-import { notFound } from "../http/errors";
-import { isUuid } from "../http/ids";
+import { notFound } from "../core/errors";
+import { isUuid } from "../core/ids";
 import { nowSec, type Clock } from "../runtime";
 import type { Principal } from "./principal";
 import { shareStore } from "./share-store";

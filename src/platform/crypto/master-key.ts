@@ -4,7 +4,8 @@
 import { existsSync, readFileSync, writeFileSync, chmodSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createHmac, randomBytes } from "node:crypto";
-import { tightenToOwnerOnly, type Db, type OnModeTightened } from "../db/db";
+import type { Db } from "../db/db";
+import { tightenToOwnerOnly, type OnModeTightened } from "../db/sqlite";
 
 export class MasterKeyError extends Error {}
 

@@ -1,10 +1,12 @@
 // The small storage interface every store uses (design: "Scale path"). Two backends implement it: SQLite
-// (sqlite.ts, the default: one file, one serving process) and PostgreSQL (postgres.ts, Bun's built-in client: one
-// database shared by several instances). SQL uses `?` placeholders and the subset both engines share; the few
-// differences are dialect seams in dialect.ts, chosen through `db.dialect`.
+// (sqlite.ts, the default) and PostgreSQL (postgres.ts, Bun's built-in client); open.ts opens the configured one.
+// Two separate properties describe a backend:
+// - `dialect` (dialect.ts): which SQL it speaks. SQL uses `?` placeholders and the subset both engines share; the
+//   few differences are dialect seams in dialect.ts, chosen through `db.dialect`.
+// - `topology` (topology.ts): one serving process, or several instances sharing the database.
 //
 // Beyond the four data methods the interface carries what several instances on one database need, with a
-// single-process form on SQLite:
+// single-process form:
 // - publish/subscribe: cross-instance events (cache invalidation, KV watch). PostgreSQL: NOTIFY on one channel,
 //   delivered on commit when published inside a transaction; an instance never receives its own events. SQLite:
 //   there are no other instances; publish does nothing.
@@ -15,14 +17,20 @@
 //   transaction lock; SQLite: nothing (writers are serialized anyway).
 // - elect: leadership among the processes sharing the database (the scheduler leader). PostgreSQL: a session
 //   advisory lock held on a dedicated connection; SQLite: the one serving process leads at once.
+// This module does not re-export a backend: import SqliteDb/openDatabase from sqlite.ts, PgDb from postgres.ts.
 import type { Dialect } from "./dialect";
+import type { Topology } from "./topology";
 
 export type { Dialect } from "./dialect";
+export type { Topology } from "./topology";
 export type Param = string | number | bigint | boolean | null | Uint8Array;
 export type Row = Record<string, any>;
 
 export interface Db {
+  /** Which SQL this backend speaks. */
   readonly dialect: Dialect;
+  /** Whether other instances may share the database (claims, leadership, shared rate limits, events). */
+  readonly topology: Topology;
   /** Random id of this process's connection to the database (events and claims name it). */
   readonly instanceId: string;
   all<T = Row>(sql: string, params?: Param[]): Promise<T[]>;
@@ -81,6 +89,3 @@ export function watchExternalCommits(db: Db, onCommit: () => void, onError: (err
 export function placeholders(n: number): string {
   return Array.from({ length: n }, () => "?").join(", ");
 }
-
-export { Mutex } from "./mutex";
-export { openDatabase, SqliteDb, tightenToOwnerOnly, type OnModeTightened } from "./sqlite";

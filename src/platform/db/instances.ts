@@ -22,7 +22,7 @@ const PRUNE_AFTER_MS = 24 * 3600 * 1000;
 
 /** A condition over `column` (an instance id) that is true when that instance is dead, with its parameters. */
 export function deadInstance(db: Db, column: string, nowMs = Date.now()): { sql: string; params: Param[] } {
-  if (db.dialect === "sqlite") return { sql: `(${column} IS NULL OR ${column} <> ?)`, params: [db.instanceId] };
+  if (db.topology === "single-process") return { sql: `(${column} IS NULL OR ${column} <> ?)`, params: [db.instanceId] };
   return {
     sql: `(${column} IS NULL
       OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.application_name = '${APPLICATION_PREFIX}' || ${column})
@@ -42,7 +42,7 @@ export class InstanceRegistry {
 
   /** Registers this process (PostgreSQL) and starts the heartbeat. */
   async start(): Promise<void> {
-    if (this.db.dialect !== "postgres" || this.timer) return;
+    if (this.db.topology !== "multi-instance" || this.timer) return;
     const now = Date.now();
     await this.db.run("INSERT INTO instances (id, host, pid, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?)", [
       this.db.instanceId,

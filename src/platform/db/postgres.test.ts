@@ -5,7 +5,7 @@
 // once its sessions are gone. Runs in the PostgreSQL pass of the suite.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { KvError, KvService } from "../../sandbox/kv";
-import { ApiError } from "../http/errors";
+import { ApiError } from "../core/errors";
 import { createTestDatabase, dropTestDatabase, onPostgres } from "../../tests/backend";
 import { deadInstance } from "./instances";
 import { migrate } from "./migrate";

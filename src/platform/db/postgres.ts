@@ -15,7 +15,7 @@
 //   server ends the session and frees the lock, and the next poll of another instance takes it over.
 import { SQL, type ReservedSQL } from "bun";
 import { randomUUID } from "node:crypto";
-import { invalid } from "../http/errors";
+import { invalid } from "../core/errors";
 import type { Db, Param, Row } from "./db";
 import { toPostgres } from "./dialect";
 import { APPLICATION_PREFIX } from "./instances";
@@ -84,6 +84,7 @@ function mapError(err: unknown): unknown {
 
 export class PgDb implements Db {
   readonly dialect = "postgres" as const;
+  readonly topology = "multi-instance" as const;
   readonly instanceId = randomUUID();
   readonly sql: SQL;
   private readonly handlers = new Map<string, Set<(payload: string) => void>>();
@@ -192,6 +193,7 @@ export class PgDb implements Db {
   private view(t: Conn, committed: (() => void)[]): Db {
     const view: Db = {
       dialect: this.dialect,
+      topology: this.topology,
       instanceId: this.instanceId,
       all: <R = Row>(s: string, p: Param[] = []) => PgDb.query<R>(t, s, p),
       get: async <R = Row>(s: string, p: Param[] = []) => (await PgDb.query<R>(t, s, p))[0],

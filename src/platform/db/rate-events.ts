@@ -44,7 +44,8 @@ export class DbRateLimiter implements RateLimiter {
   }
 }
 
-/** The limiter for this database: in memory on SQLite (one serving process), shared on PostgreSQL. */
+/** The limiter for this database: in memory with one serving process (SQLite), shared by several instances
+ *  (PostgreSQL). */
 export function rateLimiter(db: Db, name: string, limit: number, windowMs: number): RateLimiter {
-  return db.dialect === "postgres" ? new DbRateLimiter(db, name, limit, windowMs) : new MemoryRateLimiter(limit, windowMs);
+  return db.topology === "multi-instance" ? new DbRateLimiter(db, name, limit, windowMs) : new MemoryRateLimiter(limit, windowMs);
 }

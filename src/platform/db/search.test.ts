@@ -165,6 +165,7 @@ describe("runSearch against the model", () => {
     const readOnly: Db = {
       ...db,
       dialect: db.dialect,
+      topology: db.topology,
       all: (sql: string, params?: Param[]) => db.all(sql, params),
       get: (sql: string, params?: Param[]) => db.get(sql, params),
       run: async () => {

@@ -43,6 +43,7 @@ const isRead = (sql: string) => /^\s*SELECT\b/i.test(sql);
 
 export class SqliteDb implements Db {
   readonly dialect = "sqlite" as const;
+  readonly topology = "single-process" as const;
   readonly instanceId = randomUUID();
   /** The writer connection (migrations, tests and benchmarks use it directly). */
   readonly raw: Database;
@@ -189,6 +190,7 @@ export class SqliteDb implements Db {
   private txView(committed: (() => void)[]): Db {
     const view: Db = {
       dialect: this.dialect,
+      topology: this.topology,
       instanceId: this.instanceId,
       all: async <T = Row>(s: string, p: Param[] = []) => this.raw.query(s).all(...(p as SQLQueryBindings[])) as T[],
       get: async <T = Row>(s: string, p: Param[] = []) => (this.raw.query(s).get(...(p as SQLQueryBindings[])) ?? undefined) as T | undefined,

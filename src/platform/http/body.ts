@@ -3,7 +3,7 @@
 // RawBody; decoding happens after the credentials check so the documented check order (413 → 401/403 → 400) holds.
 // A body is text only when a route decodes it: a route that hands its body to a work thread (the import's 10 MiB)
 // moves the bytes there, and the event loop never decodes them.
-import { ApiError, invalid, tooLarge } from "./errors";
+import { ApiError, invalid, tooLarge } from "../core/errors";
 
 export class RawBody {
   private decoded: string | undefined;

@@ -12,7 +12,7 @@
 import { Type as T, type SchemaOptions, type Static, type TObject, type TOptional, type TSchema, type TUnknown } from "@sinclair/typebox";
 import { t } from "elysia";
 import type { DocumentDecoration } from "elysia";
-import type { ErrorCode } from "./errors";
+import type { ErrorCode } from "../core/errors";
 
 export { T, type Static };
 

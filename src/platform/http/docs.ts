@@ -14,7 +14,7 @@ import swaggerBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "f
 import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import { VERSION } from "../runtime";
 import { buildOpenApi, type RouteLike } from "./openapi";
-import { inlineScriptHashes, pathSource } from "./page-policy";
+import { inlineScriptHashes, pageContentSecurityPolicy, pathSource } from "./page-policy";
 
 export const DOCS_PATH = "/api-docs";
 export const SPEC_PATH = "/api-docs/openapi.json";
@@ -62,17 +62,7 @@ export interface DocsOptions {
 
 /** The docs page's CSP (`assets`: the source for `<origin>/api-docs/assets/`; `scriptHashes`: its start script). */
 export function docsContentSecurityPolicy(assets: string, scriptHashes: readonly string[]): string {
-  return [
-    "default-src 'none'",
-    [`script-src ${assets}`, ...scriptHashes].join(" "),
-    `style-src ${assets} 'unsafe-inline'`,
-    "img-src 'self' data:",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-  ].join("; ");
+  return pageContentSecurityPolicy({ defaultSrc: "'none'", assets, scriptHashes });
 }
 
 /** The document for an app's routes (also used by scripts and tests that have no server). */

@@ -2,8 +2,8 @@
 // list endpoint. The SQL side lives in platform/db/list.ts.
 import { t } from "elysia";
 import { StringEnum, T } from "./contract";
-import { invalid } from "./errors";
-import { isUuid } from "./ids";
+import { invalid } from "../core/errors";
+import { isUuid } from "../core/ids";
 
 export interface ListQuery {
   page: number;

@@ -1,9 +1,9 @@
 // Names and emails refuse control characters and unpaired UTF-16 surrogates (issue 17 item 7): the shared
-// normaliser (platform/http/validate) checked through a representative set of entity types over HTTP. Before,
+// normaliser (platform/core/validate) checked through a representative set of entity types over HTTP. Before,
 // a lone surrogate was stored as U+FFFD (reads differed from the create response) and NUL/CR/LF went through.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { hasForbiddenChars } from "./validate";
+import { hasForbiddenChars } from "../core/validate";
 
 let srv: TestServer;
 let user: TestUser;

@@ -5,7 +5,7 @@
 // security requirements. Schemas that carry a `$id` (contract.ts `Named`) are listed once under
 // `components.schemas` and referenced with `$ref`. TypeBox's pre-2020 forms are rewritten for JSON Schema 2020-12:
 // tuples become `prefixItems` (closed with `items: {not: {}}`), string-keyed records `additionalProperties`, unions of string literals `enum`.
-import type { ErrorCode } from "./errors";
+import type { ErrorCode } from "../core/errors";
 import { AUTH_KEY, CONTRACT_KEY, isMedia, type RouteContract } from "./contract";
 import { addsData } from "../storage/http";
 

@@ -1,5 +1,5 @@
-// Pieces of the Content-Security-Policy of our own HTML pages (the web UI, platform/ui/serve.ts; the API docs,
-// http/docs.ts). Supplement §28.1: scripts are pinned to a path of the page's own origin, `<origin>/assets/`;
+// The Content-Security-Policy of our own HTML pages (the web UI, platform/ui/serve.ts; the API docs, http/docs.ts):
+// pageContentSecurityPolicy builds both headers, each page says only where it differs. Supplement §28.1: scripts are pinned to a path of the page's own origin, `<origin>/assets/`;
 // `'self'` would also allow every same-origin URL, the path-form responders under /api/webhooks/ included.
 //
 // pathSource: `<origin><path>` for the request's origin, which is the Host header when it is a plain host[:port]
@@ -33,4 +33,34 @@ export function inlineScriptHashes(html: string): string[] {
     hashes.push(`'sha256-${new Bun.CryptoHasher("sha256").update(m[2]!).digest("base64")}'`);
   }
   return hashes;
+}
+
+/** What a page of ours varies in its CSP; everything else is the same for every page. */
+export interface PagePolicy {
+  /** `default-src`: `'self'` (the UI) or `'none'` (the docs page). */
+  defaultSrc: "'self'" | "'none'";
+  /** The source scripts and styles load from (pathSource of the page's assets path). */
+  assets: string;
+  /** `'sha256-…'` sources of the page's inline scripts. */
+  scriptHashes: readonly string[];
+  /** `font-src`, when the page loads fonts (the UI: `'self'`). */
+  fontSrc?: string;
+}
+
+/** The CSP header value of one of our pages: scripts from `assets` and the inline scripts' hashes only, styles from
+ *  `assets` plus `'unsafe-inline'` (Mantine and Swagger UI set style attributes), images from our origin and data:,
+ *  fetches and forms to our origin only, no plugins, no <base>, no framing. */
+export function pageContentSecurityPolicy(p: PagePolicy): string {
+  return [
+    `default-src ${p.defaultSrc}`,
+    [`script-src ${p.assets}`, ...p.scriptHashes].join(" "),
+    `style-src ${p.assets} 'unsafe-inline'`,
+    "img-src 'self' data:",
+    ...(p.fontSrc === undefined ? [] : [`font-src ${p.fontSrc}`]),
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join("; ");
 }

@@ -3,7 +3,7 @@
 import { Elysia } from "elysia";
 import type { Logger } from "../log";
 import { bodyLimitFor, checkContentLength, PendingBody, RawBody, readBodyBytes, requestPath, type BodyLimits } from "./body";
-import { ApiError } from "./errors";
+import { ApiError } from "../core/errors";
 
 /** `settings.statusCode: must be ...` from a TypeBox/Elysia validation error. */
 function validationMessage(error: any): string {

@@ -3,7 +3,7 @@
 // @monthly) are expanded against the current UTC time into anchored crons. A schedule is valid when it parses
 // and has at least 2 future occurrences; its minimum interval is the smallest gap among the next 1,000.
 import { Cron } from "croner";
-import { ApiError, invalid } from "../http/errors";
+import { ApiError, invalid } from "../core/errors";
 
 export const MAX_SCHEDULE_LENGTH = 256;
 /** Occurrences examined for the minimum interval. */

@@ -1,6 +1,6 @@
 // platform/jobs: cron parsing (croner) and the scheduler + lanes, driven by a fake clock and tick(now).
 import { describe, expect, test } from "bun:test";
-import { ApiError } from "../http/errors";
+import { ApiError } from "../core/errors";
 import { analyzeSchedule, expandPreset, nextOccurrence, normalizeSchedule } from "./cron";
 import { JobLanes, Slots } from "./queue";
 import { Scheduler, type RunEvent, type RunInfo } from "./scheduler";

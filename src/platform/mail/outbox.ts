@@ -8,7 +8,7 @@
 // claim also keeps two senders — a CLI command that queues mail next to the server, or the instances sharing one
 // PostgreSQL database, which all send — from sending one message twice.
 import type { Db } from "../db/db";
-import { newId } from "../http/ids";
+import { newId } from "../core/ids";
 import { nowSec, type Runtime } from "../runtime";
 import { INTERRUPTED_ERROR, outboxStore, type OutboxRow } from "./outbox-store";
 
@@ -109,7 +109,7 @@ export class Outbox {
     await outboxStore.releaseHeld(this.rt.db, nowSec(this.rt.clock), HELD_MAX_AGE_SEC);
     this.timer = setInterval(() => {
       // Several instances (PostgreSQL): one may die while the others run on; its claims lapse with its lease.
-      if (this.rt.db.dialect === "postgres") {
+      if (this.rt.db.topology === "multi-instance") {
         this.failInterrupted().catch((err) => this.rt.log.error("mail: settling interrupted sends failed", { error: String(err) }));
       }
       this.kick();

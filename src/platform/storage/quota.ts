@@ -15,7 +15,7 @@
 // - A user's cap is read from the tier (cached 5 s: an operator's tier change applies within that).
 // - Backstop: recount() sums the tables for a user (counters registered per kind) and corrects the row, logging
 //   any drift; every instance runs it over all users once a day, one user per transaction.
-import { insufficientStorage, limitReached } from "../http/errors";
+import { insufficientStorage, limitReached } from "../core/errors";
 import type { Db } from "../db/db";
 import type { Logger } from "../log";
 import { DiskGuard, type FreeSpaceReader } from "./disk";

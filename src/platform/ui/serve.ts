@@ -14,7 +14,7 @@
 // dispatches them before Elysia).
 import { Elysia } from "elysia";
 import { requestPath } from "../http/body";
-import { pathSource } from "../http/page-policy";
+import { pageContentSecurityPolicy, pathSource } from "../http/page-policy";
 import { errorResponse } from "../http/plugin";
 import type { Logger } from "../log";
 import { uiAssets, type UiAssets, type UiFile } from "./assets";
@@ -24,18 +24,7 @@ export const isApiPath = (path: string) =>
 
 /** The UI's CSP (`assets`: the source for `<origin>/assets/`; `scriptHashes`: the inline scripts index.html needs). */
 export function uiContentSecurityPolicy(assets: string, scriptHashes: readonly string[]): string {
-  return [
-    "default-src 'self'",
-    [`script-src ${assets}`, ...scriptHashes].join(" "),
-    `style-src ${assets} 'unsafe-inline'`,
-    "img-src 'self' data:",
-    "font-src 'self'",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-  ].join("; ");
+  return pageContentSecurityPolicy({ defaultSrc: "'self'", assets, scriptHashes, fontSrc: "'self'" });
 }
 
 const COMMON_HEADERS = {

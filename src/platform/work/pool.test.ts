@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../db/sqlite";
-import { ApiError } from "../http/errors";
+import { ApiError } from "../core/errors";
 import { createLogger } from "../log";
 import { WorkPool, type WorkPoolOptions } from "./pool";
 import { WorkTaskError } from "./task";

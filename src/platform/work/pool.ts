@@ -27,7 +27,7 @@
 // Owns: threads, queues and the per-owner counts. Must never: run a second task on a busy thread, lose a task (every
 // task settles exactly once), or import a feature.
 import { existsSync } from "node:fs";
-import { ApiError, rateLimited } from "../http/errors";
+import { ApiError, rateLimited } from "../core/errors";
 import type { Logger } from "../log";
 import { fromWireError, type TaskRef, WorkTaskError } from "./task";
 import type { FromWorker, ToWorker } from "./worker";

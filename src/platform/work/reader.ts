@@ -10,6 +10,7 @@ const readOnly = () => new Error("the work thread's database connection is read-
 
 export class ReaderDb implements Db {
   readonly dialect = "sqlite" as const;
+  readonly topology = "single-process" as const;
   readonly instanceId = randomUUID();
   private readonly conn: Database;
 

@@ -5,7 +5,7 @@
 // result goes back as ArrayBuffers listed with `transfer()` (moved, not copied). Errors: an ApiError thrown by a task
 // arrives as the same ApiError (status, code, message, headers); anything else as a WorkTaskError (→ 500).
 // Owns: the task reference/implementation types, the error wire form. Must never: import a feature.
-import { ApiError, type ErrorCode } from "../http/errors";
+import { ApiError, type ErrorCode } from "../core/errors";
 import type { Db } from "../db/db";
 
 /** What the main thread names when it runs a task; I and O are the input and output types. */

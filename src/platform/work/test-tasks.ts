@@ -1,6 +1,6 @@
 // Worker entry of the pool's own tests (pool.test.ts): tasks that sleep, spin, hang, crash, fail and read the
 // database, so the tests can drive the pool's ordering, share, caps, deadline and reader without any feature.
-import { ApiError } from "../http/errors";
+import { ApiError } from "../core/errors";
 import { implement, taskRef, transfer, type TaskImpl } from "./task";
 import { serveTasks } from "./worker";
 

@@ -1,7 +1,7 @@
 // API trackers (supplement §15, §17.4, §17.5): the kind on the shared tracker service (kind-service.ts: CRUD,
 // revisions, logs), `_test`, `_debug`, and the runs of the configurator → requests → extractor pipeline.
 import type { AuthUser } from "../../../platform/auth/principal";
-import { ApiError } from "../../../platform/http/errors";
+import { ApiError } from "../../../platform/core/errors";
 import { outboundFetch, OutboundError, type OutboundRequest, type OutboundResponse } from "../../../platform/net/client";
 import { tierLimits, type Runtime } from "../../../platform/runtime";
 import type { TierLimits } from "../../../config/schema";

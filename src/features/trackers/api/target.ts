@@ -1,8 +1,8 @@
 // API tracker target (supplement §15.1): 1..10 requests issued in order, optional configurator and extractor, and
 // the flat single-request alias. Pure validation; the stored and echoed form is ApiTarget (contract.ts), the limits
 // are ../shared-rules.ts's.
-import { invalid } from "../../../platform/http/errors";
-import { utf8Length } from "../../../platform/http/validate";
+import { invalid } from "../../../platform/core/errors";
+import { utf8Length } from "../../../platform/core/validate";
 import { checkBool, isPlainObject, parseHeaders, parseScript, parseUrl, present, type TargetOptions } from "../params";
 import { API_MAX_ACCEPT_STATUSES, API_MAX_REQUEST_BODY_BYTES, API_MAX_REQUESTS, API_MAX_STATUS, API_METHODS, API_MIN_STATUS } from "../shared-rules";
 import type { ApiMethod, ApiRequest, ApiTarget } from "./contract";

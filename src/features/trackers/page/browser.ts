@@ -1,4 +1,4 @@
-// The shared Chromium process of the page-tracker engine: launch flags for locked-down hosts, a fresh user data
+// The shared Chromium process of the page-tracker engine: launch flags for locked-down hosts (chromium-flags.ts), a fresh user data
 // directory per browser (Chromium's TMPDIR inside it; removed when the browser is gone), a browser-wide deny-all proxy (traffic outside a run's own
 // context, e.g. background requests, goes nowhere), crash detection, and the RSS of the whole process tree.
 // Sandbox: Chromium refuses to start as root unless its sandbox is turned off (--no-sandbox), which would leave the
@@ -14,25 +14,15 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import puppeteer, { type Browser } from "puppeteer-core";
 import type { Logger } from "../../../platform/log";
+import { disableFeaturesFlag, lockedDownFlags } from "./chromium-flags";
 import { openProxySession, type ProxySession } from "./proxy";
 
-/** Flags every browser gets (puppeteer-core adds its own automation defaults before these). */
+/** Flags every browser gets (puppeteer-core adds its own automation defaults before these): the locked-down list
+ *  of chromium-flags.ts (shared with the browser tests) and what only the engine needs. */
 export function launchArgs(proxyAddress: string, asRoot: boolean): string[] {
   return [
-    ...(asRoot ? ["--no-sandbox"] : []),
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--no-default-browser-check",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-    "--disable-domain-reliability",
-    "--disable-client-side-phishing-detection",
-    "--disable-breakpad",
+    ...lockedDownFlags(asRoot),
     "--disable-notifications",
-    "--deny-permission-prompts",
     // Every request goes to our loopback proxy; `<-loopback>` removes Chromium's implicit loopback bypass.
     `--proxy-server=${proxyAddress}`,
     "--proxy-bypass-list=<-loopback>",
@@ -43,8 +33,8 @@ export function launchArgs(proxyAddress: string, asRoot: boolean): string[] {
     // --webrtc-ip-handling-policy; --force-… is kept for builds that read that one.
     "--webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
-    // Load exactly the URL given (no automatic https upgrade of http URLs), no local-network permission prompts.
-    "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,LocalNetworkAccessChecks,MediaRouter,Translate,OptimizationHints,AutofillServerCommunication,CertificateTransparencyComponentUpdater",
+    // No local-network permission prompts, no certificate-transparency list downloads.
+    disableFeaturesFlag(["LocalNetworkAccessChecks", "CertificateTransparencyComponentUpdater"]),
   ];
 }
 

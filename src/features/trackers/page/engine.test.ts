@@ -11,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger } from "../../../platform/log";
 import { isPrivateAddress } from "../../../platform/net/guard";
-import { ChromiumEngine, pageDebugTrace, type PageRunRequest, type PageRunResult } from "./engine";
+import { ChromiumEngine, pageDebugTrace } from "./engine";
+import type { PageRunRequest, PageRunResult } from "./run-types";
 import { waitUntil } from "../../../tests/fixtures/wait";
 
 const EXECUTABLE = process.env.SECBOX_CHROMIUM ?? "/usr/bin/chromium";

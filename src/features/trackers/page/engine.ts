@@ -13,15 +13,13 @@
 //   returned first, the slot is released once the context is gone.
 // - The extractor runs inside the page in an isolated world (extractor.ts), never in this process.
 //
-// The engine's parts: this file (the public types, the slots, one run's phases and result), session.ts (the browser
-// and the prepared contexts), run-state.ts (a run's state, phase clock and failure messages), navigation.ts (the
-// context's listeners and policy, loading the page, its waits, blocked requests), resources.ts (the script and
-// stylesheet inventory), extraction.ts (the extracted value, screenshots); browser.ts, proxy.ts and extractor.ts
-// as before.
-import type { Logger } from "../../../platform/log";
+// The engine's parts: this file (the slots, one run's phases and result), run-types.ts (the public types of a run and
+// of the engine, a leaf every part imports), session.ts (the browser and the prepared contexts), run-state.ts (a
+// run's state, phase clock and failure messages), navigation.ts (the context's listeners and policy, loading the
+// page, its waits, blocked requests), resources.ts (the script and stylesheet inventory), extraction.ts (the
+// extracted value, screenshots); browser.ts, proxy.ts and extractor.ts as before.
 import { Slots } from "../../../platform/jobs/queue";
 import { OutboundError } from "../../../platform/net/errors";
-import type { Resolver } from "../../../platform/net/guard";
 import type { BrowserHandle } from "./browser";
 import { extract, screenshot } from "./extraction";
 import { ExtractError } from "./extractor";
@@ -36,115 +34,12 @@ import {
   RunState,
   timeoutMessage,
 } from "./run-state";
+import type { ChromiumEngineOptions, ChromiumEngineStats, PageLog, PageRunRequest, PageRunResult, PageScreenshot } from "./run-types";
 import { BrowserSessions } from "./session";
 
 export { MAX_BLOCKED } from "./navigation";
 export { cutUtf8, MSG_BROWSER_GONE, MSG_ENGINE_CLOSED, MSG_PAGE_CLOSED, MSG_PAGE_CRASHED, MSG_SELECTOR, timeoutMessage } from "./run-state";
 
-export interface PageRunRequest {
-  url: string;
-  extractor?: string | null;
-  waitFor?: { selector?: string; delayMs?: number };
-  userAgent?: string;
-  headers?: Record<string, string>;
-  acceptInvalidCertificates?: boolean;
-  resources?: boolean;
-  secrets: Record<string, string>;
-  /** The newest revision's `data` (§17.1); omitted from `context` when undefined. */
-  previousContent?: unknown;
-  /** Hard deadline of the whole run in ms (config.timeout). Starts when the run gets a slot. */
-  timeoutMs: number;
-  /** Private targets allowed for this run (§1.1). */
-  allowPrivate: boolean;
-  /** Collect screenshots (navigated, final/error) for `_debug`. Console logs are always collected. */
-  debug?: boolean;
-  /** Whose run it is (a user id): the Chromium slots' fair share between users (platform/jobs/queue.ts Slots). */
-  owner?: string;
-}
-
-export type PagePhaseName = "browser" | "navigate" | "extract";
-
-export interface PagePhase {
-  phase: PagePhaseName;
-  durationMs: number;
-  status: "success" | "failure" | "skipped";
-  error?: string;
-}
-
-export interface PageLog {
-  level: "log" | "info" | "warn" | "error" | "debug";
-  message: string;
-}
-
-export interface PageScreenshot {
-  label: "navigated" | "final" | "error";
-  mimeType: "image/png";
-  /** base64 PNG of the viewport. */
-  data: string;
-}
-
-export interface PageResource {
-  url: string;
-  type: "script" | "stylesheet";
-  size: number;
-  sha256: string;
-}
-
-export interface PageRunResult {
-  ok: boolean;
-  /** Stored bytes (§16.2/§17.1): UTF-8 of a string result, else JSON text; the `{content, resources}` JSON with resources. */
-  value?: Uint8Array;
-  error?: string;
-  /** Always the three phases, in order; `skipped` after a failure. */
-  phases: PagePhase[];
-  /** Page console output, uncaught page errors and blocked/failed requests (warn); ≤ 200 entries of ≤ 2 KiB. */
-  logs: PageLog[];
-  /** URLs (or host:port for refused tunnels) the proxy refused under the private-target rule; at most
-   * MAX_BLOCKED entries, URLs cut to 2 KiB. */
-  blocked: string[];
-  /** Only with `debug`: ≤ 5 MiB in total. */
-  screenshots?: PageScreenshot[];
-  /** Wall time of the run once it had a slot (the `_debug` `elapsedMs`). */
-  elapsedMs: number;
-}
-
-export interface ChromiumEngineOptions {
-  executable: string;
-  maxConcurrency: number;
-  log: Logger;
-  /** Replace the browser after this many runs (bounds slow leaks). Default 500. */
-  maxRunsPerBrowser?: number;
-  /** Contexts kept ready (context + page + CDP session, no network) so a run skips the renderer start. Default 1. */
-  spareContexts?: number;
-  /** Replace the browser when its process tree's memory (PSS where readable, else RssAnon) exceeds this. Default 1 GiB. */
-  maxBrowserMemoryBytes?: number;
-  /** Launch timeout. Default 30 s. */
-  launchTimeoutMs?: number;
-  /** Test/ops hooks of the private-target guard (see platform/net/guard.ts resolveAllowed). */
-  resolver?: Resolver;
-  refuseAddress?: (ip: string) => boolean;
-  extraArgs?: string[];
-  /** `[chromium] user` (see browser.ts): the user Chromium runs as when Secbox runs as root. */
-  user?: string;
-}
-
-export interface ChromiumEngineStats {
-  browserPid?: number;
-  launches: number;
-  runs: number;
-  active: number;
-  queued: number;
-  /** Sum of VmRSS of the current browser's process tree in bytes (null when none runs or /proc is missing);
-   * overcounts pages shared between Chromium's processes. */
-  browserRss: number | null;
-  /** Sum of RssAnon of the same tree: the processes' own heap memory (the leak indicator). */
-  browserAnon: number | null;
-  /** Sum of PSS of the same tree (shared pages split), null where smaps is unreadable. */
-  browserPss: number | null;
-  browserProcesses: number;
-}
-
-/** A run that failed before reaching a page (no Chromium, engine closed, refused): browser failed, rest skipped. */
 /** A run that failed before reaching a page (no Chromium, engine closed, refused): browser failed, rest skipped. */
 export function browserFailure(error: string): PageRunResult {
   return {

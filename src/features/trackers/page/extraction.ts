@@ -3,11 +3,11 @@
 // screenshots.
 // Owns: RunState.screenshots/.screenshotBytes (at most MAX_SCREENSHOT_BYTES per run). Must never: run the extractor
 // in this process, or let a screenshot hold a run past its deadline by more than a second.
-import type { PageRunRequest, PageScreenshot } from "./engine";
+import type { PageRunRequest, PageScreenshot } from "./run-types";
 import { runExtractor } from "./extractor";
 import { resourceList } from "./resources";
 import type { RunState } from "./run-state";
-import type { Prepared } from "./session";
+import type { Prepared } from "./run-types";
 
 const MAX_SCREENSHOT_BYTES = 5 * 1024 * 1024;
 

@@ -7,13 +7,13 @@
 // a page's dialog, or keep more of a page's events than the bounds below.
 import type { HTTPResponse } from "puppeteer-core";
 import { parseOutboundUrl } from "../../../platform/net/guard";
-import type { ChromiumEngineOptions, PageLog, PageRunRequest } from "./engine";
+import type { ChromiumEngineOptions, PageLog, PageRunRequest } from "./run-types";
 import { screenshot } from "./extraction";
 import { validSelector } from "./extractor";
 import { cutCopy, hostKey, MAX_EVENT_URL_CHARS, MAX_EVENTS, urlHostKey } from "./proxy";
 import { watchResources } from "./resources";
 import { MSG_PAGE_CRASHED, MSG_SELECTOR, type RunState } from "./run-state";
-import type { Prepared } from "./session";
+import type { Prepared } from "./run-types";
 
 /**
  * Per-run bound of what is kept about refused requests and failed requests (a page can fire them in a loop, with

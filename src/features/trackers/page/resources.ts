@@ -4,7 +4,7 @@
 // bounded list of reads it started (at most 500).
 import { createHash } from "node:crypto";
 import type { HTTPResponse, Page } from "puppeteer-core";
-import type { PageResource } from "./engine";
+import type { PageResource } from "./run-types";
 import type { RunState } from "./run-state";
 
 /** Starts recording the scripts and stylesheets `page` loads (before navigating). */

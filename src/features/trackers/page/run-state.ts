@@ -2,8 +2,8 @@
 // requests, screenshots, the prepared context), its phase clock, and the messages a run fails with.
 // Owns: the per-run bounds of logs (MAX_LOGS of MAX_LOG_BYTES). Must never: outlive its run (nothing here is shared
 // between runs) or hold an unbounded list of what a page does.
-import type { PageLog, PagePhase, PagePhaseName, PageResource, PageScreenshot } from "./engine";
-import type { Prepared } from "./session";
+import type { PageLog, PagePhase, PagePhaseName, PageResource, PageScreenshot } from "./run-types";
+import type { Prepared } from "./run-types";
 
 const MAX_LOGS = 200;
 const MAX_LOG_BYTES = 2048;

@@ -11,7 +11,8 @@ import { TrackerKindService } from "../kind-service";
 import { revisionData } from "../revisions";
 import { PAGE_PHASES, PAGE_TIMEOUT_MS } from "../shared-rules";
 import type { PageTarget, PageTrackerDebugResult } from "./contract";
-import { browserFailure, ChromiumEngine, MSG_ENGINE_CLOSED, pageDebugTrace, type PageRunRequest, type PageRunResult } from "./engine";
+import { browserFailure, ChromiumEngine, MSG_ENGINE_CLOSED, pageDebugTrace } from "./engine";
+import type { PageRunRequest, PageRunResult } from "./run-types";
 import { parsePageTarget } from "./target";
 
 export interface PageTrackersDeps {

@@ -6,24 +6,14 @@
 // if closing hangs).
 // Owns: the browsers, the spare contexts, the contexts not yet given to a run. Must never: give one context to two
 // runs, keep a context after its run, or leave a browser's processes or directories behind (cleanup on death).
-import type { BrowserContext, CDPSession, Page } from "puppeteer-core";
+import type { BrowserContext } from "puppeteer-core";
 import { BrowserHandle } from "./browser";
-import type { ChromiumEngineOptions } from "./engine";
-import { openProxySession, type ProxySession } from "./proxy";
+import type { ChromiumEngineOptions, Prepared } from "./run-types";
+import { openProxySession } from "./proxy";
 import { MSG_ENGINE_CLOSED } from "./run-state";
 
 const CONTEXT_CLOSE_TIMEOUT = 5000;
 const RSS_CHECK_EVERY = 10;
-
-/** An incognito context with its page, CDP session and (not yet configured, deny-all) proxy session. */
-export interface Prepared {
-  h: BrowserHandle;
-  proxy: ProxySession;
-  ctx: BrowserContext;
-  page: Page;
-  cdp: CDPSession;
-  disposed?: Promise<void>;
-}
 
 export class BrowserSessions {
   /** The browser new runs go to (null: none yet, or it died or retires). */

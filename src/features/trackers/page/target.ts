@@ -2,7 +2,7 @@
 // agent, extra headers, acceptInvalidCertificates, resources. Pure validation; the stored and echoed form is
 // PageTarget (contract.ts; optional members omitted when unset; headers, acceptInvalidCertificates and resources
 // always echoed), the limits are ../shared-rules.ts's.
-import { invalid } from "../../../platform/http/errors";
+import { invalid } from "../../../platform/core/errors";
 import { checkBool, isPlainObject, parseHeaders, parseScript, parseUrl, present, type TargetOptions } from "../params";
 import {
   HEADER_VALUE_BAD_RE,
