@@ -4,11 +4,11 @@
 import { Alert, Button, Group, PasswordInput, Select, SimpleGrid, Stack, TextInput } from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { useState } from "react";
-import { useStatus } from "../../app/auth/session";
-import { applyApiError } from "../../components/form";
-import { FormModal } from "../../components/form-modal";
-import { TagSelect } from "../../components/tags/tag-select";
-import { keyAlgorithm, KEY_TYPES, keyParams } from "../certificates/algorithms";
+import { useStatus } from "../../users/session";
+import { applyApiError } from "../../../components/form";
+import { FormModal } from "../../../components/form-modal";
+import { TagSelect } from "../../../components/tags/tag-select";
+import { keyAlgorithm, KEY_TYPES, keyParams } from "../algorithms";
 import { keyNameRule, passphraseRule } from "./keys-api";
 
 export interface KeyFormResult {

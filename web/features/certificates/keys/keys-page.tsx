@@ -3,20 +3,20 @@
 import { Anchor, Badge, Menu, Text } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { DataTableColumn } from "mantine-datatable";
-import { confirmDelete } from "../../components/confirm";
-import { DialogStatus, useDialogItem } from "../../components/list-page/dialog-item";
-import { ListPage } from "../../components/list-page/list-page";
-import { useListState } from "../../components/list-page/use-list-state";
-import { notifyError, notifySuccess } from "../../components/notify";
-import { TagBadges } from "../../components/tags/tag-badges";
-import { Time } from "../../components/time";
-import { useSearchParam } from "../../components/use-search-param";
-import { describeKeyAlgorithm } from "../certificates/algorithms";
+import { confirmDelete } from "../../../components/confirm";
+import { DialogStatus, useDialogItem } from "../../../components/list-page/dialog-item";
+import { ListPage } from "../../../components/list-page/list-page";
+import { useListState } from "../../../components/list-page/use-list-state";
+import { notifyError, notifySuccess } from "../../../components/notify";
+import { TagBadges } from "../../../components/tags/tag-badges";
+import { Time } from "../../../components/time";
+import { useSearchParam } from "../../../components/use-search-param";
+import { describeKeyAlgorithm } from "../algorithms";
 import { ExportDialog } from "./export-dialog";
 import { KeyEditForm } from "./key-edit-form";
 import { KeyForm } from "./key-form";
 import { keysApi, KEYS_KEY, type PrivateKey } from "./keys-api";
-import { HelpLink } from "../help/help-link";
+import { HelpLink } from "../../help/help-link";
 
 const SORTABLE = ["name", "createdAt", "updatedAt"] as const;
 

@@ -3,12 +3,12 @@
 // configurator and extractor scripts, and the Test and Debug tools.
 import { Code, Stack } from "@mantine/core";
 import type { UseFormReturnType } from "@mantine/form";
-import type { ApiTracker, ApiTrackerCreateParams, ApiTrackerRequestParam } from "../../api/types";
-import { utf8Length } from "../../components/format";
-import { Section } from "../trackers/editor-fields";
-import { TrackerEditorPage } from "../trackers/editor-page";
-import { commonBody, commonFrom, headersBody, headersFrom, rowKey, secretsBody, type CommonValues } from "../trackers/editor-values";
-import { MAX_SCRIPT_BYTES, ScriptField } from "../trackers/script-field";
+import type { ApiTracker, ApiTrackerCreateParams, ApiTrackerRequestParam } from "../../../api/types";
+import { utf8Length } from "../../../components/format";
+import { Section } from "../editor-fields";
+import { TrackerEditorPage } from "../editor-page";
+import { commonBody, commonFrom, headersBody, headersFrom, rowKey, secretsBody, type CommonValues } from "../editor-values";
+import { MAX_SCRIPT_BYTES, ScriptField } from "../script-field";
 import { CONFIGURATOR_EXAMPLES, EXTRACTOR_EXAMPLES } from "./api-examples";
 import { API_TIMEOUT_SEC, API_TRACKERS, apiTrackersApi } from "./api-trackers-api";
 import { ApiDebugButton, ApiTestButton } from "./api-tools";

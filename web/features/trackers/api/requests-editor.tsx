@@ -2,9 +2,9 @@
 // with method, URL, headers, body, accepted statuses and the invalid-certificates switch; add, remove, reorder.
 import { ActionIcon, Button, Group, Paper, Select, Stack, Switch, Text, Textarea, TextInput, Title } from "@mantine/core";
 import type { UseFormReturnType } from "@mantine/form";
-import { HeadersField } from "../trackers/editor-fields";
-import { rowKey, type KeyedHeader } from "../trackers/editor-values";
-import { trackers as trackerRules } from "../../api/rules.gen";
+import { HeadersField } from "../editor-fields";
+import { rowKey, type KeyedHeader } from "../editor-values";
+import { trackers as trackerRules } from "../../../api/rules.gen";
 import { MAX_REQUESTS } from "./api-trackers-api";
 
 export const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;

@@ -6,10 +6,10 @@
 import { Alert, Button, Group, Paper, Stack, Text, Title } from "@mantine/core";
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
-import { errorMessage, explainRunError } from "../../api/client";
-import type { ApiTrackerCreateParams, ApiTrackerDebugParams, ApiTrackerDebugTrace, ApiTrackerRequestParam, ApiTrackerTestResult } from "../../api/types";
-import { BodyView, HeadersTable, ResultsDrawer, StageCard, StatusBadge, ValueView } from "../trackers/debug-views";
-import { StateBadge } from "../trackers/state-badge";
+import { errorMessage, explainRunError } from "../../../api/client";
+import type { ApiTrackerCreateParams, ApiTrackerDebugParams, ApiTrackerDebugTrace, ApiTrackerRequestParam, ApiTrackerTestResult } from "../../../api/types";
+import { BodyView, HeadersTable, ResultsDrawer, StageCard, StatusBadge, ValueView } from "../debug-views";
+import { StateBadge } from "../state-badge";
 import { apiTrackersApi } from "./api-trackers-api";
 
 type Target = Extract<ApiTrackerCreateParams["target"], { requests: unknown }>;

@@ -1,7 +1,7 @@
 // Insertable examples for page tracker extractors (supplement §16.2): they run inside the loaded page (the DOM is
 // there; the page's own globals are not) with context = {previousContent?, params: {secrets}}, and return a string
 // or any JSON value.
-import type { ScriptExample } from "../trackers/script-example";
+import type { ScriptExample } from "../script-example";
 
 export const PAGE_EXTRACTOR_EXAMPLES: ScriptExample[] = [
   {

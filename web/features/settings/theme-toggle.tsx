@@ -1,6 +1,6 @@
 // Header control: light / dark / system, stored for the user.
 import { SegmentedControl, VisuallyHidden } from "@mantine/core";
-import { settings as settingRules } from "../api/rules.gen";
+import { settings as settingRules } from "../../api/rules.gen";
 import { useTheme, type UiTheme } from "./use-theme-setting";
 
 const LABELS: Record<UiTheme, string> = { light: "Light", dark: "Dark", system: "System" };

@@ -2,9 +2,9 @@
 // file can get its own passphrase. The file downloads under the API's name and is never shown.
 import { Alert, Button, Group, Modal, PasswordInput, Radio, Stack, Text } from "@mantine/core";
 import { useState } from "react";
-import { ApiError, errorMessage } from "../../api/client";
-import { downloadExported, formatFileSize } from "../../components/download";
-import { describeKeyAlgorithm } from "../certificates/algorithms";
+import { ApiError, errorMessage } from "../../../api/client";
+import { downloadExported, formatFileSize } from "../../../components/download";
+import { describeKeyAlgorithm } from "../algorithms";
 import { keysApi, MAX_PASSPHRASE, type KeyExportFormat, type PrivateKey } from "./keys-api";
 
 const FORMATS: { value: KeyExportFormat; label: string; hint: string }[] = [

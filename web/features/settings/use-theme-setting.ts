@@ -4,9 +4,9 @@
 import { useMantineColorScheme, type MantineColorScheme } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect } from "react";
-import { api, call } from "../api/client";
-import { settings as settingRules } from "../api/rules.gen";
-import type { Settings } from "../api/types";
+import { api, call } from "../../api/client";
+import { settings as settingRules } from "../../api/rules.gen";
+import type { Settings } from "../../api/types";
 
 export type UiTheme = (typeof settingRules.UI_THEMES)[number];
 export const SETTINGS_KEY = ["settings"] as const;

@@ -1,9 +1,9 @@
 // API trackers: the list (trackers/tracker-list-page.tsx) and one tracker's page (trackers/tracker-page.tsx) with
 // what is particular to this kind: the words, and how many requests a tracker sends.
 import { Code } from "@mantine/core";
-import type { ApiTracker } from "../../api/types";
-import { TrackerListPage } from "../trackers/tracker-list-page";
-import { Fact, TrackerPage } from "../trackers/tracker-page";
+import type { ApiTracker } from "../../../api/types";
+import { TrackerListPage } from "../tracker-list-page";
+import { Fact, TrackerPage } from "../tracker-page";
 import { API_TRACKERS } from "./api-trackers-api";
 
 export function ApiTrackersPage() {

@@ -1,8 +1,8 @@
 // Private keys (supplement §12.2): metadata only ever comes back; key material leaves the server only as an export
 // file, which the page downloads without showing it.
-import { api, call } from "../../api/client";
-import { certificates as certRules } from "../../api/rules.gen";
-import type { ExportedFile, KeyAlgorithm, ListQuery, PrivateKey } from "../../api/types";
+import { api, call } from "../../../api/client";
+import { certificates as certRules } from "../../../api/rules.gen";
+import type { ExportedFile, KeyAlgorithm, ListQuery, PrivateKey } from "../../../api/types";
 
 export const KEYS_KEY = "private-keys";
 export type KeyExportFormat = (typeof certRules.KEY_EXPORT_FORMATS)[number];

@@ -3,12 +3,12 @@
 // wait for, user agent, headers, the resource inventory switch), the in-page extractor and Debug.
 import { Code, Group, NumberInput, Stack, Switch, TextInput } from "@mantine/core";
 import type { UseFormReturnType } from "@mantine/form";
-import type { PageTracker, PageTrackerCreateParams } from "../../api/types";
-import { utf8Length } from "../../components/format";
-import { HeadersField, Section } from "../trackers/editor-fields";
-import { TrackerEditorPage } from "../trackers/editor-page";
-import { commonBody, commonFrom, headersBody, headersFrom, secretsBody, type CommonValues, type KeyedHeader } from "../trackers/editor-values";
-import { MAX_SCRIPT_BYTES, ScriptField } from "../trackers/script-field";
+import type { PageTracker, PageTrackerCreateParams } from "../../../api/types";
+import { utf8Length } from "../../../components/format";
+import { HeadersField, Section } from "../editor-fields";
+import { TrackerEditorPage } from "../editor-page";
+import { commonBody, commonFrom, headersBody, headersFrom, secretsBody, type CommonValues, type KeyedHeader } from "../editor-values";
+import { MAX_SCRIPT_BYTES, ScriptField } from "../script-field";
 import { PAGE_EXTRACTOR_EXAMPLES } from "./page-examples";
 import { PageDebugButton } from "./page-tools";
 import { MAX_DELAY_MS, MAX_USER_AGENT_CHARS, PAGE_TIMEOUT_SEC, PAGE_TRACKERS, pageTrackersApi } from "./page-trackers-api";

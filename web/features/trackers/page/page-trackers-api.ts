@@ -1,7 +1,7 @@
-import { api, call } from "../../api/client";
-import { trackers as trackerRules } from "../../api/rules.gen";
-import type { ListQuery, PageTracker, PageTrackerCreateParams, PageTrackerDebugParams, PageTrackerDebugTrace } from "../../api/types";
-import type { TrackerKind } from "../trackers/kind";
+import { api, call } from "../../../api/client";
+import { trackers as trackerRules } from "../../../api/rules.gen";
+import type { ListQuery, PageTracker, PageTrackerCreateParams, PageTrackerDebugParams, PageTrackerDebugTrace } from "../../../api/types";
+import type { TrackerKind } from "../kind";
 
 const path = (id: string) => ({ params: { path: { tracker_id: id } } });
 

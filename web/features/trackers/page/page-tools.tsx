@@ -4,9 +4,9 @@
 import { Alert, Button, Image, Paper, SimpleGrid, Stack, Text } from "@mantine/core";
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
-import { errorMessage, explainRunError } from "../../api/client";
-import type { PageTrackerDebugParams, PageTrackerDebugTrace } from "../../api/types";
-import { ConsoleLogs, ResultsDrawer, ValueView } from "../trackers/debug-views";
+import { errorMessage, explainRunError } from "../../../api/client";
+import type { PageTrackerDebugParams, PageTrackerDebugTrace } from "../../../api/types";
+import { ConsoleLogs, ResultsDrawer, ValueView } from "../debug-views";
 import { pageTrackersApi } from "./page-trackers-api";
 
 const SHOT_LABELS: Record<string, string> = { navigated: "After navigation", final: "Final (after waiting and extracting)", error: "When it failed" };

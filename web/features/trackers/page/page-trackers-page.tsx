@@ -1,8 +1,8 @@
 // Page trackers: the list (trackers/tracker-list-page.tsx) and one tracker's page (trackers/tracker-page.tsx) with
 // what is particular to this kind.
-import type { PageTracker } from "../../api/types";
-import { TrackerListPage } from "../trackers/tracker-list-page";
-import { Fact, TrackerPage } from "../trackers/tracker-page";
+import type { PageTracker } from "../../../api/types";
+import { TrackerListPage } from "../tracker-list-page";
+import { Fact, TrackerPage } from "../tracker-page";
 import { PAGE_TRACKERS } from "./page-trackers-api";
 
 export function PageTrackersPage() {

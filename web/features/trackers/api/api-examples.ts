@@ -1,7 +1,7 @@
 // Insertable examples for API tracker scripts (supplement §15.3). Configurators get context.requests and
 // context.params.secrets and return {requests}; extractors get context.responses[i] = {status, headers, body bytes}
 // and return {body}. Both may use Sandbox.core.decode/encode and Secbox.crypto.sha256.
-import type { ScriptExample } from "../trackers/script-example";
+import type { ScriptExample } from "../script-example";
 
 export const CONFIGURATOR_EXAMPLES: ScriptExample[] = [
   {

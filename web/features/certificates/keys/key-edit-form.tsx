@@ -3,11 +3,11 @@
 import { Alert, Button, Group, Input, PasswordInput, SegmentedControl, Stack, Text, TextInput } from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { useState } from "react";
-import { ApiError } from "../../api/client";
-import { applyApiError } from "../../components/form";
-import { FormModal } from "../../components/form-modal";
-import { TagSelect } from "../../components/tags/tag-select";
-import { describeKeyAlgorithm } from "../certificates/algorithms";
+import { ApiError } from "../../../api/client";
+import { applyApiError } from "../../../components/form";
+import { FormModal } from "../../../components/form-modal";
+import { TagSelect } from "../../../components/tags/tag-select";
+import { describeKeyAlgorithm } from "../algorithms";
 import { keyNameRule, MAX_PASSPHRASE, passphraseRule, type PrivateKey } from "./keys-api";
 
 type Protection = "keep" | "set" | "remove";

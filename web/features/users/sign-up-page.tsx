@@ -4,7 +4,7 @@ import { useForm } from "@mantine/form";
 import { useState } from "react";
 import { Link } from "wouter";
 import { ApiError, api, call, errorMessage } from "../../api/client";
-import { PASSWORD_HINT, passwordRule } from "../../features/settings/password-section";
+import { PASSWORD_HINT, passwordRule } from "../settings/password-section";
 import { AuthLayout } from "./auth-layout";
 import { useSignedIn, useStatus } from "./session";
 
