@@ -3,7 +3,7 @@
 import { Anchor, Box, Container, Group, SegmentedControl, Text, useMantineColorScheme, VisuallyHidden, type MantineColorScheme } from "@mantine/core";
 import type { ReactNode } from "react";
 import { Link } from "wouter";
-import { useSelf } from "../features/users/session";
+import { useSelf } from "../features/users/users-api";
 
 export function SharedLayout({ children }: { children: ReactNode }) {
   const self = useSelf();

@@ -9,7 +9,7 @@ import { scriptChecker } from "../../../src/sandbox/syntax";
 import { CONFIGURATOR_EXAMPLES, EXTRACTOR_EXAMPLES } from "../../features/trackers/api/api-examples";
 import { PAGE_EXTRACTOR_EXAMPLES } from "../../features/trackers/page/page-examples";
 import { SCRIPT_EXAMPLES } from "../../features/responders/script-examples";
-import { SCRIPT_TYPES } from "../../features/scripts/scripts-api";
+import { SCRIPT_TYPES } from "../../features/scripts/script-types";
 import { scriptProblem, type ScriptRuntime } from "./script-syntax";
 
 const pool = new ScriptPool({ workers: 1, queueLimit: 1000, allowPrivate: false, log: createLogger("error") });

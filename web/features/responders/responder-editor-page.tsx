@@ -25,7 +25,7 @@ import { MailDescription } from "../../components/mail-off";
 import { bodyLanguage, formField, initialValues, MAX_SCRIPT_BYTES, previewUrl, requestsToTrackRule, toPayload, utf8Length, validate, type ResponderValues } from "./responder-form";
 import { METHODS, PATH_TYPES, RESPONDERS_KEY, respondersApi, type Responder, type ResponderInfo } from "./responders-api";
 import { ScriptField } from "./script-field";
-import { useAllSecrets } from "./use-all-secrets";
+import { useAllSecrets } from "../secrets/secrets-api";
 import { HelpLink } from "../help/help-link";
 
 export function useResponderInfo() {

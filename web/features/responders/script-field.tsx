@@ -3,21 +3,13 @@
 // script (the default response is sent as it is).
 import { Button, Group, Menu, Stack, Text } from "@mantine/core";
 import { modals } from "@mantine/modals";
-import { useQuery } from "@tanstack/react-query";
-import { api, call } from "../../api/client";
 import { CodeEditor } from "../../components/code-editor/code-editor";
 import { notifyError } from "../../components/notify";
+import { scriptsApi, useScriptLibrary } from "../scripts/scripts-api";
 import { SCRIPT_EXAMPLES } from "./script-examples";
 
-function useLibrary() {
-  return useQuery({
-    queryKey: ["scripts", "list", { context: "responder" }],
-    queryFn: async () => (await call(api.GET("/api/user/scripts", { params: { query: { context: "responder", pageSize: 100, sort: "name" } } }))).items,
-  });
-}
-
 export function ScriptField({ value, onChange, error, size, max }: { value: string; onChange: (v: string) => void; error?: React.ReactNode; size: number; max: number }) {
-  const library = useLibrary();
+  const library = useScriptLibrary("responder");
   const put = (source: string, what: string) => {
     if (value.trim() === "") return onChange(source);
     modals.openConfirmModal({
@@ -30,7 +22,7 @@ export function ScriptField({ value, onChange, error, size, max }: { value: stri
   };
   const fromLibrary = async (id: string, name: string) => {
     try {
-      const s = await call(api.GET("/api/user/scripts/{script_id}", { params: { path: { script_id: id } } }));
+      const s = await scriptsApi.get(id);
       put(s.content, name);
     } catch (err) {
       notifyError(err, "Could not load the script");

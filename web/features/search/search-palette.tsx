@@ -6,28 +6,15 @@
 // first open.
 import { Badge, Group, Loader, Modal, Stack, Text, TextInput, UnstyledButton } from "@mantine/core";
 import { useDebouncedValue, useMediaQuery } from "@mantine/hooks";
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useEffect, useId, useMemo, useState } from "react";
 import { useLocation } from "wouter";
-import { api, ApiError, call, errorMessage } from "../../api/client";
+import { errorMessage } from "../../api/client";
 import { closePalette, usePalette } from "../../components/palette-store";
 import { search as searchRules } from "../../api/rules.gen";
+import { useSearch } from "./search-api";
 import { CONTENT_MIN, groupResults, matchNote, type SearchItem } from "./search-targets";
 
-const LIMIT = 50;
 const DEBOUNCE_MS = 200;
-
-function useSearch(query: string) {
-  return useQuery({
-    queryKey: ["search", query],
-    queryFn: ({ signal }) => call(api.POST("/api/search", { body: { query, limit: LIMIT }, signal })),
-    enabled: query !== "",
-    placeholderData: keepPreviousData,
-    staleTime: 10_000,
-    retry: (n, err) => err instanceof ApiError && err.status === 429 && n < 4,
-    retryDelay: (_n, err) => Math.min(2000, Math.max(100, (err instanceof ApiError && err.retryAfter ? err.retryAfter : 0.2) * 1000)),
-  });
-}
 
 export default function SearchPalette() {
   const { opened, query: initial, seq } = usePalette();

@@ -1,7 +1,7 @@
 // Header control: light / dark / system, stored for the user.
 import { SegmentedControl, VisuallyHidden } from "@mantine/core";
 import { settings as settingRules } from "../../api/rules.gen";
-import { useTheme, type UiTheme } from "./use-theme-setting";
+import { useTheme, type UiTheme } from "./settings-api";
 
 const LABELS: Record<UiTheme, string> = { light: "Light", dark: "Dark", system: "System" };
 export const THEME_OPTIONS: { value: UiTheme; label: string }[] = settingRules.UI_THEMES.map((value) => ({ value, label: LABELS[value] }));

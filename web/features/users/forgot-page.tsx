@@ -5,9 +5,10 @@ import { Alert, Anchor, Button, Code, Stack, Text, TextInput } from "@mantine/co
 import { useForm } from "@mantine/form";
 import { useState } from "react";
 import { Link } from "wouter";
-import { api, call, errorMessage } from "../../api/client";
+import { errorMessage } from "../../api/client";
 import { useMailOff } from "../../components/mail-off";
 import { AuthLayout } from "./auth-layout";
+import { usersApi } from "./users-api";
 
 export function ForgotPage() {
   const mailOff = useMailOff();
@@ -19,7 +20,7 @@ export function ForgotPage() {
     setBusy(true);
     setError(null);
     try {
-      await call(api.POST("/api/auth/forgot", { body: { email: v.email.trim() } }));
+      await usersApi.forgot({ email: v.email.trim() });
       setSentTo(v.email.trim());
     } catch (err) {
       setError(errorMessage(err));

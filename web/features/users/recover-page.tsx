@@ -4,10 +4,10 @@ import { Alert, Anchor, Button, PasswordInput, Stack } from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { useState } from "react";
 import { Link, useLocation, useSearch } from "wouter";
-import { ApiError, api, call, errorMessage } from "../../api/client";
+import { ApiError, errorMessage } from "../../api/client";
 import { PASSWORD_HINT, passwordRule } from "../settings/password-section";
 import { AuthLayout } from "./auth-layout";
-import { useSignedIn } from "./session";
+import { useSignedIn, usersApi } from "./users-api";
 
 export function RecoverPage() {
   const token = new URLSearchParams(useSearch()).get("token") ?? "";
@@ -24,7 +24,7 @@ export function RecoverPage() {
     setBusy(true);
     setError(null);
     try {
-      const user = await call(api.POST("/api/auth/recover", { body: { token, newPassword: v.password } }));
+      const user = await usersApi.recover({ token, newPassword: v.password });
       signedIn(user);
       navigate("/", { replace: true });
     } catch (err) {

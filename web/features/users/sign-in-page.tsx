@@ -4,9 +4,9 @@ import { Alert, Anchor, Button, PasswordInput, Stack, TextInput } from "@mantine
 import { useForm } from "@mantine/form";
 import { useState } from "react";
 import { Link } from "wouter";
-import { ApiError, api, call, formatWait } from "../../api/client";
+import { ApiError, formatWait } from "../../api/client";
 import { AuthLayout } from "./auth-layout";
-import { useSignedIn, useStatus } from "./session";
+import { useSignedIn, usersApi, useStatus } from "./users-api";
 
 export function signInError(err: unknown): string {
   if (err instanceof ApiError) {
@@ -33,7 +33,7 @@ export function SignInPage() {
     setError(null);
     try {
       // The route guard moves on to ?next= (or home) once the user is known.
-      signedIn(await call(api.POST("/api/auth/signin", { body: { email: v.email.trim(), password: v.password } })));
+      signedIn(await usersApi.signIn({ email: v.email.trim(), password: v.password }));
     } catch (err) {
       setError(signInError(err));
     } finally {

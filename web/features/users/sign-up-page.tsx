@@ -3,10 +3,10 @@ import { Alert, Anchor, Button, PasswordInput, Stack, Text, TextInput } from "@m
 import { useForm } from "@mantine/form";
 import { useState } from "react";
 import { Link } from "wouter";
-import { ApiError, api, call, errorMessage } from "../../api/client";
+import { ApiError, errorMessage } from "../../api/client";
 import { PASSWORD_HINT, passwordRule } from "../settings/password-section";
 import { AuthLayout } from "./auth-layout";
-import { useSignedIn, useStatus } from "./session";
+import { useSignedIn, usersApi, useStatus } from "./users-api";
 
 export function SignUpPage() {
   const status = useStatus();
@@ -26,7 +26,7 @@ export function SignUpPage() {
     setBusy(true);
     setError(null);
     try {
-      signedIn(await call(api.POST("/api/auth/signup", { body: { email: v.email.trim(), password: v.password } })));
+      signedIn(await usersApi.signUp({ email: v.email.trim(), password: v.password }));
     } catch (err) {
       if (err instanceof ApiError && err.code === "EMAIL_TAKEN") form.setFieldError("email", "An account with this email exists already. Sign in, or reset its password.");
       else if (err instanceof ApiError && err.code === "WEAK_PASSWORD") form.setFieldError("password", err.message);

@@ -4,7 +4,7 @@
 import { Alert, Button, Group, PasswordInput, Select, SimpleGrid, Stack, TextInput } from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { useState } from "react";
-import { useStatus } from "../../users/session";
+import { useStatus } from "../../users/users-api";
 import { applyApiError } from "../../../components/form";
 import { FormModal } from "../../../components/form-modal";
 import { TagSelect } from "../../../components/tags/tag-select";

@@ -1,8 +1,19 @@
-// The signed-in user (GET /api/auth/session): `null` when signed out, so routes can tell the two apart. The probe
-// answers 200 either way, so a signed-out page load logs no failed request.
+// The users slice's API calls (/api/auth/*): the signed-in user (GET /api/auth/session) is `null` when signed
+// out, so routes can tell the two apart (the probe answers 200 either way, so a signed-out page load logs no failed
+// request); sign-in, sign-up, recovery and password change; the server status (GET /api/status) the auth pages and
+// the shell read.
 import { useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { api, call } from "../../api/client";
 import type { Status, User } from "../../api/types";
+
+/** The account calls the auth pages and the password section make (their errors are shown where they happen). */
+export const usersApi = {
+  signIn: (body: { email: string; password: string }) => call(api.POST("/api/auth/signin", { body })),
+  signUp: (body: { email: string; password: string }) => call(api.POST("/api/auth/signup", { body })),
+  forgot: (body: { email: string }) => call(api.POST("/api/auth/forgot", { body })),
+  recover: (body: { token: string; newPassword: string }) => call(api.POST("/api/auth/recover", { body })),
+  changePassword: (body: { currentPassword: string; newPassword: string }) => call(api.POST("/api/auth/password", { body })),
+};
 
 export const SELF_KEY = ["self"] as const;
 

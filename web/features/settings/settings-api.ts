@@ -1,3 +1,4 @@
+// The settings slice's API calls: the user's settings (GET/POST /api/user/settings), read for the theme.
 // The theme is remembered per user (settings key `common.uiTheme`: light | dark | system) and, for the first
 // paint of the next visit, in localStorage (index.html's inline script reads it). The stored setting wins when
 // the user signs in on another browser.

@@ -1,9 +1,12 @@
 // Server state of trackers (TanStack Query), shared by both kinds: one tracker, its revisions and logs, the logs
-// summary, and "run now". A run is `_history {refresh: true}`, which answers when the run is over; while it is
+// summary, "run now", and the schedule preview (parse_schedule, supplement §14; the kinds' own calls are in
+// api/api-trackers-api.ts and page/page-trackers-api.ts). A run is `_history {refresh: true}`, which answers when the run is over; while it is
 // pending (in this tab) or the API reports `running` (a scheduled run, another tab), the tracker shows as running
 // and "Run now" is disabled, so a run cannot be started twice from here. Queries of a running tracker poll.
 import { useIsMutating, useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
+import { useDebouncedValue } from "@mantine/hooks";
 import { notifications } from "@mantine/notifications";
+import { api, call } from "../../api/client";
 import type { TrackerLog } from "../../api/types";
 import { notifyError } from "../../components/notify";
 import type { AnyTracker, TrackerKind } from "./kind";
@@ -91,4 +94,16 @@ export function healthOf(logs: TrackerLog[] | undefined): Health {
     streak++;
   }
   return { state: "failing", log: newest, streak };
+}
+
+/** The API's reading of a cron while it is typed (debounced): next runs and shortest gap, or its error. */
+export function useParsedSchedule(cron: string | undefined) {
+  const [debounced] = useDebouncedValue(cron, 350);
+  return useQuery({
+    queryKey: ["parse-schedule", debounced],
+    queryFn: () => call(api.POST("/api/scheduler/parse_schedule", { body: { schedule: debounced ?? "" } })),
+    enabled: debounced !== undefined && debounced !== "",
+    retry: false,
+    staleTime: 30_000,
+  });
 }
