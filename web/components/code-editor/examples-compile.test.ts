@@ -18,9 +18,9 @@ const check = scriptChecker(pool, extractorForms);
 
 const all: [string, string, ScriptRuntime][] = [
   ...SCRIPT_EXAMPLES.map((e) => [`responder: ${e.label}`, e.source, "quickjs"] as [string, string, ScriptRuntime]),
-  ...CONFIGURATOR_EXAMPLES.map((e) => [`configurator: ${e.label}`, e.code, "quickjs"] as [string, string, ScriptRuntime]),
-  ...EXTRACTOR_EXAMPLES.map((e) => [`extractor: ${e.label}`, e.code, "quickjs"] as [string, string, ScriptRuntime]),
-  ...PAGE_EXTRACTOR_EXAMPLES.map((e) => [`page extractor: ${e.label}`, e.code, "chromium"] as [string, string, ScriptRuntime]),
+  ...CONFIGURATOR_EXAMPLES.map((e) => [`configurator: ${e.label}`, e.source, "quickjs"] as [string, string, ScriptRuntime]),
+  ...EXTRACTOR_EXAMPLES.map((e) => [`extractor: ${e.label}`, e.source, "quickjs"] as [string, string, ScriptRuntime]),
+  ...PAGE_EXTRACTOR_EXAMPLES.map((e) => [`page extractor: ${e.label}`, e.source, "chromium"] as [string, string, ScriptRuntime]),
   ...SCRIPT_TYPES.map((t) => [`starter: ${t.value}`, t.starter, t.value === "page_extractor" ? "chromium" : "quickjs"] as [string, string, ScriptRuntime]),
 ];
 

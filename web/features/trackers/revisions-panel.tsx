@@ -14,7 +14,7 @@ import { EmptyState, ErrorState, LoadingState } from "../../components/states";
 import type { AnyTracker, TrackerKind } from "./kind";
 import { changeSize, isJsonData, numericSeries, resourcesOf, revisionFileName, revisionText } from "./revision-values";
 import { ResourcesDiff } from "./resources-diff";
-import { useSearchParams } from "./use-search-params";
+import { useSearchParams } from "../../components/use-search-param";
 import { invalidateKind, useHistory } from "./trackers-api";
 import { ValueChart } from "./value-chart";
 

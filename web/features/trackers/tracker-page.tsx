@@ -18,7 +18,7 @@ import { LogsPanel } from "./logs-panel";
 import { RevisionsPanel } from "./revisions-panel";
 import { scheduleWords } from "./schedule";
 import { TrackerStatus } from "./tracker-status";
-import { useSearchParams } from "./use-search-params";
+import { useSearchParams } from "../../components/use-search-param";
 import { healthOf, invalidateKind, useIsRunning, useLogsSummary, useRunNow, useTracker } from "./trackers-api";
 import { HelpLink } from "../help/help-link";
 

@@ -8,7 +8,8 @@ import { utf8Length } from "../../../components/format";
 import { Section } from "../editor-fields";
 import { TrackerEditorPage } from "../editor-page";
 import { commonBody, commonFrom, headersBody, headersFrom, rowKey, secretsBody, type CommonValues } from "../editor-values";
-import { MAX_SCRIPT_BYTES, ScriptField } from "../script-field";
+import { ScriptField } from "../../scripts/script-field";
+import { MAX_SCRIPT_BYTES } from "../../scripts/script-types";
 import { CONFIGURATOR_EXAMPLES, EXTRACTOR_EXAMPLES } from "./api-examples";
 import { API_TIMEOUT_SEC, API_TRACKERS, apiTrackersApi } from "./api-trackers-api";
 import { ApiDebugButton, ApiTestButton } from "./api-tools";
@@ -107,7 +108,8 @@ export function ApiTrackerEditorPage() {
                 onChange={(v) => form.setFieldValue("configurator", v)}
                 examples={CONFIGURATOR_EXAMPLES}
                 error={form.errors.configurator}
-                runtime="quickjs"
+                lint="quickjs"
+                look="corner"
               />
               <ScriptField
                 label="Extractor"
@@ -120,7 +122,8 @@ export function ApiTrackerEditorPage() {
                 onChange={(v) => form.setFieldValue("extractor", v)}
                 examples={EXTRACTOR_EXAMPLES}
                 error={form.errors.extractor}
-                runtime="quickjs"
+                lint="quickjs"
+                look="corner"
               />
             </Stack>
           </Section>

@@ -8,7 +8,8 @@ import { utf8Length } from "../../../components/format";
 import { HeadersField, Section } from "../editor-fields";
 import { TrackerEditorPage } from "../editor-page";
 import { commonBody, commonFrom, headersBody, headersFrom, secretsBody, type CommonValues, type KeyedHeader } from "../editor-values";
-import { MAX_SCRIPT_BYTES, ScriptField } from "../script-field";
+import { ScriptField } from "../../scripts/script-field";
+import { MAX_SCRIPT_BYTES } from "../../scripts/script-types";
 import { PAGE_EXTRACTOR_EXAMPLES } from "./page-examples";
 import { PageDebugButton } from "./page-tools";
 import { MAX_DELAY_MS, MAX_USER_AGENT_CHARS, PAGE_TIMEOUT_SEC, PAGE_TRACKERS, pageTrackersApi } from "./page-trackers-api";
@@ -119,7 +120,8 @@ export function PageTrackerEditorPage() {
                 onChange={(x) => form.setFieldValue("extractor", x)}
                 examples={PAGE_EXTRACTOR_EXAMPLES}
                 error={form.errors.extractor}
-                runtime="chromium"
+                lint="chromium"
+                look="corner"
               />
             </Section>
           </>
