@@ -12,9 +12,7 @@ import { settingRoutes } from "../features/settings/routes";
 import { tagRoutes } from "../features/tags/routes";
 import { TRACKER_ROUTES } from "../features/trackers/routes";
 import { RequireUser, userRoutes } from "../features/users/routes";
-import { ComingSoonPage } from "./coming-soon-page";
 import { HomePage } from "./home-page";
-import { NAV } from "./nav";
 import { NotFoundPage } from "./not-found-page";
 import { Shell } from "./shell";
 
@@ -39,13 +37,6 @@ export function AppRoutes() {
               {responderRoutes}
               {TRACKER_ROUTES}
               {helpRoutes}
-              {NAV.flatMap((a) => a.items)
-                .filter((i) => !i.ready)
-                .map((item) => (
-                  <Route key={item.path} path={item.path}>
-                    <ComingSoonPage item={item} />
-                  </Route>
-                ))}
               <Route component={NotFoundPage} />
             </Switch>
           </Shell>
