@@ -18,7 +18,7 @@ import { notifyError, notifySuccess } from "../../components/notify";
 import { PageHeader } from "../../components/page-header";
 import { dropDoubledSlash } from "../../components/prefill";
 import { ErrorState, LoadingState } from "../../components/states";
-import { TagSelect } from "../../components/tags/tag-select";
+import { MAX_TAGS_PER_ENTITY, TagSelect } from "../../components/tags/tag-select";
 import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-guard";
 import { confirmScriptsCompile, notifyScriptWarnings } from "../../components/script-check";
 import { MailDescription } from "../../components/mail-off";
@@ -270,7 +270,7 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
         </Fieldset>
 
         <Group align="flex-end" wrap="wrap" gap="lg">
-          <TagSelect max={10} value={v.tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} error={form.errors.tagIds} style={{ flex: "1 1 320px" }} maw={520} />
+          <TagSelect max={MAX_TAGS_PER_ENTITY} value={v.tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} error={form.errors.tagIds} style={{ flex: "1 1 320px" }} maw={520} />
           <Switch label="Enabled" description="A disabled responder answers 404" {...form.getInputProps("enabled", { type: "checkbox" })} />
         </Group>
 

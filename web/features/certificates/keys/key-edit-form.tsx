@@ -6,7 +6,7 @@ import { useState } from "react";
 import { ApiError } from "../../../api/client";
 import { applyApiError } from "../../../components/form";
 import { FormModal } from "../../../components/form-modal";
-import { TagSelect } from "../../../components/tags/tag-select";
+import { MAX_TAGS_PER_ENTITY, TagSelect } from "../../../components/tags/tag-select";
 import { describeKeyAlgorithm } from "../algorithms";
 import { keyNameRule, MAX_PASSPHRASE, passphraseRule, type PrivateKey } from "./keys-api";
 
@@ -86,7 +86,7 @@ export function KeyEditForm({ item, onSubmit, onClose }: { item: PrivateKey; onS
             {v.protection === "remove" && (
               <Alert color="orange">The key will be stored without a passphrase: exports will no longer ask for one.</Alert>
             )}
-            <TagSelect max={10} value={v.tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} error={form.errors.tagIds} />
+            <TagSelect max={MAX_TAGS_PER_ENTITY} value={v.tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} error={form.errors.tagIds} />
             <Group justify="flex-end">
               <Button variant="default" type="button" onClick={requestClose}>
                 Cancel

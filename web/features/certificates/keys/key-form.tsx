@@ -7,7 +7,7 @@ import { useState } from "react";
 import { useStatus } from "../../users/users-api";
 import { applyApiError } from "../../../components/form";
 import { FormModal } from "../../../components/form-modal";
-import { TagSelect } from "../../../components/tags/tag-select";
+import { MAX_TAGS_PER_ENTITY, TagSelect } from "../../../components/tags/tag-select";
 import { keyAlgorithm, KEY_TYPES, keyParams } from "../algorithms";
 import { keyNameRule, passphraseRule } from "./keys-api";
 
@@ -79,7 +79,7 @@ export function KeyForm({ onSubmit, onClose }: { onSubmit: (v: KeyFormResult) =>
               {...form.getInputProps("passphrase")}
             />
             {v.passphrase !== "" && <PasswordInput label="Repeat the passphrase" autoComplete="new-password" {...form.getInputProps("confirm")} />}
-            <TagSelect max={10} value={v.tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} error={form.errors.tagIds} />
+            <TagSelect max={MAX_TAGS_PER_ENTITY} value={v.tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} error={form.errors.tagIds} />
             <Group justify="flex-end">
               <Button variant="default" type="button" onClick={requestClose}>
                 Cancel
