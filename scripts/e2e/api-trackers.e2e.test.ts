@@ -5,7 +5,7 @@
 // configurator error and test the requests; see a failing tracker at a glance in the list. axe in light and dark.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "puppeteer-core";
-import { axeViolations, click, expectClean, fill, goto, path, startUiHarness, TEST_TIMEOUT, waitForText, type UiHarness, type UiPage } from "./harness";
+import { axeViolations, click, expectClean, fill, goto, path, startUiHarness, TEST_TIMEOUT, typeInEditor, waitForText, type UiHarness, type UiPage } from "./harness";
 import { startTrackerFixtures, TRACKER_SERVER_ENV, type TrackerFixtures } from "./tracker-fixtures";
 
 let h: UiHarness;
@@ -34,18 +34,6 @@ async function runNow(page: Page, text: string) {
   await click(page, "button", "Run now");
   await waitForText(page, text, 30_000);
   await page.waitForFunction(`[...document.querySelectorAll("button")].some(b => b.textContent === "Run now" && !b.disabled && !b.dataset.loading)`, { timeout: 30_000 });
-}
-
-/** Replaces the text of the n-th CodeMirror editor on the page. */
-async function typeInEditor(page: Page, n: number, text: string) {
-  await page.waitForFunction(`document.querySelectorAll(".cm-content").length > ${n}`, { timeout: 15_000 });
-  const editors = await page.$$(".cm-content");
-  await editors[n]!.click();
-  await page.keyboard.down("Control");
-  await page.keyboard.press("a");
-  await page.keyboard.up("Control");
-  await page.keyboard.press("Backspace");
-  await page.keyboard.type(text);
 }
 
 /** The page made no request to anything but loopback, logged nothing, and its only HTTP errors were parse_schedule's 400s. */
@@ -154,7 +142,7 @@ describe("API trackers pages", () => {
       const { page } = ui;
       await goto(ui, `${h.url}/trackers/apis/${ok.id}/edit`);
       await waitForText(page, "Edit “ok-feed”");
-      await typeInEditor(page, 0, 'console.log("about to fail"); throw new Error("boom from configurator")');
+      await typeInEditor(page, 'console.log("about to fail"); throw new Error("boom from configurator")', 0);
       await click(page, "button", "Debug");
       await page.waitForSelector("[data-stage=configurator][data-state=failed]", { timeout: 30_000 });
       const stage = await page.$eval("[data-stage=configurator]", (e: any) => String(e.innerText));

@@ -200,6 +200,32 @@ export async function click(page: Page, role: string, name: string, timeout = 15
   await clickWhenOnTop(label, timeout);
 }
 
+/**
+ * Replaces the text of a CodeMirror editor by typing: select all, delete, type (closeBrackets may add a closing
+ * bracket itself). `editor` is the editor's label or its index among the page's editors (the first one by
+ * default). Waits for CodeMirror itself (its lazy chunk), not the plain textarea that stands in while it loads.
+ */
+export async function typeInEditor(page: Page, text: string, editor: string | number = 0, timeout = 15_000) {
+  const el = await page.waitForFunction(
+    (which: string | number) => {
+      const doc = (globalThis as any).document;
+      const all = [...doc.querySelectorAll(".cm-content")];
+      const e = typeof which === "number" ? all[which] : all.find((c: any) => doc.getElementById(c.getAttribute("aria-labelledby"))?.textContent.trim() === which);
+      return e && e.getClientRects().length > 0 ? e : null;
+    },
+    { timeout },
+    editor,
+  );
+  const content = el.asElement();
+  if (!content) throw new Error(`no editor ${editor}`);
+  await (content as import("puppeteer-core").ElementHandle).click();
+  await page.keyboard.down("Control");
+  await page.keyboard.press("a");
+  await page.keyboard.up("Control");
+  await page.keyboard.press("Backspace");
+  if (text) await page.keyboard.type(text);
+}
+
 /** Types into the textbox labelled `label` (replacing what is there). */
 export async function fill(page: Page, label: string, value: string, role = "textbox") {
   const el = await byRole(page, role, label);

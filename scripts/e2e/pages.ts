@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "puppeteer-core";
 import type { TestUser } from "../../src/tests/harness";
-import { waitForText, type UiHarness } from "./harness";
+import { typeInEditor, waitForText, type UiHarness } from "./harness";
 import { seedResponders } from "./responders-seed";
 import { seedTrackers, type TrackerFixtures } from "./tracker-fixtures";
 
@@ -212,13 +212,7 @@ async function palette(page: Page, text: string) {
   await page.keyboard.press("ArrowDown");
 }
 async function brokenScript(page: Page, save: boolean) {
-  await page.waitForSelector(".cm-content", { visible: true });
-  await page.click(".cm-content");
-  await page.keyboard.down("Control");
-  await page.keyboard.press("a");
-  await page.keyboard.up("Control");
-  await page.keyboard.press("Backspace");
-  await page.keyboard.type("return {statusCode: 200, body: ");
+  await typeInEditor(page, "return {statusCode: 200, body: ");
   await page.waitForSelector(".cm-lint-marker-error", { visible: true });
   if (!save) {
     await page.hover(".cm-lint-marker-error");

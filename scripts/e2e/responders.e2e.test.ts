@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "puppeteer-core";
-import { axeViolations, click, clickInDialog, expectClean, fill, goto, path, startUiHarness, TEST_TIMEOUT, waitForDialogsClosed, waitForText, type UiHarness } from "./harness";
+import { axeViolations, click, clickInDialog, expectClean, fill, goto, path, startUiHarness, TEST_TIMEOUT, typeInEditor, waitForDialogsClosed, waitForText, type UiHarness } from "./harness";
 
 let h: UiHarness;
 let port: number;
@@ -21,17 +21,6 @@ beforeAll(async () => {
 afterAll(() => h?.stop());
 
 const BASE = "/api/webhooks/responders";
-
-/** Replaces the text of the CodeMirror editor labelled `label`. */
-async function typeInEditor(page: Page, label: string, text: string) {
-  const el = await page.waitForSelector(`aria/${label}[role="textbox"]`, { visible: true });
-  await el!.click();
-  await page.keyboard.down("Control");
-  await page.keyboard.press("a");
-  await page.keyboard.up("Control");
-  await page.keyboard.press("Backspace");
-  if (text) await page.keyboard.type(text);
-}
 
 const errorUnder = (page: Page, label: string) =>
   page.evaluate(
@@ -129,7 +118,7 @@ describe("responders pages", () => {
       await fill(page, "Subdomain prefix", "shop");
       expect(await page.$eval("[data-testid=url-preview]", (e: any) => e.textContent)).toBe(`http://shop-${user.handle}.localhost:${port}/orders`);
       await fill(page, "Subdomain prefix", "");
-      await typeInEditor(page, "Body", '{"ok":true}');
+      await typeInEditor(page, '{"ok":true}', "Body");
       await click(page, "button", "Create responder");
       await waitForText(page, "Responder “orders” created");
       await page.waitForFunction(`/^\\/responders\\/[0-9a-f-]{36}$/.test(location.pathname)`);

@@ -4,32 +4,13 @@
 // anyway" the server's `warnings` are shown. axe on the open confirmation, light and dark.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "puppeteer-core";
-import { axeViolations, click, clickInDialog, expectClean, fill, goto, startUiHarness, TEST_TIMEOUT, waitForDialogsClosed, waitForText, type UiHarness } from "./harness";
+import { axeViolations, click, clickInDialog, expectClean, fill, goto, startUiHarness, TEST_TIMEOUT, typeInEditor, waitForDialogsClosed, waitForText, type UiHarness } from "./harness";
 
 let h: UiHarness;
 beforeAll(async () => {
   h = await startUiHarness();
 }, TEST_TIMEOUT);
 afterAll(() => h?.stop());
-
-/** Replaces the text of the editor labelled `label` (the first one without) by typing (closeBrackets adds the
- *  closing `}` itself). */
-async function typeInEditor(page: Page, text: string, label?: string) {
-  await page.waitForSelector(".cm-content", { visible: true });
-  const editor = label
-    ? await page.waitForFunction(
-        (l: string) => [...(globalThis as any).document.querySelectorAll(".cm-content")].find((e: any) => (globalThis as any).document.getElementById(e.getAttribute("aria-labelledby"))?.textContent.trim() === l),
-        {},
-        label,
-      )
-    : await page.$(".cm-content");
-  await (editor as any).click();
-  await page.keyboard.down("Control");
-  await page.keyboard.press("a");
-  await page.keyboard.up("Control");
-  await page.keyboard.press("Backspace");
-  await page.keyboard.type(text);
-}
 
 const syntaxStatus = (page: Page, n = 0) => page.$$eval("[data-testid=syntax-status]", (els: any[], i: number) => String(els[i]?.textContent ?? ""), n) as Promise<string>;
 

@@ -2,7 +2,7 @@
 // unsaved changes asks first, duplicate, sort by type, delete; axe on the editor page in both themes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "puppeteer-core";
-import { axeViolations, click, clickInDialog, expectClean, fill, goto, path, startUiHarness, TEST_TIMEOUT, waitForDialogsClosed, waitForText, type UiHarness } from "./harness";
+import { axeViolations, click, clickInDialog, expectClean, fill, goto, path, startUiHarness, TEST_TIMEOUT, typeInEditor, waitForDialogsClosed, waitForText, type UiHarness } from "./harness";
 
 let h: UiHarness;
 beforeAll(async () => {
@@ -12,17 +12,6 @@ afterAll(() => h?.stop());
 
 const rowNames = (page: Page) => page.$$eval(".mantine-datatable tbody tr td:first-child", (tds: any[]) => tds.map((td) => String(td.innerText).trim())) as Promise<string[]>;
 const counter = (page: Page) => page.$eval("[data-testid=size-counter]", (e: any) => String(e.textContent)) as Promise<string>;
-
-/** Replaces the editor's text by typing (select all, then type). */
-async function typeInEditor(page: Page, text: string) {
-  await page.waitForSelector(".cm-content", { visible: true });
-  await page.click(".cm-content");
-  await page.keyboard.down("Control");
-  await page.keyboard.press("a");
-  await page.keyboard.up("Control");
-  await page.keyboard.press("Backspace");
-  await page.keyboard.type(text);
-}
 
 describe("scripts pages", () => {
   test(

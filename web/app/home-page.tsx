@@ -1,5 +1,5 @@
 // Home: every tool by area with one line on what it is for.
-import { Anchor, Badge, Card, Group, SimpleGrid, Stack, Text, Title } from "@mantine/core";
+import { Anchor, Card, Group, SimpleGrid, Stack, Text, Title } from "@mantine/core";
 import { Link } from "wouter";
 import { PageHeader } from "../components/page-header";
 import { NAV } from "./nav";
@@ -20,11 +20,6 @@ export function HomePage() {
                   <Anchor component={Link} href={item.path} fw={600}>
                     {item.label}
                   </Anchor>
-                  {!item.ready && (
-                    <Badge variant="light" color="gray" size="sm" tt="none" style={{ flexShrink: 0 }}>
-                      API only for now
-                    </Badge>
-                  )}
                 </Group>
                 <Text size="sm" c="dimmed" mt={4}>
                   {item.summary}

@@ -9,7 +9,7 @@ import { Router } from "wouter";
 import { ApiError } from "../api/client";
 import { useDialogFocusReturn } from "../components/focus";
 import { useGuardedLocation } from "../components/use-unsaved-guard";
-import { SELF_KEY } from "./auth/session";
+import { SELF_KEY } from "../features/users/users-api";
 import { colorSchemeManager, cssVariablesResolver, theme } from "./theme";
 
 const queryClient: QueryClient = new QueryClient({

@@ -8,11 +8,11 @@ import { useDisclosure } from "@mantine/hooks";
 import type { ReactNode } from "react";
 import { Link, useLocation } from "wouter";
 import { focusMain, MAIN_ID, useFocusOnRouteChange } from "../components/focus";
-import { useSelf, useSignOut, useStatus } from "./auth/session";
+import { useSelf, useSignOut, useStatus } from "../features/users/users-api";
 import { HELP, NAV, SETTINGS } from "./nav";
-import { HeaderSearch } from "./search/header-search";
-import { ThemeToggle } from "./theme-toggle";
-import { useThemeSync } from "./use-theme-setting";
+import { HeaderSearch } from "../features/search/header-search";
+import { ThemeToggle } from "../features/settings/theme-toggle";
+import { useThemeSync } from "../features/settings/settings-api";
 
 const isActive = (location: string, path: string) => location === path || location.startsWith(`${path}/`);
 

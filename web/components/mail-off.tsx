@@ -2,7 +2,7 @@
 // switch shows when it cannot: the setting is kept, but nothing is sent until the operator configures SMTP.
 import { Text } from "@mantine/core";
 import type { ReactNode } from "react";
-import { useStatus } from "../app/auth/session";
+import { useStatus } from "../features/users/users-api";
 
 export const MAIL_OFF = "Mail is not configured on this server";
 

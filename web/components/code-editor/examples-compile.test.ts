@@ -6,10 +6,10 @@ import { createLogger } from "../../../src/platform/log";
 import { extractorForms } from "../../../src/features/trackers/page/extractor";
 import { ScriptPool } from "../../../src/sandbox/pool";
 import { scriptChecker } from "../../../src/sandbox/syntax";
-import { CONFIGURATOR_EXAMPLES, EXTRACTOR_EXAMPLES } from "../../features/api-trackers/api-examples";
-import { PAGE_EXTRACTOR_EXAMPLES } from "../../features/page-trackers/page-examples";
+import { CONFIGURATOR_EXAMPLES, EXTRACTOR_EXAMPLES } from "../../features/trackers/api/api-examples";
+import { PAGE_EXTRACTOR_EXAMPLES } from "../../features/trackers/page/page-examples";
 import { SCRIPT_EXAMPLES } from "../../features/responders/script-examples";
-import { SCRIPT_TYPES } from "../../features/scripts/scripts-api";
+import { SCRIPT_TYPES } from "../../features/scripts/script-types";
 import { scriptProblem, type ScriptRuntime } from "./script-syntax";
 
 const pool = new ScriptPool({ workers: 1, queueLimit: 1000, allowPrivate: false, log: createLogger("error") });
@@ -18,9 +18,9 @@ const check = scriptChecker(pool, extractorForms);
 
 const all: [string, string, ScriptRuntime][] = [
   ...SCRIPT_EXAMPLES.map((e) => [`responder: ${e.label}`, e.source, "quickjs"] as [string, string, ScriptRuntime]),
-  ...CONFIGURATOR_EXAMPLES.map((e) => [`configurator: ${e.label}`, e.code, "quickjs"] as [string, string, ScriptRuntime]),
-  ...EXTRACTOR_EXAMPLES.map((e) => [`extractor: ${e.label}`, e.code, "quickjs"] as [string, string, ScriptRuntime]),
-  ...PAGE_EXTRACTOR_EXAMPLES.map((e) => [`page extractor: ${e.label}`, e.code, "chromium"] as [string, string, ScriptRuntime]),
+  ...CONFIGURATOR_EXAMPLES.map((e) => [`configurator: ${e.label}`, e.source, "quickjs"] as [string, string, ScriptRuntime]),
+  ...EXTRACTOR_EXAMPLES.map((e) => [`extractor: ${e.label}`, e.source, "quickjs"] as [string, string, ScriptRuntime]),
+  ...PAGE_EXTRACTOR_EXAMPLES.map((e) => [`page extractor: ${e.label}`, e.source, "chromium"] as [string, string, ScriptRuntime]),
   ...SCRIPT_TYPES.map((t) => [`starter: ${t.value}`, t.starter, t.value === "page_extractor" ? "chromium" : "quickjs"] as [string, string, ScriptRuntime]),
 ];
 

@@ -4,7 +4,7 @@ import { lazyPage } from "../../components/lazy-page";
 
 const TemplatesPage = lazyPage(() => import("./templates-page").then((m) => m.TemplatesPage));
 const TemplateEditorPage = lazyPage(() => import("./template-editor-page").then((m) => m.TemplateEditorPage));
-const KeysPage = lazyPage(() => import("../private-keys/keys-page").then((m) => m.KeysPage));
+const KeysPage = lazyPage(() => import("./keys/keys-page").then((m) => m.KeysPage));
 const SharedTemplatePage = lazyPage(() => import("./shared-template-page").then((m) => m.SharedTemplatePage));
 
 /** Routes inside the shell (signed in). */

@@ -6,7 +6,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { useParams, useSearch } from "wouter";
 import { ApiError } from "../../api/client";
-import { SharedLayout } from "../../app/shared-layout";
+import { SharedLayout } from "../../components/shared-layout";
 import { PageHeader } from "../../components/page-header";
 import { ErrorState, LoadingState } from "../../components/states";
 import { templatesApi } from "./certificates-api";

@@ -15,7 +15,7 @@ import { notifyError, notifySuccess } from "../../components/notify";
 import { PageHeader } from "../../components/page-header";
 import { SharePanel, shareLink } from "../../components/share-panel";
 import { ErrorState, LoadingState } from "../../components/states";
-import { TagSelect } from "../../components/tags/tag-select";
+import { MAX_TAGS_PER_ENTITY, TagSelect } from "../../components/tags/tag-select";
 import { Time } from "../../components/time";
 import { useSearchParam } from "../../components/use-search-param";
 import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-guard";
@@ -136,7 +136,7 @@ function TemplateEditor({ existing, copyOf }: { existing?: TemplateGetResponse; 
               )}
               <Group grow align="flex-start" wrap="wrap" preventGrowOverflow={false}>
                 <TextInput label="Template name" required miw={240} {...form.getInputProps("name")} />
-                <TagSelect max={10} miw={240} value={form.getValues().tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} />
+                <TagSelect max={MAX_TAGS_PER_ENTITY} miw={240} value={form.getValues().tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} />
               </Group>
               <SubjectFields form={form} />
               <KeyFields form={form} />

@@ -3,7 +3,7 @@
 // combinations the API accepts can be picked: the signature list follows the key type, extensions need version 3.
 import { Alert, Button, Checkbox, Fieldset, Group, Input, SegmentedControl, Select, SimpleGrid, Stack, Switch, Text, TextInput } from "@mantine/core";
 import type { UseFormReturnType } from "@mantine/form";
-import { useStatus } from "../../app/auth/session";
+import { useStatus } from "../users/users-api";
 import { formatDateTime } from "../../components/format";
 import { fittingSignature, KEY_TYPES, keyParams, signaturesFor } from "./algorithms";
 import { SanInput } from "./san-input";

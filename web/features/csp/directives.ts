@@ -4,7 +4,7 @@
 // document's directive names, so a directive the API adds or drops fails the type check until it is described here.
 // The checks catch typos early and explain them ("quote keywords: 'self'"); a value the API still refuses is shown
 // under the directive.
-import { csp as cspRules } from "../../api/rules.gen";
+import { csp as cspRules, net as netRules } from "../../api/rules.gen";
 import type { DirectiveName } from "../../api/types";
 import type { Directive } from "./csp-api";
 
@@ -76,7 +76,7 @@ export const KEYWORDS: readonly string[] = cspRules.SOURCE_KEYWORDS;
 export const SANDBOX: readonly string[] = cspRules.SANDBOX_TOKENS;
 
 const { VALUE_RE, SCHEME_SOURCE_RE: SCHEME_RE, HOST_SOURCE_RE: HOST_RE, NONCE_SOURCE_RE: NONCE_RE, HASH_SOURCE_RE: HASH_RE, POLICY_NAME_RE } = cspRules;
-const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const { TOKEN_RE } = netRules;
 
 /** A fresh random nonce source ('nonce-<22 base64 chars>') to suggest. */
 export function randomNonce(): string {

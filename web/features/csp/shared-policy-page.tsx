@@ -4,7 +4,7 @@ import { Alert, Grid, Stack, Text } from "@mantine/core";
 import { useQuery } from "@tanstack/react-query";
 import { useParams, useSearch } from "wouter";
 import { ApiError } from "../../api/client";
-import { SharedLayout } from "../../app/shared-layout";
+import { SharedLayout } from "../../components/shared-layout";
 import { PageHeader } from "../../components/page-header";
 import { ErrorState, LoadingState } from "../../components/states";
 import { cspApi } from "./csp-api";

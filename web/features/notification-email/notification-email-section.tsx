@@ -7,7 +7,7 @@ import { useInterval } from "@mantine/hooks";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { errorMessage } from "../../api/client";
-import { useSelf, useStatus } from "../../app/auth/session";
+import { useSelf, useStatus } from "../users/users-api";
 import { formatDateTime } from "../../components/format";
 import { notifyError, notifySuccess } from "../../components/notify";
 import { ErrorState, LoadingState } from "../../components/states";

@@ -18,14 +18,15 @@ import { notifyError, notifySuccess } from "../../components/notify";
 import { PageHeader } from "../../components/page-header";
 import { dropDoubledSlash } from "../../components/prefill";
 import { ErrorState, LoadingState } from "../../components/states";
-import { TagSelect } from "../../components/tags/tag-select";
+import { MAX_TAGS_PER_ENTITY, TagSelect } from "../../components/tags/tag-select";
 import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-guard";
 import { confirmScriptsCompile, notifyScriptWarnings } from "../../components/script-check";
 import { MailDescription } from "../../components/mail-off";
-import { bodyLanguage, formField, initialValues, MAX_SCRIPT_BYTES, previewUrl, requestsToTrackRule, toPayload, utf8Length, validate, type ResponderValues } from "./responder-form";
+import { bodyLanguage, formField, initialValues, previewUrl, requestsToTrackRule, toPayload, validate, type ResponderValues } from "./responder-form";
 import { METHODS, PATH_TYPES, RESPONDERS_KEY, respondersApi, type Responder, type ResponderInfo } from "./responders-api";
-import { ScriptField } from "./script-field";
-import { useAllSecrets } from "./use-all-secrets";
+import { ScriptField } from "../scripts/script-field";
+import { SCRIPT_EXAMPLES } from "./script-examples";
+import { useAllSecrets } from "../secrets/secrets-api";
 import { HelpLink } from "../help/help-link";
 
 export function useResponderInfo() {
@@ -185,7 +186,22 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
         </Fieldset>
 
         <Fieldset legend="Script (optional)">
-          <ScriptField value={v.script} onChange={(s) => form.setFieldValue("script", s)} error={form.errors.script} size={utf8Length(v.script)} max={MAX_SCRIPT_BYTES} />
+          <ScriptField
+            label="Script source"
+            description={
+              <>
+                Runs for every request with <code>context</code> (method, path, query, headers, body, secrets) and returns{" "}
+                <code>{"{statusCode, headers, body}"}</code> or null for the default response.
+              </>
+            }
+            value={v.script}
+            onChange={(s) => form.setFieldValue("script", s)}
+            examples={SCRIPT_EXAMPLES}
+            error={form.errors.script}
+            lint="quickjs"
+            look="toolbar"
+            library="responder"
+          />
         </Fieldset>
 
         <Fieldset legend="Secrets and history">
@@ -254,7 +270,7 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
         </Fieldset>
 
         <Group align="flex-end" wrap="wrap" gap="lg">
-          <TagSelect max={10} value={v.tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} error={form.errors.tagIds} style={{ flex: "1 1 320px" }} maw={520} />
+          <TagSelect max={MAX_TAGS_PER_ENTITY} value={v.tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} error={form.errors.tagIds} style={{ flex: "1 1 320px" }} maw={520} />
           <Switch label="Enabled" description="A disabled responder answers 404" {...form.getInputProps("enabled", { type: "checkbox" })} />
         </Group>
 

@@ -4,7 +4,7 @@ import { Alert, Anchor, Badge, Button, Code, Grid, Group, Menu, Paper, ScrollAre
 import { modals } from "@mantine/modals";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useLayoutEffect, useState } from "react";
-import { Link, useLocation, useParams, useSearch } from "wouter";
+import { Link, useLocation, useParams } from "wouter";
 import { confirmDelete } from "../../components/confirm";
 import { CopyButton } from "../../components/copy-button";
 import { MAIL_OFF, useMailOff } from "../../components/mail-off";
@@ -12,6 +12,7 @@ import { notifyError, notifySuccess } from "../../components/notify";
 import { PageHeader } from "../../components/page-header";
 import { ErrorState, LoadingState } from "../../components/states";
 import { TagBadges } from "../../components/tags/tag-badges";
+import { useSearchParam } from "../../components/use-search-param";
 import { HistoryTable } from "./history-table";
 import { RequestDetail } from "./request-detail";
 import { MethodBadge, UrlCell, useResponderStats } from "./responders-page";
@@ -28,30 +29,11 @@ export function ResponderPage() {
   return <ResponderView key={responder.data.id} responder={responder.data} />;
 }
 
-/** Like components/use-search-param, but a tab or a selected request replaces the history entry (Back leaves the
- *  page, not the last row clicked), and the setter is stable (effects depend on it). */
-function useSearchParam(name: string): [string | null, (value: string | null) => void] {
-  const search = useSearch();
-  const [location, navigate] = useLocation();
-  const value = new URLSearchParams(search).get(name);
-  const set = useCallback(
-    (next: string | null) => {
-      const p = new URLSearchParams(window.location.search);
-      if (next === null) p.delete(name);
-      else p.set(name, next);
-      const text = p.toString();
-      navigate(location + (text ? `?${text}` : ""), { replace: true });
-    },
-    [location, navigate, name],
-  );
-  return [value, set];
-}
-
 function ResponderView({ responder }: { responder: Responder }) {
   const qc = useQueryClient();
   const [, navigate] = useLocation();
-  const [tab, setTab] = useSearchParam("tab");
-  const [requestId, setRequestId] = useSearchParam("request");
+  const [tab, setTab] = useSearchParam("tab", { history: "replace" });
+  const [requestId, setRequestId] = useSearchParam("request", { history: "replace" });
   const track = Number(responder.settings.requestsToTrack);
   const mailOff = useMailOff();
   // Bumped by "Try it" so the history polls at once. The live history itself lives in RequestsTab: a poll

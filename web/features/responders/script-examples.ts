@@ -1,14 +1,8 @@
 // Script examples the responder editor inserts (supplement §11.5–§11.9: `context`, the result object,
 // op_proxy_request, Secbox.kv, Secbox.crypto). Each is a complete script that works as inserted.
-export interface ScriptExample {
-  id: string;
-  label: string;
-  /** One line on what it does. */
-  hint: string;
-  source: string;
-}
+import type { ScriptExample } from "../scripts/script-example";
 
-export const SCRIPT_EXAMPLES: ScriptExample[] = [
+export const SCRIPT_EXAMPLES: (ScriptExample & { id: string; hint: string })[] = [
   {
     id: "echo",
     label: "Echo the request",

@@ -17,7 +17,8 @@ import { PageHeader } from "../../components/page-header";
 import { ErrorState, LoadingState } from "../../components/states";
 import { MAX_TAGS_PER_ENTITY, TagSelect } from "../../components/tags/tag-select";
 import { navigateSaved, useUnsavedGuard } from "../../components/use-unsaved-guard";
-import { MAX_SCRIPT_BYTES, MAX_SCRIPT_NAME, SCRIPT_TYPES, scriptsApi, type Script, type ScriptType } from "./scripts-api";
+import { scriptsApi, type Script, type ScriptType } from "./scripts-api";
+import { MAX_SCRIPT_BYTES, MAX_SCRIPT_NAME, SCRIPT_TYPES } from "./script-types";
 import { SCRIPTS_KEY } from "./scripts-page";
 import { HelpLink } from "../help/help-link";
 

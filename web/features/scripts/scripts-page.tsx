@@ -10,7 +10,8 @@ import { useListState } from "../../components/list-page/use-list-state";
 import { notifyError, notifySuccess } from "../../components/notify";
 import { TagBadges } from "../../components/tags/tag-badges";
 import { Time } from "../../components/time";
-import { MAX_SCRIPT_BYTES, scriptsApi, scriptTypeLabel, type ScriptListItem } from "./scripts-api";
+import { scriptsApi, type ScriptListItem } from "./scripts-api";
+import { MAX_SCRIPT_BYTES, scriptTypeLabel } from "./script-types";
 import { HelpLink } from "../help/help-link";
 
 const SORTABLE = ["name", "scriptType", "createdAt", "updatedAt"] as const;

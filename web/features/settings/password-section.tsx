@@ -2,9 +2,10 @@
 import { Alert, Button, Group, PasswordInput, Stack } from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { useState } from "react";
-import { ApiError, api, call, errorMessage } from "../../api/client";
+import { ApiError, errorMessage } from "../../api/client";
 import { users as userRules } from "../../api/rules.gen";
 import { notifySuccess } from "../../components/notify";
+import { usersApi } from "../users/users-api";
 import { useUnsavedGuard } from "../../components/use-unsaved-guard";
 import { SettingsSection } from "./settings-section";
 
@@ -33,7 +34,7 @@ export function PasswordSection() {
     setBusy(true);
     setError(null);
     try {
-      await call(api.POST("/api/auth/password", { body: { currentPassword: v.currentPassword, newPassword: v.newPassword } }));
+      await usersApi.changePassword({ currentPassword: v.currentPassword, newPassword: v.newPassword });
       form.reset();
       notifySuccess("Password changed. Your other sessions were signed out.");
     } catch (err) {

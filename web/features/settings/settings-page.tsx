@@ -1,8 +1,8 @@
 // Settings: appearance, account, notification email, API keys, password, your data (export/import).
 import { SegmentedControl, Stack, Table, Text } from "@mantine/core";
-import { useSelf } from "../../app/auth/session";
-import { THEME_OPTIONS } from "../../app/theme-toggle";
-import { useTheme, type UiTheme } from "../../app/use-theme-setting";
+import { useSelf } from "../users/users-api";
+import { THEME_OPTIONS } from "./theme-toggle";
+import { useTheme, type UiTheme } from "./settings-api";
 import { PageHeader } from "../../components/page-header";
 import { formatDateTime } from "../../components/format";
 import { ApiKeysSection } from "../api-keys/api-keys-section";

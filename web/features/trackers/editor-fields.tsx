@@ -5,7 +5,7 @@ import type { UseFormReturnType } from "@mantine/form";
 import { useQuery } from "@tanstack/react-query";
 import type { ReactNode } from "react";
 import { MailDescription } from "../../components/mail-off";
-import { TagSelect } from "../../components/tags/tag-select";
+import { MAX_TAGS_PER_ENTITY, TagSelect } from "../../components/tags/tag-select";
 import { secretsApi } from "../secrets/secrets-api";
 import { rowKey, type CommonValues, type KeyedHeader, type SecretsMode } from "./editor-values";
 
@@ -40,7 +40,7 @@ export function BasicsFields({ form, noun }: { form: Form; noun: string }) {
     <Section title="Basics">
       <Group align="flex-start" grow wrap="wrap" preventGrowOverflow={false}>
         <TextInput label="Name" required miw={240} description={`Unique among your ${noun}s`} {...form.getInputProps("name")} />
-        <TagSelect max={10} miw={240} value={v.tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} error={form.errors.tagIds} />
+        <TagSelect max={MAX_TAGS_PER_ENTITY} miw={240} value={v.tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} error={form.errors.tagIds} />
       </Group>
       <Group gap="xl">
         <Switch label="Enabled" aria-label="Enabled" description="Disabled trackers do not run on schedule" {...form.getInputProps("enabled", { type: "checkbox" })} />

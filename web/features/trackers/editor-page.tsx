@@ -19,7 +19,7 @@ import { errorFieldPath, type CommonValues } from "./editor-values";
 import type { AnyTracker, TrackerKind } from "./kind";
 import { BasicsFields, RunFields, Section } from "./editor-fields";
 import { ScheduleField } from "./schedule-field";
-import { invalidateKind, trackerKeys } from "./use-trackers";
+import { invalidateKind, trackerKeys } from "./trackers-api";
 import { HelpLink } from "../help/help-link";
 
 export interface EditorSpec<T extends AnyTracker, V extends CommonValues, B> {

@@ -1,5 +1,5 @@
 // What the shared tracker pieces (list, detail page, revisions, logs, schedule) need to know about a kind: its
-// API calls and its words and paths. api-trackers/ and page-trackers/ each provide one.
+// API calls and its words and paths. api/ and page/ each provide one.
 import type { ApiTracker, ListQuery, PageTracker, TrackerLog, TrackerLogsSummary, TrackerRevision } from "../../api/types";
 
 export type AnyTracker = ApiTracker | PageTracker;

@@ -12,7 +12,7 @@ import { EmptyState, ErrorState, LoadingState } from "../../components/states";
 import { formatDateTimeSeconds, formatRelative } from "../../components/format";
 import type { AnyTracker, TrackerKind } from "./kind";
 import { StateBadge } from "./state-badge";
-import { invalidateKind, useLogs } from "./use-trackers";
+import { invalidateKind, useLogs } from "./trackers-api";
 
 type Phase = TrackerLog["phases"][number];
 

@@ -14,8 +14,8 @@ import { EmptyState, ErrorState, LoadingState } from "../../components/states";
 import type { AnyTracker, TrackerKind } from "./kind";
 import { changeSize, isJsonData, numericSeries, resourcesOf, revisionFileName, revisionText } from "./revision-values";
 import { ResourcesDiff } from "./resources-diff";
-import { useSearchParams } from "./use-search-params";
-import { invalidateKind, useHistory } from "./use-trackers";
+import { useSearchParams } from "../../components/use-search-param";
+import { invalidateKind, useHistory } from "./trackers-api";
 import { ValueChart } from "./value-chart";
 
 const revisionLabel = (r: TrackerRevision) => formatDateTimeSeconds(r.createdAt);

@@ -3,12 +3,11 @@
 // between runs, or with its error (invalid, or more frequent than your plan allows). Retries of failed scheduled
 // runs are set here too.
 import { Alert, Code, Group, List, NumberInput, SegmentedControl, Select, Stack, Switch, Text, TextInput } from "@mantine/core";
-import { useDebouncedValue } from "@mantine/hooks";
-import { useQuery } from "@tanstack/react-query";
 import type { ReactNode } from "react";
-import { api, ApiError, call, errorMessage } from "../../api/client";
+import { ApiError, errorMessage } from "../../api/client";
 import { trackers as trackerRules } from "../../api/rules.gen";
 import { formatRelative } from "../../components/format";
+import { useParsedSchedule } from "./trackers-api";
 import { describeCron, formatInterval, presetCron, WEEKDAYS, type SchedulePreset, type ScheduleValue } from "./schedule";
 
 const PRESETS: { value: SchedulePreset; label: string }[] = [
@@ -27,17 +26,6 @@ const bare = (err: unknown) => {
   const m = errorMessage(err).replace(/^[\w.]+: /, "");
   return m.charAt(0).toUpperCase() + m.slice(1);
 };
-
-export function useParsedSchedule(cron: string | undefined) {
-  const [debounced] = useDebouncedValue(cron, 350);
-  return useQuery({
-    queryKey: ["parse-schedule", debounced],
-    queryFn: () => call(api.POST("/api/scheduler/parse_schedule", { body: { schedule: debounced ?? "" } })),
-    enabled: debounced !== undefined && debounced !== "",
-    retry: false,
-    staleTime: 30_000,
-  });
-}
 
 /** Retry interval bounds in minutes (the API's, in ms). */
 const RETRY_MIN_MINUTES = trackerRules.RETRY_MIN_INTERVAL_MS / 60_000;

@@ -16,7 +16,7 @@ import { Time } from "../../components/time";
 import type { AnyTracker, TrackerKind } from "./kind";
 import { scheduleWords } from "./schedule";
 import { TrackerStatus } from "./tracker-status";
-import { healthOf, invalidateKind, RUNNING_POLL_MS, trackerKeys, useIsRunning, useLogsSummary, useRunNow } from "./use-trackers";
+import { healthOf, invalidateKind, RUNNING_POLL_MS, trackerKeys, useIsRunning, useLogsSummary, useRunNow } from "./trackers-api";
 import { HelpLink } from "../help/help-link";
 
 const SORTABLE = ["name", "createdAt", "updatedAt"] as const;

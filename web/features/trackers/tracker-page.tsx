@@ -18,8 +18,8 @@ import { LogsPanel } from "./logs-panel";
 import { RevisionsPanel } from "./revisions-panel";
 import { scheduleWords } from "./schedule";
 import { TrackerStatus } from "./tracker-status";
-import { useSearchParams } from "./use-search-params";
-import { healthOf, invalidateKind, useIsRunning, useLogsSummary, useRunNow, useTracker } from "./use-trackers";
+import { useSearchParams } from "../../components/use-search-param";
+import { healthOf, invalidateKind, useIsRunning, useLogsSummary, useRunNow, useTracker } from "./trackers-api";
 import { HelpLink } from "../help/help-link";
 
 export function TrackerPage<T extends AnyTracker>({ kind, details }: { kind: TrackerKind<T>; details?: (t: T) => ReactNode }) {

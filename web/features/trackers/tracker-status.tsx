@@ -2,7 +2,7 @@
 import { Loader, Tooltip } from "@mantine/core";
 import { formatDateTime } from "../../components/format";
 import { StateBadge } from "./state-badge";
-import type { Health } from "./use-trackers";
+import type { Health } from "./trackers-api";
 
 export function TrackerStatus({ health, running }: { health: Health; running: boolean }) {
   if (running)

@@ -5,7 +5,7 @@ import { Accordion, Alert, Badge, Button, Checkbox, FileInput, Group, List, Moda
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { ApiError, errorMessage } from "../../api/client";
-import { SELF_KEY } from "../../app/auth/session";
+import { SELF_KEY } from "../users/users-api";
 import { conflictsOf, deletionsFor, fileItems, hasSecretValues, initialChoices, selectionsFor, type Choice, type FileItem } from "./import-model";
 import { ENTITY_TYPES, typeLabel, userDataApi, type EntityType, type ImportData, type ImportMode, type ImportPreview, type ImportResult, type Resolution } from "./user-data-api";
 
