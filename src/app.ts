@@ -115,7 +115,11 @@ export function createServices(rt: Runtime) {
     storage,
   });
   // Secbox.kv data counts against the responder's user (KV owners are responders).
-  sandbox.kv?.useStorage({ quota: storage, userOf: (owner) => responders.ownerOf(owner), ownersOf: (db, userId) => responders.idsOfUser(db, userId) });
+  sandbox.kv?.useStorage({
+    quota: storage,
+    userOf: (owner) => responders.ownerOf(owner),
+    ownersOf: (db, userId) => responders.idsOfUser(db, userId),
+  });
   // SQLite: Secbox.kv sets and the WAL checkpoints run on the work threads' own connections, off the event loop.
   if (rt.db instanceof SqliteDb) {
     const db = rt.db;
@@ -134,7 +138,31 @@ export function createServices(rt: Runtime) {
       byEmail: (e) => users.byEmail(e),
     },
   });
-  return { rt, instances, auth, outbox, users, apiKeys, status, tags, secrets, scripts, settings, notificationEmail, messages, shares, storage, work, certificates, csp, responders, trackers, sandbox, userData, search };
+  return {
+    rt,
+    instances,
+    auth,
+    outbox,
+    users,
+    apiKeys,
+    status,
+    tags,
+    secrets,
+    scripts,
+    settings,
+    notificationEmail,
+    messages,
+    shares,
+    storage,
+    work,
+    certificates,
+    csp,
+    responders,
+    trackers,
+    sandbox,
+    userData,
+    search,
+  };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -143,28 +171,39 @@ export function createApp(services: Services) {
   const { rt, auth } = services;
   const trustProxy = rt.config.server.trust_proxy;
   // Each feature's routes get exactly the services they use: this is the one place that knows them all.
-  return new Elysia({ name: "secbox" })
-    // The web UI: GET/HEAD of paths outside /api and /api-docs (platform/ui/serve.ts).
-    .use(uiPlugin(rt.log, rt.config.server.public_url))
-    .use(httpPlugin({ maxBodyBytes: rt.config.server.max_body_bytes, maxImportBytes: rt.config.server.max_import_bytes, deferred: (path) => IMPORT_PATHS.has(path) }, rt.log))
-    // 507 for writes that add data while the disk is low (§28).
-    .use(storageGuardPlugin(services.storage))
-    .use(docsPlugin({ publicUrl: rt.config.server.public_url, sessionCookie: sessionCookieName(rt.config) }))
-    .use(statusRoutes({ auth, status: services.status }))
-    .use(usersRoutes({ auth, users: services.users, trustProxy }))
-    .use(apiKeysRoutes({ auth, apiKeys: services.apiKeys }))
-    .use(tagsRoutes({ auth, tags: services.tags }))
-    .use(secretsRoutes({ auth, secrets: services.secrets }))
-    .use(scriptsRoutes({ auth, scripts: services.scripts }))
-    .use(settingsRoutes({ auth, settings: services.settings }))
-    .use(notificationEmailRoutes({ auth, notificationEmail: services.notificationEmail }))
-    .use(messagesRoutes({ auth, messages: services.messages, trustProxy }))
-    .use(certificatesRoutes({ auth, certificates: services.certificates }))
-    .use(cspRoutes({ auth, csp: services.csp }))
-    .use(respondersRoutes({ auth, responders: services.responders, work: services.work }))
-    .use(trackersRoutes({ auth, trackers: services.trackers }))
-    .use(userDataRoutes({ auth, userData: services.userData }))
-    .use(searchRoutes({ auth, search: services.search }));
+  return (
+    new Elysia({ name: "secbox" })
+      // The web UI: GET/HEAD of paths outside /api and /api-docs (platform/ui/serve.ts).
+      .use(uiPlugin(rt.log, rt.config.server.public_url))
+      .use(
+        httpPlugin(
+          {
+            maxBodyBytes: rt.config.server.max_body_bytes,
+            maxImportBytes: rt.config.server.max_import_bytes,
+            deferred: (path) => IMPORT_PATHS.has(path),
+          },
+          rt.log,
+        ),
+      )
+      // 507 for writes that add data while the disk is low (§28).
+      .use(storageGuardPlugin(services.storage))
+      .use(docsPlugin({ publicUrl: rt.config.server.public_url, sessionCookie: sessionCookieName(rt.config) }))
+      .use(statusRoutes({ auth, status: services.status }))
+      .use(usersRoutes({ auth, users: services.users, trustProxy }))
+      .use(apiKeysRoutes({ auth, apiKeys: services.apiKeys }))
+      .use(tagsRoutes({ auth, tags: services.tags }))
+      .use(secretsRoutes({ auth, secrets: services.secrets }))
+      .use(scriptsRoutes({ auth, scripts: services.scripts }))
+      .use(settingsRoutes({ auth, settings: services.settings }))
+      .use(notificationEmailRoutes({ auth, notificationEmail: services.notificationEmail }))
+      .use(messagesRoutes({ auth, messages: services.messages, trustProxy }))
+      .use(certificatesRoutes({ auth, certificates: services.certificates }))
+      .use(cspRoutes({ auth, csp: services.csp }))
+      .use(respondersRoutes({ auth, responders: services.responders, work: services.work }))
+      .use(trackersRoutes({ auth, trackers: services.trackers }))
+      .use(userDataRoutes({ auth, userData: services.userData }))
+      .use(searchRoutes({ auth, search: services.search }))
+  );
 }
 
 export type App = ReturnType<typeof createApp>;
@@ -225,7 +264,9 @@ export interface RunningServer {
 export function listen(app: App, services: Services, host: string, port: number): RunningServer {
   const limit = raiseHeaderLimit();
   if (limit < SERVER_HEADER_LIMIT_BYTES)
-    services.rt.log.warn(`request headers are limited to ${limit} bytes: a browser with oversized cookies gets 431 (start with BUN_OPTIONS=--max-http-header-size=${SERVER_HEADER_LIMIT_BYTES})`);
+    services.rt.log.warn(
+      `request headers are limited to ${limit} bytes: a browser with oversized cookies gets 431 (start with BUN_OPTIONS=--max-http-header-size=${SERVER_HEADER_LIMIT_BYTES})`,
+    );
   const { server: cfg } = services.rt.config;
   const caps = new SourceCaps({ maxInFlight: cfg.max_in_flight_per_client, trustProxy: cfg.trust_proxy, holdMs: REFUSED_HOLD_MS });
   const api = cookieGuard(services.rt.config, (request) => app.fetch(request));

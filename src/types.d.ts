@@ -7,9 +7,32 @@ declare module "*.sql" {
 declare module "css-tree/tokenizer" {
   export function tokenize(source: string, onToken: (type: number, start: number, end: number) => void): void;
   export const tokenTypes: Record<
-    | "EOF" | "Ident" | "Function" | "AtKeyword" | "Hash" | "String" | "BadString" | "Url" | "BadUrl" | "Delim" | "Number" | "Percentage" | "Dimension"
-    | "WhiteSpace" | "CDO" | "CDC" | "Colon" | "Semicolon" | "Comma" | "LeftSquareBracket" | "RightSquareBracket" | "LeftParenthesis"
-    | "RightParenthesis" | "LeftCurlyBracket" | "RightCurlyBracket" | "Comment",
+    | "EOF"
+    | "Ident"
+    | "Function"
+    | "AtKeyword"
+    | "Hash"
+    | "String"
+    | "BadString"
+    | "Url"
+    | "BadUrl"
+    | "Delim"
+    | "Number"
+    | "Percentage"
+    | "Dimension"
+    | "WhiteSpace"
+    | "CDO"
+    | "CDC"
+    | "Colon"
+    | "Semicolon"
+    | "Comma"
+    | "LeftSquareBracket"
+    | "RightSquareBracket"
+    | "LeftParenthesis"
+    | "RightParenthesis"
+    | "LeftCurlyBracket"
+    | "RightCurlyBracket"
+    | "Comment",
     number
   >;
 }

@@ -61,7 +61,10 @@ if (!Bun.isMainThread)
     kv: async () => (await import("./sandbox/kv-tasks")).kvTasks,
     csp: async () => (await import("./features/csp/tasks")).cspTasks,
     certificates: async () => (await import("./features/certificates/tasks")).certificateTasks(),
-    responders: async () => [...(await import("./features/responders/har")).harTasks, ...(await import("./features/responders/har-pages")).harPageTasks],
+    responders: async () => [
+      ...(await import("./features/responders/har")).harTasks,
+      ...(await import("./features/responders/har-pages")).harPageTasks,
+    ],
     search: async () => (await import("./features/search/tasks")).searchTasks,
     "user-data": (env) => userDataModule(env as WorkEnv),
   });

@@ -64,7 +64,12 @@ export async function clientCheck(baseUrl: string, token: string): Promise<Recor
   // webhooks
   const responder = must(
     await api.POST("/api/webhooks/responders", {
-      body: { name: "client-check", location: { pathType: "=", path: "/client-check" }, method: "GET", settings: { headers: [["content-type", "text/plain"]], secrets: "none" } },
+      body: {
+        name: "client-check",
+        location: { pathType: "=", path: "/client-check" },
+        method: "GET",
+        settings: { headers: [["content-type", "text/plain"]], secrets: "none" },
+      },
     }),
     "responder",
   );
@@ -79,26 +84,56 @@ export async function clientCheck(baseUrl: string, token: string): Promise<Recor
     await api.POST("/api/certificates/templates", {
       body: {
         templateName: "client-check",
-        attributes: { commonName: "client.example", keyAlgorithm: { keyType: "ecdsa", curve: "secp256r1" }, signatureAlgorithm: "sha256", notValidBefore: now, notValidAfter: now + 86400 },
+        attributes: {
+          commonName: "client.example",
+          keyAlgorithm: { keyType: "ecdsa", curve: "secp256r1" },
+          signatureAlgorithm: "sha256",
+          notValidBefore: now,
+          notValidAfter: now + 86400,
+        },
       },
     }),
     "template",
   );
-  seen.template = must(await api.GET("/api/certificates/templates/{template_id}", { params: { path: { template_id: template.id } } }), "template get").template.name;
+  seen.template = must(
+    await api.GET("/api/certificates/templates/{template_id}", { params: { path: { template_id: template.id } } }),
+    "template get",
+  ).template.name;
 
   // web_security
-  const policy = must(await api.POST("/api/web_security/csp", { body: { name: "client-check", content: { type: "serialized", value: "default-src 'self'" } } }), "policy");
-  seen.policy = must(await api.GET("/api/web_security/csp/{policy_id}", { params: { path: { policy_id: policy.id } } }), "policy get").policy.directives[0]?.name;
+  const policy = must(
+    await api.POST("/api/web_security/csp", { body: { name: "client-check", content: { type: "serialized", value: "default-src 'self'" } } }),
+    "policy",
+  );
+  seen.policy = must(await api.GET("/api/web_security/csp/{policy_id}", { params: { path: { policy_id: policy.id } } }), "policy get").policy
+    .directives[0]?.name;
 
   // web_scraping
-  const apiTracker = must(await api.POST("/api/web_scraping/api_trackers", { body: { name: "client-check", target: { url: "https://example.com/" } } }), "api tracker");
-  seen.apiTracker = must(await api.GET("/api/web_scraping/api_trackers/{tracker_id}", { params: { path: { tracker_id: apiTracker.id } } }), "api tracker get").target.requests[0]?.method;
-  const pageTracker = must(await api.POST("/api/web_scraping/page_trackers", { body: { name: "client-check", target: { url: "https://example.com/" } } }), "page tracker");
-  seen.pageTracker = must(await api.GET("/api/web_scraping/page_trackers/{tracker_id}", { params: { path: { tracker_id: pageTracker.id } } }), "page tracker get").config.timeout;
+  const apiTracker = must(
+    await api.POST("/api/web_scraping/api_trackers", { body: { name: "client-check", target: { url: "https://example.com/" } } }),
+    "api tracker",
+  );
+  seen.apiTracker = must(
+    await api.GET("/api/web_scraping/api_trackers/{tracker_id}", { params: { path: { tracker_id: apiTracker.id } } }),
+    "api tracker get",
+  ).target.requests[0]?.method;
+  const pageTracker = must(
+    await api.POST("/api/web_scraping/page_trackers", { body: { name: "client-check", target: { url: "https://example.com/" } } }),
+    "page tracker",
+  );
+  seen.pageTracker = must(
+    await api.GET("/api/web_scraping/page_trackers/{tracker_id}", { params: { path: { tracker_id: pageTracker.id } } }),
+    "page tracker get",
+  ).config.timeout;
 
   // search, user-data
-  seen.search = must(await api.POST("/api/search", { body: { query: "client-check", types: ["tag", "responder"] } }), "search").items.map((i) => i.type);
-  seen.preview = must(await api.POST("/api/user/data/_import_preview", { body: { data: { format: "secbox-export", version: 1, data: {} } } }), "preview").valid;
+  seen.search = must(await api.POST("/api/search", { body: { query: "client-check", types: ["tag", "responder"] } }), "search").items.map(
+    (i) => i.type,
+  );
+  seen.preview = must(
+    await api.POST("/api/user/data/_import_preview", { body: { data: { format: "secbox-export", version: 1, data: {} } } }),
+    "preview",
+  ).valid;
 
   // An error: its code is typed, to switch on.
   const dup = await api.POST("/api/user/tags", { body: { name: "client-check" } });

@@ -32,7 +32,17 @@ export async function lintDocument(doc: unknown): Promise<LintResult[]> {
     };
     return await Promise.all([
       run("redocly", [join(BIN, "redocly"), "lint", file, "--config", join(import.meta.dir, "redocly.yaml"), "--format", "stylish"]),
-      run("spectral", [join(BIN, "spectral"), "lint", file, "--ruleset", join(import.meta.dir, "spectral.yaml"), "--fail-severity", "error", "--format", "text"]),
+      run("spectral", [
+        join(BIN, "spectral"),
+        "lint",
+        file,
+        "--ruleset",
+        join(import.meta.dir, "spectral.yaml"),
+        "--fail-severity",
+        "error",
+        "--format",
+        "text",
+      ]),
     ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });

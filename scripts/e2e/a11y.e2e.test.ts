@@ -51,7 +51,9 @@ const settled = (page: Page, sel?: string, gone = false) =>
 
 /** The visible, enabled comboboxes (Select, MultiSelect, TagsInput), in page order, by index. */
 const comboboxes = (page: Page) =>
-  page.$$eval("[role=combobox]", (els: any[]) => els.map((e, i) => (e.getClientRects().length > 0 && !e.disabled && !e.readOnly ? i : -1)).filter((i) => i >= 0)) as Promise<number[]>;
+  page.$$eval("[role=combobox]", (els: any[]) =>
+    els.map((e, i) => (e.getClientRects().length > 0 && !e.disabled && !e.readOnly ? i : -1)).filter((i) => i >= 0),
+  ) as Promise<number[]>;
 
 /** Opens picker `i` with the keyboard, runs axe with its list shown, closes it again. */
 async function axeWithPicker(page: Page, i: number): Promise<{ label: string; found: string[] }> {
@@ -61,7 +63,12 @@ async function axeWithPicker(page: Page, i: number): Promise<{ label: string; fo
     return (e.getAttribute("aria-label") || (e.labels && e.labels[0] && e.labels[0].textContent) || e.id).trim();
   })()`)) as string;
   await page.keyboard.press("ArrowDown");
-  await page.waitForFunction(`[...document.querySelectorAll("[role=option], [role=listbox]")].some((o) => o.getClientRects().length > 0 && o.getBoundingClientRect().height > 0)`, { timeout: 3_000 }).catch(() => {});
+  await page
+    .waitForFunction(
+      `[...document.querySelectorAll("[role=option], [role=listbox]")].some((o) => o.getClientRects().length > 0 && o.getBoundingClientRect().height > 0)`,
+      { timeout: 3_000 },
+    )
+    .catch(() => {});
   await settled(page, "[role=listbox]"); // the dropdown's entry transition
   // The page itself was checked already: now only what opening the picker changed (its list and its input).
   const found = await axeViolations(page, ["[role=listbox]", "[role=combobox][aria-expanded=true]"]);
@@ -114,7 +121,27 @@ async function sweep(names: (name: string) => boolean) {
 }
 
 const GROUPS: [string, (n: string) => boolean][] = [
-  ["sign-in pages, home, tags, secrets, scripts, settings", (n) => ["signin", "signup", "forgot", "recover", "home", "tags", "tag-edit", "secrets", "secret-edit", "scripts", "script-new", "settings", "data-import", "data-import-file", "tag-delete"].includes(n)],
+  [
+    "sign-in pages, home, tags, secrets, scripts, settings",
+    (n) =>
+      [
+        "signin",
+        "signup",
+        "forgot",
+        "recover",
+        "home",
+        "tags",
+        "tag-edit",
+        "secrets",
+        "secret-edit",
+        "scripts",
+        "script-new",
+        "settings",
+        "data-import",
+        "data-import-file",
+        "tag-delete",
+      ].includes(n),
+  ],
   ["certificate templates and private keys", (n) => n.startsWith("template") || n.startsWith("key")],
   ["content security policies", (n) => n.startsWith("csp")],
   ["responders", (n) => n.startsWith("responder")],

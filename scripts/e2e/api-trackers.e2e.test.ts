@@ -5,7 +5,20 @@
 // configurator error and test the requests; see a failing tracker at a glance in the list. axe in light and dark.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "puppeteer-core";
-import { axeViolations, click, expectClean, fill, goto, path, startUiHarness, TEST_TIMEOUT, typeInEditor, waitForText, type UiHarness, type UiPage } from "./harness";
+import {
+  axeViolations,
+  click,
+  expectClean,
+  fill,
+  goto,
+  path,
+  startUiHarness,
+  TEST_TIMEOUT,
+  typeInEditor,
+  waitForText,
+  type UiHarness,
+  type UiPage,
+} from "./harness";
 import { startTrackerFixtures, TRACKER_SERVER_ENV, type TrackerFixtures } from "./tracker-fixtures";
 
 let h: UiHarness;
@@ -33,12 +46,17 @@ async function runNow(page: Page, text: string) {
   await dismissToasts(page);
   await click(page, "button", "Run now");
   await waitForText(page, text, 30_000);
-  await page.waitForFunction(`[...document.querySelectorAll("button")].some(b => b.textContent === "Run now" && !b.disabled && !b.dataset.loading)`, { timeout: 30_000 });
+  await page.waitForFunction(`[...document.querySelectorAll("button")].some(b => b.textContent === "Run now" && !b.disabled && !b.dataset.loading)`, {
+    timeout: 30_000,
+  });
 }
 
 /** The page made no request to anything but loopback, logged nothing, and its only HTTP errors were parse_schedule's 400s. */
 function expectCleanAllowingParseErrors(ui: UiPage) {
-  expectClean(ui, ui.httpErrors.filter((e) => e === PARSE_400));
+  expectClean(
+    ui,
+    ui.httpErrors.filter((e) => e === PARSE_400),
+  );
 }
 
 describe("API trackers pages", () => {
@@ -95,7 +113,10 @@ describe("API trackers pages", () => {
       expect(await page.$eval("[data-testid=value-chart] svg[role=img]", (e: any) => String(e.getAttribute("aria-label")))).toBe(
         "Value over 2 revisions, from 10 to 12; lowest 10, highest 12",
       );
-      expect(await page.$$eval("[data-testid=change-size]", (els: any[]) => els.map((e) => String(e.textContent).trim()))).toEqual(["+1 −1 lines", "first kept"]);
+      expect(await page.$$eval("[data-testid=change-size]", (els: any[]) => els.map((e) => String(e.textContent).trim()))).toEqual([
+        "+1 −1 lines",
+        "first kept",
+      ]);
       expect(await axeViolations(page)).toEqual([]);
 
       await click(page, "radio", "Inline");

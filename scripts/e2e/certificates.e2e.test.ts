@@ -12,7 +12,22 @@ import { join } from "node:path";
 import { unzipSync } from "fflate";
 import type { Page } from "puppeteer-core";
 import { opensslOk, scratch } from "../../src/tests/fixtures/certificates";
-import { axeViolations, byRole, click, clickInDialog, expectClean, fill, goto, path, startUiHarness, TEST_TIMEOUT, waitForDialogsClosed, waitForDownload, waitForText, type UiHarness } from "./harness";
+import {
+  axeViolations,
+  byRole,
+  click,
+  clickInDialog,
+  expectClean,
+  fill,
+  goto,
+  path,
+  startUiHarness,
+  TEST_TIMEOUT,
+  waitForDialogsClosed,
+  waitForDownload,
+  waitForText,
+  type UiHarness,
+} from "./harness";
 
 let h: UiHarness;
 let https: Server;
@@ -30,12 +45,49 @@ function makeChain() {
   const p = (name: string) => join(tmp.dir, name);
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
   tmp.file("ca.ext", "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n");
-  tmp.file("leaf.ext", "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n");
+  tmp.file(
+    "leaf.ext",
+    "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n",
+  );
   opensslOk(["req", "-x509", ...ec, "-keyout", p("root.key"), "-out", p("root.pem"), "-subj", "/CN=Secbox Test Root", "-days", "2"]);
   opensslOk(["req", ...ec, "-keyout", p("int.key"), "-out", p("int.csr"), "-subj", "/CN=Secbox Test Intermediate"]);
-  opensslOk(["x509", "-req", "-in", p("int.csr"), "-CA", p("root.pem"), "-CAkey", p("root.key"), "-set_serial", "2", "-days", "2", "-extfile", p("ca.ext"), "-out", p("int.pem")]);
+  opensslOk([
+    "x509",
+    "-req",
+    "-in",
+    p("int.csr"),
+    "-CA",
+    p("root.pem"),
+    "-CAkey",
+    p("root.key"),
+    "-set_serial",
+    "2",
+    "-days",
+    "2",
+    "-extfile",
+    p("ca.ext"),
+    "-out",
+    p("int.pem"),
+  ]);
   opensslOk(["req", ...ec, "-keyout", p("leaf.key"), "-out", p("leaf.csr"), "-subj", "/O=Secbox Tests/CN=localhost"]);
-  opensslOk(["x509", "-req", "-in", p("leaf.csr"), "-CA", p("int.pem"), "-CAkey", p("int.key"), "-set_serial", "3", "-days", "2", "-extfile", p("leaf.ext"), "-out", p("leaf.pem")]);
+  opensslOk([
+    "x509",
+    "-req",
+    "-in",
+    p("leaf.csr"),
+    "-CA",
+    p("int.pem"),
+    "-CAkey",
+    p("int.key"),
+    "-set_serial",
+    "3",
+    "-days",
+    "2",
+    "-extfile",
+    p("leaf.ext"),
+    "-out",
+    p("leaf.pem"),
+  ]);
   return { leaf: readFileSync(p("leaf.pem"), "utf8"), intermediate: readFileSync(p("int.pem"), "utf8"), key: readFileSync(p("leaf.key"), "utf8") };
 }
 
@@ -53,11 +105,16 @@ afterAll(async () => {
   for (const d of downloads) rmSync(d, { recursive: true, force: true });
 });
 
-const pageHolds = (page: Page, text: string) => page.evaluate(`document.documentElement.outerHTML.includes(${JSON.stringify(text)})`) as Promise<boolean>;
+const pageHolds = (page: Page, text: string) =>
+  page.evaluate(`document.documentElement.outerHTML.includes(${JSON.stringify(text)})`) as Promise<boolean>;
 /** The options of the open dropdown (a closing one stays in the DOM for its transition). */
-const visibleOptions = (page: Page) => page.$$eval("[role=option]", (os: any[]) => os.filter((o) => o.offsetParent !== null).map((o) => String(o.textContent)));
+const visibleOptions = (page: Page) =>
+  page.$$eval("[role=option]", (os: any[]) => os.filter((o) => o.offsetParent !== null).map((o) => String(o.textContent)));
 const sanBox = (page: Page) => page.$eval("input[aria-label='Add subject alternative name']", (e: any) => String(e.value)) as Promise<string>;
-const sanList = (page: Page) => page.$$eval("ul[aria-label='Subject alternative names'] li", (lis: any[]) => lis.map((li) => String(li.innerText).replace(/\s+/g, " ").trim())) as Promise<string[]>;
+const sanList = (page: Page) =>
+  page.$$eval("ul[aria-label='Subject alternative names'] li", (lis: any[]) =>
+    lis.map((li) => String(li.innerText).replace(/\s+/g, " ").trim()),
+  ) as Promise<string[]>;
 const summary = (page: Page) => page.$eval("[data-testid=generate-summary]", (e: any) => String(e.textContent)) as Promise<string>;
 const fileOf = (dir: string, name: string, data: Uint8Array) => {
   const path = join(dir, `check-${name}`);
@@ -113,7 +170,9 @@ describe("certificate templates", () => {
       await fill(page, "Add subject alternative name", "localhost, 127.0.0.1, *.dev.localhost, ops@example.com");
       await page.keyboard.press("Enter");
       await waitForText(page, "ops@example.com");
-      const kinds = await page.$$eval("ul[aria-label='Subject alternative names'] li", (lis: any[]) => lis.map((li) => String(li.innerText).replace(/\s+/g, " ").trim()));
+      const kinds = await page.$$eval("ul[aria-label='Subject alternative names'] li", (lis: any[]) =>
+        lis.map((li) => String(li.innerText).replace(/\s+/g, " ").trim()),
+      );
       expect(kinds).toEqual(["DNS localhost ×", "IP 127.0.0.1 ×", "Wildcard *.dev.localhost ×", "Email ops@example.com ×"]);
       await click(page, "checkbox", "TLS client");
       await click(page, "button", "30 days");
@@ -151,7 +210,9 @@ describe("certificate templates", () => {
 
       const p12 = await generate(page, dir, "PKCS#12 (.pfx)", "web_server.pfx", "p12-pass");
       const p12Path = fileOf(dir, "p.pfx", p12.bytes);
-      expect(opensslOk(["pkcs12", "-in", p12Path, "-passin", "pass:p12-pass", "-nokeys", "-clcerts"])).toContain("subject=O = Secbox Tests, CN = localhost");
+      expect(opensslOk(["pkcs12", "-in", p12Path, "-passin", "pass:p12-pass", "-nokeys", "-clcerts"])).toContain(
+        "subject=O = Secbox Tests, CN = localhost",
+      );
       expect(p12.line).toContain("PKCS#12: certificate + private key (RSA 2048), protected by your passphrase");
 
       const der = await generate(page, dir, "DER certificate (.der)", "web_server.der");
@@ -187,7 +248,11 @@ describe("certificate templates", () => {
       await fill(page, "Organization (O)", "Secbox QA");
       await click(page, "button", "Save");
       await waitForText(page, "Template “web server” saved");
-      expect((await user.client.get(`/api/certificates/templates/${id}`)).json.template.attributes).toMatchObject({ organization: "Secbox QA", commonName: "localhost", subjectAltNames: stored.subjectAltNames });
+      expect((await user.client.get(`/api/certificates/templates/${id}`)).json.template.attributes).toMatchObject({
+        organization: "Secbox QA",
+        commonName: "localhost",
+        subjectAltNames: stored.subjectAltNames,
+      });
 
       await click(page, "button", "Stop sharing");
       await waitForText(page, "no longer shared");
@@ -212,7 +277,9 @@ describe("certificate templates", () => {
       await fill(page, "Common name (CN)", "lab.test");
       // The new template is for a TLS server (the default extended key usage) and has no SAN yet: a warning.
       await page.waitForSelector("[data-testid=no-san-warning]", { visible: true });
-      expect(await page.$eval("[data-testid=no-san-warning]", (e: any) => String(e.innerText))).toContain("browsers accept a server certificate only for the names listed");
+      expect(await page.$eval("[data-testid=no-san-warning]", (e: any) => String(e.innerText))).toContain(
+        "browsers accept a server certificate only for the names listed",
+      );
       expect(await axeViolations(page)).toEqual([]);
       // Typed, not added (no Enter, no Add), then Create: every name is saved.
       await fill(page, "Add subject alternative name", "localhost, 127.0.0.1, ::1, *.lab.test");
@@ -221,7 +288,12 @@ describe("certificate templates", () => {
       await waitForText(page, "Template “lab” created");
       await page.waitForFunction(`/^\\/certificates\\/templates\\/[0-9a-f-]{36}$/.test(location.pathname)`);
       const id = page.url().split("/").pop()!;
-      expect((await user.client.get(`/api/certificates/templates/${id}`)).json.template.attributes.subjectAltNames).toEqual(["localhost", "127.0.0.1", "::1", "*.lab.test"]);
+      expect((await user.client.get(`/api/certificates/templates/${id}`)).json.template.attributes.subjectAltNames).toEqual([
+        "localhost",
+        "127.0.0.1",
+        "::1",
+        "*.lab.test",
+      ]);
       expect(await sanList(page)).toEqual(["DNS localhost ×", "IP 127.0.0.1 ×", "IP ::1 ×", "Wildcard *.lab.test ×"]);
       expect(await sanBox(page)).toBe("");
 
@@ -371,7 +443,9 @@ describe("private keys", () => {
       await clickInDialog(page, "Save");
       await waitForText(page, "saved with its new passphrase");
       await waitForDialogsClosed(page);
-      expect((await user.client.post(`/api/certificates/private_keys/${key.id}/_export`, { format: "pem", passphrase: "n3w-pass" })).status).toBe(200);
+      expect((await user.client.post(`/api/certificates/private_keys/${key.id}/_export`, { format: "pem", passphrase: "n3w-pass" })).status).toBe(
+        200,
+      );
       await click(page, "button", "api signing");
       await click(page, "radio", "Remove it");
       await fill(page, "Current passphrase", "n3w-pass");

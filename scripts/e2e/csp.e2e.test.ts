@@ -5,7 +5,20 @@
 // warnings shown) and pasted text. axe in both themes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "puppeteer-core";
-import { axeViolations, byRole, click, clickInDialog, expectClean, fill, goto, startUiHarness, TEST_TIMEOUT, waitForDialogsClosed, waitForText, type UiHarness } from "./harness";
+import {
+  axeViolations,
+  byRole,
+  click,
+  clickInDialog,
+  expectClean,
+  fill,
+  goto,
+  startUiHarness,
+  TEST_TIMEOUT,
+  waitForDialogsClosed,
+  waitForText,
+  type UiHarness,
+} from "./harness";
 
 let h: UiHarness;
 let upstream: ReturnType<typeof Bun.serve>;
@@ -18,9 +31,15 @@ beforeAll(async () => {
     port: 0,
     fetch(req) {
       const path = new URL(req.url).pathname;
-      if (path === "/header") return new Response("<!doctype html><title>h</title>", { headers: { "content-type": "text/html", "content-security-policy": HEADER_POLICY } });
+      if (path === "/header")
+        return new Response("<!doctype html><title>h</title>", {
+          headers: { "content-type": "text/html", "content-security-policy": HEADER_POLICY },
+        });
       if (path === "/meta")
-        return new Response(`<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="${META_POLICY}"></head><body>m</body></html>`, { headers: { "content-type": "text/html" } });
+        return new Response(
+          `<!doctype html><html><head><meta http-equiv="Content-Security-Policy" content="${META_POLICY}"></head><body>m</body></html>`,
+          { headers: { "content-type": "text/html" } },
+        );
       return new Response("not found", { status: 404 });
     },
   });
@@ -32,9 +51,14 @@ afterAll(async () => {
   upstream?.stop(true);
 });
 
-const findings = (page: Page) => page.$$eval("[data-finding]", (lis: any[]) => lis.map((li) => `${li.dataset.severity}:${li.dataset.finding}`)) as Promise<string[]>;
-const rows = (page: Page) => page.$$eval("ul[aria-label=Directives] > li", (lis: any[]) => lis.map((li) => String(li.dataset.directive))) as Promise<string[]>;
-const selectedRow = (page: Page) => page.$eval("ul[aria-label=Directives] > li[aria-current=true]", (li: any) => String(li.dataset.directive)).catch(() => null) as Promise<string | null>;
+const findings = (page: Page) =>
+  page.$$eval("[data-finding]", (lis: any[]) => lis.map((li) => `${li.dataset.severity}:${li.dataset.finding}`)) as Promise<string[]>;
+const rows = (page: Page) =>
+  page.$$eval("ul[aria-label=Directives] > li", (lis: any[]) => lis.map((li) => String(li.dataset.directive))) as Promise<string[]>;
+const selectedRow = (page: Page) =>
+  page.$eval("ul[aria-label=Directives] > li[aria-current=true]", (li: any) => String(li.dataset.directive)).catch(() => null) as Promise<
+    string | null
+  >;
 const serialized = (page: Page) => page.$eval("[data-testid=serialized-line]", (e: any) => String(e.textContent)) as Promise<string>;
 
 /** Adds a directive from the picker (its options show a description too, so they are found by value). */
@@ -174,7 +198,9 @@ describe("content security policies", () => {
       await clickInDialog(page, "Import");
       await waitForText(page, "replaced from the import");
       await waitForDialogsClosed(page);
-      await page.waitForFunction(`[...document.querySelectorAll("ul[aria-label=Directives] > li")].map(li => li.dataset.directive).join() === "default-src,img-src"`);
+      await page.waitForFunction(
+        `[...document.querySelectorAll("ul[aria-label=Directives] > li")].map(li => li.dataset.directive).join() === "default-src,img-src"`,
+      );
       const ids = (await user.client.get("/api/web_security/csp")).json.items.map((p: { name: string }) => p.name);
       expect(ids).toEqual(["from header", "from meta"]);
       expectClean(ui);

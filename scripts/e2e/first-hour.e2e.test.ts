@@ -5,7 +5,20 @@
 // the responder page's request-count tab follows the live rows.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "puppeteer-core";
-import { axeViolations, byRole, click, clickInDialog, expectClean, fill, goto, path, startUiHarness, TEST_TIMEOUT, waitForText, type UiHarness } from "./harness";
+import {
+  axeViolations,
+  byRole,
+  click,
+  clickInDialog,
+  expectClean,
+  fill,
+  goto,
+  path,
+  startUiHarness,
+  TEST_TIMEOUT,
+  waitForText,
+  type UiHarness,
+} from "./harness";
 import { hit } from "./responders-seed";
 
 let h: UiHarness;
@@ -89,7 +102,10 @@ describe("first hour", () => {
     "toasts leave the page's actions and the header uncovered (Run now, twice, after creating a tracker)",
     async () => {
       const user = await h.srv.createUser();
-      for (const [width, height] of [[1366, 768], [390, 844]] as const) {
+      for (const [width, height] of [
+        [1366, 768],
+        [390, 844],
+      ] as const) {
         const ui = await h.open({ user, width, height });
         const { page } = ui;
         await goto(ui, `${h.url}/trackers/apis/new`);
@@ -102,7 +118,10 @@ describe("first hour", () => {
         // A run's toast joins the first one; the second "Run now" is still reachable, the header stays usable.
         await click(page, "button", "Run now");
         await page.waitForFunction(`document.querySelectorAll(".mantine-Notification-root").length >= 2`, { timeout: 30_000 });
-        await page.waitForFunction(`[...document.querySelectorAll("button")].some(b => b.textContent === "Run now" && !b.disabled && !b.dataset.loading)`, { timeout: 30_000 });
+        await page.waitForFunction(
+          `[...document.querySelectorAll("button")].some(b => b.textContent === "Run now" && !b.disabled && !b.dataset.loading)`,
+          { timeout: 30_000 },
+        );
         await Bun.sleep(400); // the toasts' entry transition
         const covered = (await page.evaluate(`(() => {
           const toasts = [...document.querySelectorAll(".mantine-Notification-root")].map((t) => t.getBoundingClientRect());
@@ -148,7 +167,8 @@ describe("first hour", () => {
     "tag pickers offer every tag, beyond the API's page of 100",
     async () => {
       const user = await h.srv.createUser();
-      for (let i = 0; i < 105; i++) expect((await user.client.post("/api/user/tags", { name: `t-${String(i).padStart(3, "0")}`, color: "primary" })).status).toBe(201);
+      for (let i = 0; i < 105; i++)
+        expect((await user.client.post("/api/user/tags", { name: `t-${String(i).padStart(3, "0")}`, color: "primary" })).status).toBe(201);
       const ui = await h.open({ user });
       const { page } = ui;
       await goto(ui, `${h.url}/secrets?create=1`);
@@ -167,14 +187,23 @@ describe("first hour", () => {
     "the Requests tab's count follows the live rows",
     async () => {
       const user = await h.srv.createUser();
-      const r = (await user.client.post("/api/webhooks/responders", { name: "hits", method: "POST", location: { pathType: "*", path: "/hits" }, settings: { requestsToTrack: 30, statusCode: 201 } })).json;
+      const r = (
+        await user.client.post("/api/webhooks/responders", {
+          name: "hits",
+          method: "POST",
+          location: { pathType: "*", path: "/hits" },
+          settings: { requestsToTrack: 30, statusCode: 201 },
+        })
+      ).json;
       const ui = await h.open({ user });
       const { page } = ui;
       await goto(ui, `${h.url}/responders/${r.id}`);
       await waitForText(page, "Waiting for requests");
       const tab = () => page.$eval(`[role=tab][aria-selected=true]`, (t: any) => String(t.textContent)) as Promise<string>;
       for (let n = 1; n <= 3; n++) {
-        expect((await hit(h.url, user, `/hits/${n}`, { method: "POST", body: `{"n":${n}}`, headers: { "content-type": "application/json" } })).status).toBe(201);
+        expect(
+          (await hit(h.url, user, `/hits/${n}`, { method: "POST", body: `{"n":${n}}`, headers: { "content-type": "application/json" } })).status,
+        ).toBe(201);
         await page.waitForFunction(`document.querySelectorAll("[data-record]").length === ${n}`, { timeout: 15_000 });
         expect(await tab()).toBe(`Requests (${n})`);
       }

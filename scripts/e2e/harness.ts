@@ -100,7 +100,15 @@ export async function startUiHarness(opts: TestServerOptions = {}): Promise<UiHa
         // A navigation away aborts pending fetches; that is not a failure of the page.
         if (r.failure()?.errorText !== "net::ERR_ABORTED") ui.problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`);
       });
-      if (o.user) await context.setCookie({ name: srv.config.security.session_cookie, value: o.user.session, domain: "127.0.0.1", path: "/", httpOnly: true, sameSite: "Lax" });
+      if (o.user)
+        await context.setCookie({
+          name: srv.config.security.session_cookie,
+          value: o.user.session,
+          domain: "127.0.0.1",
+          path: "/",
+          httpOnly: true,
+          sameSite: "Lax",
+        });
       return ui;
     },
     async stop() {
@@ -210,7 +218,10 @@ export async function typeInEditor(page: Page, text: string, editor: string | nu
     (which: string | number) => {
       const doc = (globalThis as any).document;
       const all = [...doc.querySelectorAll(".cm-content")];
-      const e = typeof which === "number" ? all[which] : all.find((c: any) => doc.getElementById(c.getAttribute("aria-labelledby"))?.textContent.trim() === which);
+      const e =
+        typeof which === "number"
+          ? all[which]
+          : all.find((c: any) => doc.getElementById(c.getAttribute("aria-labelledby"))?.textContent.trim() === which);
       return e && e.getClientRects().length > 0 ? e : null;
     },
     { timeout },
@@ -239,7 +250,9 @@ export async function waitForDialogsClosed(page: Page, timeout = 15_000) {
   try {
     await page.waitForFunction(`document.querySelectorAll(".mantine-Modal-overlay, [role=dialog]").length === 0`, { timeout });
   } catch (err) {
-    const left = await page.evaluate(`[...document.querySelectorAll(".mantine-Modal-overlay, [role=dialog]")].map(e => e.className + ": " + e.textContent.slice(0, 120))`);
+    const left = await page.evaluate(
+      `[...document.querySelectorAll(".mantine-Modal-overlay, [role=dialog]")].map(e => e.className + ": " + e.textContent.slice(0, 120))`,
+    );
     throw new Error(`dialogs still open: ${JSON.stringify(left)}`, { cause: err });
   }
 }

@@ -22,13 +22,17 @@ beforeAll(async () => {
 afterAll(() => h?.stop());
 
 /** A topic's top heading, as its Markdown file has it. */
-const titleOf = (slug: HelpTopicSlug) => /^# (.+)$/m.exec(readFileSync(join(import.meta.dir, `../../web/features/help/pages/${slug}.md`), "utf8"))![1]!;
+const titleOf = (slug: HelpTopicSlug) =>
+  /^# (.+)$/m.exec(readFileSync(join(import.meta.dir, `../../web/features/help/pages/${slug}.md`), "utf8"))![1]!;
 const h1 = (page: Page) => page.evaluate(`document.querySelector("main h1")?.textContent ?? ""`) as Promise<string>;
-const waitForH1 = (page: Page, text: string) => page.waitForFunction(`document.querySelector("main h1")?.textContent === ${JSON.stringify(text)}`, { timeout: 15_000 });
+const waitForH1 = (page: Page, text: string) =>
+  page.waitForFunction(`document.querySelector("main h1")?.textContent === ${JSON.stringify(text)}`, { timeout: 15_000 });
 const location = (page: Page) => page.evaluate(`location.pathname + location.hash`) as Promise<string>;
 /** Whether the element with this id is at the top of the viewport (below the fixed header), as an anchor puts it. */
 const atTop = (page: Page, id: string) =>
-  page.evaluate(`(() => { const e = document.getElementById(${JSON.stringify(id)}); if (!e) return false; const t = e.getBoundingClientRect().top; return t >= 40 && t < 140; })()`) as Promise<boolean>;
+  page.evaluate(
+    `(() => { const e = document.getElementById(${JSON.stringify(id)}); if (!e) return false; const t = e.getBoundingClientRect().top; return t >= 40 && t < 140; })()`,
+  ) as Promise<boolean>;
 const helpChunkRequested = (requests: string[]) => requests.some((u) => /\/assets\/help-page-[\w-]+\.js$/.test(new URL(u).pathname));
 
 describe("help pages", () => {
@@ -65,7 +69,16 @@ describe("help pages", () => {
               defaultAddress: links.filter((l) => l.includes("localhost:7070")),
               scheme: document.documentElement.getAttribute("data-mantine-color-scheme"),
             };
-          })()`)) as { h1: number; sections: string[]; code: number; tables: number; images: number; mdLinks: string[]; defaultAddress: string[]; scheme: string };
+          })()`)) as {
+            h1: number;
+            sections: string[];
+            code: number;
+            tables: number;
+            images: number;
+            mdLinks: string[];
+            defaultAddress: string[];
+            scheme: string;
+          };
           expect(shape.h1).toBe(1);
           expect(shape.sections.length).toBeGreaterThan(0);
           expect(shape.code).toBeGreaterThan(0);
@@ -94,12 +107,17 @@ describe("help pages", () => {
       await waitForH1(page, titleOf("page-trackers"));
       await page.evaluate(`window.__sameDocument = true`);
       // "described under [Trackers in the browser](./api-trackers.md#trackers-in-the-browser)"
-      expect(await page.$eval(`main a[href="/help/api-trackers#trackers-in-the-browser"]`, (a: any) => String(a.textContent))).toBe("Trackers in the browser");
+      expect(await page.$eval(`main a[href="/help/api-trackers#trackers-in-the-browser"]`, (a: any) => String(a.textContent))).toBe(
+        "Trackers in the browser",
+      );
       await page.click(`main a[href="/help/api-trackers#trackers-in-the-browser"]`);
       await waitForH1(page, titleOf("api-trackers"));
       expect(await location(page)).toBe("/help/api-trackers#trackers-in-the-browser");
       expect(await page.evaluate(`window.__sameDocument === true`)).toBe(true);
-      await page.waitForFunction(`(() => { const t = document.getElementById("trackers-in-the-browser")?.getBoundingClientRect().top; return t !== undefined && t >= 40 && t < 140; })()`, { timeout: 5_000 });
+      await page.waitForFunction(
+        `(() => { const t = document.getElementById("trackers-in-the-browser")?.getBoundingClientRect().top; return t !== undefined && t >= 40 && t < 140; })()`,
+        { timeout: 5_000 },
+      );
       // A further section through "On this page" (wide screens): the same document, scrolled there.
       await page.setViewport({ width: 1366, height: 700 });
       await page.click(`nav[aria-labelledby="help-toc-title"] a[href="#with-the-api"]`);
@@ -116,7 +134,10 @@ describe("help pages", () => {
       // A deep link with a section opens scrolled to it (as the README map's links and bookmarks do).
       await goto(ui, `${h.url}/help/responders#long-hits`);
       await waitForH1(page, titleOf("responders"));
-      await page.waitForFunction(`(() => { const t = document.getElementById("long-hits")?.getBoundingClientRect().top; return t !== undefined && t >= 40 && t < 140; })()`, { timeout: 5_000 });
+      await page.waitForFunction(
+        `(() => { const t = document.getElementById("long-hits")?.getBoundingClientRect().top; return t !== undefined && t >= 40 && t < 140; })()`,
+        { timeout: 5_000 },
+      );
       // The README is not served: its sections are named, not linked.
       expect(await page.$$eval(`main em`, (els: any[]) => els.map((e) => String(e.textContent)))).toContain("Security model");
       // The address the pages use goes to this server.
@@ -128,7 +149,9 @@ describe("help pages", () => {
       await waitForH1(page, "Help topic not found");
       await click(page, "link", "See every help topic");
       await waitForH1(page, "Help");
-      expect(await page.$$eval(`main a[href^="/help/"]`, (els: any[]) => els.map((e) => String(e.getAttribute("href"))))).toEqual(HELP_TOPICS.map((t) => `/help/${t.slug}`));
+      expect(await page.$$eval(`main a[href^="/help/"]`, (els: any[]) => els.map((e) => String(e.getAttribute("href"))))).toEqual(
+        HELP_TOPICS.map((t) => `/help/${t.slug}`),
+      );
       expectClean(ui);
     },
     TEST_TIMEOUT,
@@ -159,7 +182,11 @@ describe("help pages", () => {
         await click(page, "link", `Help: ${topic.title}`);
         await waitForH1(page, titleOf(slug));
         expect(await location(page)).toBe(`/help/${slug}${section ? `#${section}` : ""}`);
-        if (section) await page.waitForFunction(`(() => { const t = document.getElementById(${JSON.stringify(section)})?.getBoundingClientRect().top; return t !== undefined && t >= 40 && t < 140; })()`, { timeout: 5_000 });
+        if (section)
+          await page.waitForFunction(
+            `(() => { const t = document.getElementById(${JSON.stringify(section)})?.getBoundingClientRect().top; return t !== undefined && t >= 40 && t < 140; })()`,
+            { timeout: 5_000 },
+          );
       }
       // The navigation's Help entry (marked current on a help page) and the account menu's.
       await goto(ui, `${h.url}/`);

@@ -146,7 +146,9 @@ describe("keyboard", () => {
       await page.keyboard.type("script-src");
       await page.keyboard.press("Enter");
       await page.waitForSelector("ul[aria-label=Directives] > li[data-directive='script-src']", { timeout: 15_000 });
-      expect((await page.$$eval("ul[aria-label=Directives] > li", (lis: any[]) => lis.map((li) => String(li.dataset.directive)))).at(-1)).toBe("script-src");
+      expect((await page.$$eval("ul[aria-label=Directives] > li", (lis: any[]) => lis.map((li) => String(li.dataset.directive)))).at(-1)).toBe(
+        "script-src",
+      );
       // With the picker open, axe finds nothing serious (its list scrolls and is reachable).
       await tabTo(page, "Add a directive", { back: false, max: 60 });
       await page.keyboard.press("ArrowDown");

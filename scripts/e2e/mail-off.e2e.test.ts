@@ -17,13 +17,12 @@ const MAIL_OFF = "Mail is not configured on this server";
 /** The accessible description of the switch named `name` (what a screen reader reads with it). */
 async function switchDescription(page: Page, name: string): Promise<string> {
   const el = await byRole(page, "switch", name);
-  return (await el.evaluate(
-    (e: any) =>
-      String(e.getAttribute("aria-describedby") ?? "")
-        .split(/\s+/)
-        .filter(Boolean)
-        .map((id: string) => (globalThis as any).document.getElementById(id)?.textContent ?? "")
-        .join(" "),
+  return (await el.evaluate((e: any) =>
+    String(e.getAttribute("aria-describedby") ?? "")
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((id: string) => (globalThis as any).document.getElementById(id)?.textContent ?? "")
+      .join(" "),
   )) as string;
 }
 
@@ -52,7 +51,10 @@ describe("mail is off", () => {
     "tracker editors: “Email me on change” says mail is not configured",
     async () => {
       const user = await h.srv.createUser();
-      for (const [kind, colorScheme] of [["apis", "light"], ["pages", "dark"]] as const) {
+      for (const [kind, colorScheme] of [
+        ["apis", "light"],
+        ["pages", "dark"],
+      ] as const) {
         const ui = await h.open({ user, colorScheme });
         await goto(ui, `${h.url}/trackers/${kind}/new`);
         expect(await switchDescription(ui.page, "Email me on change")).toContain(MAIL_OFF);

@@ -18,7 +18,9 @@ const valueOf = async (page: Page, label: string) => (await (await byRole(page, 
 
 /** The text the input labelled `label` is described by (its description and error). */
 const describedBy = async (page: Page, label: string) =>
-  (await (await byRole(page, "textbox", label)).evaluate((e: any) =>
+  (await (
+    await byRole(page, "textbox", label)
+  ).evaluate((e: any) =>
     String(e.getAttribute("aria-describedby") ?? "")
       .split(/\s+/)
       .filter(Boolean)
@@ -76,7 +78,9 @@ describe("numbers out of range", () => {
       await click(page, "button", "Create API tracker");
       await page.waitForFunction(
         (label: string) => {
-          const input = [...(globalThis as any).document.querySelectorAll("input")].find((i: any) => i.labels && [...i.labels].some((l: any) => l.textContent.includes(label)));
+          const input = [...(globalThis as any).document.querySelectorAll("input")].find(
+            (i: any) => i.labels && [...i.labels].some((l: any) => l.textContent.includes(label)),
+          );
           return input?.getAttribute("aria-invalid") === "true";
         },
         { timeout: 15_000 },

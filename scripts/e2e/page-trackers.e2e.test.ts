@@ -29,7 +29,9 @@ async function runNow(page: Page, text: string) {
   await dismissToasts(page);
   await click(page, "button", "Run now");
   await waitForText(page, text, 30_000);
-  await page.waitForFunction(`[...document.querySelectorAll("button")].some(b => b.textContent === "Run now" && !b.disabled && !b.dataset.loading)`, { timeout: 30_000 });
+  await page.waitForFunction(`[...document.querySelectorAll("button")].some(b => b.textContent === "Run now" && !b.disabled && !b.dataset.loading)`, {
+    timeout: 30_000,
+  });
 }
 
 describe("page trackers pages", () => {
@@ -54,7 +56,9 @@ describe("page trackers pages", () => {
       // Debug before saving: the page is rendered once, with screenshots and its console output.
       await click(page, "button", "Debug");
       await page.waitForSelector("img[data-shot=final]", { timeout: 30_000 });
-      await page.waitForFunction(`[...document.querySelectorAll("img[data-shot]")].every(i => i.complete && i.naturalWidth === 1280)`, { timeout: 15_000 });
+      await page.waitForFunction(`[...document.querySelectorAll("img[data-shot]")].every(i => i.complete && i.naturalWidth === 1280)`, {
+        timeout: 15_000,
+      });
       expect(await page.$$eval("img[data-shot]", (imgs: any[]) => imgs.map((i) => i.dataset.shot))).toEqual(["navigated", "final"]);
       const trace = await page.$eval("[data-testid=debug-trace]", (e: any) => String(e.innerText));
       expect(trace).toContain('"Catalogue"'); // the extractor's result (h1 text), as JSON
@@ -77,7 +81,9 @@ describe("page trackers pages", () => {
       f.page.libVersion = 2;
       await runNow(page, "2 revisions");
       await page.waitForSelector("[data-testid=resources-diff] tr[data-change]", { timeout: 15_000 });
-      const rows = await page.$$eval("[data-testid=resources-diff] tr[data-change]", (trs: any[]) => trs.map((tr) => [tr.dataset.change, String(tr.innerText)]));
+      const rows = await page.$$eval("[data-testid=resources-diff] tr[data-change]", (trs: any[]) =>
+        trs.map((tr) => [tr.dataset.change, String(tr.innerText)]),
+      );
       expect(rows).toHaveLength(1);
       expect(rows[0]![0]).toBe("changed");
       expect(rows[0]![1]).toContain(`${f.url}/lib.js`);
@@ -85,7 +91,10 @@ describe("page trackers pages", () => {
       expect(await page.$eval("[data-testid=resources-diff]", (e: any) => String(e.innerText))).toContain("1 unchanged"); // the stylesheet
       // The extracted content did not change: the text diff shows the same heading on both sides, and says so.
       await page.waitForSelector(".cm-mergeView", { timeout: 15_000 });
-      expect(await page.$$eval(".cm-mergeView .cm-content", (els: any[]) => els.map((e) => String(e.textContent)))).toEqual(["Catalogue", "Catalogue"]);
+      expect(await page.$$eval(".cm-mergeView .cm-content", (els: any[]) => els.map((e) => String(e.textContent)))).toEqual([
+        "Catalogue",
+        "Catalogue",
+      ]);
       await waitForText(page, "The two texts are identical.");
       expect(await axeViolations(page)).toEqual([]);
       expectClean(ui);

@@ -16,11 +16,20 @@ export type UiPageSpec = [name: string, url: string, text?: string, then?: (page
 /** Pages that need no signed-in user. */
 export const PUBLIC_PAGES = ["signin", "signup", "forgot", "recover", "template-shared", "csp-shared"];
 
-export async function seedPages(h: UiHarness, fixtures: TrackerFixtures, email = "ana@example.com"): Promise<{ user: TestUser; pages: UiPageSpec[] }> {
+export async function seedPages(
+  h: UiHarness,
+  fixtures: TrackerFixtures,
+  email = "ana@example.com",
+): Promise<{ user: TestUser; pages: UiPageSpec[] }> {
   const user = await h.srv.createUser(email);
   const c = user.client;
   const tags = [];
-  for (const [name, color] of [["prod", "danger"], ["staging", "warning"], ["ci", "primary"], ["team-blue", "#1864ab"]] as const)
+  for (const [name, color] of [
+    ["prod", "danger"],
+    ["staging", "warning"],
+    ["ci", "primary"],
+    ["team-blue", "#1864ab"],
+  ] as const)
     tags.push((await c.post("/api/user/tags", { name, color })).json);
   await c.post("/api/user/secrets", { name: "GITHUB_TOKEN", value: "ghp_example", tagIds: [tags[0].id, tags[2].id] });
   await c.post("/api/user/secrets", { name: "SLACK_WEBHOOK", value: "https://hooks.example/x", tagIds: [tags[1].id] });
@@ -48,13 +57,23 @@ export async function seedPages(h: UiHarness, fixtures: TrackerFixtures, email =
     })
   ).json;
   const templateShare = (await c.post(`/api/certificates/templates/${template.id}/_share`)).json;
-  const key = (await c.post("/api/certificates/private_keys", { keyName: "api signing", alg: { keyType: "ecdsa", curve: "secp384r1" }, passphrase: "example-pass" })).json;
+  const key = (
+    await c.post("/api/certificates/private_keys", {
+      keyName: "api signing",
+      alg: { keyType: "ecdsa", curve: "secp384r1" },
+      passphrase: "example-pass",
+    })
+  ).json;
   await c.post("/api/certificates/private_keys", { keyName: "deploy", alg: { keyType: "ed25519" }, tagIds: [tags[0].id] });
   const policy = (
     await c.post("/api/web_security/csp", {
       name: "marketing site",
       tagIds: [tags[0].id],
-      content: { type: "serialized", value: "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.example.com https://www.google.com; img-src 'self' data: https:; object-src 'none'; upgrade-insecure-requests" },
+      content: {
+        type: "serialized",
+        value:
+          "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.example.com https://www.google.com; img-src 'self' data: https:; object-src 'none'; upgrade-insecure-requests",
+      },
     })
   ).json;
   const policyShare = (await c.post(`/api/web_security/csp/${policy.id}/_share`)).json;
@@ -175,7 +194,10 @@ export async function seedPages(h: UiHarness, fixtures: TrackerFixtures, email =
       "/responders/new",
       "New responder",
       async (page) => {
-        for (const [label, value] of [["Status code", "999"], ["Requests to track", "5000"]] as const) {
+        for (const [label, value] of [
+          ["Status code", "999"],
+          ["Requests to track", "5000"],
+        ] as const) {
           const el = (await page.waitForSelector(`aria/${label}[role="textbox"]`))!;
           await el.click({ count: 3 });
           await el.type(value);
@@ -223,4 +245,3 @@ async function brokenScript(page: Page, save: boolean) {
   await (await page.waitForSelector('aria/Create script[role="button"]'))!.click();
   await waitForText(page, "does not compile");
 }
-

@@ -30,7 +30,11 @@ const text = (b64: string | undefined) => Buffer.from(b64 ?? "", "base64").toStr
 let seq = 0;
 
 async function responder(script: string, settings: Record<string, unknown> = {}) {
-  const res = await user.client.post(BASE, { name: `example-${++seq}`, location: { pathType: "*", path: `/ex${seq}` }, settings: { script, ...settings } });
+  const res = await user.client.post(BASE, {
+    name: `example-${++seq}`,
+    location: { pathType: "*", path: `/ex${seq}` },
+    settings: { script, ...settings },
+  });
   expect(res.status, res.text).toBe(201);
   return res.json as { id: string; location: { path: string } };
 }
@@ -48,10 +52,21 @@ describe("script examples", () => {
 
   test("echo answers with what arrived", async () => {
     const r = await responder(source("echo"));
-    const res = await tryIt(r, { method: "POST", path: `${r.location.path}/a?x=1`, headers: [["content-type", "application/json"]], body: '{"n":1}' });
+    const res = await tryIt(r, {
+      method: "POST",
+      path: `${r.location.path}/a?x=1`,
+      headers: [["content-type", "application/json"]],
+      body: '{"n":1}',
+    });
     expect(res.statusCode).toBe(200);
     const out = JSON.parse(text(res.body));
-    expect([out.method, out.path, out.query, out.body, out.headers["content-type"]]).toEqual(["POST", `${r.location.path}/a`, { x: "1" }, { n: 1 }, "application/json"]);
+    expect([out.method, out.path, out.query, out.body, out.headers["content-type"]]).toEqual([
+      "POST",
+      `${r.location.path}/a`,
+      { x: "1" },
+      { n: 1 },
+      "application/json",
+    ]);
   });
 
   test("JSON API routes on method and path", async () => {

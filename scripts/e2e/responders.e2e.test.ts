@@ -9,7 +9,21 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "puppeteer-core";
-import { axeViolations, click, clickInDialog, expectClean, fill, goto, path, startUiHarness, TEST_TIMEOUT, typeInEditor, waitForDialogsClosed, waitForText, type UiHarness } from "./harness";
+import {
+  axeViolations,
+  click,
+  clickInDialog,
+  expectClean,
+  fill,
+  goto,
+  path,
+  startUiHarness,
+  TEST_TIMEOUT,
+  typeInEditor,
+  waitForDialogsClosed,
+  waitForText,
+  type UiHarness,
+} from "./harness";
 
 let h: UiHarness;
 let port: number;
@@ -52,7 +66,9 @@ async function rawHead(host: string, target: string): Promise<string[]> {
 
 /** Opens the history row of the request "<METHOD> <target>". */
 const openRecord = (page: Page, request: string) =>
-  page.evaluate(`[...document.querySelectorAll("[data-record] button")].find(b => b.getAttribute("aria-label").startsWith(${JSON.stringify(`Open ${request} at `)})).click()`);
+  page.evaluate(
+    `[...document.querySelectorAll("[data-record] button")].find(b => b.getAttribute("aria-label").startsWith(${JSON.stringify(`Open ${request} at `)})).click()`,
+  );
 
 describe("responders pages", () => {
   test(
@@ -136,7 +152,12 @@ describe("responders pages", () => {
       // On the wire repeats of a name may be folded into one line (supplement §11.5), in their order.
       const head = await rawHead(`${user.handle}.localhost:${port}`, "/orders/probe");
       expect(head[0]).toBe("HTTP/1.1 201 Created");
-      expect(head.filter((l) => /^x-dup:/i.test(l)).join(" | ").replace(/^x-dup: /i, "")).toBe("two, one");
+      expect(
+        head
+          .filter((l) => /^x-dup:/i.test(l))
+          .join(" | ")
+          .replace(/^x-dup: /i, ""),
+      ).toBe("two, one");
       expect(head.filter((l) => /^set-cookie:/i.test(l)).map((l) => l.slice(12))).toEqual(["b=2", "a=1"]);
       await waitForText(page, "GET /orders/probe"); // the probe arrives in the history
 
@@ -240,8 +261,11 @@ describe("responders pages", () => {
         return res.json.id as string;
       };
       const staticId = await make("static", "/static", { statusCode: 201 }, "POST");
-      const scriptedId = await make("scripted", "/scripted", { script: "if (context.query.fail) throw new Error('kaboom'); return { statusCode: 418, body: 'teapot' };" });
-      const send = (p: string, method = "GET") => fetch(`${h.url}${p}`, { method, headers: { host: `${user.handle}.localhost:${port}` } }).then(async (x) => (await x.arrayBuffer(), x.status));
+      const scriptedId = await make("scripted", "/scripted", {
+        script: "if (context.query.fail) throw new Error('kaboom'); return { statusCode: 418, body: 'teapot' };",
+      });
+      const send = (p: string, method = "GET") =>
+        fetch(`${h.url}${p}`, { method, headers: { host: `${user.handle}.localhost:${port}` } }).then(async (x) => (await x.arrayBuffer(), x.status));
       /** The Status column's header and each row's status cell, newest first. */
       const statuses = (page: Page) =>
         page.evaluate(`(() => {
@@ -284,10 +308,17 @@ describe("responders pages", () => {
     "history detail: JSON and binary bodies, proxy headers behind a switch, copy as curl, HAR 1.2 download, clear",
     async () => {
       const user = await h.srv.createUser();
-      const r = (await user.client.post(BASE, { name: "inbox", method: "POST", location: { pathType: "*", path: "/in" }, settings: { requestsToTrack: 10 } })).json;
+      const r = (
+        await user.client.post(BASE, { name: "inbox", method: "POST", location: { pathType: "*", path: "/in" }, settings: { requestsToTrack: 10 } })
+      ).json;
       const send = (p: string, body: string | Uint8Array, headers: Record<string, string>) =>
-        fetch(`${h.url}${p}`, { method: "POST", body, headers: { host: `${user.handle}.localhost:${port}`, ...headers } }).then((x) => x.arrayBuffer());
-      await send("/in/json?x=1", JSON.stringify({ a: 1, b: [true, "two"] }), { "content-type": "application/json", "x-forwarded-for": "198.51.100.9" });
+        fetch(`${h.url}${p}`, { method: "POST", body, headers: { host: `${user.handle}.localhost:${port}`, ...headers } }).then((x) =>
+          x.arrayBuffer(),
+        );
+      await send("/in/json?x=1", JSON.stringify({ a: 1, b: [true, "two"] }), {
+        "content-type": "application/json",
+        "x-forwarded-for": "198.51.100.9",
+      });
       await send("/in/bin", new Uint8Array([0, 1, 2, 255, 72, 105]), { "content-type": "application/octet-stream" });
       const ui = await h.open({ user, colorScheme: "dark" });
       const { page } = ui;
@@ -316,7 +347,9 @@ describe("responders pages", () => {
 
       await openRecord(page, "POST /in/bin"); // binary: shown as hex
       await waitForText(page, "POST /in/bin HTTP/1.1");
-      expect(await page.$eval("[aria-label='Request body']", (e: any) => e.textContent)).toBe(`00000000  ${"00 01 02 ff 48 69".padEnd(47)}  |....Hi|`);
+      expect(await page.$eval("[aria-label='Request body']", (e: any) => e.textContent)).toBe(
+        `00000000  ${"00 01 02 ff 48 69".padEnd(47)}  |....Hi|`,
+      );
       await click(page, "button", "Copy as curl");
       expect(await axeViolations(page)).toEqual([]);
       await page.waitForFunction(`navigator.clipboard.readText().then(t => t.includes("base64 -d"))`);

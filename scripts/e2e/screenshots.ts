@@ -19,7 +19,10 @@ try {
   for (const [name, url, text, then] of pages) {
     if (only && !only.split(",").some((prefix) => name.startsWith(prefix))) continue;
     for (const scheme of ["light", "dark"] as const) {
-      for (const [w, hgt, label] of [[1366, 768, "desktop"], [390, 844, "phone"]] as const) {
+      for (const [w, hgt, label] of [
+        [1366, 768, "desktop"],
+        [390, 844, "phone"],
+      ] as const) {
         const publicPage = PUBLIC_PAGES.includes(name);
         const ui = await h.open({ user: publicPage ? undefined : user, width: w, height: hgt, colorScheme: scheme });
         await goto(ui, h.url + url);

@@ -4,7 +4,20 @@
 // anyway" the server's `warnings` are shown. axe on the open confirmation, light and dark.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "puppeteer-core";
-import { axeViolations, click, clickInDialog, expectClean, fill, goto, startUiHarness, TEST_TIMEOUT, typeInEditor, waitForDialogsClosed, waitForText, type UiHarness } from "./harness";
+import {
+  axeViolations,
+  click,
+  clickInDialog,
+  expectClean,
+  fill,
+  goto,
+  startUiHarness,
+  TEST_TIMEOUT,
+  typeInEditor,
+  waitForDialogsClosed,
+  waitForText,
+  type UiHarness,
+} from "./harness";
 
 let h: UiHarness;
 beforeAll(async () => {
@@ -12,7 +25,8 @@ beforeAll(async () => {
 }, TEST_TIMEOUT);
 afterAll(() => h?.stop());
 
-const syntaxStatus = (page: Page, n = 0) => page.$$eval("[data-testid=syntax-status]", (els: any[], i: number) => String(els[i]?.textContent ?? ""), n) as Promise<string>;
+const syntaxStatus = (page: Page, n = 0) =>
+  page.$$eval("[data-testid=syntax-status]", (els: any[], i: number) => String(els[i]?.textContent ?? ""), n) as Promise<string>;
 
 describe("script editors", () => {
   test(
@@ -89,7 +103,9 @@ describe("script editors", () => {
     "page tracker extractor is checked as page code (`context` is its parameter); an API tracker update shows 200 {warnings}",
     async () => {
       const user = await h.srv.createUser();
-      const api = (await user.client.post("/api/web_scraping/api_trackers", { name: "feed", target: { url: "https://example.com/feed", extractor: "return 1" } })).json;
+      const api = (
+        await user.client.post("/api/web_scraping/api_trackers", { name: "feed", target: { url: "https://example.com/feed", extractor: "return 1" } })
+      ).json;
       const ui = await h.open({ user });
       const { page } = ui;
 
@@ -107,7 +123,9 @@ describe("script editors", () => {
       await goto(ui2, `${h.url}/trackers/apis/${api.id}/edit`);
       await waitForText(page2, "Extractor");
       await typeInEditor(page2, "return 1 +", "Extractor");
-      await page2.waitForFunction(`[...document.querySelectorAll("[data-testid=syntax-status]")].some((e) => e.textContent.includes("unexpected end of script"))`);
+      await page2.waitForFunction(
+        `[...document.querySelectorAll("[data-testid=syntax-status]")].some((e) => e.textContent.includes("unexpected end of script"))`,
+      );
       await click(page2, "button", "Save");
       await waitForText(page2, "The extractor does not compile");
       await clickInDialog(page2, "Save anyway");

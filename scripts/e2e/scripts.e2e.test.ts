@@ -2,7 +2,21 @@
 // unsaved changes asks first, duplicate, sort by type, delete; axe on the editor page in both themes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "puppeteer-core";
-import { axeViolations, click, clickInDialog, expectClean, fill, goto, path, startUiHarness, TEST_TIMEOUT, typeInEditor, waitForDialogsClosed, waitForText, type UiHarness } from "./harness";
+import {
+  axeViolations,
+  click,
+  clickInDialog,
+  expectClean,
+  fill,
+  goto,
+  path,
+  startUiHarness,
+  TEST_TIMEOUT,
+  typeInEditor,
+  waitForDialogsClosed,
+  waitForText,
+  type UiHarness,
+} from "./harness";
 
 let h: UiHarness;
 beforeAll(async () => {
@@ -10,7 +24,8 @@ beforeAll(async () => {
 }, TEST_TIMEOUT);
 afterAll(() => h?.stop());
 
-const rowNames = (page: Page) => page.$$eval(".mantine-datatable tbody tr td:first-child", (tds: any[]) => tds.map((td) => String(td.innerText).trim())) as Promise<string[]>;
+const rowNames = (page: Page) =>
+  page.$$eval(".mantine-datatable tbody tr td:first-child", (tds: any[]) => tds.map((td) => String(td.innerText).trim())) as Promise<string[]>;
 const counter = (page: Page) => page.$eval("[data-testid=size-counter]", (e: any) => String(e.textContent)) as Promise<string>;
 
 describe("scripts pages", () => {

@@ -4,7 +4,20 @@
 // whose filter finds nothing offers "Search everywhere for …". axe with the palette open, light and dark.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "puppeteer-core";
-import { axeViolations, byRole, click, expectClean, goto, path, startUiHarness, TEST_TIMEOUT, waitForDialogsClosed, waitForText, type UiHarness, type UiPage } from "./harness";
+import {
+  axeViolations,
+  byRole,
+  click,
+  expectClean,
+  goto,
+  path,
+  startUiHarness,
+  TEST_TIMEOUT,
+  waitForDialogsClosed,
+  waitForText,
+  type UiHarness,
+  type UiPage,
+} from "./harness";
 
 // page-side globals of the functions evaluated in the browser (the root program has no DOM types)
 declare const document: any;
@@ -18,8 +31,12 @@ afterAll(() => h?.stop());
 
 const INPUT = 'input[aria-label="Search everything"]';
 const status = (page: Page) => page.$eval("[data-testid=search-status]", (e: any) => String(e.textContent)) as Promise<string>;
-const options = (page: Page) => page.$$eval('[data-testid=search-results] [role="option"]', (els: any[]) => els.map((e) => String(e.textContent))) as Promise<string[]>;
-const groups = (page: Page) => page.$$eval('[data-testid=search-results] [role="group"]', (els: any[]) => els.map((e) => String(e.getAttribute("aria-labelledby") && document.getElementById(e.getAttribute("aria-labelledby"))?.textContent))) as Promise<string[]>;
+const options = (page: Page) =>
+  page.$$eval('[data-testid=search-results] [role="option"]', (els: any[]) => els.map((e) => String(e.textContent))) as Promise<string[]>;
+const groups = (page: Page) =>
+  page.$$eval('[data-testid=search-results] [role="group"]', (els: any[]) =>
+    els.map((e) => String(e.getAttribute("aria-labelledby") && document.getElementById(e.getAttribute("aria-labelledby"))?.textContent)),
+  ) as Promise<string[]>;
 const paletteOpen = async (page: Page) => (await page.$(INPUT)) !== null;
 
 async function ctrlK(page: Page) {
@@ -44,7 +61,9 @@ async function settled(page: Page, expected: RegExp) {
 
 async function seed(user: Awaited<ReturnType<UiHarness["srv"]["createUser"]>>) {
   const c = user.client;
-  const script = (await c.post("/api/user/scripts", { name: "sign-request", scriptType: "universal", content: "// needle: signs the orders call\nreturn null" })).json;
+  const script = (
+    await c.post("/api/user/scripts", { name: "sign-request", scriptType: "universal", content: "// needle: signs the orders call\nreturn null" })
+  ).json;
   const responder = (await c.post("/api/webhooks/responders", { name: "orders-hook", location: { pathType: "=", path: "/needle/orders" } })).json;
   const tracker = (await c.post("/api/web_scraping/api_trackers", { name: "price feed", target: { url: "https://example.com/needle.json" } })).json;
   const tag = (await c.post("/api/user/tags", { name: "needle-team", color: "primary" })).json;

@@ -2,7 +2,20 @@
 // any/all in the URL; delete; axe on list and form in both themes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "puppeteer-core";
-import { axeViolations, click, clickInDialog, expectClean, fill, goto, path, startUiHarness, TEST_TIMEOUT, waitForDialogsClosed, waitForText, type UiHarness } from "./harness";
+import {
+  axeViolations,
+  click,
+  clickInDialog,
+  expectClean,
+  fill,
+  goto,
+  path,
+  startUiHarness,
+  TEST_TIMEOUT,
+  waitForDialogsClosed,
+  waitForText,
+  type UiHarness,
+} from "./harness";
 
 let h: UiHarness;
 beforeAll(async () => {
@@ -18,7 +31,8 @@ const pageHolds = (page: Page, text: string) =>
     `(() => { const t = ${JSON.stringify(text)}; const fields = [...document.querySelectorAll("input, textarea")].map(e => e.value);
       return document.documentElement.outerHTML.includes(t) || fields.some(v => v.includes(t)) || JSON.stringify(localStorage).includes(t) || JSON.stringify(sessionStorage).includes(t); })()`,
   ) as Promise<boolean>;
-const rowNames = (page: Page) => page.$$eval(".mantine-datatable tbody tr td:first-child", (tds: any[]) => tds.map((td) => String(td.innerText).trim())) as Promise<string[]>;
+const rowNames = (page: Page) =>
+  page.$$eval(".mantine-datatable tbody tr td:first-child", (tds: any[]) => tds.map((td) => String(td.innerText).trim())) as Promise<string[]>;
 
 describe("secrets page", () => {
   test(

@@ -5,7 +5,20 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "puppeteer-core";
 import { startSmtpSink, type SmtpSink } from "../../src/tests/smtp-sink";
 import { ApiClient } from "../../src/tests/harness";
-import { axeViolations, click, clickInDialog, expectClean, fill, goto, startUiHarness, TEST_TIMEOUT, waitForDialogsClosed, waitForNoText, waitForText, type UiHarness } from "./harness";
+import {
+  axeViolations,
+  click,
+  clickInDialog,
+  expectClean,
+  fill,
+  goto,
+  startUiHarness,
+  TEST_TIMEOUT,
+  waitForDialogsClosed,
+  waitForNoText,
+  waitForText,
+  type UiHarness,
+} from "./harness";
 
 let smtp: SmtpSink;
 let h: UiHarness;
@@ -18,7 +31,8 @@ afterAll(async () => {
   await smtp?.close();
 });
 
-const bodyHas = (page: Page, text: string) => page.evaluate(`document.documentElement.outerHTML.includes(${JSON.stringify(text)})`) as Promise<boolean>;
+const bodyHas = (page: Page, text: string) =>
+  page.evaluate(`document.documentElement.outerHTML.includes(${JSON.stringify(text)})`) as Promise<boolean>;
 
 describe("settings page", () => {
   test(

@@ -4,7 +4,18 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "puppeteer-core";
 import type { TestUser } from "../../src/tests/harness";
-import { axeViolations, click, expectClean, goto, path, startUiHarness, TEST_TIMEOUT, waitForDialogsClosed, waitForText, type UiHarness } from "./harness";
+import {
+  axeViolations,
+  click,
+  expectClean,
+  goto,
+  path,
+  startUiHarness,
+  TEST_TIMEOUT,
+  waitForDialogsClosed,
+  waitForText,
+  type UiHarness,
+} from "./harness";
 
 let h: UiHarness;
 let user: TestUser;
@@ -16,7 +27,10 @@ afterAll(() => h?.stop());
 
 const heading = (page: Page) => page.$eval("main h1", (e: any) => String(e.textContent)) as Promise<string>;
 const scheme = (page: Page) => page.evaluate(`document.documentElement.getAttribute("data-mantine-color-scheme")`) as Promise<string>;
-const focused = (page: Page) => page.evaluate(`(document.activeElement && (document.activeElement.getAttribute("aria-label") || document.activeElement.textContent || "")).trim()`) as Promise<string>;
+const focused = (page: Page) =>
+  page.evaluate(
+    `(document.activeElement && (document.activeElement.getAttribute("aria-label") || document.activeElement.textContent || "")).trim()`,
+  ) as Promise<string>;
 
 describe("app shell", () => {
   test(

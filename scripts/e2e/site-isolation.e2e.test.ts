@@ -98,7 +98,10 @@ async function attackPage(srv: TestServer, owner: TestUser, path: string, script
   const res = await owner.client.post("/api/webhooks/responders", {
     name: `attack ${path}`,
     location: { pathType: "=", path },
-    settings: { headers: [["content-type", "text/html; charset=utf-8"]], body: `<!doctype html><title>hi</title><body><script>${script}; document.title = "done";</script></body>` },
+    settings: {
+      headers: [["content-type", "text/html; charset=utf-8"]],
+      body: `<!doctype html><title>hi</title><body><script>${script}; document.title = "done";</script></body>`,
+    },
   });
   expect(res.status).toBe(201);
   return `http://${owner.handle}.${domain}:${port(srv)}${path}`;
@@ -118,7 +121,10 @@ const saveSecret = (page: Page, name: string) =>
   ) as Promise<number>;
 
 const sessionCookies = async (page: Page, srv: TestServer) =>
-  (await page.cookies(`${uiUrl(srv)}/api/user/secrets`)).filter((c) => c.name === "secbox_session").map((c) => `${c.domain} ${c.path}`).sort();
+  (await page.cookies(`${uiUrl(srv)}/api/user/secrets`))
+    .filter((c) => c.name === "secbox_session")
+    .map((c) => `${c.domain} ${c.path}`)
+    .sort();
 
 describe("responder pages and the UI's session", () => {
   test(
@@ -147,7 +153,16 @@ describe("responder pages and the UI's session", () => {
       const [victim2, attacker2] = await Promise.all([sibling.createUser(), sibling.createUser()]);
       const page2 = await freshPage();
       await signIn(page2, sibling, victim2);
-      await visit(page2, await attackPage(sibling, attacker2, "/swap", `document.cookie = ${JSON.stringify(`secbox_session=${attacker2.session}; domain=secbox.lan; path=/api`)}`, "secbox-hooks.lan"));
+      await visit(
+        page2,
+        await attackPage(
+          sibling,
+          attacker2,
+          "/swap",
+          `document.cookie = ${JSON.stringify(`secbox_session=${attacker2.session}; domain=secbox.lan; path=/api`)}`,
+          "secbox-hooks.lan",
+        ),
+      );
       expect(await sessionCookies(page2, sibling)).toEqual(["secbox.lan /"]);
       await page2.goto(`${uiUrl(sibling)}/secrets`, { waitUntil: "networkidle0" });
       await page2.waitForSelector(`aria/Account menu: ${victim2.email}[role="button"]`, { timeout: 15_000 });
@@ -242,7 +257,16 @@ describe("responder pages and the UI's session", () => {
 
       // A responder page of another origin framing the docs: the frame is refused.
       const attacker = await sameSite.createUser();
-      await visit(page, await attackPage(sameSite, attacker, "/frame", `document.body.innerHTML = '<iframe src="${uiUrl(sameSite)}/api-docs"></iframe>'`, "secbox.lan"));
+      await visit(
+        page,
+        await attackPage(
+          sameSite,
+          attacker,
+          "/frame",
+          `document.body.innerHTML = '<iframe src="${uiUrl(sameSite)}/api-docs"></iframe>'`,
+          "secbox.lan",
+        ),
+      );
       // Settled: the frame either shows Chromium's error page (refused) or the docs (rendered).
       let outcome = "";
       for (let i = 0; i < 150 && outcome === ""; i++) {

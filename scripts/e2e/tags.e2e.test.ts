@@ -2,7 +2,21 @@
 // URL, reload-safe), delete with confirmation; axe in light and dark.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { TestUser } from "../../src/tests/harness";
-import { axeViolations, click, clickInDialog, expectClean, fill, goto, path, startUiHarness, TEST_TIMEOUT, waitForDialogsClosed, waitForNoText, waitForText, type UiHarness } from "./harness";
+import {
+  axeViolations,
+  click,
+  clickInDialog,
+  expectClean,
+  fill,
+  goto,
+  path,
+  startUiHarness,
+  TEST_TIMEOUT,
+  waitForDialogsClosed,
+  waitForNoText,
+  waitForText,
+  type UiHarness,
+} from "./harness";
 
 let h: UiHarness;
 let user: TestUser;

@@ -42,7 +42,11 @@ type Client = { post: (path: string, body?: unknown) => Promise<{ status: number
  * Trackers with history for screenshots: an API tracker with a numeric extractor run three times with changing
  * prices, one that fails, and a page tracker with the resource inventory whose script (and price text) change between runs.
  */
-export async function seedTrackers(c: Client, f: TrackerFixtures, tags: { id: string }[] = []): Promise<{ api: string; failing: string; page: string }> {
+export async function seedTrackers(
+  c: Client,
+  f: TrackerFixtures,
+  tags: { id: string }[] = [],
+): Promise<{ api: string; failing: string; page: string }> {
   const api = (
     await c.post("/api/web_scraping/api_trackers", {
       name: "price-feed",
@@ -60,9 +64,20 @@ export async function seedTrackers(c: Client, f: TrackerFixtures, tags: { id: st
     await c.post(`/api/web_scraping/api_trackers/${api.id}/_history`, { refresh: true });
     await Bun.sleep(1100); // distinct revision times (unix seconds)
   }
-  const failing = (await c.post("/api/web_scraping/api_trackers", { name: "status-endpoint", target: { url: `${f.url}/api/down` }, config: { job: { schedule: "0 30 * * * *" } } })).json;
+  const failing = (
+    await c.post("/api/web_scraping/api_trackers", {
+      name: "status-endpoint",
+      target: { url: `${f.url}/api/down` },
+      config: { job: { schedule: "0 30 * * * *" } },
+    })
+  ).json;
   await c.post(`/api/web_scraping/api_trackers/${failing.id}/_history`, { refresh: true });
-  await c.post("/api/web_scraping/api_trackers", { name: "release-notes", target: { url: `${f.url}/api/value` }, enabled: false, tagIds: tags.slice(1, 3).map((t) => t.id) });
+  await c.post("/api/web_scraping/api_trackers", {
+    name: "release-notes",
+    target: { url: `${f.url}/api/value` },
+    enabled: false,
+    tagIds: tags.slice(1, 3).map((t) => t.id),
+  });
   const page = (
     await c.post("/api/web_scraping/page_trackers", {
       name: "shop-assets",
@@ -71,7 +86,10 @@ export async function seedTrackers(c: Client, f: TrackerFixtures, tags: { id: st
     })
   ).json;
   // The script and the price change: a resource diff and a plain-text value diff.
-  for (const [v, price] of [[1, "10.00 EUR"], [2, "12.50 EUR"]] as const) {
+  for (const [v, price] of [
+    [1, "10.00 EUR"],
+    [2, "12.50 EUR"],
+  ] as const) {
     f.page.libVersion = v;
     f.page.price = price;
     await c.post(`/api/web_scraping/page_trackers/${page.id}/_history`, { refresh: true });

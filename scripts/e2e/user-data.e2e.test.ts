@@ -6,7 +6,19 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "puppeteer-core";
-import { axeViolations, click, clickInDialog, expectClean, fill, goto, startUiHarness, TEST_TIMEOUT, waitForDownload, waitForText, type UiHarness } from "./harness";
+import {
+  axeViolations,
+  click,
+  clickInDialog,
+  expectClean,
+  fill,
+  goto,
+  startUiHarness,
+  TEST_TIMEOUT,
+  waitForDownload,
+  waitForText,
+  type UiHarness,
+} from "./harness";
 
 let h: UiHarness;
 const dir = mkdtempSync(join(tmpdir(), "secbox-e2e-dl-"));
@@ -19,7 +31,9 @@ afterAll(async () => {
 });
 
 const tableRows = (page: Page, label: string) =>
-  page.$$eval(`table[aria-label='${label}'] tbody tr`, (trs: any[]) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td: any) => String(td.textContent).trim()).join(" | "))) as Promise<string[]>;
+  page.$$eval(`table[aria-label='${label}'] tbody tr`, (trs: any[]) =>
+    trs.map((tr) => [...tr.querySelectorAll("td")].map((td: any) => String(td.textContent).trim()).join(" | ")),
+  ) as Promise<string[]>;
 
 describe("data export and import", () => {
   test(
@@ -48,7 +62,17 @@ describe("data export and import", () => {
       expect(fileName).toMatch(/^secbox-export-\d{8}-\d{6}\.json$/);
       const file = JSON.parse(new TextDecoder().decode(await waitForDownload(dir, fileName!)));
       expect(file.format).toBe("secbox-export");
-      expect(Object.keys(file.data).sort()).toEqual(["apiTrackers", "certificateTemplates", "contentSecurityPolicies", "pageTrackers", "privateKeys", "scripts", "secrets", "settings", "tags"]);
+      expect(Object.keys(file.data).sort()).toEqual([
+        "apiTrackers",
+        "certificateTemplates",
+        "contentSecurityPolicies",
+        "pageTrackers",
+        "privateKeys",
+        "scripts",
+        "secrets",
+        "settings",
+        "tags",
+      ]);
       expect(file.secretsEncryption).toBeDefined();
       expectClean(ui);
 
@@ -94,7 +118,16 @@ describe("data export and import", () => {
       await fill(page, "Secrets passphrase", "export-pass-1");
       await clickInDialog(page, "Import");
       await waitForText(page, "Everything was imported in one step");
-      expect(await tableRows(page, "Import result")).toEqual(["Tags | 1 | 0 | 1 | 0", "Scripts | 0 | 0 | 1 | 0", "Secrets | 1 | 0 | 0 | 0", "Certificate templates | 0 | 0 | 0 | 0", "Private keys | 0 | 0 | 0 | 0", "Content security policies | 1 | 0 | 0 | 0", "Page trackers | 0 | 0 | 0 | 0", "API trackers | 0 | 0 | 0 | 0"]);
+      expect(await tableRows(page, "Import result")).toEqual([
+        "Tags | 1 | 0 | 1 | 0",
+        "Scripts | 0 | 0 | 1 | 0",
+        "Secrets | 1 | 0 | 0 | 0",
+        "Certificate templates | 0 | 0 | 0 | 0",
+        "Private keys | 0 | 0 | 0 | 0",
+        "Content security policies | 1 | 0 | 0 | 0",
+        "Page trackers | 0 | 0 | 0 | 0",
+        "API trackers | 0 | 0 | 0 | 0",
+      ]);
       await clickInDialog(page, "Done");
 
       // The items are there: in the UI and, for the secret's value, on the server.

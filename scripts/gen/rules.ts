@@ -28,7 +28,9 @@ function literal(value: unknown, where: string, indent = "  "): string {
     return flat.length <= 100 && !flat.includes("\n") ? flat : `[\n${items.map((i) => inner + i).join(",\n")},\n${indent}]`;
   }
   if (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
-    const entries = Object.entries(value as Record<string, unknown>).map(([k, v]) => `${/^[A-Za-z_$][\w$]*$/.test(k) ? k : JSON.stringify(k)}: ${literal(v, `${where}.${k}`, inner)}`);
+    const entries = Object.entries(value as Record<string, unknown>).map(
+      ([k, v]) => `${/^[A-Za-z_$][\w$]*$/.test(k) ? k : JSON.stringify(k)}: ${literal(v, `${where}.${k}`, inner)}`,
+    );
     if (entries.length === 0) return "{}";
     return `{\n${entries.map((e) => inner + e).join(",\n")},\n${indent}}`;
   }

@@ -51,7 +51,11 @@ if (values.check) {
 }
 const lanes = asked.length > 0 ? asked : [...LANE_NAMES];
 const backends = values.backend === "both" ? ["sqlite", "postgres"] : [values.backend!];
-for (const b of backends) if (b !== "sqlite" && b !== "postgres") { console.error(`--backend: sqlite, postgres or both, not "${b}"`); process.exit(2); }
+for (const b of backends)
+  if (b !== "sqlite" && b !== "postgres") {
+    console.error(`--backend: sqlite, postgres or both, not "${b}"`);
+    process.exit(2);
+  }
 if (backends.includes("postgres") && !process.env.SECBOX_TEST_PG_URL) {
   console.error("--backend postgres needs SECBOX_TEST_PG_URL (scripts/pg/cluster.sh start prints it)");
   process.exit(2);
@@ -74,7 +78,9 @@ if (filters.length > 0 && !lanes.some((l) => LANES[l].some((f) => filters.some((
 for (const backend of backends) {
   for (const lane of lanes) {
     if (backend === "postgres" && lane === "browser") continue;
-    const files = (backend === "postgres" ? LANES[lane].filter(touchesDb) : LANES[lane]).filter((f) => filters.length === 0 || filters.some((w) => f.includes(w)));
+    const files = (backend === "postgres" ? LANES[lane].filter(touchesDb) : LANES[lane]).filter(
+      (f) => filters.length === 0 || filters.some((w) => f.includes(w)),
+    );
     if (files.length === 0) continue;
     const workers = lane === "fast" ? Number(values.parallel) : lane === "browser" ? Number(values.browsers) : 1;
     const env: Record<string, string> = backend === "postgres" ? { SECBOX_TEST_BACKEND: "postgres" } : { SECBOX_TEST_BACKEND: "sqlite" };
@@ -137,7 +143,10 @@ async function run(job: Job): Promise<Result> {
         out.write(chunk);
       }
     };
-    await Promise.all([pump(child.stdout as ReadableStream<Uint8Array>, process.stdout), pump(child.stderr as ReadableStream<Uint8Array>, process.stderr)]);
+    await Promise.all([
+      pump(child.stdout as ReadableStream<Uint8Array>, process.stdout),
+      pump(child.stderr as ReadableStream<Uint8Array>, process.stderr),
+    ]);
   }
   const code = await child.exited;
   const seconds = (performance.now() - started) / 1000;
@@ -168,10 +177,14 @@ await Promise.all(
   }),
 );
 results.sort((a, b) => jobs.indexOf(a.job) - jobs.indexOf(b.job));
-let pass = 0, fail = 0, skip = 0, ok = true;
+let pass = 0,
+  fail = 0,
+  skip = 0,
+  ok = true;
 console.log("");
 for (const r of results) {
-  const summary = r.pass === undefined && r.fail === undefined ? "no summary" : `${r.pass ?? 0} pass, ${r.fail ?? 0} fail${r.skip ? `, ${r.skip} skip` : ""}`;
+  const summary =
+    r.pass === undefined && r.fail === undefined ? "no summary" : `${r.pass ?? 0} pass, ${r.fail ?? 0} fail${r.skip ? `, ${r.skip} skip` : ""}`;
   console.log(`lane ${r.job.name}: ${summary}, exit ${r.code}, ${r.seconds.toFixed(0)} s (${r.job.files.length} files)`);
   pass += r.pass ?? 0;
   fail += r.fail ?? 0;

@@ -1,6 +1,18 @@
 // `secbox api-keys create` (supplement §23.3, §5): mints an API key for a user and prints the token only.
 import { nowSec } from "../platform/runtime";
-import { commandGroup, emailFlag, EXIT_OK, helpRequested, parseFlags, positiveIntFlag, printLine, requireFlag, userByEmail, withServices, type Command } from "./common";
+import {
+  commandGroup,
+  emailFlag,
+  EXIT_OK,
+  helpRequested,
+  parseFlags,
+  positiveIntFlag,
+  printLine,
+  requireFlag,
+  userByEmail,
+  withServices,
+  type Command,
+} from "./common";
 
 const create: Command = {
   name: "create",

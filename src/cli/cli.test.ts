@@ -60,7 +60,10 @@ async function freePort(): Promise<number> {
 
 /** Reads the data directory in-process (the way a server started on it would see it). */
 async function withServices<T>(dataDir: string, fn: (s: ReturnType<typeof createServices>) => Promise<T>): Promise<T> {
-  const config = loadConfig({ file: join(root, "empty.toml"), env: { SECBOX_SERVER_DATA_DIR: dataDir, ...(await databaseEnv(["--data-dir", dataDir])) } });
+  const config = loadConfig({
+    file: join(root, "empty.toml"),
+    env: { SECBOX_SERVER_DATA_DIR: dataDir, ...(await databaseEnv(["--data-dir", dataDir])) },
+  });
   const rt = await openRuntime(config, { log: createLogger("error") });
   try {
     return await fn(createServices(rt));
@@ -193,7 +196,10 @@ describe("users", () => {
     const env = { SECBOX_SERVER_PUBLIC_URL: `${publicUrl}/`, SECBOX_SECURITY_OPERATORS: "ana@example.com" };
 
     const before = nowSec();
-    const ana = await cli(["users", "add", "--email", " Ana@Example.com ", "--password", "correct horse battery", "--tier", "professional", ...d], env);
+    const ana = await cli(
+      ["users", "add", "--email", " Ana@Example.com ", "--password", "correct horse battery", "--tier", "professional", ...d],
+      env,
+    );
     expect(ana.code).toBe(0);
     expect(ana.stderr).toBe("");
     const anaUser = JSON.parse(ana.stdout);
@@ -268,7 +274,9 @@ describe("users", () => {
     writeFileSync(file, `[server]\ndata_dir = "${dataDir}"\n`);
     // (on PostgreSQL the database of that data directory is given explicitly: tests/backend.ts)
     const database = await databaseEnv(["--data-dir", dataDir]);
-    expect((await cli(["users", "add", "--email", "cfg@example.com", "--password", "correct horse battery", "--config", file], database)).code).toBe(0);
+    expect((await cli(["users", "add", "--email", "cfg@example.com", "--password", "correct horse battery", "--config", file], database)).code).toBe(
+      0,
+    );
     const list = await cli(["users", "list", "--data-dir", dataDir]);
     expect(JSON.parse(list.stdout).map((u: any) => u.email)).toEqual(["cfg@example.com"]);
     // SECBOX_CONFIG works the same way; --data-dir beats the file.
@@ -442,7 +450,9 @@ describe("next to a running server", () => {
       expect(((await (await fetch(`${srv.url}/api/status`)).json()) as any).level).toBe("unavailable");
 
       // a responder of the user, served (and so cached by the server)
-      const { handle } = (await (await fetch(`${srv.url}/api/users/self`, { headers: { authorization: `Bearer ${token}` } })).json()) as { handle: string };
+      const { handle } = (await (await fetch(`${srv.url}/api/users/self`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+        handle: string;
+      };
       const created = await fetch(`${srv.url}/api/webhooks/responders`, {
         method: "POST",
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },

@@ -97,7 +97,11 @@ export function helpRequested(values: { help?: boolean }, usage: string): boolea
 export async function withServices<T>(values: { config?: string; "data-dir"?: string }, fn: (s: Services) => Promise<T>): Promise<T> {
   const config = configFrom(values);
   // Loaded on demand: help, usage errors and `token` stay fast because they never build the application.
-  const [{ createServices }, { openRuntime }, { createLogger }] = await Promise.all([import("../app"), import("../platform/boot"), import("../platform/log")]);
+  const [{ createServices }, { openRuntime }, { createLogger }] = await Promise.all([
+    import("../app"),
+    import("../platform/boot"),
+    import("../platform/log"),
+  ]);
   const rt = await openRuntime(config, { log: createLogger(config.server.log_level), cli: true });
   try {
     const services = createServices(rt);

@@ -29,7 +29,12 @@ let user: TestUser;
 let before: any;
 
 async function cli(args: string[]) {
-  const proc = Bun.spawn(["bun", "run", MAIN, ...args], { cwd: root, env: { ...baseEnv, SECBOX_SERVER_LOG_LEVEL: "error" }, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn(["bun", "run", MAIN, ...args], {
+    cwd: root,
+    env: { ...baseEnv, SECBOX_SERVER_LOG_LEVEL: "error" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { code, stdout, stderr };
 }
@@ -40,16 +45,45 @@ async function dump(db: Db, tables: string[]): Promise<Record<string, string[]>>
   for (const t of tables) {
     const rows = await db.all(`SELECT * FROM ${t}`);
     out[t] = rows
-      .map((r) => JSON.stringify(Object.keys(r).sort().map((k) => [k, r[k] instanceof Uint8Array ? Buffer.from(r[k]).toString("hex") : r[k]])))
+      .map((r) =>
+        JSON.stringify(
+          Object.keys(r)
+            .sort()
+            .map((k) => [k, r[k] instanceof Uint8Array ? Buffer.from(r[k]).toString("hex") : r[k]]),
+        ),
+      )
       .sort();
   }
   return out;
 }
 
 const TABLES = [
-  "users", "sessions", "recovery_tokens", "api_keys", "tags", "entity_tags", "secrets", "scripts", "user_settings", "outbox",
-  "notification_destinations", "verification_sends", "shares", "private_keys", "certificate_templates", "content_security_policies",
-  "kv_entries", "kv_usage", "responders", "responder_requests", "trackers", "tracker_revisions", "tracker_logs", "server_state", "rate_events", "storage_usage",
+  "users",
+  "sessions",
+  "recovery_tokens",
+  "api_keys",
+  "tags",
+  "entity_tags",
+  "secrets",
+  "scripts",
+  "user_settings",
+  "outbox",
+  "notification_destinations",
+  "verification_sends",
+  "shares",
+  "private_keys",
+  "certificate_templates",
+  "content_security_policies",
+  "kv_entries",
+  "kv_usage",
+  "responders",
+  "responder_requests",
+  "trackers",
+  "tracker_revisions",
+  "tracker_logs",
+  "server_state",
+  "rate_events",
+  "storage_usage",
 ];
 
 beforeAll(async () => {
@@ -64,7 +98,10 @@ beforeAll(async () => {
     const kv = await user.client.post("/api/webhooks/responders", {
       name: "kv-writer",
       location: { pathType: "=", path: "/kv" },
-      settings: { requestsToTrack: 3, script: "await Secbox.kv.set('hits', 'one'); await Secbox.kv.set('bytes', '\\u00e9\\u{1F600}'); return {body: 'kv'};" },
+      settings: {
+        requestsToTrack: 3,
+        script: "await Secbox.kv.set('hits', 'one'); await Secbox.kv.set('bytes', '\\u00e9\\u{1F600}'); return {body: 'kv'};",
+      },
     });
     expect(kv.status).toBe(201);
     expect(await (await hit(srv, user, "/kv")).text()).toBe("kv");

@@ -5,7 +5,20 @@
 // toDelete only with `--delete-missing` (§27); without it those are printed on stderr and left in place.
 import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
 import { migrateDataCmd } from "./data-migrate";
-import { commandGroup, emailFlag, EXIT_OK, EXIT_USAGE, helpRequested, parseFlags, printJson, RuntimeError, UsageError, userByEmail, withServices, type Command } from "./common";
+import {
+  commandGroup,
+  emailFlag,
+  EXIT_OK,
+  EXIT_USAGE,
+  helpRequested,
+  parseFlags,
+  printJson,
+  RuntimeError,
+  UsageError,
+  userByEmail,
+  withServices,
+  type Command,
+} from "./common";
 
 /** Environment variable holding the secrets passphrase (supplement §23.3). */
 export const PASSPHRASE_ENV = "SECBOX_SECRETS_PASSPHRASE";
@@ -55,14 +68,29 @@ const exportCmd: Command = {
     if (passphrase !== undefined && [...passphrase].length < 8) throw new UsageError("the secrets passphrase must be at least 8 characters");
     return withServices(values, async (services) => {
       const row = await userByEmail(services, email);
-      const all = { types: Object.fromEntries(["tags", "scripts", "secrets", "responders", "certificateTemplates", "privateKeys", "contentSecurityPolicies", "pageTrackers", "apiTrackers"].map((t) => [t, { history: true }])), settings: true };
+      const all = {
+        types: Object.fromEntries(
+          [
+            "tags",
+            "scripts",
+            "secrets",
+            "responders",
+            "certificateTemplates",
+            "privateKeys",
+            "contentSecurityPolicies",
+            "pageTrackers",
+            "apiTrackers",
+          ].map((t) => [t, { history: true }]),
+        ),
+        settings: true,
+      };
       const { chunks } = await services.userData.exportWith(row.id, all, passphrase);
       // The file may hold unencrypted private keys: readable by its owner only.
       const fd = output === undefined ? 1 : openSync(output, "w", 0o600);
       try {
         for await (const chunk of chunks) {
           const bytes = Buffer.from(chunk, "utf8");
-          for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off);
+          for (let off = 0; off < bytes.length;) off += writeSync(fd, bytes, off);
         }
       } finally {
         if (fd !== 1) closeSync(fd);
@@ -136,4 +164,8 @@ const importCmd: Command = {
   },
 };
 
-export const dataCommand = commandGroup("data", "user data: export, import; migrate an instance between backends", [exportCmd, importCmd, migrateDataCmd]);
+export const dataCommand = commandGroup("data", "user data: export, import; migrate an instance between backends", [
+  exportCmd,
+  importCmd,
+  migrateDataCmd,
+]);

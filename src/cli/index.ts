@@ -29,7 +29,17 @@ const versionCommand: Command = {
   },
 };
 
-export const COMMANDS: Command[] = [serveCommand, usersCommand, apiKeysCommand, tokenCommand, statusCommand, mailCommand, dataCommand, migrateCommand, versionCommand];
+export const COMMANDS: Command[] = [
+  serveCommand,
+  usersCommand,
+  apiKeysCommand,
+  tokenCommand,
+  statusCommand,
+  mailCommand,
+  dataCommand,
+  migrateCommand,
+  versionCommand,
+];
 
 export function helpText(): string {
   const lines = COMMANDS.map((c) => `  ${c.name.padEnd(10)} ${c.summary}`);

@@ -14,7 +14,17 @@ const list: Command = {
     if (status !== undefined && !STATUSES.includes(status)) throw new UsageError(`--status must be one of ${STATUSES.join(", ")}`);
     return withServices(values, async ({ outbox }) => {
       const rows = await outbox.list(status);
-      printJson(rows.map(({ id, to, subject, status, attempts, createdAt, lastError }) => ({ id, to, subject, status, attempts, createdAt, ...(lastError ? { lastError } : {}) })));
+      printJson(
+        rows.map(({ id, to, subject, status, attempts, createdAt, lastError }) => ({
+          id,
+          to,
+          subject,
+          status,
+          attempts,
+          createdAt,
+          ...(lastError ? { lastError } : {}),
+        })),
+      );
       return EXIT_OK;
     });
   },

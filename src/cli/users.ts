@@ -111,7 +111,8 @@ const recover: Command = {
 
 const clone: Command = {
   name: "clone",
-  summary: "copy a user's data into a new activated user without a password (§19.5: history and subscription included); prints the CloneResponse with a 1-hour recovery link",
+  summary:
+    "copy a user's data into a new activated user without a password (§19.5: history and subscription included); prints the CloneResponse with a 1-hour recovery link",
   usage: "secbox users clone --from E --to E2",
   async run(argv) {
     const { values } = parseFlags(argv, { from: { type: "string" }, to: { type: "string" } });
@@ -127,4 +128,11 @@ const clone: Command = {
   },
 };
 
-export const usersCommand = commandGroup("users", "manage users: add, list, remove, set-tier, recover, clone", [add, list, remove, setTier, recover, clone]);
+export const usersCommand = commandGroup("users", "manage users: add, list, remove, set-tier, recover, clone", [
+  add,
+  list,
+  remove,
+  setTier,
+  recover,
+  clone,
+]);

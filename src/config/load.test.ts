@@ -72,7 +72,12 @@ describe("defaults", () => {
     expect(cfg.scheduler).toEqual({ enabled: true, max_concurrent_api: 8, failure_alert_after: 3 });
     expect(cfg.scripts).toEqual({ workers: 0, queue_limit: 1000, queue_limit_per_user: 250 });
     expect(cfg.subscriptions.default_tier).toBe("ultimate"); // §27: a self-hosted box is not a SaaS plan
-    expect(cfg.subscriptions.tiers.basic).toMatchObject({ min_schedule_interval_sec: 3600, max_revisions: 30, script_memory_mib: 10, script_timeout_sec: 10 });
+    expect(cfg.subscriptions.tiers.basic).toMatchObject({
+      min_schedule_interval_sec: 3600,
+      max_revisions: 30,
+      script_memory_mib: 10,
+      script_timeout_sec: 10,
+    });
     expect(cfg.subscriptions.tiers.standard).toMatchObject({ min_schedule_interval_sec: 600, script_timeout_sec: 20 });
     expect(cfg.subscriptions.tiers.professional).toMatchObject({ min_schedule_interval_sec: 60, max_requests_to_track: 100, script_memory_mib: 20 });
     expect(cfg.subscriptions.tiers.ultimate).toMatchObject({ min_schedule_interval_sec: 10, max_revisions: 1000, script_memory_mib: 50 });
@@ -104,7 +109,8 @@ describe("defaults", () => {
       for (const key of Object.keys((schema as any).properties)) {
         if (section === "subscriptions" && key === "tiers") {
           for (const tier of TIERS)
-            for (const k of Object.keys(TIER_DEFAULTS.basic)) if (parsed.subscriptions?.tiers?.[tier]?.[k] === undefined) missing.push(`subscriptions.tiers.${tier}.${k}`);
+            for (const k of Object.keys(TIER_DEFAULTS.basic))
+              if (parsed.subscriptions?.tiers?.[tier]?.[k] === undefined) missing.push(`subscriptions.tiers.${tier}.${k}`);
         } else if (parsed[section]?.[key] === undefined) missing.push(`${section}.${key}`);
       }
     }
@@ -207,8 +213,12 @@ describe("validation errors name the key", () => {
     const err = configError(() => load({ file: file(""), env: { SECBOX_SERVER_PROT: "1" } }));
     expect(err.key).toBe("server.prot");
     expect(err.message).toContain("SECBOX_SERVER_PROT");
-    expect(configError(() => load({ file: file(""), env: { SECBOX_SUBSCRIPTIONS_TIERS_GOLD_MAX_TAGS: "1" } })).message).toContain("SECBOX_SUBSCRIPTIONS_TIERS_GOLD_MAX_TAGS");
-    expect(configError(() => load({ file: file(""), env: { SECBOX_SUBSCRIPTIONS_TIERS_BASIC_MAX_CATS: "1" } })).key).toBe("subscriptions.tiers.basic.max_cats");
+    expect(configError(() => load({ file: file(""), env: { SECBOX_SUBSCRIPTIONS_TIERS_GOLD_MAX_TAGS: "1" } })).message).toContain(
+      "SECBOX_SUBSCRIPTIONS_TIERS_GOLD_MAX_TAGS",
+    );
+    expect(configError(() => load({ file: file(""), env: { SECBOX_SUBSCRIPTIONS_TIERS_BASIC_MAX_CATS: "1" } })).key).toBe(
+      "subscriptions.tiers.basic.max_cats",
+    );
   });
 
   test("wrong types", () => {
@@ -227,7 +237,8 @@ describe("validation errors name the key", () => {
   });
 
   test("out-of-range values", () => {
-    for (const port of ["0", "65536", "-1"]) expect(configError(() => load({ file: file(""), env: { SECBOX_SERVER_PORT: port } })).key).toBe("server.port");
+    for (const port of ["0", "65536", "-1"])
+      expect(configError(() => load({ file: file(""), env: { SECBOX_SERVER_PORT: port } })).key).toBe("server.port");
     expect(configError(() => load({ file: file(""), flags: { port: "70000" } })).key).toBe("server.port");
     expect(configError(() => load({ file: file("[chromium]\nmax_concurrency = 0\n") })).key).toBe("chromium.max_concurrency");
     expect(configError(() => load({ file: file("[subscriptions.tiers.standard]\nscript_memory_mib = 0\n") })).key).toBe(
@@ -248,19 +259,25 @@ describe("validation errors name the key", () => {
       const err = configError(() => load({ file: file(""), env: { SECBOX_SERVER_PUBLIC_URL: bad } }));
       expect(err.key).toBe("server.public_url");
     }
-    expect(load({ file: file(""), env: { SECBOX_SERVER_PUBLIC_URL: "https://secbox.example.com/" } }).server.public_url).toBe("https://secbox.example.com");
+    expect(load({ file: file(""), env: { SECBOX_SERVER_PUBLIC_URL: "https://secbox.example.com/" } }).server.public_url).toBe(
+      "https://secbox.example.com",
+    );
     expect(load({ file: file('[server]\npublic_url = "https://example.com/secbox//"\n') }).server.public_url).toBe("https://example.com/secbox");
   });
 
   test("public_url: empty (the default) is http://localhost:<effective port>; a configured one is used as is (§27)", () => {
     expect(load({ file: file("") }).server.public_url).toBe("http://localhost:7070");
-    expect(load({ file: file('[server]\nport = 9001\n') }).server.public_url).toBe("http://localhost:9001");
-    expect(load({ file: file('[server]\nport = 9001\n'), env: { SECBOX_SERVER_PORT: "8080" } }).server.public_url).toBe("http://localhost:8080");
+    expect(load({ file: file("[server]\nport = 9001\n") }).server.public_url).toBe("http://localhost:9001");
+    expect(load({ file: file("[server]\nport = 9001\n"), env: { SECBOX_SERVER_PORT: "8080" } }).server.public_url).toBe("http://localhost:8080");
     expect(load({ file: file(""), env: { SECBOX_SERVER_PORT: "8080" }, flags: { port: "35843" } }).server.public_url).toBe("http://localhost:35843");
     expect(load({ file: file('[server]\npublic_url = ""\n'), flags: { port: 8443 } }).server.public_url).toBe("http://localhost:8443");
     // An explicit value wins whatever the port (a reverse proxy in front).
-    expect(load({ file: file('[server]\npublic_url = "https://secbox.lan"\n'), flags: { port: "8080" } }).server.public_url).toBe("https://secbox.lan");
-    expect(load({ file: file(""), env: { SECBOX_SERVER_PUBLIC_URL: "http://localhost:7070" }, flags: { port: "8080" } }).server.public_url).toBe("http://localhost:7070");
+    expect(load({ file: file('[server]\npublic_url = "https://secbox.lan"\n'), flags: { port: "8080" } }).server.public_url).toBe(
+      "https://secbox.lan",
+    );
+    expect(load({ file: file(""), env: { SECBOX_SERVER_PUBLIC_URL: "http://localhost:7070" }, flags: { port: "8080" } }).server.public_url).toBe(
+      "http://localhost:7070",
+    );
   });
 
   test("jwt_secret: empty or at least 32 characters", () => {

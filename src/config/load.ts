@@ -88,7 +88,10 @@ function coerce(key: string, schema: TSchema, raw: string): unknown {
       throw new ConfigError(key, `must be true, false, 1 or 0, got "${raw}"`);
     }
     case "array": {
-      const items = raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
+      const items = raw
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== "");
       const itemKind = leafKind((schema as any).items);
       return items.map((item) => (itemKind === "integer" ? coerce(key, (schema as any).items, item) : item));
     }

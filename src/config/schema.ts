@@ -57,10 +57,46 @@ const COMMON_TIER_DEFAULTS = {
 };
 
 export const TIER_DEFAULTS: Record<Tier, TierLimits> = {
-  basic: { ...COMMON_TIER_DEFAULTS, min_schedule_interval_sec: 3600, max_requests_to_track: 30, max_revisions: 30, script_memory_mib: 10, script_timeout_sec: 10, max_storage_bytes: 1_073_741_824, max_hits_per_second: 200 },
-  standard: { ...COMMON_TIER_DEFAULTS, min_schedule_interval_sec: 600, max_requests_to_track: 30, max_revisions: 30, script_memory_mib: 10, script_timeout_sec: 20, max_storage_bytes: 1_073_741_824, max_hits_per_second: 200 },
-  professional: { ...COMMON_TIER_DEFAULTS, min_schedule_interval_sec: 60, max_requests_to_track: 100, max_revisions: 100, script_memory_mib: 20, script_timeout_sec: 30, max_storage_bytes: 5_368_709_120, max_hits_per_second: 1000 },
-  ultimate: { ...COMMON_TIER_DEFAULTS, min_schedule_interval_sec: 10, max_requests_to_track: 1000, max_revisions: 1000, script_memory_mib: 50, script_timeout_sec: 30, max_storage_bytes: 10_737_418_240, max_hits_per_second: 0 },
+  basic: {
+    ...COMMON_TIER_DEFAULTS,
+    min_schedule_interval_sec: 3600,
+    max_requests_to_track: 30,
+    max_revisions: 30,
+    script_memory_mib: 10,
+    script_timeout_sec: 10,
+    max_storage_bytes: 1_073_741_824,
+    max_hits_per_second: 200,
+  },
+  standard: {
+    ...COMMON_TIER_DEFAULTS,
+    min_schedule_interval_sec: 600,
+    max_requests_to_track: 30,
+    max_revisions: 30,
+    script_memory_mib: 10,
+    script_timeout_sec: 20,
+    max_storage_bytes: 1_073_741_824,
+    max_hits_per_second: 200,
+  },
+  professional: {
+    ...COMMON_TIER_DEFAULTS,
+    min_schedule_interval_sec: 60,
+    max_requests_to_track: 100,
+    max_revisions: 100,
+    script_memory_mib: 20,
+    script_timeout_sec: 30,
+    max_storage_bytes: 5_368_709_120,
+    max_hits_per_second: 1000,
+  },
+  ultimate: {
+    ...COMMON_TIER_DEFAULTS,
+    min_schedule_interval_sec: 10,
+    max_requests_to_track: 1000,
+    max_revisions: 1000,
+    script_memory_mib: 50,
+    script_timeout_sec: 30,
+    max_storage_bytes: 10_737_418_240,
+    max_hits_per_second: 0,
+  },
 };
 
 const section = <P extends Record<string, TSchema>>(props: P) => T.Object(props, { additionalProperties: false });
@@ -132,10 +168,11 @@ export const ConfigSchema = T.Object(
       queue_limit_per_user: T.Integer({ minimum: 1, default: 250 }),
     }),
     subscriptions: section({
-      default_tier: T.Union(TIERS.map((x) => T.Literal(x)), { default: "ultimate" }),
-      tiers: section(
-        Object.fromEntries(TIERS.map((tier) => [tier, TierOverrideSchema])) as Record<Tier, typeof TierOverrideSchema>,
+      default_tier: T.Union(
+        TIERS.map((x) => T.Literal(x)),
+        { default: "ultimate" },
       ),
+      tiers: section(Object.fromEntries(TIERS.map((tier) => [tier, TierOverrideSchema])) as Record<Tier, typeof TierOverrideSchema>),
     }),
   },
   { additionalProperties: false },
@@ -155,6 +192,5 @@ export function leafKind(schema: TSchema): "integer" | "boolean" | "string" | "a
   if (type === "boolean" || type === "array" || type === "object") return type;
   return "string";
 }
-
 
 export type { TObject };

@@ -72,31 +72,27 @@ describe("same site of the UI and the responders", () => {
     expect(sharedSite("192.168.1.10", "secbox.lan")).toBeUndefined();
   });
 
-  test(
-    "serve refuses same site on http (exit 2, both keys named), warns on https, starts on sibling domains and localhost",
-    async () => {
-      const [http, https, sibling, local] = await Promise.all([
-        serve({ SECBOX_SERVER_PUBLIC_URL: "http://secbox.lan", SECBOX_RESPONDERS_DOMAIN: "secbox.lan" }),
-        serve({ SECBOX_SERVER_PUBLIC_URL: "https://secbox.lan", SECBOX_RESPONDERS_DOMAIN: "secbox.lan" }),
-        serve({ SECBOX_SERVER_PUBLIC_URL: "http://secbox.lan", SECBOX_RESPONDERS_DOMAIN: "secbox-hooks.lan" }),
-        serve({ SECBOX_SERVER_PUBLIC_URL: "http://localhost:7070", SECBOX_RESPONDERS_DOMAIN: "localhost" }),
-      ]);
-      expect(http.code).toBe(2);
-      expect(http.stderr).toStartWith("config error: server.public_url: ");
-      expect(http.stderr).toContain('responders.domain "secbox.lan"');
-      expect(http.stderr).toContain("same site (secbox.lan)");
-      expect(http.stderr).toContain('responders.domain = "secbox-hooks.lan"');
-      expect(http.stderr.trim().split("\n").length).toBe(1);
+  test("serve refuses same site on http (exit 2, both keys named), warns on https, starts on sibling domains and localhost", async () => {
+    const [http, https, sibling, local] = await Promise.all([
+      serve({ SECBOX_SERVER_PUBLIC_URL: "http://secbox.lan", SECBOX_RESPONDERS_DOMAIN: "secbox.lan" }),
+      serve({ SECBOX_SERVER_PUBLIC_URL: "https://secbox.lan", SECBOX_RESPONDERS_DOMAIN: "secbox.lan" }),
+      serve({ SECBOX_SERVER_PUBLIC_URL: "http://secbox.lan", SECBOX_RESPONDERS_DOMAIN: "secbox-hooks.lan" }),
+      serve({ SECBOX_SERVER_PUBLIC_URL: "http://localhost:7070", SECBOX_RESPONDERS_DOMAIN: "localhost" }),
+    ]);
+    expect(http.code).toBe(2);
+    expect(http.stderr).toStartWith("config error: server.public_url: ");
+    expect(http.stderr).toContain('responders.domain "secbox.lan"');
+    expect(http.stderr).toContain("same site (secbox.lan)");
+    expect(http.stderr).toContain('responders.domain = "secbox-hooks.lan"');
+    expect(http.stderr.trim().split("\n").length).toBe(1);
 
-      expect(https.code).toBe("serving");
-      expect(https.stderr).toContain("WARN server.public_url and responders.domain: ");
-      expect(https.stderr).toContain("same site (secbox.lan)");
+    expect(https.code).toBe("serving");
+    expect(https.stderr).toContain("WARN server.public_url and responders.domain: ");
+    expect(https.stderr).toContain("same site (secbox.lan)");
 
-      for (const fine of [sibling, local]) {
-        expect(fine.code).toBe("serving");
-        expect(fine.stderr).not.toContain("same site");
-      }
-    },
-    120_000,
-  );
+    for (const fine of [sibling, local]) {
+      expect(fine.code).toBe("serving");
+      expect(fine.stderr).not.toContain("same site");
+    }
+  }, 120_000);
 });

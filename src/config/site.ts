@@ -26,7 +26,10 @@ export function sharedSite(uiHost: string, respondersDomain: string): string | u
   if (uiSite === undefined) return undefined;
   if (registrable(domain) === uiSite) return uiSite;
   if (ui.endsWith(`.${domain}`)) {
-    const label = ui.slice(0, -domain.length - 1).split(".").pop()!;
+    const label = ui
+      .slice(0, -domain.length - 1)
+      .split(".")
+      .pop()!;
     if (registrable(`${label}.${domain}`) === uiSite) return uiSite;
   }
   return undefined;

@@ -253,7 +253,20 @@ export class Engine {
 
   private start(job: RunJob): void {
     if (this.poisoned || this.draining || !this.mod) {
-      this.send(encodeDone({ id: job.id, ok: false, error: { kind: "internal", message: "Script worker unavailable" }, logs: [], durationMs: 0, heapBytes: this.heapBytes }, undefined, []).data);
+      this.send(
+        encodeDone(
+          {
+            id: job.id,
+            ok: false,
+            error: { kind: "internal", message: "Script worker unavailable" },
+            logs: [],
+            durationMs: 0,
+            heapBytes: this.heapBytes,
+          },
+          undefined,
+          [],
+        ).data,
+      );
       return;
     }
     if (job.check) {
@@ -327,7 +340,8 @@ export class Engine {
       const started = performance.now();
       const e = acornCheck(mode.forms);
       const header: ExecHeader = { id: job.id, ok: e === null, logs: [], durationMs: performance.now() - started, heapBytes: this.heapBytes };
-      if (e) header.error = { kind: "error", name: "SyntaxError", message: `SyntaxError: ${e.message}`, stack: `    at script.js:${e.line}:${e.column}` };
+      if (e)
+        header.error = { kind: "error", name: "SyntaxError", message: `SyntaxError: ${e.message}`, stack: `    at script.js:${e.line}:${e.column}` };
       this.send(encodeDone(header, e ? undefined : "null", []).data);
       return;
     }
@@ -482,7 +496,13 @@ export class Engine {
     }
     if (now >= this.watchdogAt) this.watchdog(now);
     const outermost = this.stack[0];
-    if (this.lowered === null && this.tid !== null && outermost !== undefined && this.cells !== null && ((now - this.epoch) | 0) - outermost.sliceAt > LOW_PRIORITY_AFTER_MS) {
+    if (
+      this.lowered === null &&
+      this.tid !== null &&
+      outermost !== undefined &&
+      this.cells !== null &&
+      ((now - this.epoch) | 0) - outermost.sliceAt > LOW_PRIORITY_AFTER_MS
+    ) {
       // only while other users want the CPU too (the pool says so)
       if (Atomics.load(this.cells, this.runCell + 2) === 1) lower(this);
     }

@@ -99,7 +99,9 @@ describe("fair share of the workers", () => {
       const done: string[] = [];
       // one batch: B's job, then 15 of user A's jobs of ~3 ms each (too short to be interrupted for B)
       const b = pool.run(job("user-b", "await new Promise((r) => setTimeout(r, 1)); return 'b'")).then((r) => (done.push("b"), r));
-      const a = Array.from({ length: 15 }, () => pool.run(job("user-a", "const t = Date.now(); while (Date.now() - t < 3) {} return 'a'")).then((r) => (done.push("a"), r)));
+      const a = Array.from({ length: 15 }, () =>
+        pool.run(job("user-a", "const t = Date.now(); while (Date.now() - t < 3) {} return 'a'")).then((r) => (done.push("a"), r)),
+      );
       expect(outcome(await b)).toBe("b");
       await Promise.all(a);
       // its timer fired between two of A's jobs, not after the batch
@@ -110,7 +112,9 @@ describe("fair share of the workers", () => {
   test("a job held below a resumed one keeps its full time: its deadline moves by the time it was held", async () => {
     await withPool({ workers: 1 }, async (pool) => {
       // user A's job wakes after 30 ms and then computes 700 ms; user B's job computes 300 ms of its 500 ms limit
-      const a = pool.run(job("user-a", "await new Promise((r) => setTimeout(r, 30)); const t = Date.now(); while (Date.now() - t < 700) {} return 'a'"));
+      const a = pool.run(
+        job("user-a", "await new Promise((r) => setTimeout(r, 30)); const t = Date.now(); while (Date.now() - t < 700) {} return 'a'"),
+      );
       await Bun.sleep(10);
       const t0 = performance.now();
       const b = await pool.run(job("user-b", "let n = 0; const t = Date.now(); while (Date.now() - t < 300) n++; return 'b'", { timeoutMs: 500 }));
@@ -127,7 +131,9 @@ describe("fair share of the workers", () => {
       // user A has used the worker for a while (its loop ran 600 ms)
       expect(outcome(await pool.run(job("user-a", LOOP, { timeoutMs: 600 })))).toBe("timeout");
       let aEnded = false;
-      void pool.run(job("user-a", "await new Promise((r) => setTimeout(r, 30)); while (true) {}", { timeoutMs: 60_000 })).finally(() => (aEnded = true));
+      void pool
+        .run(job("user-a", "await new Promise((r) => setTimeout(r, 30)); while (true) {}", { timeoutMs: 60_000 }))
+        .finally(() => (aEnded = true));
       await Bun.sleep(10);
       const r = await pool.run(job("user-b", "const t = Date.now(); while (Date.now() - t < 200) {} return 'b'"));
       expect(outcome(r)).toBe("b");
@@ -216,7 +222,9 @@ describe("fair share of the queue", () => {
   test("one user's parked jobs leave room in the workers for another user's", async () => {
     await withPool({ workers: 1, maxJobsPerWorker: 8 }, async (pool) => {
       let sleepersDone = 0;
-      const sleepers = Array.from({ length: 12 }, () => pool.run(job("user-a", "await new Promise((r) => setTimeout(r, 2000)); return 'a'")).finally(() => sleepersDone++));
+      const sleepers = Array.from({ length: 12 }, () =>
+        pool.run(job("user-a", "await new Promise((r) => setTimeout(r, 2000)); return 'a'")).finally(() => sleepersDone++),
+      );
       await waitUntil(() => pool.stats().inFlight >= 6, "six of A's sleepers in the worker");
       await Bun.sleep(50); // (no seventh comes)
       expect(pool.stats()).toMatchObject({ inFlight: 6, queued: 6 }); // 3/4 of the worker's 8 jobs
@@ -238,7 +246,8 @@ describe("one user's failures stay theirs", () => {
         // 3 of user A's crash scripts in flight at a time, every script 3 times
         const queue = [...CRASH_SCRIPTS, ...CRASH_SCRIPTS, ...CRASH_SCRIPTS];
         const lane = async () => {
-          for (let s = queue.shift(); s !== undefined; s = queue.shift()) kinds.push(String(outcome(await pool.run(job("user-a", s, { timeoutMs: 20_000 })))));
+          for (let s = queue.shift(); s !== undefined; s = queue.shift())
+            kinds.push(String(outcome(await pool.run(job("user-a", s, { timeoutMs: 20_000 })))));
         };
         await Promise.all([lane(), lane(), lane()]);
         attacking = false;
@@ -248,9 +257,19 @@ describe("one user's failures stay theirs", () => {
       const victims: Promise<ScriptRunResult>[] = [];
       const expected: unknown[] = [];
       for (let i = 0; attacking; i++) {
-        victims.push(pool.run(job("user-b", "await new Promise((r) => setTimeout(r, 40)); return context.i * 2", { context: { i }, timeoutMs: 10_000 })));
+        victims.push(
+          pool.run(job("user-b", "await new Promise((r) => setTimeout(r, 40)); return context.i * 2", { context: { i }, timeoutMs: 10_000 })),
+        );
         expected.push(i * 2);
-        victims.push(pool.run(job("user-b", "await Secbox.kv.set('k' + context.i, 'v'); return await Secbox.kv.get('k' + context.i)", { context: { i }, kvOwner: "responder-b", timeoutMs: 10_000 })));
+        victims.push(
+          pool.run(
+            job("user-b", "await Secbox.kv.set('k' + context.i, 'v'); return await Secbox.kv.get('k' + context.i)", {
+              context: { i },
+              kvOwner: "responder-b",
+              timeoutMs: 10_000,
+            }),
+          ),
+        );
         expected.push("v");
         const r = await pool.run(job("user-b", "context.i + 1", { context: { i }, timeoutMs: 10_000 }));
         victims.push(Promise.resolve(r));

@@ -60,9 +60,17 @@ describe("host data into a script is bounded by its memory limit", () => {
       for (let round = 0; round < 2; round++) {
         for (const source of CRASH_SCRIPTS) {
           const r = await pool.run({ source, context: {}, owner: "attacker", limits: LIMITS });
-          expect({ source, outcome: r.ok ? r.value : r.error }).toEqual({ source, outcome: { kind: "memory", message: "Script exceeded its memory limit" } });
+          expect({ source, outcome: r.ok ? r.value : r.error }).toEqual({
+            source,
+            outcome: { kind: "memory", message: "Script exceeded its memory limit" },
+          });
           // catching the error does not get past the limit either
-          const caught = await pool.run({ source: `try { return ${source} } catch (e) { return 'caught ' + e.message }`, context: {}, owner: "attacker", limits: LIMITS });
+          const caught = await pool.run({
+            source: `try { return ${source} } catch (e) { return 'caught ' + e.message }`,
+            context: {},
+            owner: "attacker",
+            limits: LIMITS,
+          });
           expect({ source, outcome: outcome(caught) }).toEqual({ source, outcome: "memory" });
         }
       }
@@ -82,8 +90,16 @@ describe("host data into a script is bounded by its memory limit", () => {
       expect(await ok("Sandbox.core.encode('x'.repeat(2 * 1024 * 1024)).length")).toBe(2 * 1024 * 1024);
       expect(await ok("btoa('x'.repeat(1024 * 1024)).length")).toBe(4 * Math.ceil((1024 * 1024) / 3));
       // long strings holding NULs go in as code units: Latin-1 (narrow) and wider ones come out exact
-      expect(await ok("const s = atob(btoa('\\0\\xe9'.repeat(3000))); return [s.length, s.charCodeAt(0), s.charCodeAt(1), s.charCodeAt(5999), s === '\\0\\xe9'.repeat(3000)]")).toEqual([6000, 0, 0xe9, 0xe9, true]);
-      expect(await ok("const s = Sandbox.core.decode(Sandbox.core.encode('\\0\\u20ac\\ud83d\\ude00'.repeat(2000))); return [s.length, s === '\\0\\u20ac\\ud83d\\ude00'.repeat(2000)]")).toEqual([8000, true]);
+      expect(
+        await ok(
+          "const s = atob(btoa('\\0\\xe9'.repeat(3000))); return [s.length, s.charCodeAt(0), s.charCodeAt(1), s.charCodeAt(5999), s === '\\0\\xe9'.repeat(3000)]",
+        ),
+      ).toEqual([6000, 0, 0xe9, 0xe9, true]);
+      expect(
+        await ok(
+          "const s = Sandbox.core.decode(Sandbox.core.encode('\\0\\u20ac\\ud83d\\ude00'.repeat(2000))); return [s.length, s === '\\0\\u20ac\\ud83d\\ude00'.repeat(2000)]",
+        ),
+      ).toEqual([8000, true]);
       // a larger limit admits what a smaller one refuses
       const big = await pool.run({ source: CRASH_SCRIPTS[0]!, context: {}, limits: { ...LIMITS, memoryMib: 64 } });
       expect(outcome(big)).toBe(6 * 1024 * 1024);
@@ -96,17 +112,37 @@ describe("host data into a script is bounded by its memory limit", () => {
       const fetchBig = `const r = await Sandbox.core.ops.op_proxy_request({ url: '${base}/?mib=8' }); return r.body.length`;
       const r = await pool.run({ source: fetchBig, context: {}, owner: "attacker", limits: { ...LIMITS, memoryMib: 4 } });
       expect(r.ok ? r.value : r.error).toEqual({ kind: "memory", message: "Script exceeded its memory limit" });
-      const caught = await pool.run({ source: `try { ${fetchBig} } catch (e) { return 'caught ' + e.message }`, context: {}, owner: "attacker", limits: { ...LIMITS, memoryMib: 4 } });
+      const caught = await pool.run({
+        source: `try { ${fetchBig} } catch (e) { return 'caught ' + e.message }`,
+        context: {},
+        owner: "attacker",
+        limits: { ...LIMITS, memoryMib: 4 },
+      });
       expect(outcome(caught)).toBe("memory");
       // the same body fits a larger limit
       const fits = await pool.run({ source: fetchBig, context: {}, owner: "attacker", limits: { ...LIMITS, memoryMib: 32 } });
       expect(outcome(fits)).toBe(8 * 1024 * 1024);
       // a 1 MiB KV value (the largest allowed) read by a script limited to 1 MiB
-      const put = await pool.run({ source: "await Secbox.kv.set('big', 'k'.repeat(1024 * 1024 - 64)); return 1", context: {}, kvOwner: "r1", limits: { ...LIMITS, memoryMib: 16 } });
+      const put = await pool.run({
+        source: "await Secbox.kv.set('big', 'k'.repeat(1024 * 1024 - 64)); return 1",
+        context: {},
+        kvOwner: "r1",
+        limits: { ...LIMITS, memoryMib: 16 },
+      });
       expect(outcome(put)).toBe(1);
-      const get = await pool.run({ source: "const v = await Secbox.kv.get('big'); return typeof v", context: {}, kvOwner: "r1", limits: { ...LIMITS, memoryMib: 1 } });
+      const get = await pool.run({
+        source: "const v = await Secbox.kv.get('big'); return typeof v",
+        context: {},
+        kvOwner: "r1",
+        limits: { ...LIMITS, memoryMib: 1 },
+      });
       expect(outcome(get)).toBe("memory");
-      const small = await pool.run({ source: "const v = await Secbox.kv.get('big'); return v.length", context: {}, kvOwner: "r1", limits: { ...LIMITS, memoryMib: 16 } });
+      const small = await pool.run({
+        source: "const v = await Secbox.kv.get('big'); return v.length",
+        context: {},
+        kvOwner: "r1",
+        limits: { ...LIMITS, memoryMib: 16 },
+      });
       expect(outcome(small)).toBe(1024 * 1024 - 64);
       expect(pool.stats().replaced).toBe(0);
     });
@@ -116,7 +152,8 @@ describe("host data into a script is bounded by its memory limit", () => {
     await withPool({}, async (pool) => {
       const victim = (i: number) =>
         pool.run({
-          source: "const keep = { list: [1, 2, 3], text: 'v'.repeat(1000) + context.i }; await new Promise((r) => setTimeout(r, 150)); await Secbox.kv.set('k' + context.i, keep.text); return [keep.list.length, (await Secbox.kv.get('k' + context.i)).length]",
+          source:
+            "const keep = { list: [1, 2, 3], text: 'v'.repeat(1000) + context.i }; await new Promise((r) => setTimeout(r, 150)); await Secbox.kv.set('k' + context.i, keep.text); return [keep.list.length, (await Secbox.kv.get('k' + context.i)).length]",
           context: { i },
           owner: "victim",
           kvOwner: "victim-responder",

@@ -95,7 +95,6 @@ export const kvStore = {
       [now],
     ),
 
-
   /** Deletes an owner's entries; returns the bytes they held. */
   async removeOwner(db: Db, owner: string): Promise<number> {
     const rows = await db.all<{ size: number }>("DELETE FROM kv_entries WHERE owner_id = ? RETURNING size", [owner]);

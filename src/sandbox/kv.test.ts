@@ -54,14 +54,22 @@ describe("Secbox.kv", () => {
   test("get, set, getEntry, delete; values persist across executions", async () => {
     const o = newOwner();
     const t0 = Math.floor(nowMs / 1000);
-    expect(await value(o, "return [await Secbox.kv.get('k'), await Secbox.kv.getEntry('k'), await Secbox.kv.set('k', 'v1')]")).toEqual([null, null, true]);
+    expect(await value(o, "return [await Secbox.kv.get('k'), await Secbox.kv.getEntry('k'), await Secbox.kv.set('k', 'v1')]")).toEqual([
+      null,
+      null,
+      true,
+    ]);
     expect(await value(o, "Secbox.kv.get('k')")).toBe("v1");
     expect(await value(o, "Secbox.kv.getEntry('k')")).toEqual({ key: "k", value: "v1", createdAt: t0, expiresAt: null });
     // overwriting resets createdAt
     nowMs += 5000;
     expect(await value(o, "Secbox.kv.set('k', 'v2')")).toBe(true);
     expect(await value(o, "Secbox.kv.getEntry('k')")).toEqual({ key: "k", value: "v2", createdAt: t0 + 5, expiresAt: null });
-    expect(await value(o, "return [await Secbox.kv.delete('k'), await Secbox.kv.delete('k'), await Secbox.kv.get('k')]")).toEqual([true, false, null]);
+    expect(await value(o, "return [await Secbox.kv.delete('k'), await Secbox.kv.delete('k'), await Secbox.kv.get('k')]")).toEqual([
+      true,
+      false,
+      null,
+    ]);
     // stored in the database
     await value(o, "Secbox.kv.set('persisted', 'yes')");
     expect(await db.get("SELECT value FROM kv_entries WHERE owner_id = ? AND key = ?", [o, "persisted"])).toEqual({ value: "yes" });
@@ -69,11 +77,12 @@ describe("Secbox.kv", () => {
 
   test("set with ifAbsent writes only when no live entry exists", async () => {
     const o = newOwner();
-    expect(await value(o, "return [await Secbox.kv.set('lock', 'a', { ifAbsent: true }), await Secbox.kv.set('lock', 'b', { ifAbsent: true }), await Secbox.kv.get('lock')]")).toEqual([
-      true,
-      false,
-      "a",
-    ]);
+    expect(
+      await value(
+        o,
+        "return [await Secbox.kv.set('lock', 'a', { ifAbsent: true }), await Secbox.kv.set('lock', 'b', { ifAbsent: true }), await Secbox.kv.get('lock')]",
+      ),
+    ).toEqual([true, false, "a"]);
     await value(o, "Secbox.kv.set('soon', 'x', { ttlSec: 1 })");
     nowMs += 2000;
     expect(await value(o, "Secbox.kv.set('soon', 'y', { ifAbsent: true })")).toBe(true);
@@ -82,11 +91,15 @@ describe("Secbox.kv", () => {
   test("ttlSec: expired entries are invisible at once; the TTL is clamped to kv_max_ttl_sec; the sweep deletes them", async () => {
     const o = newOwner();
     const t0 = Math.floor(nowMs / 1000);
-    await value(o, "await Secbox.kv.set('short', 's', { ttlSec: 10 }); return Secbox.kv.set('long', 'l', { ttlSec: 999999999 })", { maxTtlSec: 3600 });
+    await value(o, "await Secbox.kv.set('short', 's', { ttlSec: 10 }); return Secbox.kv.set('long', 'l', { ttlSec: 999999999 })", {
+      maxTtlSec: 3600,
+    });
     expect(await value(o, "Secbox.kv.getEntry('short')")).toMatchObject({ expiresAt: t0 + 10 });
     expect(await value(o, "Secbox.kv.getEntry('long')")).toMatchObject({ expiresAt: t0 + 3600 });
     nowMs += 11_000;
-    expect(await value(o, "return [await Secbox.kv.get('short'), await Secbox.kv.getEntry('short'), (await Secbox.kv.list()).entries.map((e) => e.key)]")).toEqual([null, null, ["long"]]);
+    expect(
+      await value(o, "return [await Secbox.kv.get('short'), await Secbox.kv.getEntry('short'), (await Secbox.kv.list()).entries.map((e) => e.key)]"),
+    ).toEqual([null, null, ["long"]]);
     expect(await value(o, "Secbox.kv.delete('short')")).toBe(false);
     for (const bad of ["0", "1.5", "'10'", "-1"]) {
       expect(await rejection(o, `await Secbox.kv.set('x', 'y', { ttlSec: ${bad} })`)).toBe("KV ttlSec must be an integer >= 1");
@@ -109,7 +122,9 @@ describe("Secbox.kv", () => {
     expect(await rejection(o, "await Secbox.kv.set('k', 'x'.repeat(1048577))")).toBe("KV value exceeds 1 MiB");
     expect(await value(o, "Secbox.kv.set('k', 'x'.repeat(1048576))")).toBe(true);
     // rejections are catchable by the script
-    expect(await value(o, "Secbox.kv.set('', 'v').then(() => 'ok', (e) => 'caught: ' + e.message)")).toBe("caught: KV key must be a non-empty string");
+    expect(await value(o, "Secbox.kv.set('', 'v').then(() => 'ok', (e) => 'caught: ' + e.message)")).toBe(
+      "caught: KV key must be a non-empty string",
+    );
   });
 
   test("quotas: kv_max_entries and kv_max_bytes per responder, counting live entries", async () => {
@@ -151,7 +166,10 @@ describe("Secbox.kv", () => {
     const page1 = (await value(o, "Secbox.kv.list({ prefix: 'user:', limit: 2 })")) as { entries: { key: string }[]; cursor: string | null };
     expect(page1.entries.map((e) => e.key)).toEqual(["user:1", "user:10"]);
     expect(page1.cursor).toBe("user:10");
-    const page2 = (await value(o, "Secbox.kv.list({ prefix: 'user:', after: 'user:10', limit: 2 })")) as { entries: { key: string }[]; cursor: string | null };
+    const page2 = (await value(o, "Secbox.kv.list({ prefix: 'user:', after: 'user:10', limit: 2 })")) as {
+      entries: { key: string }[];
+      cursor: string | null;
+    };
     expect(page2.entries.map((e) => e.key)).toEqual(["user:2"]);
     expect(page2.cursor).toBeNull();
     expect(((await value(o, "Secbox.kv.list({ prefix: 'zz' })")) as { entries: unknown[] }).entries).toEqual([]);
@@ -177,7 +195,11 @@ describe("Secbox.kv", () => {
   test("watch returns at once when entries exist, wakes on a set from another execution, and times out", async () => {
     const o = newOwner();
     await value(o, "Secbox.kv.set('job:1', 'queued')");
-    expect(await value(o, "Secbox.kv.watch({ prefix: 'job:' })")).toMatchObject({ entries: [{ key: "job:1", value: "queued" }], cursor: null, timedOut: false });
+    expect(await value(o, "Secbox.kv.watch({ prefix: 'job:' })")).toMatchObject({
+      entries: [{ key: "job:1", value: "queued" }],
+      cursor: null,
+      timedOut: false,
+    });
     // waits after job:1, wakes when another execution sets job:2
     const waitingBefore = pool.kv!.notifier.waiting;
     const watcher = kv(o, "Secbox.kv.watch({ prefix: 'job:', after: 'job:1', timeoutMs: 4000 })");
@@ -203,7 +225,9 @@ describe("Secbox.kv", () => {
       await one.ready();
       let watchersDone = 0;
       const watchers = Array.from({ length: 4 }, () =>
-        one.run({ source: "Secbox.kv.watch({ prefix: 'evt:', timeoutMs: 20000 })", context: {}, limits: { ...LIMITS, timeoutMs: 25_000 }, kvOwner: o }).finally(() => watchersDone++),
+        one
+          .run({ source: "Secbox.kv.watch({ prefix: 'evt:', timeoutMs: 20000 })", context: {}, limits: { ...LIMITS, timeoutMs: 25_000 }, kvOwner: o })
+          .finally(() => watchersDone++),
       );
       await waitUntil(() => one.kv!.notifier.waiting >= 4, "the four watchers to wait");
       const quick = await one.run({ source: "'served'", context: {}, limits: LIMITS });
@@ -219,7 +243,12 @@ describe("Secbox.kv", () => {
 
   test("a script timing out during watch releases the wait", async () => {
     const o = newOwner();
-    const r = await kv(o, "await Secbox.kv.watch({ prefix: 'never:', timeoutMs: 60000 }); await new Promise((res) => setTimeout(res, 60000))", {}, { timeoutMs: 1500 });
+    const r = await kv(
+      o,
+      "await Secbox.kv.watch({ prefix: 'never:', timeoutMs: 60000 }); await new Promise((res) => setTimeout(res, 60000))",
+      {},
+      { timeoutMs: 1500 },
+    );
     expect(!r.ok && r.error.kind).toBe("timeout");
     await Bun.sleep(20);
     expect(pool.kv!.notifier.waiting).toBe(0);

@@ -190,7 +190,19 @@ export class ScriptPool implements ScriptRunner {
   /** Workers, queued jobs (including prefetched ones not yet started), jobs in workers (running or parked),
    *  whether the workers share one compiled QuickJS module, and how many executions started from the memory image
    *  of their source (see engine/image.ts). */
-  stats(): { workers: number; ready: number; queued: number; inFlight: number; replaced: number; retiring: number; extra: number; sharedModule: boolean; snapshotWorkers: number; imageRuns: number; retried: number } {
+  stats(): {
+    workers: number;
+    ready: number;
+    queued: number;
+    inFlight: number;
+    replaced: number;
+    retiring: number;
+    extra: number;
+    sharedModule: boolean;
+    snapshotWorkers: number;
+    imageRuns: number;
+    retried: number;
+  } {
     return {
       retried: this.retried,
       retiring: this.retiring.size,

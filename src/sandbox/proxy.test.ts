@@ -36,7 +36,9 @@ beforeAll(async () => {
           return new Response("ok", { status: 201, headers: h });
         }
         case "/gzip":
-          return new Response(gzipSync(Buffer.from("hello compressed world")), { headers: { "content-encoding": "gzip", "content-type": "text/plain" } });
+          return new Response(gzipSync(Buffer.from("hello compressed world")), {
+            headers: { "content-encoding": "gzip", "content-type": "text/plain" },
+          });
         case "/slow":
           await Bun.sleep(3000);
           return new Response("late");
@@ -76,7 +78,11 @@ function failed(r: ScriptRunResult) {
 
 describe("op_proxy_request", () => {
   test("resolves to {statusCode, headers, body} that can be returned unchanged", async () => {
-    const v = (await value("Sandbox.core.ops.op_proxy_request({ url: context.base + '/multi' })")) as { statusCode: number; headers: Record<string, string>; body: Uint8Array };
+    const v = (await value("Sandbox.core.ops.op_proxy_request({ url: context.base + '/multi' })")) as {
+      statusCode: number;
+      headers: Record<string, string>;
+      body: Uint8Array;
+    };
     expect(v.statusCode).toBe(201);
     expect(v.body).toBeInstanceOf(Uint8Array);
     expect(new TextDecoder().decode(v.body)).toBe("ok");
@@ -90,7 +96,9 @@ describe("op_proxy_request", () => {
 
   test("sends method (upper-cased), headers and every body form", async () => {
     const echo = async (opts: string) => {
-      const v = (await value(`const r = await Deno.core.ops.op_proxy_request({ url: context.base + '/echo?q=1', ${opts} }); return JSON.parse(Deno.core.decode(r.body))`)) as {
+      const v = (await value(
+        `const r = await Deno.core.ops.op_proxy_request({ url: context.base + '/echo?q=1', ${opts} }); return JSON.parse(Deno.core.decode(r.body))`,
+      )) as {
         method: string;
         headers: Record<string, string>;
         body: number[];
@@ -120,7 +128,9 @@ describe("op_proxy_request", () => {
   });
 
   test("gzip bodies are decompressed, the original encoding and length kept in x-original-* headers", async () => {
-    const v = (await value("const r = await Sandbox.core.ops.op_proxy_request({ url: context.base + '/gzip' }); return { text: Sandbox.core.decode(r.body), headers: r.headers }")) as {
+    const v = (await value(
+      "const r = await Sandbox.core.ops.op_proxy_request({ url: context.base + '/gzip' }); return { text: Sandbox.core.decode(r.body), headers: r.headers }",
+    )) as {
       text: string;
       headers: Record<string, string>;
     };
@@ -128,13 +138,18 @@ describe("op_proxy_request", () => {
     expect(v.headers["x-original-content-encoding"]).toBe("gzip");
     expect(v.headers["content-encoding"]).toBeUndefined();
     expect(Number(v.headers["x-original-content-length"])).toBe(gzipSync(Buffer.from("hello compressed world")).length);
-    const raw = (await value("const r = await Sandbox.core.ops.op_proxy_request({ url: context.base + '/gzip', decompress: false }); return r.headers['content-encoding']")) as string;
+    const raw = (await value(
+      "const r = await Sandbox.core.ops.op_proxy_request({ url: context.base + '/gzip', decompress: false }); return r.headers['content-encoding']",
+    )) as string;
     expect(raw).toBe("gzip");
   });
 
   test("errors are thrown into the script as Error with a §11.7 code", async () => {
     const code = async (opts: string, limits: Partial<ScriptLimits> = {}) =>
-      (await value(`try { await Sandbox.core.ops.op_proxy_request(${opts}); return 'no error' } catch (e) { return [e instanceof Error, e.code, e.message] }`, limits)) as [boolean, string, string];
+      (await value(
+        `try { await Sandbox.core.ops.op_proxy_request(${opts}); return 'no error' } catch (e) { return [e instanceof Error, e.code, e.message] }`,
+        limits,
+      )) as [boolean, string, string];
     let [isError, c, msg] = await code("{ url: 'ftp://example.com/' }");
     expect(isError).toBe(true);
     expect(c).toBe("E_INVALID");

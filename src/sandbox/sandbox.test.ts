@@ -22,7 +22,8 @@ beforeAll(async () => {
 });
 afterAll(() => pool.close());
 
-const run = (source: string, context: unknown = {}, limits: Partial<ScriptLimits> = {}) => pool.run({ source, context, limits: { ...LIMITS, ...limits } });
+const run = (source: string, context: unknown = {}, limits: Partial<ScriptLimits> = {}) =>
+  pool.run({ source, context, limits: { ...LIMITS, ...limits } });
 
 async function value(source: string, context: unknown = {}): Promise<unknown> {
   const r = await run(source, context);
@@ -133,11 +134,18 @@ describe("data boundary", () => {
     ).toEqual([true, 42, true, [1, 2, 3], "application/json", 3, true]);
     expect(await value("context instanceof Uint8Array ? Array.from(context) : null", new Uint8Array([9, 8]))).toEqual([9, 8]);
     // empty byte arrays (a request without a body) are made inside; each its own
-    expect(await value("[context.body instanceof Uint8Array, context.body.length, context.list[0] instanceof Uint8Array, context.body !== context.list[0]]", { body: new Uint8Array(0), list: [new ArrayBuffer(0)] })).toEqual([true, 0, true, true]);
+    expect(
+      await value(
+        "[context.body instanceof Uint8Array, context.body.length, context.list[0] instanceof Uint8Array, context.body !== context.list[0]]",
+        { body: new Uint8Array(0), list: [new ArrayBuffer(0)] },
+      ),
+    ).toEqual([true, 0, true, true]);
   });
 
   test("results come back as data: JSON values and Uint8Array", async () => {
-    const v = (await value("({ s: 'é\\u0000z', n: 1.5, b: true, nil: null, arr: [1, 'two'], u8: new Uint8Array([1, 2]), ab: new Uint8Array([3]).buffer, i16: new Int16Array([1]), nested: { x: [new Uint8Array([4])] } })")) as Record<string, unknown>;
+    const v = (await value(
+      "({ s: 'é\\u0000z', n: 1.5, b: true, nil: null, arr: [1, 'two'], u8: new Uint8Array([1, 2]), ab: new Uint8Array([3]).buffer, i16: new Int16Array([1]), nested: { x: [new Uint8Array([4])] } })",
+    )) as Record<string, unknown>;
     expect(v.s).toBe("é\u0000z");
     expect(v).toMatchObject({ n: 1.5, b: true, nil: null, arr: [1, "two"] });
     expect(v.u8).toBeInstanceOf(Uint8Array);
@@ -157,7 +165,10 @@ describe("data boundary", () => {
     const tamper = `JSON.stringify = () => '"evil"'; JSON.parse = () => "evil"; Object.defineProperty = () => { throw new Error("no") };
       Array.prototype[Symbol.iterator] = function* () { yield "evil" }; Object.prototype.get = () => "evil";`;
     for (let i = 0; i < 3; i++) {
-      const v = (await value(`${tamper} return { n: context.n, body: context.body, list: [1, Uint8Array.of(2)] }`, { n: i, body: new Uint8Array([i]) })) as Record<string, unknown>;
+      const v = (await value(`${tamper} return { n: context.n, body: context.body, list: [1, Uint8Array.of(2)] }`, {
+        n: i,
+        body: new Uint8Array([i]),
+      })) as Record<string, unknown>;
       expect(v.n).toBe(i);
       expect(Array.from(v.body as Uint8Array)).toEqual([i]);
       expect((v.list as unknown[])[0]).toBe(1);
@@ -202,16 +213,34 @@ describe("no host reachable", () => {
     expect(
       await value(`[typeof process, typeof Bun, typeof require, typeof module, typeof fetch, typeof XMLHttpRequest, typeof std, typeof os,
         typeof Deno.readFile, typeof Sandbox.core.ops.op_read_file, typeof WebAssembly, typeof SharedArrayBuffer === 'function' ? 'sab' : 'none']`),
-    ).toEqual(["undefined", "undefined", "undefined", "undefined", "undefined", "undefined", "undefined", "undefined", "undefined", "undefined", "undefined", "sab"]);
+    ).toEqual([
+      "undefined",
+      "undefined",
+      "undefined",
+      "undefined",
+      "undefined",
+      "undefined",
+      "undefined",
+      "undefined",
+      "undefined",
+      "undefined",
+      "undefined",
+      "sab",
+    ]);
     // import() has no loader: no module, no file
     expect(failed(await run("await import('node:fs')")).message).toContain("could not load module");
     expect(failed(await run("await import('/etc/passwd')")).message).toContain("could not load module");
     // host functions are QuickJS functions: their constructor is the sandbox's Function
-    expect(await value("Sandbox.core.encode.constructor('return [typeof process, typeof Bun, this === globalThis]')()")).toEqual(["undefined", "undefined", true]);
+    expect(await value("Sandbox.core.encode.constructor('return [typeof process, typeof Bun, this === globalThis]')()")).toEqual([
+      "undefined",
+      "undefined",
+      true,
+    ]);
     expect(await value("Object.getPrototypeOf(Sandbox.core.decode) === Function.prototype")).toBe(true);
     // the global object holds only ECMAScript built-ins and the documented names
     const names = (await value("Object.getOwnPropertyNames(globalThis)")) as string[];
-    for (const host of ["process", "Bun", "require", "global", "self", "postMessage", "fetch", "navigator", "performance"]) expect(names).not.toContain(host);
+    for (const host of ["process", "Bun", "require", "global", "self", "postMessage", "fetch", "navigator", "performance"])
+      expect(names).not.toContain(host);
     expect(names).toEqual(expect.arrayContaining(["context", "Sandbox", "Deno", "Secbox", "console", "setTimeout", "TextEncoder", "atob"]));
   });
 
@@ -270,8 +299,13 @@ describe("a fresh runtime per execution (restored memory image, engine.ts)", () 
   });
 
   test("host functions come back after a script deletes the globals that hold them", async () => {
-    await valueOn(one, `for (const n of ["Sandbox", "Deno", "Secbox", "console", "TextEncoder", "TextDecoder", "atob", "btoa", "setTimeout", "clearTimeout"]) delete globalThis[n]; return typeof Sandbox`);
-    expect(await valueOn(one, "Sandbox.core.decode(Sandbox.core.encode('é')) + atob(btoa('a')) + new TextDecoder().decode(new TextEncoder().encode('b'))")).toBe("éab");
+    await valueOn(
+      one,
+      `for (const n of ["Sandbox", "Deno", "Secbox", "console", "TextEncoder", "TextDecoder", "atob", "btoa", "setTimeout", "clearTimeout"]) delete globalThis[n]; return typeof Sandbox`,
+    );
+    expect(
+      await valueOn(one, "Sandbox.core.decode(Sandbox.core.encode('é')) + atob(btoa('a')) + new TextDecoder().decode(new TextEncoder().encode('b'))"),
+    ).toBe("éab");
     expect(await valueOn(one, "new Promise((r) => setTimeout(() => r(Deno === Sandbox), 5))")).toBe(true);
   });
 
@@ -313,7 +347,13 @@ describe("a fresh runtime per execution (restored memory image, engine.ts)", () 
     // images made in the buffers of dropped ones, then used
     const before = one.stats().imageRuns;
     for (let round = 0; round < 3; round++) {
-      for (let i = 0; i < 10; i++) expect(await valueOn(one, `[${i}, context.x, typeof globalThis.m${i}, (globalThis.m${i} = 1)]`, { x: round })).toEqual([i, round, "undefined", 1]);
+      for (let i = 0; i < 10; i++)
+        expect(await valueOn(one, `[${i}, context.x, typeof globalThis.m${i}, (globalThis.m${i} = 1)]`, { x: round })).toEqual([
+          i,
+          round,
+          "undefined",
+          1,
+        ]);
     }
     expect(one.stats().imageRuns - before).toBe(10);
   });
@@ -344,7 +384,10 @@ describe("a fresh runtime per execution (restored memory image, engine.ts)", () 
   test("results and failures are the same as with a newly created runtime", async () => {
     const body = new TextEncoder().encode(JSON.stringify({ a: 1, b: [2, 3] }));
     const cases: [string, unknown][] = [
-      ["(async () => { const o = JSON.parse(Sandbox.core.decode(context.body)); return { body: o.b, headers: { x: '1' }, statusCode: 201 }; })()", { body }],
+      [
+        "(async () => { const o = JSON.parse(Sandbox.core.decode(context.body)); return { body: o.b, headers: { x: '1' }, statusCode: 201 }; })()",
+        { body },
+      ],
       ["new Uint8Array([1, 2, 3]).buffer", {}],
       ["console.warn('w', { a: 1 }); throw Object.assign(new RangeError('bad'), { code: 'E_X' })", {}],
       ["return undefinedName", {}],
@@ -366,7 +409,10 @@ describe("limits", () => {
     // Its deadline, not a later one: the same loop with a deadline 4 times as far, started beside it on the other
     // worker, ends after it.
     const order = new SettleOrder();
-    const [e, later] = await Promise.all([order.push("300 ms", run("while (true) {}", {}, { timeoutMs: 300 })), order.push("1200 ms", run("while (true) {}", {}, { timeoutMs: 1200 }))]);
+    const [e, later] = await Promise.all([
+      order.push("300 ms", run("while (true) {}", {}, { timeoutMs: 300 })),
+      order.push("1200 ms", run("while (true) {}", {}, { timeoutMs: 1200 })),
+    ]);
     expect(failed(e)).toEqual({ kind: "timeout", message: "Script timed out" });
     expect(failed(later).kind).toBe("timeout");
     expect(order.of).toEqual(["300 ms", "1200 ms"]);
@@ -377,7 +423,10 @@ describe("limits", () => {
   test("wall clock: time spent waiting counts", async () => {
     const order = new SettleOrder();
     const waiting = "await new Promise((r) => setTimeout(r, 60000)); return 1";
-    const [e, later] = await Promise.all([order.push("300 ms", run(waiting, {}, { timeoutMs: 300 })), order.push("1200 ms", run(waiting, {}, { timeoutMs: 1200 }))]);
+    const [e, later] = await Promise.all([
+      order.push("300 ms", run(waiting, {}, { timeoutMs: 300 })),
+      order.push("1200 ms", run(waiting, {}, { timeoutMs: 1200 })),
+    ]);
     expect(failed(e).kind).toBe("timeout");
     expect(failed(later).kind).toBe("timeout");
     expect(order.of).toEqual(["300 ms", "1200 ms"]);
@@ -413,7 +462,10 @@ describe("limits", () => {
   test("limits hit inside a promise job end the run as that limit, not as a promise that never settles", async () => {
     const order = new SettleOrder();
     const inJob = "Promise.resolve().then(() => { while (true) {} }); await new Promise(() => {})";
-    const [t, later] = await Promise.all([order.push("300 ms", run(inJob, {}, { timeoutMs: 300 })), order.push("1200 ms", run(inJob, {}, { timeoutMs: 1200 }))]);
+    const [t, later] = await Promise.all([
+      order.push("300 ms", run(inJob, {}, { timeoutMs: 300 })),
+      order.push("1200 ms", run(inJob, {}, { timeoutMs: 1200 })),
+    ]);
     expect(failed(t)).toEqual({ kind: "timeout", message: "Script timed out" });
     expect(failed(later).kind).toBe("timeout");
     expect(order.of).toEqual(["300 ms", "1200 ms"]); // at its own deadline
@@ -421,7 +473,7 @@ describe("limits", () => {
     expect(loop.kind).toBe("timeout");
   });
 
-  test("memory: catching QuickJS's \"out of memory\" does not get past the limit, in the script or in a promise job", async () => {
+  test('memory: catching QuickJS\'s "out of memory" does not get past the limit, in the script or in a promise job', async () => {
     const cases = [
       "const a = []; try { while (true) a.push('y'.repeat(50000) + a.length) } catch (e) { return 'survived ' + a.length }",
       "Promise.resolve().then(() => { const a = []; while (true) a.push('y'.repeat(50000) + a.length) }); await new Promise((r) => setTimeout(r, 8000)); return 'done'",
@@ -530,9 +582,17 @@ describe("failure isolation", () => {
           // (a deadline no loaded machine reaches: building 50,000 nested arrays has taken over 2 s under load)
           const e = failed(await one.run({ source, context: {}, limits: { ...LIMITS, memoryMib: 64, timeoutMs: 20_000 } }));
           // (a warm worker's JIT makes smaller frames: QuickJS's own check may then trip first, a SyntaxError)
-          expect({ source: source.slice(0, 40), kind: e.kind, overflow: /^(Internal|Syntax)Error: stack overflow$/.test(e.message) }).toEqual({ source: source.slice(0, 40), kind: "error", overflow: true });
+          expect({ source: source.slice(0, 40), kind: e.kind, overflow: /^(Internal|Syntax)Error: stack overflow$/.test(e.message) }).toEqual({
+            source: source.slice(0, 40),
+            kind: "error",
+            overflow: true,
+          });
           // a script that leaves a mark: the next run must not see it
-          const mark = await one.run({ source: "const seen = globalThis.mark; globalThis.mark = 1; Object.prototype.polluted = 1; return [seen ?? null, ({}).polluted ?? null]", context: {}, limits: LIMITS });
+          const mark = await one.run({
+            source: "const seen = globalThis.mark; globalThis.mark = 1; Object.prototype.polluted = 1; return [seen ?? null, ({}).polluted ?? null]",
+            context: {},
+            limits: LIMITS,
+          });
           expect(mark.ok && mark.value).toEqual([null, 1]);
         }
       }
@@ -551,8 +611,16 @@ describe("failure isolation", () => {
       // another user's scripts awaiting a timer on the only worker
       const parked = [
         // (timers of 3 s: the overflow and the replacement's start come first, also on a loaded machine)
-        one.run({ source: "await new Promise((r) => setTimeout(r, 3000)); return 'late ' + context.n", context: { n: 1 }, limits: { ...LIMITS, timeoutMs: 10_000 } }),
-        one.run({ source: "const t = Date.now(); await new Promise((r) => setTimeout(r, 2500)); return Date.now() - t >= 2490", context: {}, limits: { ...LIMITS, timeoutMs: 10_000 } }),
+        one.run({
+          source: "await new Promise((r) => setTimeout(r, 3000)); return 'late ' + context.n",
+          context: { n: 1 },
+          limits: { ...LIMITS, timeoutMs: 10_000 },
+        }),
+        one.run({
+          source: "const t = Date.now(); await new Promise((r) => setTimeout(r, 2500)); return Date.now() - t >= 2490",
+          context: {},
+          limits: { ...LIMITS, timeoutMs: 10_000 },
+        }),
       ];
       await Bun.sleep(50);
       const crash = failed(await one.run({ source: OVERFLOWS[0]!, context: {}, limits: LIMITS }));
@@ -596,7 +664,9 @@ describe("failure isolation", () => {
     await withPool({ workers: 2, queueLimit: 10 }, async (two) => {
       // (loops of 8 s: on a loaded machine starting the extra worker alone has taken over 3 s)
       let loopsEnded = 0;
-      const loops = [1, 2].map(() => two.run({ source: "while (true) {}", context: {}, owner: "user-a", limits: { ...LIMITS, timeoutMs: 8000 } }).finally(() => loopsEnded++));
+      const loops = [1, 2].map(() =>
+        two.run({ source: "while (true) {}", context: {}, owner: "user-a", limits: { ...LIMITS, timeoutMs: 8000 } }).finally(() => loopsEnded++),
+      );
       await waitUntil(() => two.stats().inFlight === 2, "both workers to run user-a's loops");
       const b = await two.run({ source: "'b ran'", context: {}, owner: "user-b", limits: LIMITS });
       expect(b.ok && b.value).toBe("b ran");
@@ -618,7 +688,10 @@ describe("failure isolation", () => {
       const order = new SettleOrder();
       const busy = order.push("busy", small.run({ source: "while (true) {}", context: {}, limits: { ...LIMITS, timeoutMs: 400 } }));
       await waitUntil(() => small.stats().inFlight === 1, "the loop to take the worker");
-      const queued = [order.push("1", small.run({ source: "1", context: {}, limits: LIMITS })), order.push("2", small.run({ source: "2", context: {}, limits: LIMITS }))];
+      const queued = [
+        order.push("1", small.run({ source: "1", context: {}, limits: LIMITS })),
+        order.push("2", small.run({ source: "2", context: {}, limits: LIMITS })),
+      ];
       const full = await small.run({ source: "3", context: {}, limits: LIMITS });
       expect(order.of).toEqual([]); // at once: before the loop or the queued jobs ended
       expect(failed(full)).toEqual({ kind: "queue_full", message: "Script queue is full" });
@@ -631,7 +704,9 @@ describe("failure isolation", () => {
   test("a waiting script holds no worker: parked jobs let others run on the same worker", async () => {
     await withPool({ workers: 1, queueLimit: 100 }, async (one) => {
       const order = new SettleOrder();
-      const sleepers = Array.from({ length: 5 }, (_, i) => order.push(`sleeper ${i}`, one.run({ source: `await new Promise((r) => setTimeout(r, 1000)); return ${i}`, context: {}, limits: LIMITS })));
+      const sleepers = Array.from({ length: 5 }, (_, i) =>
+        order.push(`sleeper ${i}`, one.run({ source: `await new Promise((r) => setTimeout(r, 1000)); return ${i}`, context: {}, limits: LIMITS })),
+      );
       await waitUntil(() => one.stats().inFlight === 5, "the sleepers to reach the worker");
       const quick = await one.run({ source: "'quick'", context: {}, limits: LIMITS });
       expect(quick.ok && quick.value).toBe("quick");
@@ -670,7 +745,9 @@ describe("failure isolation", () => {
       // take jobs back); the first ones were offered to both workers, up to OFFER_DEPTH (16) behind the loop
       const settled: boolean[] = [];
       const jobs = Array.from({ length: 200 }, (_, i) =>
-        two.run({ source: `const end = Date.now() + 10; while (Date.now() < end) {} return ${i}`, context: {}, limits: LIMITS }).then((r) => ((settled[i] = true), r)),
+        two
+          .run({ source: `const end = Date.now() + 10; while (Date.now() < end) {} return ${i}`, context: {}, limits: LIMITS })
+          .then((r) => ((settled[i] = true), r)),
       );
       // the first 32 (the loop's offers among them) end while the loop still runs, however slow the machine is
       await waitUntil(() => Array.from({ length: 32 }, (_, i) => settled[i] === true).every(Boolean), "the first 32 jobs", 20_000);
@@ -698,13 +775,19 @@ describe("globals", () => {
     expect(await value("Sandbox.core.decode(Sandbox.core.encode('xxabcxx').subarray(2, 5))")).toBe("abc");
     expect(await value("Sandbox.core.decode(new DataView(Sandbox.core.encode('--ok--').buffer, 2, 2))")).toBe("ok");
     expect(await value("Sandbox.core.decode(new Uint16Array(Sandbox.core.encode('hi!?').buffer, 2, 1))")).toBe("!?");
-    expect(failed(await run("Sandbox.core.decode({ buffer: new ArrayBuffer(4), byteOffset: 0, byteLength: 4 })")).message).toContain("expected a Uint8Array");
+    expect(failed(await run("Sandbox.core.decode({ buffer: new ArrayBuffer(4), byteOffset: 0, byteLength: 4 })")).message).toContain(
+      "expected a Uint8Array",
+    );
     // replaced accessors never reach past the view's own buffer
     const tampered = await run(
       "const u = Sandbox.core.encode('abcd'); Object.defineProperty(u, 'byteLength', { value: 1e6 }); return Sandbox.core.decode(u)",
     );
     expect(failed(tampered).message).toContain("expected a Uint8Array");
-    expect(await value("const u = Sandbox.core.encode('abcd'); Object.defineProperty(u, 'byteOffset', { value: 3 }); Object.defineProperty(u, 'byteLength', { value: 1 }); return Sandbox.core.decode(u)")).toBe("d");
+    expect(
+      await value(
+        "const u = Sandbox.core.encode('abcd'); Object.defineProperty(u, 'byteOffset', { value: 3 }); Object.defineProperty(u, 'byteLength', { value: 1 }); return Sandbox.core.decode(u)",
+      ),
+    ).toBe("d");
   });
 
   test("TextEncoder, TextDecoder, atob, btoa", async () => {
@@ -716,7 +799,9 @@ describe("globals", () => {
   });
 
   test("console output is captured: levels, at most 100 entries of at most 2 KiB", async () => {
-    let r = await run("console.log('a', 1, { b: [2] }, null); console.info('i'); console.warn('w'); console.error(new Error('e')); console.debug('d'); return 0");
+    let r = await run(
+      "console.log('a', 1, { b: [2] }, null); console.info('i'); console.warn('w'); console.error(new Error('e')); console.debug('d'); return 0",
+    );
     expect(r.logs.slice(0, 3)).toEqual([
       { level: "log", message: 'a 1 {"b":[2]} null' },
       { level: "info", message: "i" },
@@ -753,7 +838,9 @@ describe("globals", () => {
         context: {},
         limits: LIMITS,
       });
-      const busy = Array.from({ length: 16 }, () => one.run({ source: "const end = Date.now() + 12; while (Date.now() < end) {} return 1", context: {}, limits: LIMITS }));
+      const busy = Array.from({ length: 16 }, () =>
+        one.run({ source: "const end = Date.now() + 12; while (Date.now() < end) {} return 1", context: {}, limits: LIMITS }),
+      );
       const r = await timers;
       await Promise.all(busy);
       const { out, skew } = (r.ok ? r.value : { out: [], skew: {} }) as { out: number[]; skew: Record<string, number> };
@@ -789,7 +876,12 @@ describe("globals", () => {
   });
 
   test("no Secbox.kv and no op_proxy_request where the caller disables them", async () => {
-    const r = await pool.run({ source: "[typeof Secbox.kv, typeof Sandbox.core.ops.op_proxy_request, typeof Secbox.crypto.sha256]", context: {}, limits: LIMITS, proxy: false });
+    const r = await pool.run({
+      source: "[typeof Secbox.kv, typeof Sandbox.core.ops.op_proxy_request, typeof Secbox.crypto.sha256]",
+      context: {},
+      limits: LIMITS,
+      proxy: false,
+    });
     expect(r.ok && r.value).toEqual(["undefined", "undefined", "function"]);
   });
 });
@@ -813,7 +905,9 @@ describe("Secbox.crypto (§11.9)", () => {
     bad[40]! ^= 1;
     expect(() => sodium.crypto_box_seal_open(bad, kp.publicKey, kp.privateKey)).toThrow();
     expect(await value("Secbox.crypto.sha256('abc')")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    expect(await value("Secbox.crypto.sha256(new Uint8Array([0x61, 0x62, 0x63]))")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    expect(await value("Secbox.crypto.sha256(new Uint8Array([0x61, 0x62, 0x63]))")).toBe(
+      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+    );
   });
 
   test("seal() rejects a recipient key that is not base64url of 32 bytes", async () => {
@@ -821,6 +915,8 @@ describe("Secbox.crypto (§11.9)", () => {
       const e = failed(await run(`await Secbox.crypto.seal(${key}, 'x')`));
       expect(e.message).toContain("Invalid recipient public key");
     }
-    expect(await value("Secbox.crypto.seal('x', 'y').then(() => 'resolved', (e) => 'rejected: ' + e.message)")).toBe("rejected: Invalid recipient public key");
+    expect(await value("Secbox.crypto.seal('x', 'y').then(() => 'resolved', (e) => 'rejected: ' + e.message)")).toBe(
+      "rejected: Invalid recipient public key",
+    );
   });
 });

@@ -16,7 +16,11 @@ describe("compile-only jobs", () => {
   });
 
   test("the last form's error, as a run would fail with it", async () => {
-    expect(await checkSyntax(pool, "return {a: }", { parser: "quickjs" }, "u")).toEqual({ message: "unexpected token in expression: '}'", line: 1, column: 12 });
+    expect(await checkSyntax(pool, "return {a: }", { parser: "quickjs" }, "u")).toEqual({
+      message: "unexpected token in expression: '}'",
+      line: 1,
+      column: 12,
+    });
   });
 
   test("acorn: the given forms, tried in order", async () => {

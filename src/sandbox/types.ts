@@ -75,8 +75,7 @@ export interface LogEntry {
 }
 
 export type ScriptRunResult =
-  | { ok: true; value: unknown; logs: LogEntry[]; durationMs: number }
-  | { ok: false; error: ScriptError; logs: LogEntry[]; durationMs: number };
+  { ok: true; value: unknown; logs: LogEntry[]; durationMs: number } | { ok: false; error: ScriptError; logs: LogEntry[]; durationMs: number };
 
 /** The sandbox as features use it: ScriptPool (pool.ts) implements it; app.ts hands the pool to responders and
  *  trackers. Never throws: every failure is a result with `ok: false`. */

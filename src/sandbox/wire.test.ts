@@ -3,7 +3,18 @@
 import { describe, expect, test } from "bun:test";
 import { batch, decodeDone, decodeRun, encodeDone, encodeRun, isWire, pack, packedBytes, unbatch } from "./wire";
 
-const header = { id: 7, cell: 1, token: 8, source: "context.body\n// line 2", memoryBytes: 1024, timeoutMs: 50, stackBytes: 4096, kv: true, proxy: false, owner: "user-1" };
+const header = {
+  id: 7,
+  cell: 1,
+  token: 8,
+  source: "context.body\n// line 2",
+  memoryBytes: 1024,
+  timeoutMs: 50,
+  stackBytes: 4096,
+  kv: true,
+  proxy: false,
+  owner: "user-1",
+};
 
 describe("run jobs", () => {
   test("a context without byte arrays is one string; the header and the JSON text come back as sent", () => {
@@ -67,7 +78,14 @@ describe("results", () => {
   });
 
   test("no value (undefined or a failure) and plain values", () => {
-    const failure = { id: 2, ok: false, error: { kind: "error" as const, message: "boom" }, logs: [{ level: "log" as const, message: "x" }], durationMs: 1, heapBytes: 1 };
+    const failure = {
+      id: 2,
+      ok: false,
+      error: { kind: "error" as const, message: "boom" },
+      logs: [{ level: "log" as const, message: "x" }],
+      durationMs: 1,
+      heapBytes: 1,
+    };
     expect(decodeDone(encodeDone(failure, undefined, []).data)).toEqual({ header: failure, value: undefined });
     expect(decodeDone(encodeDone({ ...failure, ok: true, error: undefined }, '"a\\nb"', []).data).value).toBe("a\nb");
   });

@@ -64,11 +64,18 @@ describe("a worker whose instance fails anyway", () => {
   const outcome = (r: ScriptRunResult) => (r.ok ? { value: r.value, logs: r.logs.map((l) => l.message) } : r.error);
   /** What a worker's engine posts when its instance traps (see the test above), delivered to the pool as from it. */
   const poisoned = (slot: Slot, results: { id: number; retry: boolean }[]) =>
-    (slot.worker.onmessage as (e: { data: WorkerToMain }) => void)({ data: { t: "poisoned", reason: "RuntimeError: Out of bounds memory access", results: results.map((r) => ({ ...r, error: internal, logs: [] })) } });
+    (slot.worker.onmessage as (e: { data: WorkerToMain }) => void)({
+      data: {
+        t: "poisoned",
+        reason: "RuntimeError: Out of bounds memory access",
+        results: results.map((r) => ({ ...r, error: internal, logs: [] })),
+      },
+    });
   /** Waits until `slot` holds `n` jobs, all parked (and `ops` of them waiting for a host operation). */
   async function parkedIn(slot: Slot, n: number, ops = 0): Promise<number[]> {
     const end = Date.now() + 15_000; // (a backstop)
-    const ready = () => slot.jobs.size === n && [...slot.jobs.values()].every((j) => j.parked) && [...slot.jobs.values()].filter((j) => j.ops > 0).length === ops;
+    const ready = () =>
+      slot.jobs.size === n && [...slot.jobs.values()].every((j) => j.parked) && [...slot.jobs.values()].filter((j) => j.ops > 0).length === ops;
     while (!ready() && Date.now() < end) await Bun.sleep(5);
     expect(ready()).toBe(true);
     return [...slot.jobs.keys()].sort((a, b) => a - b);
@@ -82,10 +89,18 @@ describe("a worker whose instance fails anyway", () => {
     try {
       await pool.ready();
       const parked = pool.run({ source: SLEEPER, context: { n: 1 }, owner: "victim", limits: LIMITS });
-      const fetching = pool.run({ source: `await Sandbox.core.ops.op_proxy_request({ url: 'http://127.0.0.1:${server.port}/' }); return 'fetched'`, context: {}, owner: "victim", limits: LIMITS });
+      const fetching = pool.run({
+        source: `await Sandbox.core.ops.op_proxy_request({ url: 'http://127.0.0.1:${server.port}/' }); return 'fetched'`,
+        context: {},
+        owner: "victim",
+        limits: LIMITS,
+      });
       const ids = await parkedIn(pool.slots[0]!, 2, 1);
       // both marked: the pool's own count of host operations is what keeps the fetching one from running twice
-      poisoned(pool.slots[0]!, ids.map((id) => ({ id, retry: true })));
+      poisoned(
+        pool.slots[0]!,
+        ids.map((id) => ({ id, retry: true })),
+      );
       expect(outcome(await fetching)).toEqual(internal);
       expect(outcome(await parked)).toEqual({ value: "done 1", logs: ["ran"] });
       expect(pool.stats()).toMatchObject({ replaced: 1, retried: 1, inFlight: 0, queued: 0 });

@@ -73,7 +73,11 @@ self.onmessage = (event: MessageEvent<MainToWorker | string | unknown[]>) => {
       (compiled) => {
         ready = true;
         const fallback = engine.fallback === null ? {} : { fallback: engine.fallback };
-        post(msg.module || !compiled ? { t: "ready", snapshot: engine.snapshotting, ...fallback } : { t: "ready", module: compiled, snapshot: engine.snapshotting, ...fallback });
+        post(
+          msg.module || !compiled
+            ? { t: "ready", snapshot: engine.snapshotting, ...fallback }
+            : { t: "ready", module: compiled, snapshot: engine.snapshotting, ...fallback },
+        );
       },
       (err: unknown) => post({ t: "poisoned", reason: `init failed: ${err instanceof Error ? err.message : String(err)}`, results: [] }),
     );

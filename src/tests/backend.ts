@@ -102,7 +102,14 @@ export async function openDataDirDb(dataDir: string): Promise<Db> {
 
 /** A trigger that makes `event` ("INSERT", "UPDATE OF col") on `table` fail with `message` when `condition` (over
  *  NEW) holds — a stand-in for a crash between writes. Returns the function that removes it. */
-export async function failingTrigger(db: Db, name: string, event: string, table: string, condition: string, message: string): Promise<() => Promise<void>> {
+export async function failingTrigger(
+  db: Db,
+  name: string,
+  event: string,
+  table: string,
+  condition: string,
+  message: string,
+): Promise<() => Promise<void>> {
   if (db.dialect === "sqlite") {
     await db.exec(`CREATE TRIGGER ${name} BEFORE ${event} ON ${table} WHEN ${condition} BEGIN SELECT RAISE(ABORT, '${message}'); END`);
     return () => db.exec(`DROP TRIGGER ${name}`);

@@ -55,7 +55,8 @@ export function createConformance(doc: Json): Conformance {
   const ops: Operation[] = [];
   for (const [path, methods] of Object.entries<Json>(strict.paths)) {
     const regex = new RegExp("^" + path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "[^/]+") + "$");
-    for (const [method, op] of Object.entries<Json>(methods)) ops.push({ path, method: method.toUpperCase(), regex, literal: path.replace(/\{[^}]+\}/g, "").length, op });
+    for (const [method, op] of Object.entries<Json>(methods))
+      ops.push({ path, method: method.toUpperCase(), regex, literal: path.replace(/\{[^}]+\}/g, "").length, op });
   }
   // Literal segments win over templates (/responders/_stats before /responders/{responder_id}).
   ops.sort((a, b) => b.literal - a.literal);
@@ -86,7 +87,10 @@ export function createConformance(doc: Json): Conformance {
       }
       const label = `${found.method} ${found.path} → ${status}`;
       const response = found.op.responses?.[String(status)];
-      if (!response) throw new Error(`OpenAPI conformance: ${label}: status not declared (declared: ${Object.keys(found.op.responses ?? {}).join(", ")}); body: ${text.slice(0, 300)}`);
+      if (!response)
+        throw new Error(
+          `OpenAPI conformance: ${label}: status not declared (declared: ${Object.keys(found.op.responses ?? {}).join(", ")}); body: ${text.slice(0, 300)}`,
+        );
       const content: Json | undefined = response.content;
       if (!content) {
         if (text !== "") throw new Error(`OpenAPI conformance: ${label}: declared without a body, got ${text.slice(0, 200)}`);
@@ -94,14 +98,17 @@ export function createConformance(doc: Json): Conformance {
       }
       const mediaType = contentType.split(";")[0]!.trim().toLowerCase();
       const declared = Object.keys(content);
-      if (!declared.includes(mediaType)) throw new Error(`OpenAPI conformance: ${label}: content type ${mediaType || "(none)"}, declared ${declared.join(", ")}`);
+      if (!declared.includes(mediaType))
+        throw new Error(`OpenAPI conformance: ${label}: content type ${mediaType || "(none)"}, declared ${declared.join(", ")}`);
       if (!content[mediaType].schema || mediaType !== "application/json") return;
       const body = safeJson(text, undefined);
       if (body === undefined) throw new Error(`OpenAPI conformance: ${label}: body is not JSON: ${text.slice(0, 200)}`);
       const pointer = `/paths/${escapePointer(found.path)}/${found.method.toLowerCase()}/responses/${status}/content/${escapePointer(mediaType)}/schema`;
       const validate = validator(pointer);
       if (!validate(body)) {
-        const errors = (validate.errors ?? []).slice(0, 8).map((e) => `${e.instancePath || "/"} ${e.message}${e.params ? " " + JSON.stringify(e.params) : ""}`);
+        const errors = (validate.errors ?? [])
+          .slice(0, 8)
+          .map((e) => `${e.instancePath || "/"} ${e.message}${e.params ? " " + JSON.stringify(e.params) : ""}`);
         throw new Error(`OpenAPI conformance: ${label}: body does not match the schema:\n  ${errors.join("\n  ")}\nbody: ${text.slice(0, 500)}`);
       }
     },

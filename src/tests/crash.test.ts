@@ -193,7 +193,9 @@ describe("tracker runs", () => {
       await prep.stop();
 
       const child = await spawnServer(dataDir, env);
-      const running = asClient(user, child.url).post(`/api/web_scraping/api_trackers/${id}/_history`, { refresh: true }).catch((e) => e);
+      const running = asClient(user, child.url)
+        .post(`/api/web_scraping/api_trackers/${id}/_history`, { refresh: true })
+        .catch((e) => e);
       await arrival; // the run is in its request phase
       child.proc.kill("SIGKILL");
       await child.proc.exited;
@@ -269,13 +271,19 @@ describe("page tracker runs", () => {
       const dataDir = freshDir();
       const prep = await startTestServer({ dataDir, env });
       const user = await userOn(prep);
-      const created = await user.client.post("/api/web_scraping/page_trackers", { name: "page", target: { url: `http://127.0.0.1:${pages.port}/` }, config: { timeout: 60_000 } });
+      const created = await user.client.post("/api/web_scraping/page_trackers", {
+        name: "page",
+        target: { url: `http://127.0.0.1:${pages.port}/` },
+        config: { timeout: 60_000 },
+      });
       expect(created.status).toBe(201);
       const id = created.json.id;
       await prep.stop();
 
       const child = await spawnServer(dataDir, env);
-      const run = asClient(user, child.url).post(`/api/web_scraping/page_trackers/${id}/_history`, { refresh: true }).catch((e) => e);
+      const run = asClient(user, child.url)
+        .post(`/api/web_scraping/page_trackers/${id}/_history`, { refresh: true })
+        .catch((e) => e);
       await arrival; // Chromium is loading the page
       const browsers = processTree(child.proc.pid).slice(1);
       expect(browsers.length).toBeGreaterThan(0);

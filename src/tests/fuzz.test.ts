@@ -45,7 +45,13 @@ const now = Math.floor(Date.now() / 1000);
 const template = (
   await user.client.post("/api/certificates/templates", {
     templateName: "fuzz-shared",
-    attributes: { commonName: "fuzz.example", keyAlgorithm: { keyType: "ed25519" }, signatureAlgorithm: "ed25519", notValidBefore: now, notValidAfter: now + 86400 },
+    attributes: {
+      commonName: "fuzz.example",
+      keyAlgorithm: { keyType: "ed25519" },
+      signatureAlgorithm: "ed25519",
+      notValidBefore: now,
+      notValidAfter: now + 86400,
+    },
   })
 ).json;
 const shareId: string = (await user.client.post(`/api/certificates/templates/${template.id}/_share`)).json.id;
@@ -60,7 +66,9 @@ const values = new SchemaValues(doc, { uri: LOOPBACK_URL });
 /** `value` with every http(s) URL string in it replaced by LOOPBACK_URL. */
 const loopbackUrls = (value: unknown): unknown =>
   typeof value === "string"
-    ? /^https?:\/\//i.test(value) ? LOOPBACK_URL : value
+    ? /^https?:\/\//i.test(value)
+      ? LOOPBACK_URL
+      : value
     : Array.isArray(value)
       ? value.map(loopbackUrls)
       : value && typeof value === "object"
@@ -79,7 +87,9 @@ async function fingerprint(): Promise<string> {
     const rows = await srv.rt.db.all<Record<string, unknown>>(`SELECT * FROM "${name}"`);
     const lines = rows.map((row) => {
       if (name === "api_keys") delete row.last_used_at;
-      return name + JSON.stringify(row, (_, v) => (typeof v === "bigint" ? String(v) : v instanceof Uint8Array ? Buffer.from(v).toString("base64") : v));
+      return (
+        name + JSON.stringify(row, (_, v) => (typeof v === "bigint" ? String(v) : v instanceof Uint8Array ? Buffer.from(v).toString("base64") : v))
+      );
     });
     for (const line of lines.sort()) hash.update(line);
   }
@@ -344,7 +354,8 @@ async function run(c: Case): Promise<string | undefined> {
     }
     if (typeof json?.message !== "string" || json.message === "") return `${where}: error body without message: ${text.slice(0, 120)}`;
     if (typeof json?.code !== "string" || json.code === "") return `${where}: error body without code: ${text.slice(0, 120)}`;
-    if (!(res.headers.get("content-type") ?? "").includes("application/json")) return `${where}: error content-type ${res.headers.get("content-type")}`;
+    if (!(res.headers.get("content-type") ?? "").includes("application/json"))
+      return `${where}: error content-type ${res.headers.get("content-type")}`;
   }
   if (isApiPath(c.path.split("?")[0]!)) {
     try {
@@ -381,7 +392,8 @@ async function runAll(cases: Case[]): Promise<string[]> {
     const before = await fingerprint();
     const p = await run(c);
     if (p) problems.push(p);
-    else if (c.status! >= 400 && (await fingerprint()) !== before) problems.push(`${c.method} ${c.path} [${c.label}] → ${c.status}: refused, but stored data changed`);
+    else if (c.status! >= 400 && (await fingerprint()) !== before)
+      problems.push(`${c.method} ${c.path} [${c.label}] → ${c.status}: refused, but stored data changed`);
   }
   return problems;
 }
@@ -421,7 +433,10 @@ function pick<T>(rng: Rng, items: T[], k: number): T[] {
     const j = Math.floor(rng() * (i + 1));
     [idx[i], idx[j]] = [idx[j]!, idx[i]!];
   }
-  return idx.slice(0, k).sort((a, b) => a - b).map((i) => items[i]!);
+  return idx
+    .slice(0, k)
+    .sort((a, b) => a - b)
+    .map((i) => items[i]!);
 }
 
 /**
@@ -448,7 +463,9 @@ async function casesFor(route: Route, problems: string[]): Promise<Case[]> {
     ...((operationOf(route)?.parameters ?? []) as { name: string; in: string }[])
       .filter((p) => p.in === "query")
       .slice(0, 6)
-      .flatMap(({ name: field }) => ["", "-1", "1e999", "%ZZ", "x".repeat(2000), "[object Object]"].map((v) => `?${encodeURIComponent(field!)}=${v}`)),
+      .flatMap(({ name: field }) =>
+        ["", "-1", "1e999", "%ZZ", "x".repeat(2000), "[object Object]"].map((v) => `?${encodeURIComponent(field!)}=${v}`),
+      ),
   ];
   const badIds = ids.length ? [...INVALID_IDS, randomUuid(rng)] : [];
   let fieldFuzzDone = false;
@@ -473,18 +490,22 @@ async function casesFor(route: Route, problems: string[]): Promise<Case[]> {
     // `_unshare` is the exception: 204 for any id, so share existence cannot be probed (supplement §12.3).
     const anyIdOk = route.path.endsWith("/_unshare");
     for (const bad of full ? badIds : pick(rng, badIds, 3)) {
-      add(`path id ${bad.slice(0, 20)}`, {
-        path: fillPath(route.path, bad),
-        body: hasBody(method) ? JSON.stringify(sample) : undefined,
-        expect: (status, json) => {
-          if (anyIdOk) return [204, 401, 403].includes(status) ? undefined : "expected 204 (or 401/403 by credentials)";
-          const allowed = hasBody(method) ? [400, 401, 403, 404] : [401, 403, 404];
-          if (!allowed.includes(status)) return `expected one of ${allowed}`;
-          if (cred.name === "operator session" && !hasBody(method) && (status !== 404 || json?.code !== "NOT_FOUND"))
-            return "expected 404 NOT_FOUND for an operator";
-          return undefined;
+      add(
+        `path id ${bad.slice(0, 20)}`,
+        {
+          path: fillPath(route.path, bad),
+          body: hasBody(method) ? JSON.stringify(sample) : undefined,
+          expect: (status, json) => {
+            if (anyIdOk) return [204, 401, 403].includes(status) ? undefined : "expected 204 (or 401/403 by credentials)";
+            const allowed = hasBody(method) ? [400, 401, 403, 404] : [401, 403, 404];
+            if (!allowed.includes(status)) return `expected one of ${allowed}`;
+            if (cred.name === "operator session" && !hasBody(method) && (status !== 404 || json?.code !== "NOT_FOUND"))
+              return "expected 404 NOT_FOUND for an operator";
+            return undefined;
+          },
         },
-      }, hasBody(method) ? "application/json" : undefined);
+        hasBody(method) ? "application/json" : undefined,
+      );
     }
 
     if (!hasBody(method)) continue;
@@ -493,7 +514,8 @@ async function casesFor(route: Route, problems: string[]): Promise<Case[]> {
     for (const raw of full ? raws : pick(rng, raws, 4)) add(raw.label, { body: raw.body }, raw.contentType);
 
     // Over the body limit: 413 whether Content-Length says so or the body just keeps coming (chunked).
-    const tooLarge = (status: number, json: any) => (isApi && (status !== 413 || json?.code !== "PAYLOAD_TOO_LARGE") ? "expected 413 PAYLOAD_TOO_LARGE" : undefined);
+    const tooLarge = (status: number, json: any) =>
+      isApi && (status !== 413 || json?.code !== "PAYLOAD_TOO_LARGE") ? "expected 413 PAYLOAD_TOO_LARGE" : undefined;
     add("body over the limit", { body: big.fixed, expect: tooLarge }, "application/json");
     add("chunked body over the limit", { body: big.stream(), expect: tooLarge }, "application/json");
 

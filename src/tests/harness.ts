@@ -135,7 +135,13 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         emailProof: "operator",
       });
       const session = await services.users.createSession(row.id);
-      return { id: row.id, email: row.email, handle: row.handle, session, client: new ApiClient(server.url, { session, cookieName: sessionCookieName(config) }) };
+      return {
+        id: row.id,
+        email: row.email,
+        handle: row.handle,
+        session,
+        client: new ApiClient(server.url, { session, cookieName: sessionCookieName(config) }),
+      };
     },
     async stop() {
       await server.stop();

@@ -20,7 +20,11 @@ afterAll(() => srv?.stop());
 
 let seq = 0;
 async function responder(u: TestUser, path: string, script: string): Promise<void> {
-  const res = await u.client.post("/api/webhooks/responders", { name: `kv${++seq}`, location: { pathType: "=", path }, settings: { requestsToTrack: 0, script } });
+  const res = await u.client.post("/api/webhooks/responders", {
+    name: `kv${++seq}`,
+    location: { pathType: "=", path },
+    settings: { requestsToTrack: 0, script },
+  });
   expect(res.status, JSON.stringify(res.json)).toBe(201);
 }
 
@@ -56,7 +60,9 @@ describe.if(sqlite)("Secbox.kv sets off the event loop (SQLite)", () => {
     // stored, counted in the user's storage, visible to the main thread's reads
     const row = await srv.rt.db.get<{ size: number }>("SELECT size FROM kv_entries WHERE key = 'k'");
     expect(Number(row?.size)).toBe(100_001);
-    expect(Number((await srv.rt.db.get<{ kv_bytes: number }>("SELECT kv_bytes FROM storage_usage WHERE user_id = ?", [u.id]))?.kv_bytes)).toBe(100_001);
+    expect(Number((await srv.rt.db.get<{ kv_bytes: number }>("SELECT kv_bytes FROM storage_usage WHERE user_id = ?", [u.id]))?.kv_bytes)).toBe(
+      100_001,
+    );
   });
 
   test("another user's set goes before the rest of one user's backlog of sets (six hits at once)", async () => {
@@ -88,7 +94,10 @@ describe.if(sqlite)("Secbox.kv sets off the event loop (SQLite)", () => {
     await Promise.all([holding, ...heavyHits, lightHit]);
     // the order of the commits (rowids): the heavy user had one set in progress; the light user's came next, not
     // after the five others
-    const owners = new Map([[heavy.handle, "heavy"], [light.handle, "light"]]);
+    const owners = new Map([
+      [heavy.handle, "heavy"],
+      [light.handle, "light"],
+    ]);
     const rows = await srv.rt.db.all<{ handle: string }>(
       "SELECT u.handle FROM kv_entries k JOIN responders r ON r.id = k.owner_id JOIN users u ON u.id = r.user_id WHERE k.rowid > ? ORDER BY k.rowid",
       [last],
@@ -100,7 +109,9 @@ describe.if(sqlite)("Secbox.kv sets off the event loop (SQLite)", () => {
     const db = srv.rt.db as SqliteDb;
     expect(db.raw.query("PRAGMA wal_autocheckpoint").get()).toEqual({ wal_autocheckpoint: 0 });
     const started = srv.services.work.stats().started;
-    await srv.rt.db.run("INSERT INTO server_state (key, value) VALUES ('kv-off-loop-test', '1') ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+    await srv.rt.db.run(
+      "INSERT INTO server_state (key, value) VALUES ('kv-off-loop-test', '1') ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    );
     await until(() => srv.services.work.stats().started > started);
     expect(srv.services.work.stats().started).toBeGreaterThan(started);
   });

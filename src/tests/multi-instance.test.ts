@@ -150,7 +150,9 @@ beforeAll(async () => {
     SECBOX_SERVER_MAX_IN_FLIGHT_PER_CLIENT: "1000",
   };
   // Users written before any instance runs (the same database, in this process).
-  const rt = await openRuntime(loadConfig({ file: "", env: { ...env, SECBOX_SERVER_DATA_DIR: join(root, "setup") } }), { log: createLogger("error") });
+  const rt = await openRuntime(loadConfig({ file: "", env: { ...env, SECBOX_SERVER_DATA_DIR: join(root, "setup") } }), {
+    log: createLogger("error"),
+  });
   try {
     const services = createServices(rt);
     const a = await services.users.create({ email: "alice@multi.example", emailProof: "operator" });
@@ -158,7 +160,14 @@ beforeAll(async () => {
     alice = { id: a.id, handle: a.handle, session: await services.users.createSession(a.id) };
     operatorSession = await services.users.createSession(op.id);
     // A verified notification address, so tracker changes send email.
-    await destinationsStore.upsertPending(rt.db, { id: crypto.randomUUID(), userId: a.id, address: "alice-alerts@multi.example", codeHash: "x", expiresAt: 0, now: 0 });
+    await destinationsStore.upsertPending(rt.db, {
+      id: crypto.randomUUID(),
+      userId: a.id,
+      address: "alice-alerts@multi.example",
+      codeHash: "x",
+      expiresAt: 0,
+      now: 0,
+    });
     const dest = await destinationsStore.byUser(rt.db, a.id);
     await destinationsStore.markVerified(rt.db, dest!.id, 0);
   } finally {
@@ -202,7 +211,10 @@ describe.skipIf(!onPostgres)("two instances on one database", () => {
     expect(created.status).toBe(201);
     expect(await (await hitOn(b.url, "/shared")).text()).toBe("v1"); // now cached by b
     const changedAt = performance.now();
-    expect((await client(a.url, alice.session).put(`/api/webhooks/responders/${created.json.id}`, { settings: { body: "v2", requestsToTrack: 5 } })).status).toBe(200);
+    expect(
+      (await client(a.url, alice.session).put(`/api/webhooks/responders/${created.json.id}`, { settings: { body: "v2", requestsToTrack: 5 } }))
+        .status,
+    ).toBe(200);
     let seen = "";
     // (how soon is measured, not asserted: the 15 s are a backstop; README "Running several instances" gives the figure)
     while (performance.now() - changedAt < 15_000 && (seen = await (await hitOn(b.url, "/shared")).text()) !== "v2") await Bun.sleep(10);
@@ -223,7 +235,11 @@ describe.skipIf(!onPostgres)("two instances on one database", () => {
       }
       await Secbox.kv.set('ev1', 'x');
       return { body: 'set' };`;
-    const r = await client(a.url, alice.session).post("/api/webhooks/responders", { name: "kv", location: { pathType: "^", path: "/kv" }, settings: { script } });
+    const r = await client(a.url, alice.session).post("/api/webhooks/responders", {
+      name: "kv",
+      location: { pathType: "^", path: "/kv" },
+      settings: { script },
+    });
     expect(r.status).toBe(201);
     const watching = hitOn(b.url, "/kv/watch").then((res) => res.text());
     await Bun.sleep(500); // the watch is waiting on b
@@ -282,7 +298,8 @@ describe.skipIf(!onPostgres)("two instances on one database", () => {
 
     // Mail in flight: operator emails queued through the proxy, SMTP replies held, so sends are mid-transaction.
     const opClient = client(viaProxy, operatorSession);
-    for (let i = 0; i < 20; i++) expect((await opClient.post("/api/users/email", { recipient: `r${i}@multi.example`, subject: `bulk ${i}`, text: "x" })).status).toBe(204);
+    for (let i = 0; i < 20; i++)
+      expect((await opClient.post("/api/users/email", { recipient: `r${i}@multi.example`, subject: `bulk ${i}`, text: "x" })).status).toBe(204);
     smtp.holdReplies(true);
     // Kill while a tracker request is in flight upstream.
     const inFlight = Date.now();
@@ -322,7 +339,8 @@ describe.skipIf(!onPostgres)("two instances on one database", () => {
     // Mail: nothing queued is left; nothing arrived twice; a message left failed was cut off by the kill.
     const settledBy = Date.now() + 20_000;
     let queued = 1;
-    while (Date.now() < settledBy && (queued = (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM outbox WHERE status = 'queued'"))!.n) > 0) await Bun.sleep(200);
+    while (Date.now() < settledBy && (queued = (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM outbox WHERE status = 'queued'"))!.n) > 0)
+      await Bun.sleep(200);
     expect(queued).toBe(0);
     const ids2 = smtp.messages.map((m) => m.messageId);
     expect(new Set(ids2).size).toBe(ids2.length);

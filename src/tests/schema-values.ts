@@ -109,9 +109,13 @@ export class SchemaValues {
       }
       if (s.format === "uuid") out.push(["malformed uuid", "not-a-uuid", false], ["unknown uuid", randomUuid(rng), true]);
       if (s.format === "email") out.push(["malformed email", "no-at-sign", false]);
-      if (s.format === "uri") out.push(["relative url", "/not/absolute", false], ["private target", "http://127.0.0.1:1/", true], ["file url", "file:///etc/passwd", true]);
+      if (s.format === "uri")
+        out.push(["relative url", "/not/absolute", false], ["private target", "http://127.0.0.1:1/", true], ["file url", "file:///etc/passwd", true]);
       if (typeof s.pattern === "string") out.push(["outside the pattern", " \u0000bad pattern\n", false]);
-      out.push(["control characters", "a\u0000\u001b[31mb", !s.pattern && !s.format], ["long", "y".repeat(3000), s.maxLength === undefined && !s.pattern && !s.format]);
+      out.push(
+        ["control characters", "a\u0000\u001b[31mb", !s.pattern && !s.format],
+        ["long", "y".repeat(3000), s.maxLength === undefined && !s.pattern && !s.format],
+      );
     }
     if (s.type === "integer" || s.type === "number") {
       if (typeof s.minimum === "number") out.push(["minimum", s.minimum, true], ["below minimum", s.minimum - 1, false]);

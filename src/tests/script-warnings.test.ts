@@ -37,7 +37,11 @@ describe("library scripts", () => {
   });
 
   test("line and column are the user's own: leading blank lines and indentation count, the wrapper does not", async () => {
-    const res = await a.client.post("/api/user/scripts", { name: name("lines"), scriptType: "api_extractor", content: "\n\n  const x = 1;\n  return x +* 2;\n" });
+    const res = await a.client.post("/api/user/scripts", {
+      name: name("lines"),
+      scriptType: "api_extractor",
+      content: "\n\n  const x = 1;\n  return x +* 2;\n",
+    });
     expect(res.json.warnings).toEqual(["content: SyntaxError: unexpected token in expression: '*' (line 4, column 13)"]);
     // indentation on the first code line
     const first = await a.client.post("/api/user/scripts", { name: name("indent"), scriptType: "api_extractor", content: "    a b" });
@@ -125,7 +129,9 @@ describe("trackers", () => {
     const stored = await a.client.get(`/api/web_scraping/api_trackers/${res.json.id}`);
     expect(stored.json.target.extractor).toBe("return (");
 
-    const clean = await a.client.put(`/api/web_scraping/api_trackers/${res.json.id}`, { target: { url: "https://example.com/feed", extractor: "return 2" } });
+    const clean = await a.client.put(`/api/web_scraping/api_trackers/${res.json.id}`, {
+      target: { url: "https://example.com/feed", extractor: "return 2" },
+    });
     expect(clean.status).toBe(204);
     const other = await a.client.put(`/api/web_scraping/api_trackers/${res.json.id}`, { enabled: false });
     expect(other.status).toBe(204);
@@ -138,7 +144,9 @@ describe("trackers", () => {
     });
     expect(res.status).toBe(201);
     expect(res.json.warnings).toEqual(["target.extractor: SyntaxError: unexpected end of script (line 1, column 50)"]);
-    const upd = await a.client.put(`/api/web_scraping/page_trackers/${res.json.id}`, { target: { url: "https://example.com/", extractor: "return document.title" } });
+    const upd = await a.client.put(`/api/web_scraping/page_trackers/${res.json.id}`, {
+      target: { url: "https://example.com/", extractor: "return document.title" },
+    });
     expect(upd.status).toBe(204);
   });
 });

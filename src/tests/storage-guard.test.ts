@@ -57,15 +57,21 @@ async function hit(s: TestServer, u: TestUser, path: string, body?: string): Pro
 }
 
 async function counters(userId: string) {
-  const r = await srv.rt.db.get<any>("SELECT kv_bytes, history_bytes, revision_bytes, interaction_bytes FROM storage_usage WHERE user_id = ?", [userId]);
-  return r ? { kv: Number(r.kv_bytes), history: Number(r.history_bytes), revisions: Number(r.revision_bytes), interactions: Number(r.interaction_bytes) } : undefined;
+  const r = await srv.rt.db.get<any>("SELECT kv_bytes, history_bytes, revision_bytes, interaction_bytes FROM storage_usage WHERE user_id = ?", [
+    userId,
+  ]);
+  return r
+    ? { kv: Number(r.kv_bytes), history: Number(r.history_bytes), revisions: Number(r.revision_bytes), interactions: Number(r.interaction_bytes) }
+    : undefined;
 }
 
 /** Stored bytes summed from the rows themselves (octet_length: both backends). */
 async function recount(userId: string) {
   const one = async (sql: string) => Number((await srv.rt.db.get<{ n: number | null }>(sql, [userId]))?.n ?? 0);
   return {
-    kv: await one("SELECT SUM(octet_length(k.key) + octet_length(k.value)) AS n FROM kv_entries k JOIN responders r ON r.id = k.owner_id WHERE r.user_id = ?"),
+    kv: await one(
+      "SELECT SUM(octet_length(k.key) + octet_length(k.value)) AS n FROM kv_entries k JOIN responders r ON r.id = k.owner_id WHERE r.user_id = ?",
+    ),
     history: await one(
       `SELECT SUM(octet_length(q.method) + octet_length(q.path) + COALESCE(octet_length(q.raw_query), 0) + COALESCE(octet_length(q.client_address), 0)
          + octet_length(q.headers) + COALESCE(octet_length(q.body), 0) + COALESCE(octet_length(q.response_headers), 0) + COALESCE(octet_length(q.response_body), 0)) AS n
@@ -77,65 +83,68 @@ async function recount(userId: string) {
 }
 
 describe("free-disk guard", () => {
-  test.skipIf(onPostgres)("SQLite, below min_free_disk_mib: API writes that add data 507, KV writes and captures refused, no revision stored; reads and deletes work", async () => {
-    const u = await quickUser(srv, { tier: "ultimate" });
-    const disk = srv.services.storage.disk;
-    expect(disk.active).toBe(true);
-    expect(disk.low).toBe(false); // the real statfs reading of the data directory
-    const script = (await u.client.post("/api/user/scripts", { name: "s", scriptType: "universal", content: "1" })).json;
-    await responder(u, "/kv", { script: KV_SCRIPT });
-    const capId = await responder(u, "/cap", { requestsToTrack: 10, body: "ok" });
-    expect(await hit(srv, u, "/kv?k=a&n=10")).toEqual({ status: 200, text: "true" });
-    expect((await hit(srv, u, "/cap", "first")).status).toBe(200);
-    up.state.value = '{"disk":1}';
-    const tracker = (await u.client.post(AT, { name: "disk", enabled: false, target: { url: `${up.url}/value` } })).json;
-    expect((await u.client.post(`${AT}/${tracker.id}/_history`, { refresh: true })).json).toHaveLength(1);
-    const historyLength = async () => ((await u.client.get(`${R}/${capId}/_history`)).json as unknown[]).length;
-    expect(await historyLength()).toBe(1);
-    const before = await counters(u.id);
-
-    disk.read = async () => 100 * MiB; // the default threshold is 512 MiB
-    expect(await disk.check()).toBe(true);
-    try {
-      for (const res of [
-        await u.client.post("/api/user/scripts", { name: "t", scriptType: "universal", content: "2" }),
-        await u.client.put(`/api/user/scripts/${script.id}`, { content: "3" }),
-        await u.client.post(R, { name: "new", location: { pathType: "=", path: "/new" } }),
-        await u.client.post("/api/user/data/_import", { data: {}, mode: "merge" }),
-      ]) {
-        expect(res.status).toBe(507);
-        expect(res.json.code).toBe("INSUFFICIENT_STORAGE");
-        expect(res.json.message).toContain("low on disk space");
-      }
-      // Reads work.
-      expect((await u.client.get("/api/user/scripts")).json.total).toBe(1);
-      expect((await u.client.get(R)).json.total).toBe(2);
-      // A KV write fails in the script; a KV delete works.
-      expect(await hit(srv, u, "/kv?k=b&n=10")).toEqual({ status: 500, text: "ERR KV write refused: the server is low on disk space" });
-      expect(await hit(srv, u, "/kv?op=del&k=a")).toEqual({ status: 200, text: "true" });
-      // A hit is answered and not captured.
-      expect(await hit(srv, u, "/cap", "second")).toEqual({ status: 200, text: "ok" });
-      expect(await historyLength()).toBe(1);
-      // A run stores no revision and says why.
-      up.state.value = '{"disk":2}';
+  test.skipIf(onPostgres)(
+    "SQLite, below min_free_disk_mib: API writes that add data 507, KV writes and captures refused, no revision stored; reads and deletes work",
+    async () => {
+      const u = await quickUser(srv, { tier: "ultimate" });
+      const disk = srv.services.storage.disk;
+      expect(disk.active).toBe(true);
+      expect(disk.low).toBe(false); // the real statfs reading of the data directory
+      const script = (await u.client.post("/api/user/scripts", { name: "s", scriptType: "universal", content: "1" })).json;
+      await responder(u, "/kv", { script: KV_SCRIPT });
+      const capId = await responder(u, "/cap", { requestsToTrack: 10, body: "ok" });
+      expect(await hit(srv, u, "/kv?k=a&n=10")).toEqual({ status: 200, text: "true" });
+      expect((await hit(srv, u, "/cap", "first")).status).toBe(200);
+      up.state.value = '{"disk":1}';
+      const tracker = (await u.client.post(AT, { name: "disk", enabled: false, target: { url: `${up.url}/value` } })).json;
       expect((await u.client.post(`${AT}/${tracker.id}/_history`, { refresh: true })).json).toHaveLength(1);
-      const [log] = (await u.client.get(`${AT}/${tracker.id}/_logs`)).json;
-      expect(log.status).toBe("failure");
-      expect(log.error).toContain("Saving the revision failed: the server is low on disk space");
-      // Deletes work (they free space).
-      expect((await u.client.delete(`/api/user/scripts/${script.id}`)).status).toBe(204);
-      expect((await u.client.post(`${R}/${capId}/_clear`)).status).toBe(204);
-      expect(await counters(u.id)).toEqual({ ...before!, kv: 0, history: 0 });
-    } finally {
-      disk.read = async () => 10_000 * MiB;
-      await disk.check();
-    }
-    expect(disk.low).toBe(false);
-    expect((await u.client.post("/api/user/scripts", { name: "t", scriptType: "universal", content: "2" })).status).toBe(201);
-    expect((await hit(srv, u, "/cap", "third")).status).toBe(200);
-    expect(await historyLength()).toBe(1);
-    expect(await counters(u.id)).toEqual(await recount(u.id));
-  });
+      const historyLength = async () => ((await u.client.get(`${R}/${capId}/_history`)).json as unknown[]).length;
+      expect(await historyLength()).toBe(1);
+      const before = await counters(u.id);
+
+      disk.read = async () => 100 * MiB; // the default threshold is 512 MiB
+      expect(await disk.check()).toBe(true);
+      try {
+        for (const res of [
+          await u.client.post("/api/user/scripts", { name: "t", scriptType: "universal", content: "2" }),
+          await u.client.put(`/api/user/scripts/${script.id}`, { content: "3" }),
+          await u.client.post(R, { name: "new", location: { pathType: "=", path: "/new" } }),
+          await u.client.post("/api/user/data/_import", { data: {}, mode: "merge" }),
+        ]) {
+          expect(res.status).toBe(507);
+          expect(res.json.code).toBe("INSUFFICIENT_STORAGE");
+          expect(res.json.message).toContain("low on disk space");
+        }
+        // Reads work.
+        expect((await u.client.get("/api/user/scripts")).json.total).toBe(1);
+        expect((await u.client.get(R)).json.total).toBe(2);
+        // A KV write fails in the script; a KV delete works.
+        expect(await hit(srv, u, "/kv?k=b&n=10")).toEqual({ status: 500, text: "ERR KV write refused: the server is low on disk space" });
+        expect(await hit(srv, u, "/kv?op=del&k=a")).toEqual({ status: 200, text: "true" });
+        // A hit is answered and not captured.
+        expect(await hit(srv, u, "/cap", "second")).toEqual({ status: 200, text: "ok" });
+        expect(await historyLength()).toBe(1);
+        // A run stores no revision and says why.
+        up.state.value = '{"disk":2}';
+        expect((await u.client.post(`${AT}/${tracker.id}/_history`, { refresh: true })).json).toHaveLength(1);
+        const [log] = (await u.client.get(`${AT}/${tracker.id}/_logs`)).json;
+        expect(log.status).toBe("failure");
+        expect(log.error).toContain("Saving the revision failed: the server is low on disk space");
+        // Deletes work (they free space).
+        expect((await u.client.delete(`/api/user/scripts/${script.id}`)).status).toBe(204);
+        expect((await u.client.post(`${R}/${capId}/_clear`)).status).toBe(204);
+        expect(await counters(u.id)).toEqual({ ...before!, kv: 0, history: 0 });
+      } finally {
+        disk.read = async () => 10_000 * MiB;
+        await disk.check();
+      }
+      expect(disk.low).toBe(false);
+      expect((await u.client.post("/api/user/scripts", { name: "t", scriptType: "universal", content: "2" })).status).toBe(201);
+      expect((await hit(srv, u, "/cap", "third")).status).toBe(200);
+      expect(await historyLength()).toBe(1);
+      expect(await counters(u.id)).toEqual(await recount(u.id));
+    },
+  );
 
   test.skipIf(!onPostgres)("PostgreSQL: the database's disk is not this process's; the guard stays off whatever the local reading says", async () => {
     const disk = srv.services.storage.disk;
@@ -205,7 +214,10 @@ describe("migration 0015", () => {
     await srv.services.responders.flushCaptures();
     const expected = await recount(u.id);
     expect(expected.kv * expected.history * expected.revisions).toBeGreaterThan(0);
-    const sizes = async () => (await srv.rt.db.all<{ size: number }>("SELECT size FROM responder_requests WHERE responder_id = ? ORDER BY id", [hId])).map((r) => Number(r.size));
+    const sizes = async () =>
+      (await srv.rt.db.all<{ size: number }>("SELECT size FROM responder_requests WHERE responder_id = ? ORDER BY id", [hId])).map((r) =>
+        Number(r.size),
+      );
     const sizesBefore = await sizes();
 
     // Back to schema 14 (what 0015 adds removed), then migrate again.

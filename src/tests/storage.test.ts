@@ -70,7 +70,9 @@ const kvDel = (u: TestUser, path: string, k: string) => hit(u, `${path}?op=del&k
 
 /** The user's counters as stored. */
 async function counters(userId: string) {
-  const r = await srv.rt.db.get<any>("SELECT kv_bytes, history_bytes, revision_bytes, interaction_bytes FROM storage_usage WHERE user_id = ?", [userId]);
+  const r = await srv.rt.db.get<any>("SELECT kv_bytes, history_bytes, revision_bytes, interaction_bytes FROM storage_usage WHERE user_id = ?", [
+    userId,
+  ]);
   return r ? { kv: Number(r.kv_bytes), history: Number(r.history_bytes), revisions: Number(r.revision_bytes) } : undefined;
 }
 
@@ -78,7 +80,9 @@ async function counters(userId: string) {
 async function recount(userId: string) {
   const one = async (sql: string) => Number((await srv.rt.db.get<{ n: number | null }>(sql, [userId]))?.n ?? 0);
   return {
-    kv: await one("SELECT SUM(octet_length(k.key) + octet_length(k.value)) AS n FROM kv_entries k JOIN responders r ON r.id = k.owner_id WHERE r.user_id = ?"),
+    kv: await one(
+      "SELECT SUM(octet_length(k.key) + octet_length(k.value)) AS n FROM kv_entries k JOIN responders r ON r.id = k.owner_id WHERE r.user_id = ?",
+    ),
     history: await one(
       `SELECT SUM(octet_length(q.method) + octet_length(q.path) + COALESCE(octet_length(q.raw_query), 0) + COALESCE(octet_length(q.client_address), 0)
          + octet_length(q.headers) + COALESCE(octet_length(q.body), 0) + COALESCE(octet_length(q.response_headers), 0) + COALESCE(octet_length(q.response_body), 0)) AS n
@@ -213,11 +217,18 @@ describe("max_storage_bytes", () => {
     expect((await u.client.put(`${AT}/${t.id}`, { config: { revisions: 1 } })).status).toBe(204);
     await expectExact(u.id);
     // Import into the same user (history and revisions restored beside the existing ones), then a clone.
-    const file = (await u.client.post("/api/user/data/_export", { include: { responders: { type: "all", includeHistory: true }, apiTrackers: { type: "all", includeHistory: true } } })).json;
+    const file = (
+      await u.client.post("/api/user/data/_export", {
+        include: { responders: { type: "all", includeHistory: true }, apiTrackers: { type: "all", includeHistory: true } },
+      })
+    ).json;
     const imported = await u.client.post("/api/user/data/_import", { data: file, mode: "merge" });
     expect(imported.status, JSON.stringify(imported.json)).toBe(200);
     await expectExact(u.id);
-    const cloned = await op.client.post("/api/users/_clone", { source: { email: u.email }, destination: { email: "mixed-clone@storage.example", handle: "mixedclone" } });
+    const cloned = await op.client.post("/api/users/_clone", {
+      source: { email: u.email },
+      destination: { email: "mixed-clone@storage.example", handle: "mixedclone" },
+    });
     expect(cloned.status, JSON.stringify(cloned.json)).toBe(200);
     await expectExact(cloned.json.id);
     expect((await counters(cloned.json.id))!.history).toBe((await recount(u.id)).history);

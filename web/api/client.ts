@@ -33,7 +33,12 @@ export async function call<T>(request: Promise<Result<T>>): Promise<T> {
   const body = (res.error ?? {}) as { message?: unknown; code?: unknown };
   const retry = Number(res.response.headers.get("retry-after"));
   const message = typeof body.message === "string" && body.message !== "" ? body.message : `Request failed (HTTP ${res.response.status})`;
-  throw new ApiError(res.response.status, message, typeof body.code === "string" ? body.code : undefined, Number.isFinite(retry) && retry > 0 ? retry : undefined);
+  throw new ApiError(
+    res.response.status,
+    message,
+    typeof body.code === "string" ? body.code : undefined,
+    Number.isFinite(retry) && retry > 0 ? retry : undefined,
+  );
 }
 
 const FIELD_PATH = /^([A-Za-z][\w.[\]]*): (.+)$/;
@@ -52,7 +57,9 @@ export function privateTargetSentence(message: string): string {
 
 /** A run's error text (a trace, a log): a refused private target gets the same hint as the API's refusals. */
 export function explainRunError(text: string): string {
-  return text.includes("URL not allowed (private address)") && !text.includes("allow_private_targets") ? `${text.replace(/\.$/, "")}. ${PRIVATE_TARGETS_SENTENCE}` : text;
+  return text.includes("URL not allowed (private address)") && !text.includes("allow_private_targets")
+    ? `${text.replace(/\.$/, "")}. ${PRIVATE_TARGETS_SENTENCE}`
+    : text;
 }
 
 /** The message to show for any thrown value. */

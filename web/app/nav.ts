@@ -14,13 +14,27 @@ export interface NavArea {
 export const NAV: NavArea[] = [
   {
     label: "Webhooks",
-    items: [{ label: "Responders", path: "/responders", summary: "Programmable HTTP endpoints on your own subdomain that answer with a static or scripted response and record what they receive." }],
+    items: [
+      {
+        label: "Responders",
+        path: "/responders",
+        summary: "Programmable HTTP endpoints on your own subdomain that answer with a static or scripted response and record what they receive.",
+      },
+    ],
   },
   {
     label: "Certificates",
     items: [
-      { label: "Certificate templates", path: "/certificates/templates", summary: "Reusable recipes for self-signed certificates: subject, key algorithm, validity, extensions." },
-      { label: "Private keys", path: "/certificates/private-keys", summary: "RSA, ECDSA and Ed25519 keys, optionally passphrase-protected, exportable as PEM, DER or PKCS#8." },
+      {
+        label: "Certificate templates",
+        path: "/certificates/templates",
+        summary: "Reusable recipes for self-signed certificates: subject, key algorithm, validity, extensions.",
+      },
+      {
+        label: "Private keys",
+        path: "/certificates/private-keys",
+        summary: "RSA, ECDSA and Ed25519 keys, optionally passphrase-protected, exportable as PEM, DER or PKCS#8.",
+      },
     ],
   },
   {
@@ -30,14 +44,26 @@ export const NAV: NavArea[] = [
   {
     label: "Web scraping",
     items: [
-      { label: "Page trackers", path: "/trackers/pages", summary: "Watch a web page in a real browser on a schedule and get an email when the extracted content changes." },
-      { label: "API trackers", path: "/trackers/apis", summary: "Call HTTP APIs on a schedule, extract the part you care about and get notified when it changes." },
+      {
+        label: "Page trackers",
+        path: "/trackers/pages",
+        summary: "Watch a web page in a real browser on a schedule and get an email when the extracted content changes.",
+      },
+      {
+        label: "API trackers",
+        path: "/trackers/apis",
+        summary: "Call HTTP APIs on a schedule, extract the part you care about and get notified when it changes.",
+      },
     ],
   },
   {
     label: "Workspace",
     items: [
-      { label: "Secrets", path: "/secrets", summary: "Encrypted values (tokens, passwords) your scripts can read; a value is never shown again after it is saved." },
+      {
+        label: "Secrets",
+        path: "/secrets",
+        summary: "Encrypted values (tokens, passwords) your scripts can read; a value is never shown again after it is saved.",
+      },
       { label: "Scripts", path: "/scripts", summary: "A library of JavaScript snippets to copy into responders and trackers." },
       { label: "Tags", path: "/tags", summary: "Coloured labels to organise and filter everything else." },
     ],

@@ -7,7 +7,11 @@ export function NotFoundPage() {
     <Stack>
       <PageHeader title="Page not found" />
       <Text>
-        There is no page at this address. <Anchor component={Link} href="/">Go to the start page</Anchor>.
+        There is no page at this address.{" "}
+        <Anchor component={Link} href="/">
+          Go to the start page
+        </Anchor>
+        .
       </Text>
     </Stack>
   );

@@ -21,7 +21,11 @@ const queryClient: QueryClient = new QueryClient({
     },
   }),
   defaultOptions: {
-    queries: { retry: (n, err) => !(err instanceof ApiError && err.status > 0 && err.status < 500) && n < 2, staleTime: 10_000, refetchOnWindowFocus: false },
+    queries: {
+      retry: (n, err) => !(err instanceof ApiError && err.status > 0 && err.status < 500) && n < 2,
+      staleTime: 10_000,
+      refetchOnWindowFocus: false,
+    },
   },
 });
 

@@ -52,7 +52,15 @@ export function Shell({ children }: { children: ReactNode }) {
       <AppShell.Header>
         <Group h="100%" px="md" justify="space-between" wrap="nowrap">
           <Group gap="sm" wrap="nowrap">
-            <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label={opened ? "Close navigation" : "Open navigation"} aria-expanded={opened} aria-controls="main-navigation" />
+            <Burger
+              opened={opened}
+              onClick={toggle}
+              hiddenFrom="sm"
+              size="sm"
+              aria-label={opened ? "Close navigation" : "Open navigation"}
+              aria-expanded={opened}
+              aria-controls="main-navigation"
+            />
             <UnstyledButton component={Link} href="/" fw={700} fz="lg" aria-label="Secbox home">
               Secbox
             </UnstyledButton>

@@ -4,7 +4,20 @@
 // - field error text is red.9 on light and red.4 on dark (Mantine's red.6 is 3.3:1 on white; red.8 is 4.28:1 on a filled
 //   fieldset's gray.0);
 // - links are always underlined, so links inside text are told apart by more than colour.
-import { Alert, Anchor, createTheme, FileInput, Loader, Menu, MultiSelect, Notification, Select, TagsInput, localStorageColorSchemeManager, type CSSVariablesResolver } from "@mantine/core";
+import {
+  Alert,
+  Anchor,
+  createTheme,
+  FileInput,
+  Loader,
+  Menu,
+  MultiSelect,
+  Notification,
+  Select,
+  TagsInput,
+  localStorageColorSchemeManager,
+  type CSSVariablesResolver,
+} from "@mantine/core";
 
 const LIST_STYLES = { options: { maxHeight: "min(300px, 50vh)", overflowY: "auto" as const } };
 
@@ -26,7 +39,10 @@ export const theme = createTheme({
     // A dropdown's list scrolls natively and is itself a tab stop: the scroll viewport Mantine puts inside the
     // listbox could not be focusable without breaking the listbox's structure (axe scrollable-region-focusable,
     // aria-required-children). Arrows still move through the options (aria-activedescendant).
-    Select: Select.extend({ defaultProps: { searchable: true, selectFirstOptionOnChange: true, nothingFoundMessage: "No option matches", withScrollArea: false }, styles: LIST_STYLES }),
+    Select: Select.extend({
+      defaultProps: { searchable: true, selectFirstOptionOnChange: true, nothingFoundMessage: "No option matches", withScrollArea: false },
+      styles: LIST_STYLES,
+    }),
     MultiSelect: MultiSelect.extend({ defaultProps: { selectFirstOptionOnChange: true, withScrollArea: false }, styles: LIST_STYLES }),
     TagsInput: TagsInput.extend({ defaultProps: { withScrollArea: false }, styles: LIST_STYLES }),
     ComboboxOptions: { defaultProps: { tabIndex: 0 } },
@@ -43,8 +59,19 @@ export const theme = createTheme({
 export const cssVariablesResolver: CSSVariablesResolver = (t) => ({
   variables: {},
   // --app-danger-text: destructive menu items ("Delete …"); Mantine's red.6 is 3.3:1 on white, 4.1:1 on dark.7.
-  light: { "--mantine-color-dimmed": t.colors.gray[7]!, "--mantine-color-placeholder": t.colors.gray[6]!, "--mantine-color-error": t.colors.red[9]!, "--app-danger-text": t.colors.red[9]! },
-  dark: { "--mantine-color-dimmed": t.colors.dark[1]!, "--mantine-color-placeholder": t.colors.dark[2]!, "--mantine-color-anchor": t.colors.blue[4]!, "--mantine-color-error": t.colors.red[4]!, "--app-danger-text": t.colors.red[4]! },
+  light: {
+    "--mantine-color-dimmed": t.colors.gray[7]!,
+    "--mantine-color-placeholder": t.colors.gray[6]!,
+    "--mantine-color-error": t.colors.red[9]!,
+    "--app-danger-text": t.colors.red[9]!,
+  },
+  dark: {
+    "--mantine-color-dimmed": t.colors.dark[1]!,
+    "--mantine-color-placeholder": t.colors.dark[2]!,
+    "--mantine-color-anchor": t.colors.blue[4]!,
+    "--mantine-color-error": t.colors.red[4]!,
+    "--app-danger-text": t.colors.red[4]!,
+  },
 });
 
 /** The same localStorage key the inline script of index.html reads before the first paint. */

@@ -54,7 +54,19 @@ export function saveBytes(bytes: Uint8Array, filename: string, type = "applicati
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
-export function BodyView({ base64, size, contentType = "", filename, label }: { base64?: string; size: number; contentType?: string; filename: string; label: string }) {
+export function BodyView({
+  base64,
+  size,
+  contentType = "",
+  filename,
+  label,
+}: {
+  base64?: string;
+  size: number;
+  contentType?: string;
+  filename: string;
+  label: string;
+}) {
   const bytes = useMemo(() => decodeBase64(base64), [base64]);
   const text = useMemo(() => asText(bytes), [bytes]);
   const json = useMemo(() => {
@@ -85,18 +97,30 @@ export function BodyView({ base64, size, contentType = "", filename, label }: { 
     <Stack gap={6}>
       <Group justify="space-between" gap="xs">
         <Group gap="xs">
-          {modes.length > 1 && <SegmentedControl size="xs" aria-label={`${label}: view as`} value={mode} onChange={(v) => setPicked(v as Mode)} data={modes} />}
+          {modes.length > 1 && (
+            <SegmentedControl size="xs" aria-label={`${label}: view as`} value={mode} onChange={(v) => setPicked(v as Mode)} data={modes} />
+          )}
           <Text size="xs" c="dimmed">
             {formatBytes(size)}
             {bytes.length < size ? ` (stored: the first ${formatBytes(bytes.length)})` : ""}
             {mode === "hex" && bytes.length > SHOW_HEX_BYTES ? ` · showing the first ${formatBytes(SHOW_HEX_BYTES)}` : ""}
           </Text>
         </Group>
-        <Button size="compact-xs" variant="default" onClick={() => saveBytes(bytes, filename, contentType || undefined)} aria-label={`Download ${label.toLowerCase()}`}>
+        <Button
+          size="compact-xs"
+          variant="default"
+          onClick={() => saveBytes(bytes, filename, contentType || undefined)}
+          aria-label={`Download ${label.toLowerCase()}`}
+        >
           Download
         </Button>
       </Group>
-      <Code block tabIndex={0} aria-label={label} style={{ maxHeight: 360, overflow: "auto", whiteSpace: mode === "hex" ? "pre" : "pre-wrap", wordBreak: "break-all", fontSize: 12 }}>
+      <Code
+        block
+        tabIndex={0}
+        aria-label={label}
+        style={{ maxHeight: 360, overflow: "auto", whiteSpace: mode === "hex" ? "pre" : "pre-wrap", wordBreak: "break-all", fontSize: 12 }}
+      >
         {cut ? `${shown.slice(0, SHOW_TEXT_CHARS)}\n…` : shown}
       </Code>
     </Stack>

@@ -28,7 +28,11 @@ export async function copyText(text: string): Promise<boolean> {
 
 export async function copyWithToast(text: string, what: string) {
   const ok = await copyText(text);
-  notifications.show(ok ? { message: `${what} copied`, color: "green" } : { message: `Could not copy the ${what.toLowerCase()}; select it and copy by hand`, color: "red" });
+  notifications.show(
+    ok
+      ? { message: `${what} copied`, color: "green" }
+      : { message: `Could not copy the ${what.toLowerCase()}; select it and copy by hand`, color: "red" },
+  );
   return ok;
 }
 

@@ -4,7 +4,21 @@ import { Modal } from "@mantine/core";
 import type { ReactNode } from "react";
 import { confirmDiscard, useUnsavedGuard } from "./use-unsaved-guard";
 
-export function FormModal({ opened, title, dirty, onClose, children, size = "lg" }: { opened: boolean; title: string; dirty: boolean; onClose: () => void; children: (requestClose: () => void) => ReactNode; size?: string }) {
+export function FormModal({
+  opened,
+  title,
+  dirty,
+  onClose,
+  children,
+  size = "lg",
+}: {
+  opened: boolean;
+  title: string;
+  dirty: boolean;
+  onClose: () => void;
+  children: (requestClose: () => void) => ReactNode;
+  size?: string;
+}) {
   useUnsavedGuard(opened && dirty);
   const requestClose = () => (dirty ? confirmDiscard(onClose) : onClose());
   return (

@@ -20,7 +20,13 @@ export function formatRelative(t: Timestamp, now = Date.now()): string {
   const diff = (Number(t) * 1000 - now) / 1000;
   const abs = Math.abs(diff);
   if (abs < 45) return diff < 0 ? "just now" : "in a few seconds";
-  const units: [Intl.RelativeTimeFormatUnit, number][] = [["minute", 60], ["hour", 3600], ["day", 86400], ["month", 2_592_000], ["year", 31_536_000]];
+  const units: [Intl.RelativeTimeFormatUnit, number][] = [
+    ["minute", 60],
+    ["hour", 3600],
+    ["day", 86400],
+    ["month", 2_592_000],
+    ["year", 31_536_000],
+  ];
   let unit: [Intl.RelativeTimeFormatUnit, number] = units[0]!;
   for (const u of units) if (abs >= u[1]) unit = u;
   return relative.format(Math.round(diff / unit[1]), unit[0]);

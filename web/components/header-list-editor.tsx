@@ -13,9 +13,11 @@ export interface HeaderRow {
 
 let nextKey = 0;
 export const headerRow = (name = "", value = ""): HeaderRow => ({ key: `h${++nextKey}`, name, value });
-export const toHeaderRows = (pairs: readonly (readonly string[])[] | undefined): HeaderRow[] => (pairs ?? []).map(([n, v]) => headerRow(n ?? "", v ?? ""));
+export const toHeaderRows = (pairs: readonly (readonly string[])[] | undefined): HeaderRow[] =>
+  (pairs ?? []).map(([n, v]) => headerRow(n ?? "", v ?? ""));
 /** The pairs to send: rows with neither a name nor a value are left out. */
-export const toHeaderPairs = (rows: HeaderRow[]): [string, string][] => rows.filter((r) => r.name.trim() !== "" || r.value !== "").map((r) => [r.name.trim(), r.value]);
+export const toHeaderPairs = (rows: HeaderRow[]): [string, string][] =>
+  rows.filter((r) => r.name.trim() !== "" || r.value !== "").map((r) => [r.name.trim(), r.value]);
 
 function move<T>(list: T[], from: number, to: number): T[] {
   const next = [...list];
@@ -87,10 +89,22 @@ export function HeaderListEditor({
           );
           const actions = (
             <Group gap={2} wrap="nowrap" mt={4}>
-              <ActionIcon variant="subtle" color="gray" aria-label={`Move header ${i + 1} up`} disabled={i === 0} onClick={() => onChange(move(rows, i, i - 1))}>
+              <ActionIcon
+                variant="subtle"
+                color="gray"
+                aria-label={`Move header ${i + 1} up`}
+                disabled={i === 0}
+                onClick={() => onChange(move(rows, i, i - 1))}
+              >
                 <span aria-hidden="true">↑</span>
               </ActionIcon>
-              <ActionIcon variant="subtle" color="gray" aria-label={`Move header ${i + 1} down`} disabled={i === rows.length - 1} onClick={() => onChange(move(rows, i, i + 1))}>
+              <ActionIcon
+                variant="subtle"
+                color="gray"
+                aria-label={`Move header ${i + 1} down`}
+                disabled={i === rows.length - 1}
+                onClick={() => onChange(move(rows, i, i + 1))}
+              >
                 <span aria-hidden="true">↓</span>
               </ActionIcon>
               <ActionIcon variant="subtle" color="red" aria-label={`Remove header ${i + 1}`} onClick={() => onChange(rows.filter((_, j) => j !== i))}>

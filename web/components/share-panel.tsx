@@ -49,11 +49,24 @@ export function SharePanel({
           <>
             <Text size="sm">Anyone with this link can {what}, without signing in. Tags are not shown to them.</Text>
             <Group gap="xs" align="flex-end" wrap="nowrap">
-              <TextInput label="Share link" readOnly value={link(shareId)} style={{ flex: 1, minWidth: 0 }} onFocus={(e) => e.currentTarget.select()} styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)", fontSize: 12 } }} />
+              <TextInput
+                label="Share link"
+                readOnly
+                value={link(shareId)}
+                style={{ flex: 1, minWidth: 0 }}
+                onFocus={(e) => e.currentTarget.select()}
+                styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)", fontSize: 12 } }}
+              />
               <CopyButton value={link(shareId)} label="Copy link" what="Link" size="sm" />
             </Group>
             <Group>
-              <Button variant="light" color="red" size="xs" loading={busy} onClick={() => run(onUnshare, `The ${noun} is no longer shared`, "Could not stop sharing")}>
+              <Button
+                variant="light"
+                color="red"
+                size="xs"
+                loading={busy}
+                onClick={() => run(onUnshare, `The ${noun} is no longer shared`, "Could not stop sharing")}
+              >
                 Stop sharing
               </Button>
             </Group>
@@ -64,7 +77,12 @@ export function SharePanel({
               Not shared. Sharing makes a link anyone can open to {what}, without signing in; you can stop sharing at any time.
             </Text>
             <Group>
-              <Button variant="default" size="xs" loading={busy} onClick={() => run(onShare, `Share link created for the ${noun}`, "Could not share")}>
+              <Button
+                variant="default"
+                size="xs"
+                loading={busy}
+                onClick={() => run(onShare, `Share link created for the ${noun}`, "Could not share")}
+              >
                 Share
               </Button>
             </Group>

@@ -11,7 +11,17 @@ const retryable = (err: unknown) => !(err instanceof ApiError && err.status >= 4
  * A failed load. "Try again" only when trying again may help (a network or server error); `back` leads to the
  * list the item belonged to (what a not-found item needs instead).
  */
-export function ErrorState({ error, onRetry, title = "Something went wrong", back }: { error: unknown; onRetry?: () => void; title?: string; back?: { href: string; label: string } }) {
+export function ErrorState({
+  error,
+  onRetry,
+  title = "Something went wrong",
+  back,
+}: {
+  error: unknown;
+  onRetry?: () => void;
+  title?: string;
+  back?: { href: string; label: string };
+}) {
   return (
     <Alert color="red" title={title} role="alert" m="md">
       <Stack gap="xs" align="flex-start">

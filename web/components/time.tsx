@@ -5,7 +5,12 @@ import { LazyTooltip } from "./lazy-tooltip";
 
 /** A relative time ("3 hours ago") with the exact date on hover; `fallback` when there is none. */
 export function Time({ value, fallback = "—" }: { value: Timestamp | null | undefined; fallback?: string }) {
-  if (value === null || value === undefined) return <Text span size="sm" c="dimmed">{fallback}</Text>;
+  if (value === null || value === undefined)
+    return (
+      <Text span size="sm" c="dimmed">
+        {fallback}
+      </Text>
+    );
   return (
     <LazyTooltip label={formatDateTime(value)}>
       <Text span size="sm" className="nowrap">

@@ -33,6 +33,9 @@ export function useSearchParams(): [URLSearchParams, (patch: Patch, opts?: { rep
  */
 export function useSearchParam(name: string, { history }: { history?: "replace" } = {}): [string | null, (value: string | null) => void] {
   const [params, setParams] = useSearchParams();
-  const set = useCallback((value: string | null) => setParams({ [name]: value }, { replace: history === "replace" || value === null }), [setParams, name, history]);
+  const set = useCallback(
+    (value: string | null) => setParams({ [name]: value }, { replace: history === "replace" || value === null }),
+    [setParams, name, history],
+  );
   return [params.get(name), set];
 }

@@ -74,7 +74,8 @@ async function loop(g: Group, i: number, t: Tally): Promise<void> {
     } catch (err) {
       if (stopping) return;
       t.errors++;
-      if (t.errorSamples.length < 3) t.errorSamples.push(`${String((err as Error)?.message ?? err)} (after ${Math.round(performance.now() - t0)} ms)`);
+      if (t.errorSamples.length < 3)
+        t.errorSamples.push(`${String((err as Error)?.message ?? err)} (after ${Math.round(performance.now() - t0)} ms)`);
       conn.close();
       conns.delete(conn);
       conn = new Conn(cfg.host, cfg.port, cfg.localAddress);
@@ -86,10 +87,13 @@ async function loop(g: Group, i: number, t: Tally): Promise<void> {
 
 const tallies: Tally[] = cfg.groups.map(() => ({ statuses: {}, errors: 0, errorSamples: [], closed: 0, ms: [] }));
 const loops = cfg.groups.flatMap((g, gi) => Array.from({ length: g.concurrency }, (_, i) => loop(g, i, tallies[gi]!)));
-const timer = setTimeout(() => {
-  stopping = true;
-  for (const c of conns) c.close();
-}, Math.max(0, end - Date.now()) + 50);
+const timer = setTimeout(
+  () => {
+    stopping = true;
+    for (const c of conns) c.close();
+  },
+  Math.max(0, end - Date.now()) + 50,
+);
 await Promise.race([Promise.allSettled(loops), Bun.sleep(cfg.seconds * 1000 + 2000)]);
 clearTimeout(timer);
 stopping = true;

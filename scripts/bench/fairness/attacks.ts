@@ -107,7 +107,13 @@ const SEARCH_QUERY = `${"a".repeat(199)}b`;
 
 const b64 = (b: Uint8Array) => Buffer.from(b).toString("base64");
 const now = () => Math.floor(Date.now() / 1000);
-const exportFile = (data: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ format: "secbox-export", version: 1, exportedAt: now(), ...extra, data });
+const exportFile = (data: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  format: "secbox-export",
+  version: 1,
+  exportedAt: now(),
+  ...extra,
+  data,
+});
 
 /** `{data, mode}` of ~9.6 MiB: a file of 160,000 tags (`{id, name}`; under `server.max_import_bytes`, 10 MiB). */
 function tagsImportBody(): string {
@@ -145,7 +151,23 @@ let slowKey: Promise<Uint8Array> | undefined; // made once per benchmark (8,000,
 const slowKeyImport = async () => {
   const t = now();
   const pkcs8 = await (slowKey ??= encryptedKey(8_000_000, KEY_PASSPHRASE));
-  return { data: exportFile({ privateKeys: [{ id: randomUUID(), name: "slow-key", alg: { keyType: "ecdsa", curve: "secp256r1" }, encrypted: true, pkcs8: b64(pkcs8), tagIds: [], createdAt: t, updatedAt: t }] }), mode: "merge" };
+  return {
+    data: exportFile({
+      privateKeys: [
+        {
+          id: randomUUID(),
+          name: "slow-key",
+          alg: { keyType: "ecdsa", curve: "secp256r1" },
+          encrypted: true,
+          pkcs8: b64(pkcs8),
+          tagIds: [],
+          createdAt: t,
+          updatedAt: t,
+        },
+      ],
+    }),
+    mode: "merge",
+  };
 };
 
 // ---- (c) crash scripts ----
@@ -176,7 +198,14 @@ export function floodAttack(id: string, tier: "basic" | "ultimate", connections:
     async setup(ctx) {
       for (let i = 0; i < 99; i++) await responder(ctx, ctx.evil, `flood-${i}`, `/f${i}`, FLOOD_SCRIPT);
     },
-    load: (ctx) => [{ what: `${how}, hits on 99 scripted responders`, concurrency: connections, newConnections, requests: Array.from({ length: 99 }, (_, i) => hitOf(ctx.evil, `/f${i}`)) }],
+    load: (ctx) => [
+      {
+        what: `${how}, hits on 99 scripted responders`,
+        concurrency: connections,
+        newConnections,
+        requests: Array.from({ length: 99 }, (_, i) => hitOf(ctx.evil, `/f${i}`)),
+      },
+    ],
   };
 }
 
@@ -188,7 +217,13 @@ export function attacks(floodConnections: number): Attack[] {
       label: "(a) search: 100 scripts of 51,200 bytes, `a`×199+`b` in a loop",
       probes: ["static", "plain", "status", "fresh"],
       setup: bigScripts,
-      load: (ctx) => [{ what: "POST /api/search, 2 at once", concurrency: 2, requests: [post(ctx.evil, "/api/search", { query: SEARCH_QUERY, types: ["script"] })] }],
+      load: (ctx) => [
+        {
+          what: "POST /api/search, 2 at once",
+          concurrency: 2,
+          requests: [post(ctx.evil, "/api/search", { query: SEARCH_QUERY, types: ["script"] })],
+        },
+      ],
     },
     {
       id: "search-trackers",
@@ -199,7 +234,13 @@ export function attacks(floodConnections: number): Attack[] {
         await bigScripts(ctx);
         await longUrlTrackers(ctx);
       },
-      load: (ctx) => [{ what: "POST /api/search (scripts, API trackers), 2 at once", concurrency: 2, requests: [post(ctx.evil, "/api/search", { query: SEARCH_QUERY, types: ["script", "apiTracker"] })] }],
+      load: (ctx) => [
+        {
+          what: "POST /api/search (scripts, API trackers), 2 at once",
+          concurrency: 2,
+          requests: [post(ctx.evil, "/api/search", { query: SEARCH_QUERY, types: ["script", "apiTracker"] })],
+        },
+      ],
     },
     {
       id: "import-tags",
@@ -215,7 +256,11 @@ export function attacks(floodConnections: number): Attack[] {
         const file = join(ctx.tmp, "tags-import.json");
         const headers = json(ctx.evil.cookie);
         return [
-          { what: "_import_preview", concurrency: 1, requests: [{ method: "POST", path: "/api/user/data/_import_preview", headers, bodyFile: file }] },
+          {
+            what: "_import_preview",
+            concurrency: 1,
+            requests: [{ method: "POST", path: "/api/user/data/_import_preview", headers, bodyFile: file }],
+          },
           { what: "_import", concurrency: 1, requests: [{ method: "POST", path: "/api/user/data/_import", headers, bodyFile: file }] },
         ];
       },
@@ -226,7 +271,13 @@ export function attacks(floodConnections: number): Attack[] {
       label: "(b) import: argon2id m = 256 MiB, t = 10, p = 16 in the file, 6 at once, while the victim signs in",
       probes: ["signin", "static", "plain", "status", "fresh"],
       async setup() {},
-      load: (ctx) => [{ what: "_import with secrets, 6 at once", concurrency: 6, requests: [post(ctx.evil, "/api/user/data/_import", JSON.parse(argon2ImportBody()))] }],
+      load: (ctx) => [
+        {
+          what: "_import with secrets, 6 at once",
+          concurrency: 6,
+          requests: [post(ctx.evil, "/api/user/data/_import", JSON.parse(argon2ImportBody()))],
+        },
+      ],
     },
     {
       id: "import-pbkdf2",
@@ -235,13 +286,27 @@ export function attacks(floodConnections: number): Attack[] {
       probes: ["static", "plain", "status", "fresh"],
       async setup(ctx) {
         const r = await ctx.api(ctx.evil, "POST", "/api/user/data/_import", await slowKeyImport());
-        if (r.status !== 200) ctx.note(`import of the 8,000,000-iteration key refused: ${r.status} ${r.json?.code ?? ""} (the load then repeats the import)`);
+        if (r.status !== 200)
+          ctx.note(`import of the 8,000,000-iteration key refused: ${r.status} ${r.json?.code ?? ""} (the load then repeats the import)`);
       },
       async load(ctx) {
         const keys = (await ctx.api(ctx.evil, "GET", "/api/certificates/private_keys")).json?.items ?? [];
         const key = keys.find((k: { name: string }) => k.name === "slow-key");
-        if (key === undefined) return [{ what: "_import of the key (refused at setup), 2 at once", concurrency: 2, requests: [post(ctx.evil, "/api/user/data/_import", await slowKeyImport())] }];
-        return [{ what: "_export of the key (PEM), 2 at once", concurrency: 2, requests: [post(ctx.evil, `/api/certificates/private_keys/${key.id}/_export`, { format: "pem", passphrase: KEY_PASSPHRASE })] }];
+        if (key === undefined)
+          return [
+            {
+              what: "_import of the key (refused at setup), 2 at once",
+              concurrency: 2,
+              requests: [post(ctx.evil, "/api/user/data/_import", await slowKeyImport())],
+            },
+          ];
+        return [
+          {
+            what: "_export of the key (PEM), 2 at once",
+            concurrency: 2,
+            requests: [post(ctx.evil, `/api/certificates/private_keys/${key.id}/_export`, { format: "pem", passphrase: KEY_PASSPHRASE })],
+          },
+        ];
       },
     },
     {
@@ -252,7 +317,8 @@ export function attacks(floodConnections: number): Attack[] {
       async setup(ctx) {
         for (const [name, script] of Object.entries(CRASH_SCRIPTS)) await responder(ctx, ctx.evil, name, `/${name}`, script);
       },
-      load: (ctx) => Object.keys(CRASH_SCRIPTS).map((name) => ({ what: `/${name}, 10 at once`, concurrency: 10, requests: [hitOf(ctx.evil, `/${name}`)] })),
+      load: (ctx) =>
+        Object.keys(CRASH_SCRIPTS).map((name) => ({ what: `/${name}, 10 at once`, concurrency: 10, requests: [hitOf(ctx.evil, `/${name}`)] })),
     },
     floodAttack("flood-basic", "basic", floodConnections),
     floodAttack("flood-ultimate", "ultimate", floodConnections),

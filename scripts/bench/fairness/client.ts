@@ -96,7 +96,12 @@ export class Conn {
 
   async request(req: Req): Promise<Res> {
     if (this.closed || this.sock === null) await this.open();
-    const body = req.body === undefined ? undefined : typeof req.body === "string" ? Buffer.from(req.body) : Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength);
+    const body =
+      req.body === undefined
+        ? undefined
+        : typeof req.body === "string"
+          ? Buffer.from(req.body)
+          : Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength);
     let head = `${req.method ?? "GET"} ${req.path} HTTP/1.1\r\n`;
     const headers = { ...req.headers };
     if (!Object.keys(headers).some((h) => h.toLowerCase() === "host")) headers.host = `${this.host}:${this.port}`;
@@ -112,7 +117,9 @@ export class Conn {
       if (end >= 0) break;
       await this.need(this.buf.length + 1);
     }
-    const lines = this.take(end + 4).toString("latin1", 0, end).split("\r\n");
+    const lines = this.take(end + 4)
+      .toString("latin1", 0, end)
+      .split("\r\n");
     const status = Number(lines[0]!.split(" ")[1]);
     const out: Record<string, string> = {};
     for (const l of lines.slice(1)) {

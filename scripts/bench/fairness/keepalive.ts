@@ -62,7 +62,11 @@ try {
     await Bun.sleep(100);
   }
   const signup = async (email: string) => {
-    const r = await fetch(`${base}/api/auth/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password: "benchmark password" }) });
+    const r = await fetch(`${base}/api/auth/signup`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password: "benchmark password" }),
+    });
     return { cookie: r.headers.get("set-cookie")!.split(";")[0]!, handle: ((await r.json()) as { handle: string }).handle };
   };
   const make = async (u: { cookie: string }, path: string, script: string | null) => {
@@ -78,15 +82,29 @@ try {
   await make(victim, "/static", null);
   const host = `${victim.handle}.localhost:${port}`;
   if (FLOOD > 0) {
-    for (let i = 0; i < 99; i++) await make(evil, `/f${i}`, "let s = 0; for (let i = 0; i < 10000; i++) s += i; ({ statusCode: 200, body: String(s) })");
+    for (let i = 0; i < 99; i++)
+      await make(evil, `/f${i}`, "let s = 0; for (let i = 0; i < 10000; i++) s += i; ({ statusCode: 200, body: String(s) })");
     const cfg = join(dataDir, "attacker.json");
     const requests = Array.from({ length: 99 }, (_, i) => ({ path: `/f${i}`, headers: { host: `${evil.handle}.localhost:${port}` } }));
-    writeFileSync(cfg, JSON.stringify({ host: "127.0.0.1", port, localAddress: "127.0.0.2", seconds: SECONDS, groups: [{ concurrency: FLOOD, newConnections: values["new-connections"], requests }] }));
+    writeFileSync(
+      cfg,
+      JSON.stringify({
+        host: "127.0.0.1",
+        port,
+        localAddress: "127.0.0.2",
+        seconds: SECONDS,
+        groups: [{ concurrency: FLOOD, newConnections: values["new-connections"], requests }],
+      }),
+    );
     attacker = spawn(["nice", "-n", "10", "bun", join(import.meta.dir, "attacker.ts"), cfg], { stdout: "pipe", stderr: "inherit" });
     await Bun.sleep(1000);
   }
   const end = Date.now() + (SECONDS - 2) * 1000;
-  const out = { idle: { ok: 0, failed: [] as string[] }, fresh: { ok: 0, over1s: 0, failed: [] as string[] }, busy: { ok: 0, failed: [] as string[] } };
+  const out = {
+    idle: { ok: 0, failed: [] as string[] },
+    fresh: { ok: 0, over1s: 0, failed: [] as string[] },
+    busy: { ok: 0, failed: [] as string[] },
+  };
   const post = { method: "POST", path: "/static", headers: { host }, body: "x" };
 
   const idler = async () => {
@@ -141,7 +159,9 @@ try {
     c.close();
   };
   await Promise.all([...Array.from({ length: IDLERS }, idler), fresh(), busy()]);
-  const attack = attacker ? (await new Response(attacker.stdout as ReadableStream).text()).split("\n").find((l) => l.startsWith("RESULT ")) : undefined;
+  const attack = attacker
+    ? (await new Response(attacker.stdout as ReadableStream).text()).split("\n").find((l) => l.startsWith("RESULT "))
+    : undefined;
   console.log(
     JSON.stringify({
       flood: FLOOD,

@@ -87,7 +87,8 @@ async function stop(proc: Subprocess) {
   if (!exited) proc.kill("SIGKILL");
 }
 
-const q = (sorted: number[], p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!);
+const q = (sorted: number[], p: number) =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 
 interface Samples {
@@ -124,7 +125,9 @@ async function startSecbox(attack: Attack, notes: string[]): Promise<Server> {
     // ultimate attack sets its attacker's tier after sign-up
     SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic",
   };
-  const profile = values.profile ? ["--cpu-prof-md", `--cpu-prof-dir=${resolve(values.profile)}`, `--cpu-prof-name=${attack.id}-${Date.now()}.md`] : [];
+  const profile = values.profile
+    ? ["--cpu-prof-md", `--cpu-prof-dir=${resolve(values.profile)}`, `--cpu-prof-name=${attack.id}-${Date.now()}.md`]
+    : [];
   const proc = spawn(["bun", ...profile, join(root, "src/main.ts"), "serve", "--data-dir", dataDir, "--port", String(port), "--host", "127.0.0.1"], {
     env,
     stdout: "ignore",
@@ -163,7 +166,11 @@ async function startSecbox(attack: Attack, notes: string[]): Promise<Server> {
       return { status: r.status, json, text };
     };
     const signup = async (email: string): Promise<Account> => {
-      const r = await fetch(`${base}/api/auth/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password: PASSWORD }) });
+      const r = await fetch(`${base}/api/auth/signup`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email, password: PASSWORD }),
+      });
       if (r.status !== 200) throw new Error(`signup failed: ${r.status} ${await r.text()}`);
       const cookie = r.headers.get("set-cookie")!.split(";")[0]!;
       const { handle } = (await r.json()) as { handle: string };
@@ -173,7 +180,10 @@ async function startSecbox(attack: Attack, notes: string[]): Promise<Server> {
     const evil = await signup("attacker@example.com");
     if (attack.evilTier && attack.evilTier !== "basic") {
       // an operator command next to the running server (it sees the change at once)
-      const r = spawnSync(["bun", join(root, "src/main.ts"), "users", "set-tier", "--email", evil.email, "--tier", attack.evilTier, "--data-dir", dataDir], { env });
+      const r = spawnSync(
+        ["bun", join(root, "src/main.ts"), "users", "set-tier", "--email", evil.email, "--tier", attack.evilTier, "--data-dir", dataDir],
+        { env },
+      );
       if (r.exitCode !== 0) throw new Error(`set-tier failed: ${r.stderr.toString()}`);
     }
     for (const [name, script] of Object.entries(VICTIM_SCRIPTS)) await responder({ api } as Ctx, victim, name, `/${name}`, script);
@@ -200,7 +210,9 @@ async function probe(ctx: Ctx, kind: Probe, into: Samples, phaseStart: number): 
         let timer: ReturnType<typeof setTimeout> | undefined;
         const res = await Promise.race([
           c.request({ path: "/static", headers: { host: ctx.victim.host, connection: "close" } }),
-          new Promise<never>((_, reject) => (timer = setTimeout(() => reject(Object.assign(new Error("no answer"), { name: "TimeoutError" })), HANG_MS))),
+          new Promise<never>(
+            (_, reject) => (timer = setTimeout(() => reject(Object.assign(new Error("no answer"), { name: "TimeoutError" })), HANG_MS)),
+          ),
         ]).finally(() => clearTimeout(timer));
         r = { status: res.status, arrayBuffer: async () => undefined };
       } finally {
@@ -227,7 +239,8 @@ async function probe(ctx: Ctx, kind: Probe, into: Samples, phaseStart: number): 
   if (outcome !== "200") {
     if (outcome === "hung") into.hung++;
     else into.failed++;
-    if (into.failures.length < 10) into.failures.push(`${kind} ${outcome} after ${ms.toFixed(0)} ms, ${((t - phaseStart) / 1000).toFixed(1)} s into the phase`);
+    if (into.failures.length < 10)
+      into.failures.push(`${kind} ${outcome} after ${ms.toFixed(0)} ms, ${((t - phaseStart) / 1000).toFixed(1)} s into the phase`);
   }
 }
 
@@ -339,7 +352,9 @@ try {
         for (const e of r.errorSamples) if (t.errorSamples.length < 3 && !t.errorSamples.includes(e)) t.errorSamples.push(e);
       });
       tot.runsDone++;
-      const bad = Object.entries(under).map(([k, x]) => `${k} p99 ${q(sorted(x.ms), 99).toFixed(1)} ms${x.failed + x.hung ? ` ${x.failed} failed ${x.hung} hung` : ""}`);
+      const bad = Object.entries(under).map(
+        ([k, x]) => `${k} p99 ${q(sorted(x.ms), 99).toFixed(1)} ms${x.failed + x.hung ? ` ${x.failed} failed ${x.hung} hung` : ""}`,
+      );
       console.log(`  ${attack.id} run ${run}: ${bad.join(", ")}`);
     }
   }
@@ -352,7 +367,9 @@ try {
       .map(([k, v]) => `${k}×${v}`)
       .join(", ");
   console.log("");
-  console.log("| attack | victim request | n | p50 ms quiet → attack | p99 ms quiet → attack | worst run p99 | max ms | failed / hung | target | met |");
+  console.log(
+    "| attack | victim request | n | p50 ms quiet → attack | p99 ms quiet → attack | worst run p99 | max ms | failed / hung | target | met |",
+  );
   console.log("|---|---|---:|---|---|---:|---:|---|---|---|");
   let allMet = true;
   for (const t of totals) {
@@ -380,7 +397,9 @@ try {
   console.log("|---|---|---|---:|---|");
   for (const t of totals)
     for (const g of t.attacker)
-      console.log(`| ${t.attack.id} | ${g.what} | ${outcomeText(g.statuses) || "none finished"} | ${g.closed} | ${g.errors === -1 ? "no result" : g.errors}${g.errorSamples.length ? ` (${g.errorSamples.join("; ")})` : ""} |`);
+      console.log(
+        `| ${t.attack.id} | ${g.what} | ${outcomeText(g.statuses) || "none finished"} | ${g.closed} | ${g.errors === -1 ? "no result" : g.errors}${g.errorSamples.length ? ` (${g.errorSamples.join("; ")})` : ""} |`,
+      );
   console.log("");
   for (const t of totals) {
     const fails = Object.entries(t.under).flatMap(([, s]) => s.failures);

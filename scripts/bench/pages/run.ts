@@ -118,7 +118,14 @@ const progress = (s: string) => console.error(`[${new Date().toISOString().slice
 // ---- 1. cold ---------------------------------------------------------------------------------------------------
 line(
   `# page engine benchmark — ${(await exec([EXECUTABLE, "--version"])).stdout.trim()}, concurrency ${CONCURRENCY}, ` +
-    `${navigator.hardwareConcurrency} CPUs, load average at start ${(await Bun.file("/proc/loadavg").text().catch(() => "n/a")).split(" ").slice(0, 3).join(" ")}`,
+    `${navigator.hardwareConcurrency} CPUs, load average at start ${(
+      await Bun.file("/proc/loadavg")
+        .text()
+        .catch(() => "n/a")
+    )
+      .split(" ")
+      .slice(0, 3)
+      .join(" ")}`,
 );
 let engine = newEngine();
 {
@@ -224,7 +231,9 @@ progress("throughput done");
   const secondHalf = anon.slice(Math.ceil(anon.length / 2));
   const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   if (firstHalf.length > 0 && secondHalf.length > 0) {
-    line(`  RssAnon second-half vs first-half mean: ${(((avg(secondHalf) - avg(firstHalf)) / avg(firstHalf)) * 100).toFixed(1)}%; open contexts at the end: ${engine.contextCount()}`);
+    line(
+      `  RssAnon second-half vs first-half mean: ${(((avg(secondHalf) - avg(firstHalf)) / avg(firstHalf)) * 100).toFixed(1)}%; open contexts at the end: ${engine.contextCount()}`,
+    );
   }
   await engine.close();
 }
@@ -241,7 +250,20 @@ if (!urlwatch) {
   writeFileSync(join(dir, "config.yaml"), "report:\n  text:\n    details: false\n  stdout:\n    enabled: true\n    color: false\n");
   const runUrlwatch = async (urls: string, cache: string) => {
     const t = performance.now();
-    const r = await exec(["/usr/bin/time", "-f", "%M", urlwatch, "--urls", urls, "--config", join(dir, "config.yaml"), "--cache", cache, "--hooks", join(dir, "hooks.py")]);
+    const r = await exec([
+      "/usr/bin/time",
+      "-f",
+      "%M",
+      urlwatch,
+      "--urls",
+      urls,
+      "--config",
+      join(dir, "config.yaml"),
+      "--cache",
+      cache,
+      "--hooks",
+      join(dir, "hooks.py"),
+    ]);
     const wall = performance.now() - t;
     const maxKb = Number(r.stderr.trim().split("\n").at(-1));
     return { wall, rssKb: maxKb, out: r.stdout, ok: r.exitCode === 0 };
@@ -258,14 +280,28 @@ if (!urlwatch) {
   }
   const first = await runUrlwatch(join(dir, "many.yaml"), join(dir, "many.db"));
   const again = await runUrlwatch(join(dir, "many.yaml"), join(dir, "many.db"));
-  const filtered = await exec([urlwatch, "--urls", join(dir, "one.yaml"), "--config", join(dir, "config.yaml"), "--cache", join(dir, "one.db"), "--hooks", join(dir, "hooks.py"), "--test-filter", "1"]);
+  const filtered = await exec([
+    urlwatch,
+    "--urls",
+    join(dir, "one.yaml"),
+    "--config",
+    join(dir, "config.yaml"),
+    "--cache",
+    join(dir, "one.db"),
+    "--hooks",
+    join(dir, "hooks.py"),
+    "--test-filter",
+    "1",
+  ]);
   const version = (await exec([urlwatch, "--version"])).stdout.trim();
   line(
     `${version} (static fetch + html2text:re): one job per process p50 ${ms(pct(single, 50))} (Python start included), ` +
       `peak RSS ${(singleRss / 1024).toFixed(0)} MiB; ${THROUGHPUT} jobs in one process (10 threads): ${(again.wall / 1000).toFixed(2)} s ` +
       `(${((THROUGHPUT * 1000) / again.wall).toFixed(1)} checks/s; first run ${(first.wall / 1000).toFixed(2)} s), peak RSS ${(Math.max(first.rssKb, again.rssKb) / 1024).toFixed(0)} MiB`,
   );
-  line(`  urlwatch's text of page 0: ${JSON.stringify(filtered.stdout.trim().replace(/\s+/g, " ").slice(0, 60))} (the static placeholder; Chromium sees the rendered list)`);
+  line(
+    `  urlwatch's text of page 0: ${JSON.stringify(filtered.stdout.trim().replace(/\s+/g, " ").slice(0, 60))} (the static placeholder; Chromium sees the rendered list)`,
+  );
   rmSync(dir, { recursive: true, force: true });
 }
 

@@ -204,7 +204,10 @@ try {
     const s = await serve(checkout, url);
     servers.push(s);
     const host = await setup(s);
-    targets.push({ label: `(${tag}) static`, urls: [`${s.base}/orders`], host }, { label: `(${tag}) scripted`, urls: [`${s.base}/scripted?x=1`], host });
+    targets.push(
+      { label: `(${tag}) static`, urls: [`${s.base}/orders`], host },
+      { label: `(${tag}) scripted`, urls: [`${s.base}/scripted?x=1`], host },
+    );
   };
   await add("s", root, "");
   if (values.baseline) await add("m", resolve(values.baseline), "");
@@ -239,7 +242,8 @@ try {
   await admin.close();
 }
 
-const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "—");
+const fmt = (n: number, digits = 0) =>
+  Number.isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "—";
 const a = results.get("(a) raw Bun.serve")!;
 console.log("");
 console.log("| target | req/s | p50 ms | p99 ms | non-2xx | ÷ raw |");
@@ -251,5 +255,8 @@ for (const t of targets) {
 const ratio = (x: string, y: string) => fmt(results.get(x)!.rps / results.get(y)!.rps, 2);
 console.log("");
 console.log(`PostgreSQL ÷ SQLite, one instance: static ${ratio("(p1) static", "(s) static")}, scripted ${ratio("(p1) scripted", "(s) scripted")}`);
-console.log(`two instances ÷ one (PostgreSQL): static ${ratio("(p2) static, 2 instances", "(p1) static")}, scripted ${ratio("(p2) scripted, 2 instances", "(p1) scripted")}`);
-if (values.baseline) console.log(`SQLite, this checkout ÷ baseline: static ${ratio("(s) static", "(m) static")}, scripted ${ratio("(s) scripted", "(m) scripted")}`);
+console.log(
+  `two instances ÷ one (PostgreSQL): static ${ratio("(p2) static, 2 instances", "(p1) static")}, scripted ${ratio("(p2) scripted, 2 instances", "(p1) scripted")}`,
+);
+if (values.baseline)
+  console.log(`SQLite, this checkout ÷ baseline: static ${ratio("(s) static", "(m) static")}, scripted ${ratio("(s) scripted", "(m) scripted")}`);

@@ -178,10 +178,14 @@ async function startSecbox(capture: "batched" | "strict" = "batched"): Promise<S
     const staticId = await mk("static", "/orders", common);
     const host = `${handle}.localhost:${port}`;
     const stored = async () => {
-      const stats = (await (await fetch(`${base}/api/webhooks/responders/_stats`, { headers: { cookie } })).json()) as { responderId: string; requestCount: number }[];
+      const stats = (await (await fetch(`${base}/api/webhooks/responders/_stats`, { headers: { cookie } })).json()) as {
+        responderId: string;
+        requestCount: number;
+      }[];
       return stats.find((s) => s.responderId === staticId)?.requestCount;
     };
-    if (capture === "strict") return { targets: [{ label: "(e) static responder, strict capture", url: `${base}/orders`, host }], stop: cleanup, storedCount: stored };
+    if (capture === "strict")
+      return { targets: [{ label: "(e) static responder, strict capture", url: `${base}/orders`, host }], stop: cleanup, storedCount: stored };
     await mk("scripted", "/scripted", { ...common, script: SCRIPT });
     const probe = await fetch(`${base}/scripted?x=1`, { headers: { host } });
     const probeText = await probe.text();
@@ -222,10 +226,13 @@ async function startMockoon(): Promise<Started> {
   const dir = mkdtempSync(join(tmpdir(), "secbox-bench-mockoon-"));
   const file = join(dir, "env.json");
   writeFileSync(file, JSON.stringify(env));
-  const proc = spawn(["node", cli, "start", "--data", file, "--port", String(port), "--hostname", "127.0.0.1", "--disable-log-to-file", "--disable-admin-api"], {
-    stdout: "ignore",
-    stderr: "inherit",
-  });
+  const proc = spawn(
+    ["node", cli, "start", "--data", file, "--port", String(port), "--hostname", "127.0.0.1", "--disable-log-to-file", "--disable-admin-api"],
+    {
+      stdout: "ignore",
+      stderr: "inherit",
+    },
+  );
   const cleanup = async () => {
     await stop(proc);
     rmSync(dir, { recursive: true, force: true });
@@ -244,7 +251,9 @@ if (spawnSync(["which", "wrk"]).exitCode !== 0) {
   process.exit(2);
 }
 
-console.log(`wrk: ${THREADS} thread(s), ${CONNECTIONS} connections, ${WARMUP}s warm-up + ${DURATION}s per target, best of ${ROUNDS} round(s), loopback`);
+console.log(
+  `wrk: ${THREADS} thread(s), ${CONNECTIONS} connections, ${WARMUP}s warm-up + ${DURATION}s per target, best of ${ROUNDS} round(s), loopback`,
+);
 const started: Started[] = [];
 let secbox: Awaited<ReturnType<typeof startSecbox>> | undefined;
 let strict: Awaited<ReturnType<typeof startSecbox>> | undefined;
@@ -275,7 +284,8 @@ try {
   for (const s of started) await s.stop();
 }
 
-const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "—");
+const fmt = (n: number, digits = 0) =>
+  Number.isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "—";
 const get = (prefix: string) => [...results.values()].find((r) => r.label.startsWith(prefix))!;
 const [a, b, c, d, e] = [get("(a)"), get("(b)"), get("(c)"), get("(d)"), get("(e)")];
 console.log("");
@@ -290,5 +300,6 @@ const checks: [string, number, number][] = [
 console.log("");
 console.log("| ratio | value | target | |");
 console.log("|---|---:|---:|---|");
-for (const [name, v, target] of checks) console.log(`| ${name} | ${fmt(v, 2)} | ≥ ${target} | ${Number.isFinite(v) ? (v >= target ? "met" : "MISSED") : "n/a"} |`);
+for (const [name, v, target] of checks)
+  console.log(`| ${name} | ${fmt(v, 2)} | ≥ ${target} | ${Number.isFinite(v) ? (v >= target ? "met" : "MISSED") : "n/a"} |`);
 console.log(`| e/b | ${fmt(e.rps / b.rps, 2)} | — | strict capture's throughput relative to batched (p99 ${fmt(e.p99, 2)} vs ${fmt(b.p99, 2)} ms) |`);

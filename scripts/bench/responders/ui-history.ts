@@ -18,7 +18,14 @@ try {
   const port = Number(new URL(h.url).port);
   h.srv.config.server.public_url = `http://localhost:${port}`;
   const user = await h.srv.createUser(undefined, { tier: "ultimate" });
-  const r = (await user.client.post("/api/webhooks/responders", { name: "flood", method: "POST", location: { pathType: "*", path: "/flood" }, settings: { requestsToTrack: 1000 } })).json;
+  const r = (
+    await user.client.post("/api/webhooks/responders", {
+      name: "flood",
+      method: "POST",
+      location: { pathType: "*", path: "/flood" },
+      settings: { requestsToTrack: 1000 },
+    })
+  ).json;
   const ui = await h.open({ user });
   const { page } = ui;
   await goto(ui, `${h.url}/responders/${r.id}`);
@@ -33,7 +40,10 @@ try {
     const tick = () => { const now = performance.now(); window.__lag.push(now - expected); expected = now + 50; setTimeout(tick, 50); };
     setTimeout(tick, 50);
   })()`);
-  const take = async () => (await page.evaluate(`(() => { const out = { long: window.__long, lag: window.__lag }; window.__long = []; window.__lag = []; return out; })()`)) as { long: number[]; lag: number[] };
+  const take = async () =>
+    (await page.evaluate(
+      `(() => { const out = { long: window.__long, lag: window.__lag }; window.__long = []; window.__lag = []; return out; })()`,
+    )) as { long: number[]; lag: number[] };
   const historyPolls = () => ui.requests.filter((u) => u.includes("/_history")).length;
 
   // idle
@@ -75,18 +85,27 @@ try {
   const row = (name: string, m: { long: number[]; lag: number[]; polls: number }) => {
     const lag = stats(m.lag);
     const long = stats(m.long);
-    return `${name.padEnd(6)} long tasks ${String(long.n).padStart(3)} (max ${long.max.toFixed(0).padStart(4)} ms, total ${m.long.reduce((a, b) => a + b, 0).toFixed(0).padStart(5)} ms)  timer lag p95 ${lag.p95.toFixed(1).padStart(6)} ms, max ${lag.max.toFixed(1).padStart(6)} ms  polls ${m.polls}`;
+    return `${name.padEnd(6)} long tasks ${String(long.n).padStart(3)} (max ${long.max.toFixed(0).padStart(4)} ms, total ${m.long
+      .reduce((a, b) => a + b, 0)
+      .toFixed(0)
+      .padStart(5)} ms)  timer lag p95 ${lag.p95.toFixed(1).padStart(6)} ms, max ${lag.max.toFixed(1).padStart(6)} ms  polls ${m.polls}`;
   };
-  console.log(`responder history page, ${RATE} requests/s for ${SECONDS} s (sent in ${sendSeconds.toFixed(1)} s), keeps 1000, page holds up to 500 rows; Chromium ${await h.browser.version()}`);
+  console.log(
+    `responder history page, ${RATE} requests/s for ${SECONDS} s (sent in ${sendSeconds.toFixed(1)} s), keeps 1000, page holds up to 500 rows; Chromium ${await h.browser.version()}`,
+  );
   console.log(row("idle", idle));
   console.log(row("flood", flood));
   const lagRatio = stats(flood.lag).p95 / Math.max(1, stats(idle.lag).p95);
-  console.log(`flood / idle timer lag p95: ${lagRatio.toFixed(2)}×; newest request shown ${lastShownMs.toFixed(0)} ms after it was sent; ${rows} rows on the page; ${(bytes / 1024).toFixed(0)} KiB of history polled during the flood (${(bytes / Math.max(1, flood.polls) / 1024).toFixed(1)} KiB per poll)`);
+  console.log(
+    `flood / idle timer lag p95: ${lagRatio.toFixed(2)}×; newest request shown ${lastShownMs.toFixed(0)} ms after it was sent; ${rows} rows on the page; ${(bytes / 1024).toFixed(0)} KiB of history polled during the flood (${(bytes / Math.max(1, flood.polls) / 1024).toFixed(1)} KiB per poll)`,
+  );
 } finally {
   await h.stop();
 }
 
 /** Bytes of `_history` responses received by the page so far (Resource Timing, same origin). */
 async function pollBytes(page: import("puppeteer-core").Page): Promise<number> {
-  return (await page.evaluate(`performance.getEntriesByType("resource").filter((e) => e.name.includes("/_history")).reduce((n, e) => n + e.encodedBodySize, 0)`)) as number;
+  return (await page.evaluate(
+    `performance.getEntriesByType("resource").filter((e) => e.name.includes("/_history")).reduce((n, e) => n + e.encodedBodySize, 0)`,
+  )) as number;
 }

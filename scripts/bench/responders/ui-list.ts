@@ -34,7 +34,12 @@ try {
   const user = await h.srv.createUser(undefined, { tier: "ultimate" });
   const c = user.client;
   const tags: string[] = [];
-  for (const [name, color] of [["prod", "danger"], ["staging", "warning"], ["ci", "primary"]] as const) tags.push((await c.post("/api/user/tags", { name, color })).json.id);
+  for (const [name, color] of [
+    ["prod", "danger"],
+    ["staging", "warning"],
+    ["ci", "primary"],
+  ] as const)
+    tags.push((await c.post("/api/user/tags", { name, color })).json.id);
   for (let i = 0; i < 100; i++) {
     const res = await c.post("/api/webhooks/responders", {
       name: `responder-${String(i).padStart(3, "0")}`,
@@ -64,14 +69,24 @@ try {
       const { profile: p } = await cdp.send("Profiler.stop");
       writeFileSync("/tmp/responders-list.cpuprofile", JSON.stringify(p));
     }
-    const b = (await page.evaluate(`({ ...window.__bench, answered: performance.getEntriesByType("resource").filter((e) => e.name.includes("/api/webhooks/responders?")).map((e) => e.responseEnd)[0] })`)) as {
+    const b = (await page.evaluate(
+      `({ ...window.__bench, answered: performance.getEntriesByType("resource").filter((e) => e.name.includes("/api/webhooks/responders?")).map((e) => e.responseEnd)[0] })`,
+    )) as {
       long: [number, number][];
       firstRow: number;
       allRows: number;
       answered: number;
     };
     const until = b.long.filter(([start]) => start <= b.allRows);
-    const s = { firstRow: b.firstRow, allRows: b.allRows, renderFirst: b.firstRow - b.answered, renderAll: b.allRows - b.answered, longCount: until.length, longSum: until.reduce((n, [, d]) => n + d, 0), longest: Math.max(0, ...until.map(([, d]) => d)) };
+    const s = {
+      firstRow: b.firstRow,
+      allRows: b.allRows,
+      renderFirst: b.firstRow - b.answered,
+      renderAll: b.allRows - b.answered,
+      longCount: until.length,
+      longSum: until.reduce((n, [, d]) => n + d, 0),
+      longest: Math.max(0, ...until.map(([, d]) => d)),
+    };
     await ui.context.close();
     return s;
   }
@@ -91,13 +106,17 @@ try {
     );
   }
   const ratio = (k: keyof Sample) => (med(results[100]!.map((x) => x[k])) / med(results[15]!.map((x) => x[k]))).toFixed(2);
-  console.log(`  100 vs 15 rows: first row ×${ratio("firstRow")}, render to the first row ×${ratio("renderFirst")}, longest task ×${ratio("longest")}`);
+  console.log(
+    `  100 vs 15 rows: first row ×${ratio("firstRow")}, render to the first row ×${ratio("renderFirst")}, longest task ×${ratio("longest")}`,
+  );
 
   // A stats refresh (the page refetches _stats every 5 s) with 100 rows shown.
   const ui = await h.open({ user });
   await goto(ui, `${h.url}/responders?size=100`);
   await ui.page.waitForFunction(`document.querySelectorAll("table tbody tr a[href^='/responders/']").length === 100`, { timeout: 60_000 });
-  await ui.page.evaluate(`window.__refresh = []; new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__refresh.push(e.duration); }).observe({ type: "longtask" })`);
+  await ui.page.evaluate(
+    `window.__refresh = []; new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__refresh.push(e.duration); }).observe({ type: "longtask" })`,
+  );
   await Bun.sleep(16_000);
   const refresh = (await ui.page.evaluate("window.__refresh")) as number[];
   console.log(`  with 100 rows open for 16 s (3 stats refreshes): ${refresh.length} long tasks, longest ${ms(Math.max(0, ...refresh))}`);

@@ -75,9 +75,11 @@ async function ours(source: string, context: unknown, check?: (v: unknown) => bo
 const PROCESS_WARM = Number(process.env.BENCH_PROCESS_WARMUP ?? 4000);
 {
   let w = 0;
-  await Promise.all(Array.from({ length: scenarios.parallel }, async () => {
-    while (w++ < PROCESS_WARM) await ours(scenarios.trivial, {});
-  }));
+  await Promise.all(
+    Array.from({ length: scenarios.parallel }, async () => {
+      while (w++ < PROCESS_WARM) await ours(scenarios.trivial, {});
+    }),
+  );
 }
 
 const mine: Record<string, Stats> = {};
@@ -115,7 +117,13 @@ if (withPeer) {
   }
   const node = Bun.spawn(["node", "--no-node-snapshot", "bench.mjs", proxyUrl], {
     cwd: peerDir,
-    env: { ...process.env, BENCH_N: String(N), BENCH_N_PROXY: String(NPROXY), BENCH_WARMUP: String(WARM), BENCH_PROCESS_WARMUP: String(PROCESS_WARM) },
+    env: {
+      ...process.env,
+      BENCH_N: String(N),
+      BENCH_N_PROXY: String(NPROXY),
+      BENCH_WARMUP: String(WARM),
+      BENCH_PROCESS_WARMUP: String(PROCESS_WARM),
+    },
     stdout: "pipe",
     stderr: "inherit",
   });
@@ -126,7 +134,8 @@ if (withPeer) {
 server.stop(true);
 
 const ms = (x: number) => (x < 1 ? x.toFixed(3) : x.toFixed(2));
-const row = (s?: Stats) => (s ? `${ms(s.p50)} / ${ms(s.p90)} / ${ms(s.p99)} | ${Math.round(s.opsPerSec)} | ${s.rssGrowthMb.toFixed(1)}` : "- | - | -");
+const row = (s?: Stats) =>
+  s ? `${ms(s.p50)} / ${ms(s.p90)} / ${ms(s.p99)} | ${Math.round(s.opsPerSec)} | ${s.rssGrowthMb.toFixed(1)}` : "- | - | -";
 const labels: Record<string, string> = {
   cold: "cold start, trivial (new source each run)",
   trivial: "steady-state trivial",
@@ -135,7 +144,9 @@ const labels: Record<string, string> = {
   parallel: "8 trivial in parallel (per call)",
 };
 const bun = `Bun ${Bun.version}`;
-console.log(`\nSandbox benchmark — ours: QuickJS (quickjs-emscripten 0.32, singlefile sync) in ${workers} worker threads, ${bun}; peer: ${peer.runtime ?? "skipped"}`);
+console.log(
+  `\nSandbox benchmark — ours: QuickJS (quickjs-emscripten 0.32, singlefile sync) in ${workers} worker threads, ${bun}; peer: ${peer.runtime ?? "skipped"}`,
+);
 console.log(`N=${N} (proxy ${NPROXY}), warm-up ${WARM}; times in ms; RSS growth in MB (peak during the scenario − start)\n`);
 console.log("| scenario | ours p50 / p90 / p99 | ours ops/s | ours RSS+ | peer p50 / p90 / p99 | peer ops/s | peer RSS+ | p50 ours/peer |");
 console.log("|---|---|---|---|---|---|---|---|");

@@ -22,7 +22,10 @@ for (const [source, expected] of checks) {
   const r = await pool.run({ source, context: { body: new TextEncoder().encode('{"n":21}') }, limits });
   let value = r.ok ? r.value : undefined;
   if (expected === "sealed" && typeof value === "string") {
-    value = sodium.to_string(sodium.crypto_box_seal_open(Buffer.from(value, "base64url"), kp.publicKey, kp.privateKey)) === "sealed text" ? "sealed" : "bad";
+    value =
+      sodium.to_string(sodium.crypto_box_seal_open(Buffer.from(value, "base64url"), kp.publicKey, kp.privateKey)) === "sealed text"
+        ? "sealed"
+        : "bad";
   }
   const ok = r.ok && JSON.stringify(value) === JSON.stringify(expected);
   if (!ok) failed++;

@@ -42,7 +42,18 @@ if (values.probe) {
     await engine.init(512);
     let id = 0;
     const job = (source: string, context: unknown) => ({
-      t: "run", id: ++id, cell: 0, token: 0, source, context: pack(context), memoryBytes: 10 << 20, timeoutMs: 10_000, stackBytes: 256 << 10, kv: false, proxy: true, owner: "",
+      t: "run",
+      id: ++id,
+      cell: 0,
+      token: 0,
+      source,
+      context: pack(context),
+      memoryBytes: 10 << 20,
+      timeoutMs: 10_000,
+      stackBytes: 256 << 10,
+      kv: false,
+      proxy: true,
+      owner: "",
     });
     const block = (n: number, source: string, ctx: () => unknown) => {
       const t = performance.now();
@@ -57,7 +68,12 @@ if (values.probe) {
       trivial.push(block(3000, scenarios.trivial, () => ({})));
       responder.push(block(1500, scenarios.responder, () => ({ body })));
     }
-    Object.assign(out, { "engine trivial µs (median)": med(trivial), "engine trivial µs (min)": Math.min(...trivial), "engine responder µs (median)": med(responder), "engine responder µs (min)": Math.min(...responder) });
+    Object.assign(out, {
+      "engine trivial µs (median)": med(trivial),
+      "engine trivial µs (min)": Math.min(...trivial),
+      "engine responder µs (median)": med(responder),
+      "engine responder µs (min)": Math.min(...responder),
+    });
   } else {
     const { ScriptPool } = await import(`${root}/src/sandbox/pool.ts`);
     const { createLogger } = await import(`${root}/src/platform/log.ts`);
@@ -109,7 +125,8 @@ for (let r = 0; r < rounds; r++) {
       const root = which === "this" ? here : other;
       const p = Bun.spawnSync(["bun", import.meta.path, "--probe", probe, "--root", root], { stdout: "pipe", stderr: "inherit" });
       if (p.exitCode !== 0) throw new Error(`probe ${probe} failed in ${root}`);
-      for (const [k, v] of Object.entries(JSON.parse(p.stdout.toString().trim().split("\n").pop()!) as Record<string, number>)) (results[which][k] ??= []).push(v);
+      for (const [k, v] of Object.entries(JSON.parse(p.stdout.toString().trim().split("\n").pop()!) as Record<string, number>))
+        (results[which][k] ??= []).push(v);
     }
   }
   console.error(`round ${r + 1}/${rounds} done`);

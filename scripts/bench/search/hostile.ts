@@ -43,7 +43,12 @@ async function attacker(email: string, unit: string, tail = ""): Promise<string>
   await db.tx(async (tx) => {
     for (let i = 0; i < 100; i++) {
       await tx.run("INSERT INTO scripts (id, user_id, name, script_type, content, created_at, updated_at) VALUES (?, ?, ?, 'universal', ?, ?, ?)", [
-        Bun.randomUUIDv7(), user.id, `s${i}`, fill(unit, 51_200), now, now - i,
+        Bun.randomUUIDv7(),
+        user.id,
+        `s${i}`,
+        fill(unit, 51_200),
+        now,
+        now - i,
       ]);
       const path = `/${i}/${fill(unit, 253 - String(i).length)}`;
       await tx.run(
@@ -53,7 +58,16 @@ async function attacker(email: string, unit: string, tail = ""): Promise<string>
       );
       const tracker = `INSERT INTO trackers (id, user_id, kind, name, enabled, config, target, notifications, secrets, schedule_anchor, created_at, updated_at)
          VALUES (?, ?, ?, ?, 0, '{"revisions":3,"timeout":10000}', ?, 0, '"none"', ?, ?, ?)`;
-      await tx.run(tracker, [Bun.randomUUIDv7(), user.id, "page", `p${i}`, JSON.stringify({ url: url(i), headers: {}, acceptInvalidCertificates: false, resources: false }), now, now, now - i]);
+      await tx.run(tracker, [
+        Bun.randomUUIDv7(),
+        user.id,
+        "page",
+        `p${i}`,
+        JSON.stringify({ url: url(i), headers: {}, acceptInvalidCertificates: false, resources: false }),
+        now,
+        now,
+        now - i,
+      ]);
       const requests = Array.from({ length: 10 }, (_, k) => ({ url: url(i * 10 + k), method: "GET", headers: {}, acceptInvalidCertificates: false }));
       await tx.run(tracker, [Bun.randomUUIDv7(), user.id, "api", `a${i}`, JSON.stringify({ requests }), now, now, now - i]);
     }
@@ -151,7 +165,8 @@ for (let i = 0; i < 50; i++) {
 const vOld = await victimDuring(old);
 const vNew = await victimDuring(current);
 console.log(`\nvictim GET /api/status while ${VICTIM_SEARCHES} all-type searches for "a"×199+"b" run back to back (adversarial data):`);
-const v = (x: { p50: number; p99: number; max: number; n: number }) => `p50 ${x.p50.toFixed(1)} / p99 ${x.p99.toFixed(0)} / max ${x.max.toFixed(0)} ms (${x.n} requests)`;
+const v = (x: { p50: number; p99: number; max: number; n: number }) =>
+  `p50 ${x.p50.toFixed(1)} / p99 ${x.p99.toFixed(0)} / max ${x.max.toFixed(0)} ms (${x.n} requests)`;
 console.log(`  quiet p50 ${pct(quiet, 50).toFixed(1)} ms | main ${v(vOld)} | now ${v(vNew)}`);
 console.log(`load average ${loadavg()[0]!.toFixed(2)}`);
 await srv.stop();

@@ -34,10 +34,26 @@ const ITEMS = Math.max(9, Number(values.items));
 const OTHERS = Math.max(0, Number(values.others));
 const RUNS = Math.max(10, Number(values.runs));
 
-const WORDS = ["orders", "billing", "alpha", "gateway", "payments", "webhook", "inventory", "staging", "prod", "login", "metrics", "search", "users", "reports", "cache"];
+const WORDS = [
+  "orders",
+  "billing",
+  "alpha",
+  "gateway",
+  "payments",
+  "webhook",
+  "inventory",
+  "staging",
+  "prod",
+  "login",
+  "metrics",
+  "search",
+  "users",
+  "reports",
+  "cache",
+];
 const UNICODE = ["café", "Ärger", "naïve", "Straße", "Øresund", "İstanbul"];
 let seed = 42;
-const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
 const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)]!;
 const nameFor = (i: number) => (i % 100 === 7 ? `${pick(UNICODE)}-${pick(WORDS)}-${i}` : `${pick(WORDS)}-${pick(WORDS)}-${i}`);
 
@@ -59,12 +75,19 @@ function fill(userId: string): string[] {
   };
   raw.transaction(() => {
     const named = (table: string, extra: string, extraVals: (i: number) => unknown[], n: number) => {
-      const stmt = raw.prepare(`INSERT INTO ${table} (id, user_id, name${extra ? `, ${extra}` : ""}, created_at, updated_at) VALUES (?, ?, ?${extra ? ", ?".repeat(extra.split(",").length) : ""}, ?, ?)`);
+      const stmt = raw.prepare(
+        `INSERT INTO ${table} (id, user_id, name${extra ? `, ${extra}` : ""}, created_at, updated_at) VALUES (?, ?, ?${extra ? ", ?".repeat(extra.split(",").length) : ""}, ?, ?)`,
+      );
       for (let i = 0; i < n; i++) stmt.run(id(), userId, nameFor(i), ...(extraVals(i) as never[]), now - i, now - (i % 997));
     };
     named("tags", "color", () => ["default"], per);
     named("secrets", "value_enc", () => [new Uint8Array(40)], per);
-    named("scripts", "script_type, content", (i) => ["universal", `// ${pick(WORDS)} helper ${i}\nreturn {body: context.path + "${pick(WORDS)}"};\n`.repeat(8)], per);
+    named(
+      "scripts",
+      "script_type, content",
+      (i) => ["universal", `// ${pick(WORDS)} helper ${i}\nreturn {body: context.path + "${pick(WORDS)}"};\n`.repeat(8)],
+      per,
+    );
     const r = raw.prepare(
       `INSERT INTO responders (id, user_id, name, path_type, path, path_lower, subdomain_prefix, method, enabled, requests_to_track, status_code, secrets, created_at, updated_at)
        VALUES (?, ?, ?, '=', ?, ?, '', 'GET', 1, 0, 200, '"none"', ?, ?)`,
@@ -81,8 +104,22 @@ function fill(userId: string): string[] {
        VALUES (?, ?, ?, ?, 0, '{"revisions":3,"timeout":10000}', ?, 0, '"none"', ?, ?, ?)`,
     );
     for (let i = 0; i < per; i++) {
-      t.run(id(), userId, "page", nameFor(i), JSON.stringify({ url: `https://${pick(WORDS)}.example.com/${i}`, headers: {}, acceptInvalidCertificates: false, resources: false }), now, now - i, now - (i % 983));
-      const requests = [0, 1].map((k) => ({ url: `https://api.${pick(WORDS)}.example.org/v${k}/${i}`, method: "GET", headers: { accept: "application/json" }, acceptInvalidCertificates: false }));
+      t.run(
+        id(),
+        userId,
+        "page",
+        nameFor(i),
+        JSON.stringify({ url: `https://${pick(WORDS)}.example.com/${i}`, headers: {}, acceptInvalidCertificates: false, resources: false }),
+        now,
+        now - i,
+        now - (i % 983),
+      );
+      const requests = [0, 1].map((k) => ({
+        url: `https://api.${pick(WORDS)}.example.org/v${k}/${i}`,
+        method: "GET",
+        headers: { accept: "application/json" },
+        acceptInvalidCertificates: false,
+      }));
       t.run(id(), userId, "api", nameFor(i), JSON.stringify({ requests }), now, now - i, now - (i % 977));
     }
   })();
@@ -103,20 +140,28 @@ if (existing) {
   for (let u = 0; u < OTHERS; u++) fill((await srv.services.users.create({ email: `other${u}@bench.example` })).id);
   raw.exec("ANALYZE");
 }
-const rows = (raw.query("SELECT (SELECT COUNT(*) FROM tags) + (SELECT COUNT(*) FROM secrets) + (SELECT COUNT(*) FROM scripts) + (SELECT COUNT(*) FROM responders) + (SELECT COUNT(*) FROM certificate_templates) + (SELECT COUNT(*) FROM private_keys) + (SELECT COUNT(*) FROM content_security_policies) + (SELECT COUNT(*) FROM trackers) AS n").get() as { n: number }).n;
-console.log(`data: ${rows} rows for ${OTHERS + 1} users (${ITEMS} per user) in ${((performance.now() - t0) / 1000).toFixed(1)} s; load average ${loadavg()[0]!.toFixed(2)}`);
+const rows = (
+  raw
+    .query(
+      "SELECT (SELECT COUNT(*) FROM tags) + (SELECT COUNT(*) FROM secrets) + (SELECT COUNT(*) FROM scripts) + (SELECT COUNT(*) FROM responders) + (SELECT COUNT(*) FROM certificate_templates) + (SELECT COUNT(*) FROM private_keys) + (SELECT COUNT(*) FROM content_security_policies) + (SELECT COUNT(*) FROM trackers) AS n",
+    )
+    .get() as { n: number }
+).n;
+console.log(
+  `data: ${rows} rows for ${OTHERS + 1} users (${ITEMS} per user) in ${((performance.now() - t0) / 1000).toFixed(1)} s; load average ${loadavg()[0]!.toFixed(2)}`,
+);
 
 const shapes: [string, Record<string, unknown>][] = [
-  ["1 char, matches most (\"a\")", { query: "a" }],
-  ["common word (\"orders\")", { query: "orders" }],
-  ["rare (\"billing-alpha-42\")", { query: "billing-alpha-42" }],
-  ["no match (\"qqqxyz\")", { query: "qqqxyz" }],
+  ['1 char, matches most ("a")', { query: "a" }],
+  ['common word ("orders")', { query: "orders" }],
+  ['rare ("billing-alpha-42")', { query: "billing-alpha-42" }],
+  ['no match ("qqqxyz")', { query: "qqqxyz" }],
   ["exact id", { query: exactIds[3]! }],
-  ["non-ASCII (\"café\")", { query: "café" }],
-  ["content: path (\"/api/v2/\")", { query: "/api/v2/" }],
-  ["content: URL (\"example.org/v1\")", { query: "example.org/v1" }],
-  ["types [responder] (\"gateway\")", { query: "gateway", types: ["responder"] }],
-  ["limit 100 (\"e\")", { query: "e", limit: 100 }],
+  ['non-ASCII ("café")', { query: "café" }],
+  ['content: path ("/api/v2/")', { query: "/api/v2/" }],
+  ['content: URL ("example.org/v1")', { query: "example.org/v1" }],
+  ['types [responder] ("gateway")', { query: "gateway", types: ["responder"] }],
+  ['limit 100 ("e")', { query: "e", limit: 100 }],
 ];
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -167,7 +212,11 @@ for (const [label, body] of shapes) {
   const o = stats(oldCpu);
   worst = Math.max(worst, b.p99);
   worstCpu = Math.max(worstCpu, k.p99);
-  console.log(`${label.padEnd(36)} ${String(total).padStart(6)} | ${f(a.p50)} ${f(a.p99)} | ${f(k.p50)} ${f(k.p99)} | ${f(b.p50)} ${f(b.p99)} ${f(b.max)} | ${String(oldTotal).padStart(6)} ${f(o.p50)} ${f(o.p99)}`);
+  console.log(
+    `${label.padEnd(36)} ${String(total).padStart(6)} | ${f(a.p50)} ${f(a.p99)} | ${f(k.p50)} ${f(k.p99)} | ${f(b.p50)} ${f(b.p99)} ${f(b.max)} | ${String(oldTotal).padStart(6)} ${f(o.p50)} ${f(o.p99)}`,
+  );
 }
-console.log(`\nworst HTTP wall p99: ${worst.toFixed(2)} ms, worst service CPU p99: ${worstCpu.toFixed(2)} ms (target p99 < 20 ms); load average ${loadavg()[0]!.toFixed(2)}`);
+console.log(
+  `\nworst HTTP wall p99: ${worst.toFixed(2)} ms, worst service CPU p99: ${worstCpu.toFixed(2)} ms (target p99 < 20 ms); load average ${loadavg()[0]!.toFixed(2)}`,
+);
 await srv.stop();

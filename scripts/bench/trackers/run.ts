@@ -148,7 +148,10 @@ try {
     const lastFinish = Math.max(...events.map((e) => e.finishedAt));
     const inBurst = samples.filter(([at]) => at >= due && at <= lastFinish);
     const statusLat = inBurst.map(([, ms]) => ms).sort((x, y) => x - y);
-    const idleLat = samples.filter(([at]) => at < due).map(([, ms]) => ms).sort((x, y) => x - y);
+    const idleLat = samples
+      .filter(([at]) => at < due)
+      .map(([, ms]) => ms)
+      .sort((x, y) => x - y);
     const startLag = events.map((e) => e.startedAt - e.dueAt).sort((x, y) => x - y);
     const dispatchLag = events.map((e) => e.dispatchedAt - e.dueAt).sort((x, y) => x - y);
     const runMs = events.map((e) => e.finishedAt - e.startedAt).sort((x, y) => x - y);
@@ -169,7 +172,11 @@ try {
       schedulerStartLagMs: { p50: q(startLag, 50), p99: q(startLag, 99), max: startLag.at(-1) },
       serverCpuMsPerRun: +((cpu.user + cpu.system) / 1000 / TRACKERS).toFixed(3),
       runDurationMs: { p50: q(runMs, 50), p99: q(runMs, 99), max: runMs.at(-1) },
-      rssMiB: { beforeBurst: +(rssBefore / 2 ** 20).toFixed(1), peakSampled: +(rssPeak / 2 ** 20).toFixed(1), peakVmHWM: +(hwmKiB() / 1024).toFixed(1) },
+      rssMiB: {
+        beforeBurst: +(rssBefore / 2 ** 20).toFixed(1),
+        peakSampled: +(rssPeak / 2 ** 20).toFixed(1),
+        peakVmHWM: +(hwmKiB() / 1024).toFixed(1),
+      },
       statusDuringBurstMs: {
         requests: statusLat.length,
         errors: inBurst.filter(([, , ok]) => !ok).length,
@@ -183,7 +190,8 @@ try {
       eventLoopStallsOver10MsIdle2sBefore: stalls.filter((x) => x.at >= due - 2000 && x.at < due).map((x) => Math.round(x.ms)),
     };
     console.log(JSON.stringify(result, null, 2));
-    pass &&= events.length === TRACKERS && result.allDoneAfterMs <= 60_000 && result.statusDuringBurstMs.p99 < 50 && result.statusDuringBurstMs.errors === 0;
+    pass &&=
+      events.length === TRACKERS && result.allDoneAfterMs <= 60_000 && result.statusDuringBurstMs.p99 < 50 && result.statusDuringBurstMs.errors === 0;
   }
   console.log(pass ? "PASS: every burst ran all trackers within 60 s with GET /api/status p99 < 50 ms" : "FAIL: targets not met");
   process.exitCode = pass ? 0 : 1;

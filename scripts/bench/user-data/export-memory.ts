@@ -20,7 +20,11 @@ import { createLogger } from "../../../src/platform/log";
 
 const { values } = parseArgs({
   args: Bun.argv.slice(2),
-  options: { responders: { type: "string", default: "1000" }, records: { type: "string", default: "100" }, body: { type: "string", default: "1024" } },
+  options: {
+    responders: { type: "string", default: "1000" },
+    records: { type: "string", default: "100" },
+    body: { type: "string", default: "1024" },
+  },
   strict: true,
 });
 const RESPONDERS = Number(values.responders);
@@ -45,7 +49,11 @@ const session = await services.users.createSession(user.id);
 const raw = (rt.db as SqliteDb).raw;
 const now = Math.floor(Date.now() / 1000);
 const body = new Uint8Array(BODY).fill(120);
-const headers = JSON.stringify([["content-type", "application/json"], ["host", "bench.localhost"], ["user-agent", "bench/1.0"]]);
+const headers = JSON.stringify([
+  ["content-type", "application/json"],
+  ["host", "bench.localhost"],
+  ["user-agent", "bench/1.0"],
+]);
 raw.transaction(() => {
   const r = raw.prepare(
     `INSERT INTO responders (id, user_id, name, path_type, path, path_lower, subdomain_prefix, method, enabled, requests_to_track, status_code, secrets, created_at, updated_at)
@@ -62,7 +70,9 @@ raw.transaction(() => {
   }
 })();
 rt.close();
-console.log(`data: ${RESPONDERS} responders × ${RECORDS} records (${BODY}-byte request and response bodies) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+console.log(
+  `data: ${RESPONDERS} responders × ${RECORDS} records (${BODY}-byte request and response bodies) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+);
 
 // ---- the server ----
 const port = await (async () => {
@@ -102,5 +112,9 @@ await proc.exited;
 rmSync(dataDir, { recursive: true, force: true });
 
 const mib = (kib: number) => `${(kib / 1024).toFixed(0)} MiB`;
-console.log(`export: HTTP ${res.status}, ${(bytes / 1048576).toFixed(0)} MiB in ${seconds.toFixed(1)} s (${(bytes / 1048576 / seconds).toFixed(0)} MiB/s)`);
-console.log(`server RSS: ${mib(before)} before, ${mib(peak)} peak; growth ${mib(peak - before)} = ${((peak - before) * 1024 / bytes).toFixed(2)} × the file`);
+console.log(
+  `export: HTTP ${res.status}, ${(bytes / 1048576).toFixed(0)} MiB in ${seconds.toFixed(1)} s (${(bytes / 1048576 / seconds).toFixed(0)} MiB/s)`,
+);
+console.log(
+  `server RSS: ${mib(before)} before, ${mib(peak)} peak; growth ${mib(peak - before)} = ${(((peak - before) * 1024) / bytes).toFixed(2)} × the file`,
+);

@@ -31,7 +31,10 @@ const only = values.only === "" ? SCENARIOS : SCENARIOS.filter((s) => values.onl
 type Row = { status: string; p50: string; p99: string; max: string; cpu: string; slowest: string; what: string };
 
 function run(tree: string, name: string): { quiet: Row | undefined; row: Row | undefined } {
-  const p = Bun.spawnSync(["bun", join(tree, "scripts/bench/work/loop-delay.ts"), "--only", name, "--runs", values.runs!], { stdout: "pipe", stderr: "inherit" });
+  const p = Bun.spawnSync(["bun", join(tree, "scripts/bench/work/loop-delay.ts"), "--only", name, "--runs", values.runs!], {
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   const lines = p.stdout.toString().split("\n");
   const parse = (line: string | undefined): Row | undefined => {
     if (!line) return undefined;
@@ -41,7 +44,9 @@ function run(tree: string, name: string): { quiet: Row | undefined; row: Row | u
   return { quiet: parse(lines.find((l) => l.startsWith("| quiet"))), row: parse(lines.find((l) => l.startsWith(`| ${name}:`))) };
 }
 
-console.log(`Before: ${values.before}; after: this checkout. Loop lateness of a 1 ms timer while the request runs (worst of ${values.runs} runs), main-thread CPU of the request.`);
+console.log(
+  `Before: ${values.before}; after: this checkout. Loop lateness of a 1 ms timer while the request runs (worst of ${values.runs} runs), main-thread CPU of the request.`,
+);
 console.log("");
 console.log("| request | before: status, p99 / max ms, main CPU ms | after: status, p99 / max ms, main CPU ms | quiet max ms (before / after) |");
 console.log("|---|---|---|---|");
@@ -50,7 +55,9 @@ try {
     const before = run(old, name);
     const after = run(root, name);
     const cell = (r: Row | undefined) => (r ? `${r.status}, ${r.p99} / **${r.max}**, ${r.cpu}` : "(failed)");
-    console.log(`| ${after.row?.what ?? before.row?.what ?? name} | ${cell(before.row)} | ${cell(after.row)} | ${before.quiet?.max ?? "?"} / ${after.quiet?.max ?? "?"} |`);
+    console.log(
+      `| ${after.row?.what ?? before.row?.what ?? name} | ${cell(before.row)} | ${cell(after.row)} | ${before.quiet?.max ?? "?"} / ${after.quiet?.max ?? "?"} |`,
+    );
   }
 } finally {
   rmSync(old, { recursive: true, force: true });

@@ -131,7 +131,10 @@ function policiesFile(n: number) {
   const contentSecurityPolicies = Array.from({ length: n }, (_, i) => ({
     id: uuid(),
     name: `policy-${i}`,
-    directives: [{ name: "default-src", value: ["'self'"] }, { name: "script-src", value: ["'self'", `https://cdn${i}.example.com`] }],
+    directives: [
+      { name: "default-src", value: ["'self'"] },
+      { name: "script-src", value: ["'self'", `https://cdn${i}.example.com`] },
+    ],
   }));
   return { format: "secbox-export", version: 1, exportedAt: 0, data: { contentSecurityPolicies } };
 }
@@ -159,7 +162,9 @@ async function encryptedKey(iterations: number, passphrase: string): Promise<Uin
     contentToEncrypt: der.buffer as ArrayBuffer,
     contentType: "1.2.840.113549.1.7.1",
   });
-  const seq = new asn1js.Sequence({ value: [info.contentEncryptionAlgorithm.toSchema(), new asn1js.OctetString({ valueHex: info.encryptedContent!.getValue() })] });
+  const seq = new asn1js.Sequence({
+    value: [info.contentEncryptionAlgorithm.toSchema(), new asn1js.OctetString({ valueHex: info.encryptedContent!.getValue() })],
+  });
   return new Uint8Array(seq.toBER(false));
 }
 async function keyFile(iterations: number) {
@@ -168,7 +173,17 @@ async function keyFile(iterations: number) {
     format: "secbox-export",
     version: 1,
     exportedAt: 0,
-    data: { privateKeys: [{ id: uuid(), name: `key-${iterations}`, alg: { keyType: "ecdsa", curve: "secp256r1" }, encrypted: true, pkcs8: Buffer.from(der).toString("base64") }] },
+    data: {
+      privateKeys: [
+        {
+          id: uuid(),
+          name: `key-${iterations}`,
+          alg: { keyType: "ecdsa", curve: "secp256r1" },
+          encrypted: true,
+          pkcs8: Buffer.from(der).toString("base64"),
+        },
+      ],
+    },
   };
 }
 
@@ -190,7 +205,10 @@ function responderWithHistory(n: number, bodyBytes: number): string {
   const id = Bun.randomUUIDv7();
   const now = Math.floor(Date.now() / 1000);
   const body = new TextEncoder().encode(JSON.stringify({ data: "x".repeat(bodyBytes - 12) }));
-  const headers = JSON.stringify([["content-type", "application/json"], ["host", "bench.localhost"]]);
+  const headers = JSON.stringify([
+    ["content-type", "application/json"],
+    ["host", "bench.localhost"],
+  ]);
   raw.transaction(() => {
     raw
       .prepare(
@@ -240,7 +258,11 @@ await add("body-9.5MiB-401", () => ({
   anonymous: true,
 }));
 await add("preview-160k-tags", () => ({ what: "_import_preview, 160,000 tags (9.5 MiB)", path: "/api/user/data/_import_preview", file: tagsBody() }));
-await add("import-160k-tags", () => ({ what: "_import, 160,000 tags (9.5 MiB; beyond the tier's 100 tags)", path: "/api/user/data/_import", file: tagsBody() }));
+await add("import-160k-tags", () => ({
+  what: "_import, 160,000 tags (9.5 MiB; beyond the tier's 100 tags)",
+  path: "/api/user/data/_import",
+  file: tagsBody(),
+}));
 await add("import-20k-policies", () => ({
   what: "_import, 20,000 CSP policies (written)",
   path: "/api/user/data/_import",
@@ -277,8 +299,16 @@ for (const iterations of [8_000_000, 1_000_000]) {
     };
   });
 }
-await add("csp-evaluate-1.1MB", () => ({ what: "CSP _evaluate, 1.1 MB text", path: "/api/web_security/csp/_evaluate", file: bodyFile("csp-big.json", { serialized: cspText(1_100_000) }) }));
-await add("csp-evaluate-64KiB", () => ({ what: "CSP _evaluate, 64 KiB text", path: "/api/web_security/csp/_evaluate", file: bodyFile("csp-64k.json", { serialized: cspText(65_000) }) }));
+await add("csp-evaluate-1.1MB", () => ({
+  what: "CSP _evaluate, 1.1 MB text",
+  path: "/api/web_security/csp/_evaluate",
+  file: bodyFile("csp-big.json", { serialized: cspText(1_100_000) }),
+}));
+await add("csp-evaluate-64KiB", () => ({
+  what: "CSP _evaluate, 64 KiB text",
+  path: "/api/web_security/csp/_evaluate",
+  file: bodyFile("csp-64k.json", { serialized: cspText(65_000) }),
+}));
 await add("key-pkcs12", async () => {
   const created = await api("POST", "/api/certificates/private_keys", { keyName: "p12", alg: { keyType: "ecdsa", curve: "secp256r1" } });
   return {
@@ -314,11 +344,19 @@ await add("har-40x1MB", () => ({
 }));
 await add("export-history-40x1MB", () => {
   withHistory();
-  return { what: "_export with that responder's history", path: "/api/user/data/_export", file: bodyFile("export.json", { include: { responders: { type: "all", includeHistory: true } } }) };
+  return {
+    what: "_export with that responder's history",
+    path: "/api/user/data/_export",
+    file: bodyFile("export.json", { include: { responders: { type: "all", includeHistory: true } } }),
+  };
 });
 await add("export-passphrase", async () => {
   for (let i = 0; i < 20; i++) await api("POST", "/api/user/secrets", { name: `S${i}`, value: `value ${i}` });
-  return { what: "_export of 20 secrets with a passphrase (argon2id)", path: "/api/user/data/_export", file: bodyFile("export-pass.json", { include: { secrets: { type: "all" } }, secretsPassphrase: "export passphrase" }) };
+  return {
+    what: "_export of 20 secrets with a passphrase (argon2id)",
+    path: "/api/user/data/_export",
+    file: bodyFile("export-pass.json", { include: { secrets: { type: "all" } }, secretsPassphrase: "export passphrase" }),
+  };
 });
 
 // ---- run ----
@@ -345,14 +383,19 @@ for (const s of scenarios) {
     const res = await curl(path, body, s.anonymous);
     cpu = Math.max(cpu, mainThreadCpuMs() - cpu0);
     const sum = summary(samples);
-    if (process.env.BENCH_VERBOSE) console.error(`  ${s.name} run ${r + 1}: ${res.status} max ${fmt(sum.max)} ms, main CPU ${fmt(mainThreadCpuMs() - cpu0)} ms, ${fmt(res.ms)} ms`);
+    if (process.env.BENCH_VERBOSE)
+      console.error(
+        `  ${s.name} run ${r + 1}: ${res.status} max ${fmt(sum.max)} ms, main CPU ${fmt(mainThreadCpuMs() - cpu0)} ms, ${fmt(res.ms)} ms`,
+      );
     statuses.push(String(res.status));
     ms = Math.max(ms, res.ms);
     bytes = res.bytes;
     if (!worst || sum.max > worst.max) worst = sum;
   }
   const st = [...new Set(statuses)].join("/");
-  rows.push(`| ${s.name}: ${s.what} | ${st} | ${fmt(worst!.p50)} | ${fmt(worst!.p99)} | ${fmt(worst!.max)} | ${fmt(cpu)} | ${fmt(ms)} ms, ${(bytes / 1024).toFixed(0)} KiB |`);
+  rows.push(
+    `| ${s.name}: ${s.what} | ${st} | ${fmt(worst!.p50)} | ${fmt(worst!.p99)} | ${fmt(worst!.max)} | ${fmt(cpu)} | ${fmt(ms)} ms, ${(bytes / 1024).toFixed(0)} KiB |`,
+  );
   console.error(rows[rows.length - 1]);
 }
 

@@ -176,7 +176,15 @@ describe("POST /api/user/api_keys/{id}/_regenerate", () => {
 
     const r1 = await alice.client.request("POST", `/api/user/api_keys/${k.id}/_regenerate`); // no body at all
     expect(r1.status).toBe(200);
-    expect(r1.json).toEqual({ id: k.id, name: "regen", createdAt: k.createdAt, updatedAt: nowS(), expiresAt: exp1, lastUsedAt: null, token: expect.stringMatching(TOKEN_RE) });
+    expect(r1.json).toEqual({
+      id: k.id,
+      name: "regen",
+      createdAt: k.createdAt,
+      updatedAt: nowS(),
+      expiresAt: exp1,
+      lastUsedAt: null,
+      token: expect.stringMatching(TOKEN_RE),
+    });
     expect(r1.json.token).not.toBe(k.token);
     expect((await srv.anon.get("/api/users/self", { token: k.token })).status).toBe(401);
     expect((await srv.anon.get("/api/users/self", { token: r1.json.token })).status).toBe(200);

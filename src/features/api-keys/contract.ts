@@ -26,6 +26,8 @@ export const ApiKeyUpdateParams = Named("ApiKeyUpdateParams", T.Object({ name: N
 export const ApiKeyRegenerateParams = Named(
   "ApiKeyRegenerateParams",
   T.Object({
-    expiresAt: T.Optional(Nullable(T.Integer(), { description: "absent keeps the current expiry, null removes it, unix seconds (in the future) replace it" })),
+    expiresAt: T.Optional(
+      Nullable(T.Integer(), { description: "absent keeps the current expiry, null removes it, unix seconds (in the future) replace it" }),
+    ),
   }),
 );

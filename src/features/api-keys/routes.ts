@@ -45,7 +45,14 @@ export const apiKeysRoutes = ({ auth, apiKeys }: ApiKeysRoutesDeps) =>
     .put("/api/user/api_keys/:api_key_id", ({ user, params, body }) => apiKeys.rename(user.id, params.api_key_id, body.name), {
       auth: "userNoApiKey",
       body: looseBody(ApiKeyUpdateParams),
-      detail: op({ tags, summary: "Rename an API key", body: ApiKeyUpdateParams, responses: { 200: UserApiKey }, errors: { 409: ["DUPLICATE_NAME"] }, example: { name: "ci-2" } }),
+      detail: op({
+        tags,
+        summary: "Rename an API key",
+        body: ApiKeyUpdateParams,
+        responses: { 200: UserApiKey },
+        errors: { 409: ["DUPLICATE_NAME"] },
+        example: { name: "ci-2" },
+      }),
     })
     .delete(
       "/api/user/api_keys/:api_key_id",

@@ -46,13 +46,19 @@ export const describeAlg = (alg: KeyAlgorithm) =>
 /** Signature AlgorithmIdentifier OIDs; RSA ones carry NULL parameters, the others none (RFC 3279, 5758, 8410). */
 export function signatureOid(sig: SignatureAlgorithm, keyType: KeyType): { oid: string; nullParams: boolean } {
   if (keyType === "rsa") {
-    const oid = { md5: "1.2.840.113549.1.1.4", sha1: "1.2.840.113549.1.1.5", sha256: "1.2.840.113549.1.1.11", sha384: "1.2.840.113549.1.1.12", sha512: "1.2.840.113549.1.1.13" }[
-      sig as "md5"
-    ];
+    const oid = {
+      md5: "1.2.840.113549.1.1.4",
+      sha1: "1.2.840.113549.1.1.5",
+      sha256: "1.2.840.113549.1.1.11",
+      sha384: "1.2.840.113549.1.1.12",
+      sha512: "1.2.840.113549.1.1.13",
+    }[sig as "md5"];
     return { oid, nullParams: true };
   }
   if (keyType === "ecdsa") {
-    const oid = { sha1: "1.2.840.10045.4.1", sha256: "1.2.840.10045.4.3.2", sha384: "1.2.840.10045.4.3.3", sha512: "1.2.840.10045.4.3.4" }[sig as "sha1"];
+    const oid = { sha1: "1.2.840.10045.4.1", sha256: "1.2.840.10045.4.3.2", sha384: "1.2.840.10045.4.3.3", sha512: "1.2.840.10045.4.3.4" }[
+      sig as "sha1"
+    ];
     return { oid, nullParams: false };
   }
   if (keyType === "dsa") {

@@ -63,10 +63,20 @@ function extensions(a: TemplateAttributes, spki: Uint8Array, subjectEmpty: boole
   const keyId = createHash("sha1").update(new Uint8Array(info.subjectPublicKey)).digest("hex"); // RFC 5280 §4.2.1.2 (1)
   const out: X509.Extension[] = [new x509.BasicConstraintsExtension(a.isCa, undefined, true), new x509.SubjectKeyIdentifierExtension(keyId)];
   if (a.keyUsage && a.keyUsage.length > 0) {
-    out.push(new x509.KeyUsagesExtension(a.keyUsage.reduce((flags, u) => flags | KEY_USAGE_FLAGS[u]!, 0), true));
+    out.push(
+      new x509.KeyUsagesExtension(
+        a.keyUsage.reduce((flags, u) => flags | KEY_USAGE_FLAGS[u]!, 0),
+        true,
+      ),
+    );
   }
   if (a.extendedKeyUsage && a.extendedKeyUsage.length > 0) {
-    out.push(new x509.ExtendedKeyUsageExtension(a.extendedKeyUsage.map((u) => EKU_OIDS[u]!), false));
+    out.push(
+      new x509.ExtendedKeyUsageExtension(
+        a.extendedKeyUsage.map((u) => EKU_OIDS[u]!),
+        false,
+      ),
+    );
   }
   if (sans.length > 0) {
     const names = sans.map(({ kind, value }) => ({ type: kind, value: kind === "ip" ? ipForAsn(value) : value }));
@@ -111,7 +121,11 @@ export async function createCertificate({ attributes: a, sans, keys, openssl }: 
   }
   const tbsDer = new Uint8Array(AsnConvert.serialize(tbs));
   const signature = await signData(a.keyAlgorithm, a.signatureAlgorithm, keys.pkcs8, tbsDer, openssl);
-  const cert = new asn1X509.Certificate({ tbsCertificate: tbs, signatureAlgorithm: algorithm, signatureValue: signature.slice().buffer as ArrayBuffer });
+  const cert = new asn1X509.Certificate({
+    tbsCertificate: tbs,
+    signatureAlgorithm: algorithm,
+    signatureValue: signature.slice().buffer as ArrayBuffer,
+  });
   const der = new Uint8Array(AsnConvert.serialize(cert));
   new x509.X509Certificate(der); // parses back, or throws
   return der;

@@ -27,7 +27,10 @@ export const KeyAlgorithm = Named(
   T.Union(
     [
       T.Object({ keyType: StringEnum(["rsa"]), keySize: StringEnum(RSA_SIZES) }),
-      T.Object({ keyType: StringEnum(["dsa"]), keySize: StringEnum(DSA_SIZES, { description: "needs an openssl program (else 400 ALGORITHM_UNAVAILABLE)" }) }),
+      T.Object({
+        keyType: StringEnum(["dsa"]),
+        keySize: StringEnum(DSA_SIZES, { description: "needs an openssl program (else 400 ALGORITHM_UNAVAILABLE)" }),
+      }),
       T.Object({ keyType: StringEnum(["ecdsa"]), curve: StringEnum(CURVES) }),
       T.Object({ keyType: StringEnum(["ed25519"]) }),
     ],
@@ -69,12 +72,21 @@ export const CertificateAttributes = Named(
       }),
       notValidBefore: T.Integer({ description: "unix seconds, within the years 1950..9999" }),
       notValidAfter: T.Integer({ description: "unix seconds, after notValidBefore, within the years 1950..9999" }),
-      version: T.Optional(T.Integer({ minimum: 1, maximum: 3, description: "1, 2 or 3 (default 3); below 3 allows no isCa, keyUsage, extendedKeyUsage or subjectAltNames" })),
+      version: T.Optional(
+        T.Integer({
+          minimum: 1,
+          maximum: 3,
+          description: "1, 2 or 3 (default 3); below 3 allows no isCa, keyUsage, extendedKeyUsage or subjectAltNames",
+        }),
+      ),
       isCa: T.Optional(T.Boolean({ description: "default false" })),
       keyUsage: T.Optional(T.Array(StringEnum(KEY_USAGES))),
       extendedKeyUsage: T.Optional(T.Array(StringEnum(EXTENDED_KEY_USAGES))),
       subjectAltNames: T.Optional(
-        T.Array(T.String(), { maxItems: MAX_SANS, description: "IP literal, URI (contains ://), email (contains @) or DNS name (optional leading *.)" }),
+        T.Array(T.String(), {
+          maxItems: MAX_SANS,
+          description: "IP literal, URI (contains ://), email (contains @) or DNS name (optional leading *.)",
+        }),
       ),
     },
     { description: "certificate attributes (supplement §12.3): at least one subject field or subject alternative name" },
@@ -141,7 +153,9 @@ export const PrivateKeysUpdateParams = Named(
     {
       keyName: Opt(KeyName),
       passphrase: Passphrase("the current passphrase: needed to change the protection of an encrypted key"),
-      newPassphrase: T.Optional(Nullable(T.String({ minLength: 1, maxLength: MAX_PASSPHRASE }), { description: "a string sets or changes the passphrase, null removes it" })),
+      newPassphrase: T.Optional(
+        Nullable(T.String({ minLength: 1, maxLength: MAX_PASSPHRASE }), { description: "a string sets or changes the passphrase, null removes it" }),
+      ),
       tagIds: TagIdsParam,
     },
     { description: "something to change", minProperties: 1 },
@@ -159,11 +173,17 @@ export const PrivateKeysExportParams = Named(
 export type KeyExportInput = Loose<typeof PrivateKeysExportParams>;
 
 const TemplateName = T.String({ minLength: 1, description: "1..100 characters after trimming, unique per user" });
-export const TemplatesCreateParams = Named("TemplatesCreateParams", T.Object({ templateName: TemplateName, attributes: CertificateAttributes, tagIds: TagIdsParam }));
+export const TemplatesCreateParams = Named(
+  "TemplatesCreateParams",
+  T.Object({ templateName: TemplateName, attributes: CertificateAttributes, tagIds: TagIdsParam }),
+);
 export type TemplateCreateInput = Loose<typeof TemplatesCreateParams>;
 export const TemplatesUpdateParams = Named(
   "TemplatesUpdateParams",
-  T.Object({ templateName: Opt(TemplateName), attributes: Opt(CertificateAttributes), tagIds: TagIdsParam }, { description: "at least one member; attributes replace all", minProperties: 1 }),
+  T.Object(
+    { templateName: Opt(TemplateName), attributes: Opt(CertificateAttributes), tagIds: TagIdsParam },
+    { description: "at least one member; attributes replace all", minProperties: 1 },
+  ),
 );
 export type TemplateUpdateInput = Loose<typeof TemplatesUpdateParams>;
 export const TemplatesGenerateParams = Named(

@@ -29,9 +29,43 @@ function makeChain() {
   tmp.file("leaf.ext", "basicConstraints=critical,CA:FALSE\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n");
   opensslOk(["req", "-x509", ...ec, "-keyout", p("root.key"), "-out", p("root.pem"), "-subj", "/CN=Secbox Test Root", "-days", "2"]);
   opensslOk(["req", ...ec, "-keyout", p("int.key"), "-out", p("int.csr"), "-subj", "/CN=Secbox Test Intermediate"]);
-  opensslOk(["x509", "-req", "-in", p("int.csr"), "-CA", p("root.pem"), "-CAkey", p("root.key"), "-set_serial", "2", "-days", "2", "-extfile", p("ca.ext"), "-out", p("int.pem")]);
+  opensslOk([
+    "x509",
+    "-req",
+    "-in",
+    p("int.csr"),
+    "-CA",
+    p("root.pem"),
+    "-CAkey",
+    p("root.key"),
+    "-set_serial",
+    "2",
+    "-days",
+    "2",
+    "-extfile",
+    p("ca.ext"),
+    "-out",
+    p("int.pem"),
+  ]);
   opensslOk(["req", ...ec, "-keyout", p("leaf.key"), "-out", p("leaf.csr"), "-subj", "/CN=localhost"]);
-  opensslOk(["x509", "-req", "-in", p("leaf.csr"), "-CA", p("int.pem"), "-CAkey", p("int.key"), "-set_serial", "3", "-days", "2", "-extfile", p("leaf.ext"), "-out", p("leaf.pem")]);
+  opensslOk([
+    "x509",
+    "-req",
+    "-in",
+    p("leaf.csr"),
+    "-CA",
+    p("int.pem"),
+    "-CAkey",
+    p("int.key"),
+    "-set_serial",
+    "3",
+    "-days",
+    "2",
+    "-extfile",
+    p("leaf.ext"),
+    "-out",
+    p("leaf.pem"),
+  ]);
   return { leaf: readFileSync(p("leaf.pem"), "utf8"), intermediate: readFileSync(p("int.pem"), "utf8"), key: readFileSync(p("leaf.key"), "utf8") };
 }
 

@@ -98,14 +98,73 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { label: "rsa-1024", keyAlgorithm: { keyType: "rsa", keySize: "1024" }, sig: "sha256", sigName: "sha256WithRSAEncryption", publicKey: /Public-Key: \(1024 bit\)/, privateKey: /Private-Key: \(1024 bit/, allVariants: true },
-  { label: "rsa-2048", keyAlgorithm: { keyType: "rsa", keySize: "2048" }, sig: "sha512", sigName: "sha512WithRSAEncryption", publicKey: /Public-Key: \(2048 bit\)/, privateKey: /Private-Key: \(2048 bit/ },
-  { label: "dsa-1024", keyAlgorithm: { keyType: "dsa", keySize: "1024" }, sig: "sha1", sigName: "dsaWithSHA1", publicKey: /Public Key Algorithm: dsaEncryption[\s\S]*Public-Key: \(1024 bit\)/, privateKey: /Private-Key: \(1024 bit\)/ },
-  { label: "dsa-2048", keyAlgorithm: { keyType: "dsa", keySize: "2048" }, sig: "sha256", sigName: "dsa_with_SHA256", publicKey: /Public Key Algorithm: dsaEncryption[\s\S]*Public-Key: \(2048 bit\)/, privateKey: /Private-Key: \(2048 bit\)/ },
-  { label: "ecdsa-p256", keyAlgorithm: { keyType: "ecdsa", curve: "secp256r1" }, sig: "sha256", sigName: "ecdsa-with-SHA256", publicKey: /NIST CURVE: P-256/, privateKey: /NIST CURVE: P-256/, allVariants: true },
-  { label: "ecdsa-p384", keyAlgorithm: { keyType: "ecdsa", curve: "secp384r1" }, sig: "sha384", sigName: "ecdsa-with-SHA384", publicKey: /NIST CURVE: P-384/, privateKey: /NIST CURVE: P-384/ },
-  { label: "ecdsa-p521", keyAlgorithm: { keyType: "ecdsa", curve: "secp521r1" }, sig: "sha512", sigName: "ecdsa-with-SHA512", publicKey: /NIST CURVE: P-521/, privateKey: /NIST CURVE: P-521/ },
-  { label: "ed25519", keyAlgorithm: { keyType: "ed25519" }, sig: "ed25519", sigName: "ED25519", publicKey: /Public Key Algorithm: ED25519/, privateKey: /ED25519 Private-Key/, allVariants: true },
+  {
+    label: "rsa-1024",
+    keyAlgorithm: { keyType: "rsa", keySize: "1024" },
+    sig: "sha256",
+    sigName: "sha256WithRSAEncryption",
+    publicKey: /Public-Key: \(1024 bit\)/,
+    privateKey: /Private-Key: \(1024 bit/,
+    allVariants: true,
+  },
+  {
+    label: "rsa-2048",
+    keyAlgorithm: { keyType: "rsa", keySize: "2048" },
+    sig: "sha512",
+    sigName: "sha512WithRSAEncryption",
+    publicKey: /Public-Key: \(2048 bit\)/,
+    privateKey: /Private-Key: \(2048 bit/,
+  },
+  {
+    label: "dsa-1024",
+    keyAlgorithm: { keyType: "dsa", keySize: "1024" },
+    sig: "sha1",
+    sigName: "dsaWithSHA1",
+    publicKey: /Public Key Algorithm: dsaEncryption[\s\S]*Public-Key: \(1024 bit\)/,
+    privateKey: /Private-Key: \(1024 bit\)/,
+  },
+  {
+    label: "dsa-2048",
+    keyAlgorithm: { keyType: "dsa", keySize: "2048" },
+    sig: "sha256",
+    sigName: "dsa_with_SHA256",
+    publicKey: /Public Key Algorithm: dsaEncryption[\s\S]*Public-Key: \(2048 bit\)/,
+    privateKey: /Private-Key: \(2048 bit\)/,
+  },
+  {
+    label: "ecdsa-p256",
+    keyAlgorithm: { keyType: "ecdsa", curve: "secp256r1" },
+    sig: "sha256",
+    sigName: "ecdsa-with-SHA256",
+    publicKey: /NIST CURVE: P-256/,
+    privateKey: /NIST CURVE: P-256/,
+    allVariants: true,
+  },
+  {
+    label: "ecdsa-p384",
+    keyAlgorithm: { keyType: "ecdsa", curve: "secp384r1" },
+    sig: "sha384",
+    sigName: "ecdsa-with-SHA384",
+    publicKey: /NIST CURVE: P-384/,
+    privateKey: /NIST CURVE: P-384/,
+  },
+  {
+    label: "ecdsa-p521",
+    keyAlgorithm: { keyType: "ecdsa", curve: "secp521r1" },
+    sig: "sha512",
+    sigName: "ecdsa-with-SHA512",
+    publicKey: /NIST CURVE: P-521/,
+    privateKey: /NIST CURVE: P-521/,
+  },
+  {
+    label: "ed25519",
+    keyAlgorithm: { keyType: "ed25519" },
+    sig: "ed25519",
+    sigName: "ED25519",
+    publicKey: /Public Key Algorithm: ED25519/,
+    privateKey: /ED25519 Private-Key/,
+    allVariants: true,
+  },
 ];
 
 // ---- RSA-8192: generated once, while the API keeps answering ----
@@ -113,7 +172,10 @@ let big: Promise<{ format: string; data: string }> | undefined;
 
 describe("key generation off the event loop", () => {
   test("GET /api/status answers while an RSA-8192 key is generated", async () => {
-    const id = await createTemplate("rsa 8192", attrs({ commonName: "big.example", keyAlgorithm: { keyType: "rsa", keySize: "8192" }, signatureAlgorithm: "sha256" }));
+    const id = await createTemplate(
+      "rsa 8192",
+      attrs({ commonName: "big.example", keyAlgorithm: { keyType: "rsa", keySize: "8192" }, signatureAlgorithm: "sha256" }),
+    );
     let done = false;
     big = generate(id, { format: "pkcs12", passphrase: "big pass" }).finally(() => (done = true));
     // Five answers while the key is still being generated (a generation on the event loop would hold them all until
@@ -128,76 +190,80 @@ describe("key generation off the event loop", () => {
 
 describe("_generate: every key algorithm × format, checked by openssl", () => {
   for (const c of CASES) {
-    test(c.label, async () => {
-      const name = `gen ${c.label}`;
-      const safe = `gen_${c.label}`;
-      const isCa = c.label.length % 2 === 0;
-      const id = await createTemplate(name, { ...RICH, keyAlgorithm: c.keyAlgorithm, signatureAlgorithm: c.sig, isCa });
-      const [der, pem, p8, p12] = await Promise.all([
-        generate(id, { format: "der", passphrase: "ignored" }),
-        generate(id, { format: "pem", passphrase: "pem pass" }),
-        generate(id, { format: "pkcs8" }),
-        generate(id, { format: "pkcs12", passphrase: "p12 pass" }),
-      ]);
-
-      // der: the certificate
-      expect(der).toMatchObject({ format: "der", fileName: `${safe}.der`, mimeType: "application/pkix-cert" });
-      expectRichCertificate(certText(b64(der.data)), c.sigName, isCa, c.publicKey);
-
-      // pem: ZIP with certificate.crt and private_key.key (encrypted), key matching the certificate
-      expect(pem).toMatchObject({ format: "pem", fileName: `${safe}.zip`, mimeType: "application/zip" });
-      const zip = unzipSync(b64(pem.data));
-      expect(Object.keys(zip).sort()).toEqual(["certificate.crt", "private_key.key"]);
-      const certPem = new TextDecoder().decode(zip["certificate.crt"]);
-      const keyPem = new TextDecoder().decode(zip["private_key.key"]);
-      expect(certPem).toStartWith("-----BEGIN CERTIFICATE-----");
-      expect(keyPem).toStartWith("-----BEGIN ENCRYPTED PRIVATE KEY-----");
-      expectRichCertificate(certText(certPem), c.sigName, isCa, c.publicKey);
-      const keyPath = file(keyPem, "key");
-      expect(opensslOk(["pkey", "-in", keyPath, "-passin", "pass:pem pass", "-noout", "-text"])).toMatch(c.privateKey);
-      expect(openssl(["pkey", "-in", keyPath, "-passin", "pass:wrong", "-noout"]).code).not.toBe(0);
-      expect(publicKeyOfKey(keyPath, "pem pass")).toBe(publicKeyOfCert(certPem));
-
-      // pkcs8: the key as unencrypted PKCS#8 DER (a fresh pair: differs from the pem one)
-      expect(p8).toMatchObject({ format: "pkcs8", fileName: `${safe}.p8`, mimeType: "application/pkcs8" });
-      const p8Path = file(b64(p8.data), "p8");
-      expect(opensslOk(["pkey", "-inform", "DER", "-in", p8Path, "-passin", "pass:", "-noout", "-text"])).toMatch(c.privateKey);
-      expect(publicKeyOfKey(p8Path, "", true)).not.toBe(publicKeyOfCert(certPem));
-
-      // pkcs12: key and certificate, friendly name, PBES2 AES-256-CBC, SHA-256 MAC; wrong passphrase fails
-      expect(p12).toMatchObject({ format: "pkcs12", fileName: `${safe}.pfx`, mimeType: "application/x-pkcs12" });
-      const pfx = file(b64(p12.data), "pfx");
-      const info = opensslOk(["pkcs12", "-in", pfx, "-info", "-nodes", "-passin", "pass:p12 pass"]);
-      expect(info).toContain("MAC: sha256");
-      expect(info).toContain("Shrouded Keybag: PBES2, PBKDF2, AES-256-CBC");
-      expect(info).toContain("PKCS7 Encrypted data: PBES2, PBKDF2, AES-256-CBC");
-      expect(info.match(/friendlyName: gen /g)).toHaveLength(2);
-      const bundledCert = info.slice(info.indexOf("-----BEGIN CERTIFICATE-----"), info.indexOf("-----END CERTIFICATE-----") + 25);
-      expectRichCertificate(certText(bundledCert), c.sigName, isCa, c.publicKey);
-      const bundledKey = file(info.slice(info.indexOf("-----BEGIN PRIVATE KEY-----")), "key");
-      expect(publicKeyOfKey(bundledKey, "")).toBe(publicKeyOfCert(bundledCert));
-      const wrong = openssl(["pkcs12", "-in", pfx, "-info", "-nodes", "-passin", "pass:wrong"]);
-      expect(wrong.code).not.toBe(0);
-      expect(wrong.err).toContain("Mac verify error");
-
-      if (c.allVariants) {
-        const [pemPlain, p8Enc, p12Empty] = await Promise.all([
-          generate(id, { format: "pem" }),
-          generate(id, { format: "pkcs8", passphrase: "p8 pass" }),
-          generate(id, { format: "pkcs12" }),
+    test(
+      c.label,
+      async () => {
+        const name = `gen ${c.label}`;
+        const safe = `gen_${c.label}`;
+        const isCa = c.label.length % 2 === 0;
+        const id = await createTemplate(name, { ...RICH, keyAlgorithm: c.keyAlgorithm, signatureAlgorithm: c.sig, isCa });
+        const [der, pem, p8, p12] = await Promise.all([
+          generate(id, { format: "der", passphrase: "ignored" }),
+          generate(id, { format: "pem", passphrase: "pem pass" }),
+          generate(id, { format: "pkcs8" }),
+          generate(id, { format: "pkcs12", passphrase: "p12 pass" }),
         ]);
-        const plainKey = new TextDecoder().decode(unzipSync(b64(pemPlain.data))["private_key.key"]);
-        expect(plainKey).toStartWith("-----BEGIN PRIVATE KEY-----");
-        expect(opensslOk(["pkey", "-in", file(plainKey, "key"), "-noout", "-text"])).toMatch(c.privateKey);
-        const encP8 = file(b64(p8Enc.data), "p8");
-        expect(opensslOk(["pkey", "-inform", "DER", "-in", encP8, "-passin", "pass:p8 pass", "-noout", "-text"])).toMatch(c.privateKey);
-        expect(openssl(["pkey", "-inform", "DER", "-in", encP8, "-passin", "pass:nope", "-noout"]).code).not.toBe(0);
-        expect(opensslOk(["asn1parse", "-inform", "DER", "-in", encP8])).toContain(":PBES2");
-        const empty = opensslOk(["pkcs12", "-in", file(b64(p12Empty.data), "pfx"), "-info", "-nodes", "-passin", "pass:"]);
-        expect(empty).toContain("-----BEGIN CERTIFICATE-----");
-        expect(empty).toContain("-----BEGIN PRIVATE KEY-----");
-      }
-    }, 30_000);
+
+        // der: the certificate
+        expect(der).toMatchObject({ format: "der", fileName: `${safe}.der`, mimeType: "application/pkix-cert" });
+        expectRichCertificate(certText(b64(der.data)), c.sigName, isCa, c.publicKey);
+
+        // pem: ZIP with certificate.crt and private_key.key (encrypted), key matching the certificate
+        expect(pem).toMatchObject({ format: "pem", fileName: `${safe}.zip`, mimeType: "application/zip" });
+        const zip = unzipSync(b64(pem.data));
+        expect(Object.keys(zip).sort()).toEqual(["certificate.crt", "private_key.key"]);
+        const certPem = new TextDecoder().decode(zip["certificate.crt"]);
+        const keyPem = new TextDecoder().decode(zip["private_key.key"]);
+        expect(certPem).toStartWith("-----BEGIN CERTIFICATE-----");
+        expect(keyPem).toStartWith("-----BEGIN ENCRYPTED PRIVATE KEY-----");
+        expectRichCertificate(certText(certPem), c.sigName, isCa, c.publicKey);
+        const keyPath = file(keyPem, "key");
+        expect(opensslOk(["pkey", "-in", keyPath, "-passin", "pass:pem pass", "-noout", "-text"])).toMatch(c.privateKey);
+        expect(openssl(["pkey", "-in", keyPath, "-passin", "pass:wrong", "-noout"]).code).not.toBe(0);
+        expect(publicKeyOfKey(keyPath, "pem pass")).toBe(publicKeyOfCert(certPem));
+
+        // pkcs8: the key as unencrypted PKCS#8 DER (a fresh pair: differs from the pem one)
+        expect(p8).toMatchObject({ format: "pkcs8", fileName: `${safe}.p8`, mimeType: "application/pkcs8" });
+        const p8Path = file(b64(p8.data), "p8");
+        expect(opensslOk(["pkey", "-inform", "DER", "-in", p8Path, "-passin", "pass:", "-noout", "-text"])).toMatch(c.privateKey);
+        expect(publicKeyOfKey(p8Path, "", true)).not.toBe(publicKeyOfCert(certPem));
+
+        // pkcs12: key and certificate, friendly name, PBES2 AES-256-CBC, SHA-256 MAC; wrong passphrase fails
+        expect(p12).toMatchObject({ format: "pkcs12", fileName: `${safe}.pfx`, mimeType: "application/x-pkcs12" });
+        const pfx = file(b64(p12.data), "pfx");
+        const info = opensslOk(["pkcs12", "-in", pfx, "-info", "-nodes", "-passin", "pass:p12 pass"]);
+        expect(info).toContain("MAC: sha256");
+        expect(info).toContain("Shrouded Keybag: PBES2, PBKDF2, AES-256-CBC");
+        expect(info).toContain("PKCS7 Encrypted data: PBES2, PBKDF2, AES-256-CBC");
+        expect(info.match(/friendlyName: gen /g)).toHaveLength(2);
+        const bundledCert = info.slice(info.indexOf("-----BEGIN CERTIFICATE-----"), info.indexOf("-----END CERTIFICATE-----") + 25);
+        expectRichCertificate(certText(bundledCert), c.sigName, isCa, c.publicKey);
+        const bundledKey = file(info.slice(info.indexOf("-----BEGIN PRIVATE KEY-----")), "key");
+        expect(publicKeyOfKey(bundledKey, "")).toBe(publicKeyOfCert(bundledCert));
+        const wrong = openssl(["pkcs12", "-in", pfx, "-info", "-nodes", "-passin", "pass:wrong"]);
+        expect(wrong.code).not.toBe(0);
+        expect(wrong.err).toContain("Mac verify error");
+
+        if (c.allVariants) {
+          const [pemPlain, p8Enc, p12Empty] = await Promise.all([
+            generate(id, { format: "pem" }),
+            generate(id, { format: "pkcs8", passphrase: "p8 pass" }),
+            generate(id, { format: "pkcs12" }),
+          ]);
+          const plainKey = new TextDecoder().decode(unzipSync(b64(pemPlain.data))["private_key.key"]);
+          expect(plainKey).toStartWith("-----BEGIN PRIVATE KEY-----");
+          expect(opensslOk(["pkey", "-in", file(plainKey, "key"), "-noout", "-text"])).toMatch(c.privateKey);
+          const encP8 = file(b64(p8Enc.data), "p8");
+          expect(opensslOk(["pkey", "-inform", "DER", "-in", encP8, "-passin", "pass:p8 pass", "-noout", "-text"])).toMatch(c.privateKey);
+          expect(openssl(["pkey", "-inform", "DER", "-in", encP8, "-passin", "pass:nope", "-noout"]).code).not.toBe(0);
+          expect(opensslOk(["asn1parse", "-inform", "DER", "-in", encP8])).toContain(":PBES2");
+          const empty = opensslOk(["pkcs12", "-in", file(b64(p12Empty.data), "pfx"), "-info", "-nodes", "-passin", "pass:"]);
+          expect(empty).toContain("-----BEGIN CERTIFICATE-----");
+          expect(empty).toContain("-----BEGIN PRIVATE KEY-----");
+        }
+      },
+      30_000,
+    );
   }
 });
 
@@ -243,8 +309,18 @@ describe("_generate: signature algorithms, versions, validity encoding", () => {
 
   test("validity: 1950 and 9999 bounds; UTCTime up to 2049, GeneralizedTime from 2050", async () => {
     const cases: [number, number, string[], string[]][] = [
-      [Date.UTC(1950, 0, 1) / 1000, Date.UTC(9999, 11, 31, 23, 59, 59) / 1000, ["Not Before: Jan  1 00:00:00 1950 GMT", "Not After : Dec 31 23:59:59 9999 GMT"], ["UTCTIME", "GENERALIZEDTIME"]],
-      [Date.UTC(2049, 11, 31, 23, 59, 59) / 1000, Date.UTC(2050, 0, 1) / 1000, ["Not Before: Dec 31 23:59:59 2049 GMT", "Not After : Jan  1 00:00:00 2050 GMT"], ["UTCTIME", "GENERALIZEDTIME"]],
+      [
+        Date.UTC(1950, 0, 1) / 1000,
+        Date.UTC(9999, 11, 31, 23, 59, 59) / 1000,
+        ["Not Before: Jan  1 00:00:00 1950 GMT", "Not After : Dec 31 23:59:59 9999 GMT"],
+        ["UTCTIME", "GENERALIZEDTIME"],
+      ],
+      [
+        Date.UTC(2049, 11, 31, 23, 59, 59) / 1000,
+        Date.UTC(2050, 0, 1) / 1000,
+        ["Not Before: Dec 31 23:59:59 2049 GMT", "Not After : Jan  1 00:00:00 2050 GMT"],
+        ["UTCTIME", "GENERALIZEDTIME"],
+      ],
     ];
     for (const [i, [before, after, lines, kinds]] of cases.entries()) {
       const id = await createTemplate(`validity ${i}`, attrs({ notValidBefore: before, notValidAfter: after }));
@@ -287,7 +363,12 @@ describe("_generate: signature algorithms, versions, validity encoding", () => {
 
 describe("large RSA keys", () => {
   test("RSA-4096 (once): pem", async () => {
-    const id = await createTemplate("rsa 4096", { ...RICH, keyAlgorithm: { keyType: "rsa", keySize: "4096" }, signatureAlgorithm: "sha384", isCa: true });
+    const id = await createTemplate("rsa 4096", {
+      ...RICH,
+      keyAlgorithm: { keyType: "rsa", keySize: "4096" },
+      signatureAlgorithm: "sha384",
+      isCa: true,
+    });
     const zip = unzipSync(b64((await generate(id, { format: "pem" })).data));
     const certPem = new TextDecoder().decode(zip["certificate.crt"]);
     expectRichCertificate(certText(certPem), "sha384WithRSAEncryption", true, /Public-Key: \(4096 bit\)/);
@@ -309,4 +390,3 @@ describe("large RSA keys", () => {
     expect(openssl(["pkcs12", "-in", file(b64(out.data), "pfx"), "-noout", "-passin", "pass:wrong"]).code).not.toBe(0);
   }, 60_000);
 });
-

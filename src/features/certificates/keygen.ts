@@ -35,7 +35,8 @@ async function heavy<T>(fn: () => Promise<T>): Promise<T> {
     return await fn();
   } finally {
     const next = heavyWaiting.shift();
-    if (next) next(); // the slot passes to the next waiter
+    if (next)
+      next(); // the slot passes to the next waiter
     else heavyRunning--;
   }
 }

@@ -49,53 +49,59 @@ const ALGS: [Record<string, string>, RegExp][] = [
 describe("private keys: every algorithm × export format, checked by openssl", () => {
   for (const [alg, pattern] of ALGS) {
     const label = Object.values(alg).join("-");
-    test(label, async () => {
-      const name = `key ${label}/ü`;
-      const key = await createKey(alice, { keyName: name, alg, passphrase: "stored secret" });
-      expect(key).toMatchObject({ name, alg, encrypted: true, tags: [], tagIds: [] });
-      expect(JSON.stringify(key)).not.toContain("PRIVATE");
-      const safe = `key_${label}__`;
+    test(
+      label,
+      async () => {
+        const name = `key ${label}/ü`;
+        const key = await createKey(alice, { keyName: name, alg, passphrase: "stored secret" });
+        expect(key).toMatchObject({ name, alg, encrypted: true, tags: [], tagIds: [] });
+        expect(JSON.stringify(key)).not.toContain("PRIVATE");
+        const safe = `key_${label}__`;
 
-      // pem, unprotected and protected
-      const pem = await exportKey(alice, key.id, { format: "pem", passphrase: "stored secret" });
-      expect(pem.status).toBe(200);
-      expect(pem.json).toMatchObject({ format: "pem", fileName: `${safe}.pem`, mimeType: "application/x-pem-file" });
-      const pemText = Buffer.from(b64(pem.json.data)).toString();
-      expect(pemText).toStartWith("-----BEGIN PRIVATE KEY-----");
-      expect(pkeyText(b64(pem.json.data), false)).toMatch(pattern);
-      const encPem = await exportKey(alice, key.id, { format: "pem", passphrase: "stored secret", exportPassphrase: "out pass" });
-      expect(Buffer.from(b64(encPem.json.data)).toString()).toStartWith("-----BEGIN ENCRYPTED PRIVATE KEY-----");
-      expect(pkeyText(b64(encPem.json.data), false, "out pass")).toMatch(pattern);
-      expect(openssl(["pkey", "-in", tmp.file("wrong.pem", b64(encPem.json.data)), "-passin", "pass:nope", "-noout"]).code).not.toBe(0);
+        // pem, unprotected and protected
+        const pem = await exportKey(alice, key.id, { format: "pem", passphrase: "stored secret" });
+        expect(pem.status).toBe(200);
+        expect(pem.json).toMatchObject({ format: "pem", fileName: `${safe}.pem`, mimeType: "application/x-pem-file" });
+        const pemText = Buffer.from(b64(pem.json.data)).toString();
+        expect(pemText).toStartWith("-----BEGIN PRIVATE KEY-----");
+        expect(pkeyText(b64(pem.json.data), false)).toMatch(pattern);
+        const encPem = await exportKey(alice, key.id, { format: "pem", passphrase: "stored secret", exportPassphrase: "out pass" });
+        expect(Buffer.from(b64(encPem.json.data)).toString()).toStartWith("-----BEGIN ENCRYPTED PRIVATE KEY-----");
+        expect(pkeyText(b64(encPem.json.data), false, "out pass")).toMatch(pattern);
+        expect(openssl(["pkey", "-in", tmp.file("wrong.pem", b64(encPem.json.data)), "-passin", "pass:nope", "-noout"]).code).not.toBe(0);
 
-      // pkcs8 DER, unprotected and protected (PBES2 / PBKDF2-HMAC-SHA256 / 100,000 / AES-256-CBC)
-      const p8 = await exportKey(alice, key.id, { format: "pkcs8", passphrase: "stored secret" });
-      expect(p8.json).toMatchObject({ format: "pkcs8", fileName: `${safe}.p8`, mimeType: "application/pkcs8" });
-      expect(pkeyText(b64(p8.json.data), true)).toMatch(pattern);
-      const encP8 = await exportKey(alice, key.id, { format: "pkcs8", passphrase: "stored secret", exportPassphrase: "out pass" });
-      expect(pkeyText(b64(encP8.json.data), true, "out pass")).toMatch(pattern);
-      const params = opensslOk(["asn1parse", "-inform", "DER"], b64(encP8.json.data));
-      expect(params).toContain(":PBES2");
-      expect(params).toContain(":hmacWithSHA256");
-      expect(params).toContain(":aes-256-cbc");
-      expect(params).toContain(":0186A0"); // 100,000 iterations
-      expect(openssl(["pkey", "-inform", "DER", "-in", tmp.file("wrong.p8", b64(encP8.json.data)), "-passin", "pass:nope", "-noout"]).code).not.toBe(0);
+        // pkcs8 DER, unprotected and protected (PBES2 / PBKDF2-HMAC-SHA256 / 100,000 / AES-256-CBC)
+        const p8 = await exportKey(alice, key.id, { format: "pkcs8", passphrase: "stored secret" });
+        expect(p8.json).toMatchObject({ format: "pkcs8", fileName: `${safe}.p8`, mimeType: "application/pkcs8" });
+        expect(pkeyText(b64(p8.json.data), true)).toMatch(pattern);
+        const encP8 = await exportKey(alice, key.id, { format: "pkcs8", passphrase: "stored secret", exportPassphrase: "out pass" });
+        expect(pkeyText(b64(encP8.json.data), true, "out pass")).toMatch(pattern);
+        const params = opensslOk(["asn1parse", "-inform", "DER"], b64(encP8.json.data));
+        expect(params).toContain(":PBES2");
+        expect(params).toContain(":hmacWithSHA256");
+        expect(params).toContain(":aes-256-cbc");
+        expect(params).toContain(":0186A0"); // 100,000 iterations
+        expect(
+          openssl(["pkey", "-inform", "DER", "-in", tmp.file("wrong.p8", b64(encP8.json.data)), "-passin", "pass:nope", "-noout"]).code,
+        ).not.toBe(0);
 
-      // pkcs12 with the key only, friendly name = key name, password = exportPassphrase or empty
-      const p12 = await exportKey(alice, key.id, { format: "pkcs12", passphrase: "stored secret", exportPassphrase: "pfx pass" });
-      expect(p12.json).toMatchObject({ format: "pkcs12", fileName: `${safe}.pfx`, mimeType: "application/x-pkcs12" });
-      const pfx = tmp.file("k.pfx", b64(p12.json.data));
-      const info = opensslOk(["pkcs12", "-in", pfx, "-info", "-nodes", "-passin", "pass:pfx pass"]);
-      expect(info).toContain("-----BEGIN PRIVATE KEY-----");
-      expect(info).not.toContain("BEGIN CERTIFICATE");
-      expect(info).toContain("Shrouded Keybag: PBES2, PBKDF2, AES-256-CBC");
-      expect(openssl(["pkcs12", "-in", pfx, "-info", "-nodes", "-passin", "pass:wrong"]).code).not.toBe(0);
-      const emptyPw = await exportKey(alice, key.id, { format: "pkcs12", passphrase: "stored secret" });
-      const pfx2 = tmp.file("k2.pfx", b64(emptyPw.json.data));
-      const key2 = opensslOk(["pkcs12", "-in", pfx2, "-nodes", "-passin", "pass:"]);
-      expect(key2).toContain(`friendlyName: key ${label}/`);
-      expect(pkeyText(new TextEncoder().encode(key2.slice(key2.indexOf("-----BEGIN PRIVATE KEY-----"))), false)).toMatch(pattern);
-    }, 30_000);
+        // pkcs12 with the key only, friendly name = key name, password = exportPassphrase or empty
+        const p12 = await exportKey(alice, key.id, { format: "pkcs12", passphrase: "stored secret", exportPassphrase: "pfx pass" });
+        expect(p12.json).toMatchObject({ format: "pkcs12", fileName: `${safe}.pfx`, mimeType: "application/x-pkcs12" });
+        const pfx = tmp.file("k.pfx", b64(p12.json.data));
+        const info = opensslOk(["pkcs12", "-in", pfx, "-info", "-nodes", "-passin", "pass:pfx pass"]);
+        expect(info).toContain("-----BEGIN PRIVATE KEY-----");
+        expect(info).not.toContain("BEGIN CERTIFICATE");
+        expect(info).toContain("Shrouded Keybag: PBES2, PBKDF2, AES-256-CBC");
+        expect(openssl(["pkcs12", "-in", pfx, "-info", "-nodes", "-passin", "pass:wrong"]).code).not.toBe(0);
+        const emptyPw = await exportKey(alice, key.id, { format: "pkcs12", passphrase: "stored secret" });
+        const pfx2 = tmp.file("k2.pfx", b64(emptyPw.json.data));
+        const key2 = opensslOk(["pkcs12", "-in", pfx2, "-nodes", "-passin", "pass:"]);
+        expect(key2).toContain(`friendlyName: key ${label}/`);
+        expect(pkeyText(new TextEncoder().encode(key2.slice(key2.indexOf("-----BEGIN PRIVATE KEY-----"))), false)).toMatch(pattern);
+      },
+      30_000,
+    );
   }
 });
 
@@ -239,7 +245,11 @@ describe("private keys: CRUD and validation", () => {
     ];
     for (const [name, safe] of cases) {
       const key = await createKey(alice, { keyName: name, alg: { keyType: "ed25519" } });
-      for (const [format, ext] of [["pem", "pem"], ["pkcs8", "p8"], ["pkcs12", "pfx"]]) {
+      for (const [format, ext] of [
+        ["pem", "pem"],
+        ["pkcs8", "p8"],
+        ["pkcs12", "pfx"],
+      ]) {
         const res = await exportKey(alice, key.id, { format });
         expect({ name, format, status: res.status, fileName: res.json.fileName }).toEqual({ name, format, status: 200, fileName: `${safe}.${ext}` });
       }
@@ -272,7 +282,13 @@ describe("DSA without openssl", () => {
       expect((await other.anon.get("/api/status")).json.features.dsa).toBe(false);
       const tpl = await user.client.post("/api/certificates/templates", {
         templateName: "d",
-        attributes: { commonName: "x", keyAlgorithm: { keyType: "dsa", keySize: "2048" }, signatureAlgorithm: "sha256", notValidBefore: 0, notValidAfter: 100 },
+        attributes: {
+          commonName: "x",
+          keyAlgorithm: { keyType: "dsa", keySize: "2048" },
+          signatureAlgorithm: "sha256",
+          notValidBefore: 0,
+          notValidAfter: 100,
+        },
       });
       expect(tpl.json.code).toBe("ALGORITHM_UNAVAILABLE");
       // other algorithms still work
@@ -294,7 +310,14 @@ describe("PBKDF2 bound of keys handed to us (§28)", () => {
   async function storedKey(user: TestUser, der: Uint8Array): Promise<string> {
     const id = crypto.randomUUID();
     const now = Math.floor(Date.now() / 1000);
-    await srv.services.certificates.keys.importInsert(srv.rt.db, user.id, id, { name: `legacy ${id}`, alg: P256 as any, encrypted: true, der }, now, now);
+    await srv.services.certificates.keys.importInsert(
+      srv.rt.db,
+      user.id,
+      id,
+      { name: `legacy ${id}`, alg: P256 as any, encrypted: true, der },
+      now,
+      now,
+    );
     return id;
   }
 

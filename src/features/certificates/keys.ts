@@ -82,7 +82,16 @@ export class PrivateKeys {
     const blob = passphrase === undefined ? pkcs8 : await this.pkcs.encryptPkcs8(user.id, pkcs8, passphrase);
     const now = nowSec(this.rt.clock);
     const id = newId();
-    const row: KeyRow = { id, user_id: user.id, name, alg: JSON.stringify(alg), encrypted: passphrase === undefined ? 0 : 1, key_enc: this.seal(id, blob), created_at: now, updated_at: now };
+    const row: KeyRow = {
+      id,
+      user_id: user.id,
+      name,
+      alg: JSON.stringify(alg),
+      encrypted: passphrase === undefined ? 0 : 1,
+      key_enc: this.seal(id, blob),
+      created_at: now,
+      updated_at: now,
+    };
     try {
       await this.rt.db.tx(async (tx) => {
         if (await keysStore.existsByName(tx, user.id, name)) throw duplicateName("Private key", name);
@@ -158,7 +167,9 @@ export class PrivateKeys {
     switch (fmt) {
       case "pem": {
         const pem =
-          exportPassphrase === undefined ? derToPem(pkcs8, "PRIVATE KEY") : derToPem(await this.pkcs.encryptPkcs8(userId, pkcs8, exportPassphrase), "ENCRYPTED PRIVATE KEY");
+          exportPassphrase === undefined
+            ? derToPem(pkcs8, "PRIVATE KEY")
+            : derToPem(await this.pkcs.encryptPkcs8(userId, pkcs8, exportPassphrase), "ENCRYPTED PRIVATE KEY");
         return exportedFile(fmt, row.name, "pem", MIME.pem, new TextEncoder().encode(pem));
       }
       case "pkcs8": {
@@ -189,7 +200,10 @@ export class PrivateKeys {
   }
 
   /** The rules for an imported key: name, alg, encrypted, and a DER that holds a key of that algorithm. */
-  checkImport(raw: { name?: unknown; alg?: unknown; encrypted?: unknown }, der: Uint8Array): { name: string; alg: KeyAlgorithm; encrypted: boolean; der: Uint8Array } {
+  checkImport(
+    raw: { name?: unknown; alg?: unknown; encrypted?: unknown },
+    der: Uint8Array,
+  ): { name: string; alg: KeyAlgorithm; encrypted: boolean; der: Uint8Array } {
     const name = normalizeName(raw.name, NAME_MAX, "name");
     const alg = parseKeyAlg(raw.alg, "alg");
     if (typeof raw.encrypted !== "boolean") throw invalid("encrypted: must be a boolean");
@@ -201,15 +215,43 @@ export class PrivateKeys {
   importRefs = (db: Db, userId: string) => keysStore.refs(db, userId);
   importCount = (db: Db, userId: string) => keysStore.count(db, userId);
 
-  private importRow(userId: string, id: string, k: { name: string; alg: KeyAlgorithm; encrypted: boolean; der: Uint8Array }, createdAt: number, updatedAt: number): KeyRow {
-    return { id, user_id: userId, name: k.name, alg: JSON.stringify(k.alg), encrypted: k.encrypted ? 1 : 0, key_enc: this.seal(id, k.der), created_at: createdAt, updated_at: updatedAt };
+  private importRow(
+    userId: string,
+    id: string,
+    k: { name: string; alg: KeyAlgorithm; encrypted: boolean; der: Uint8Array },
+    createdAt: number,
+    updatedAt: number,
+  ): KeyRow {
+    return {
+      id,
+      user_id: userId,
+      name: k.name,
+      alg: JSON.stringify(k.alg),
+      encrypted: k.encrypted ? 1 : 0,
+      key_enc: this.seal(id, k.der),
+      created_at: createdAt,
+      updated_at: updatedAt,
+    };
   }
 
-  async importInsert(tx: Db, userId: string, id: string, k: { name: string; alg: KeyAlgorithm; encrypted: boolean; der: Uint8Array }, createdAt: number, updatedAt: number): Promise<void> {
+  async importInsert(
+    tx: Db,
+    userId: string,
+    id: string,
+    k: { name: string; alg: KeyAlgorithm; encrypted: boolean; der: Uint8Array },
+    createdAt: number,
+    updatedAt: number,
+  ): Promise<void> {
     await keysStore.insert(tx, this.importRow(userId, id, k, createdAt, updatedAt));
   }
 
-  async importReplace(tx: Db, userId: string, id: string, k: { name: string; alg: KeyAlgorithm; encrypted: boolean; der: Uint8Array }, now: number): Promise<void> {
+  async importReplace(
+    tx: Db,
+    userId: string,
+    id: string,
+    k: { name: string; alg: KeyAlgorithm; encrypted: boolean; der: Uint8Array },
+    now: number,
+  ): Promise<void> {
     await keysStore.replace(tx, this.importRow(userId, id, k, now, now));
   }
 

@@ -70,6 +70,9 @@ export function pemToDer(pem: string, label: string): Uint8Array {
 }
 
 export function derToPem(der: Uint8Array, label: string): string {
-  const b64 = Buffer.from(der).toString("base64").replace(/(.{64})/g, "$1\n").replace(/\n$/, "");
+  const b64 = Buffer.from(der)
+    .toString("base64")
+    .replace(/(.{64})/g, "$1\n")
+    .replace(/\n$/, "");
   return `-----BEGIN ${label}-----\n${b64}\n-----END ${label}-----\n`;
 }

@@ -151,7 +151,12 @@ export async function buildPkcs12(input: Pkcs12Input): Promise<Uint8Array> {
   keyBag.encryptedData = flatOctets(keyBag.encryptedData);
 
   const safeContents: { privacyMode: number; value: pkijs.SafeContents }[] = [
-    { privacyMode: 0, value: new pkijs.SafeContents({ safeBags: [new pkijs.SafeBag({ bagId: OID_PKCS8_SHROUDED_KEY_BAG, bagValue: keyBag, bagAttributes: attributes() })] }) },
+    {
+      privacyMode: 0,
+      value: new pkijs.SafeContents({
+        safeBags: [new pkijs.SafeBag({ bagId: OID_PKCS8_SHROUDED_KEY_BAG, bagValue: keyBag, bagAttributes: attributes() })],
+      }),
+    },
   ];
   const params: object[] = [{}];
   if (input.certificate) {

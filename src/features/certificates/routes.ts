@@ -68,7 +68,12 @@ export const certificatesRoutes = ({ auth, certificates }: CertificatesRoutesDep
     .get("/api/certificates/private_keys", ({ user, query }) => certificates.keys.list(user.id, query), {
       auth: "user",
       query: ListQuerySchema,
-      detail: op({ tags, summary: "List private keys (common list query)", query: ListQueryParams, responses: { 200: Page("PrivateKey", PrivateKey) } }),
+      detail: op({
+        tags,
+        summary: "List private keys (common list query)",
+        query: ListQueryParams,
+        responses: { 200: Page("PrivateKey", PrivateKey) },
+      }),
     })
     .post(
       "/api/certificates/private_keys",
@@ -168,7 +173,12 @@ export const certificatesRoutes = ({ auth, certificates }: CertificatesRoutesDep
       ({ request, principal, params }) => certificates.templates.get(request, principal, params.template_id),
       {
         auth: "shared",
-        detail: op({ tags, summary: "Get a certificate template and its share", description: SHARED, responses: { 200: CertificateTemplateGetResponse } }),
+        detail: op({
+          tags,
+          summary: "Get a certificate template and its share",
+          description: SHARED,
+          responses: { 200: CertificateTemplateGetResponse },
+        }),
       },
     )
     .put(
@@ -226,6 +236,10 @@ export const certificatesRoutes = ({ auth, certificates }: CertificatesRoutesDep
       },
       {
         auth: "user",
-        detail: op({ tags, summary: "Stop sharing a template (204 also when not shared, and for an unknown, foreign or malformed id)", responses: { 204: null } }),
+        detail: op({
+          tags,
+          summary: "Stop sharing a template (204 also when not shared, and for an unknown, foreign or malformed id)",
+          responses: { 204: null },
+        }),
       },
     );

@@ -32,7 +32,13 @@ export const KEY_USAGES = [
   "keyEncipherment",
   "nonRepudiation",
 ] as const;
-export const EXTENDED_KEY_USAGES = ["codeSigning", "emailProtection", "timeStamping", "tlsWebClientAuthentication", "tlsWebServerAuthentication"] as const;
+export const EXTENDED_KEY_USAGES = [
+  "codeSigning",
+  "emailProtection",
+  "timeStamping",
+  "tlsWebClientAuthentication",
+  "tlsWebServerAuthentication",
+] as const;
 
 /** Subject fields besides the country, in the order they are checked and stored, with their maximum characters
  *  (code points). */

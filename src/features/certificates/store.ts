@@ -51,7 +51,8 @@ export const keysStore = {
   list: (db: Db, userId: string, query: ListQuery) =>
     listPage<KeyMetaRow>(db, userId, query, { table: "private_keys", entityType: "privateKey", columns: KEY_META }),
 
-  get: (db: Db, userId: string, id: string) => db.get<KeyMetaRow>(`SELECT ${KEY_META} FROM private_keys e WHERE e.user_id = ? AND e.id = ?`, [userId, id]),
+  get: (db: Db, userId: string, id: string) =>
+    db.get<KeyMetaRow>(`SELECT ${KEY_META} FROM private_keys e WHERE e.user_id = ? AND e.id = ?`, [userId, id]),
 
   getWithKey: (db: Db, userId: string, id: string) => db.get<KeyRow>("SELECT * FROM private_keys WHERE user_id = ? AND id = ?", [userId, id]),
 
@@ -85,7 +86,8 @@ export const keysStore = {
       previous,
     ]),
 
-  touch: (db: Db, userId: string, id: string, now: number) => db.run("UPDATE private_keys SET updated_at = ? WHERE user_id = ? AND id = ?", [now, userId, id]),
+  touch: (db: Db, userId: string, id: string, now: number) =>
+    db.run("UPDATE private_keys SET updated_at = ? WHERE user_id = ? AND id = ?", [now, userId, id]),
 
   delete: (db: Db, userId: string, id: string) => db.run("DELETE FROM private_keys WHERE user_id = ? AND id = ?", [userId, id]),
 
@@ -110,11 +112,11 @@ export const keysStore = {
       r.user_id,
       r.id,
     ]),
-
 };
 
 export const templatesStore = {
-  list: (db: Db, userId: string, query: ListQuery) => listPage<TemplateRow>(db, userId, query, { table: "certificate_templates", entityType: "certificateTemplate" }),
+  list: (db: Db, userId: string, query: ListQuery) =>
+    listPage<TemplateRow>(db, userId, query, { table: "certificate_templates", entityType: "certificateTemplate" }),
 
   get: (db: Db, userId: string, id: string) => db.get<TemplateRow>("SELECT * FROM certificate_templates WHERE user_id = ? AND id = ?", [userId, id]),
 
@@ -123,7 +125,9 @@ export const templatesStore = {
   },
 
   async existsByName(db: Db, userId: string, name: string, exceptId = ""): Promise<boolean> {
-    return (await db.get("SELECT 1 AS x FROM certificate_templates WHERE user_id = ? AND name = ? AND id <> ?", [userId, name, exceptId])) !== undefined;
+    return (
+      (await db.get("SELECT 1 AS x FROM certificate_templates WHERE user_id = ? AND name = ? AND id <> ?", [userId, name, exceptId])) !== undefined
+    );
   },
 
   insert: (db: Db, r: TemplateRow) =>
@@ -156,5 +160,4 @@ export const templatesStore = {
     await db.lock(`count:certificate_templates:${userId}`);
     return (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM certificate_templates WHERE user_id = ?", [userId]))?.n ?? 0;
   },
-
 };

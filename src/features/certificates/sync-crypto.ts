@@ -6,7 +6,15 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, getRandomValues, pbkdf2Sync, timingSafeEqual } from "node:crypto";
 
 type BufferSource = ArrayBuffer | ArrayBufferView;
-type Alg = { name: string; hash?: string | { name: string }; length?: number; iv?: BufferSource; salt?: BufferSource; iterations?: number; tagLength?: number };
+type Alg = {
+  name: string;
+  hash?: string | { name: string };
+  length?: number;
+  iv?: BufferSource;
+  salt?: BufferSource;
+  iterations?: number;
+  tagLength?: number;
+};
 
 class RawKey {
   readonly type = "secret";
@@ -21,7 +29,7 @@ class RawKey {
 const alg = (a: string | Alg): Alg => (typeof a === "string" ? { name: a } : a);
 /** "SHA-256" / {name: "SHA-256"} → "sha256". */
 const hashName = (h: string | { name: string } | undefined): string => {
-  const name = (typeof h === "string" ? h : h?.name ?? "SHA-1").toLowerCase().replace("-", "");
+  const name = (typeof h === "string" ? h : (h?.name ?? "SHA-1")).toLowerCase().replace("-", "");
   if (!["sha1", "sha256", "sha384", "sha512"].includes(name)) throw new Error(`unsupported hash ${name}`);
   return name;
 };
@@ -62,7 +70,9 @@ const subtle = {
   async decrypt(params: Alg, key: RawKey, data: BufferSource) {
     const a = alg(params);
     let input = bytes(data);
-    const decipher = createDecipheriv(aesName(a, key), key.raw, bytes(a.iv!)) as ReturnType<typeof createDecipheriv> & { setAuthTag?: (t: Buffer) => void };
+    const decipher = createDecipheriv(aesName(a, key), key.raw, bytes(a.iv!)) as ReturnType<typeof createDecipheriv> & {
+      setAuthTag?: (t: Buffer) => void;
+    };
     if (a.name.toUpperCase() === "AES-GCM") {
       const tag = (a.tagLength ?? 128) / 8;
       decipher.setAuthTag!(input.subarray(input.byteLength - tag));
@@ -80,7 +90,11 @@ const subtle = {
     return given.byteLength === expected.byteLength && timingSafeEqual(given, expected);
   },
   async digest(algorithm: string | Alg, data: BufferSource) {
-    return out(createHash(hashName(alg(algorithm).name)).update(bytes(data)).digest());
+    return out(
+      createHash(hashName(alg(algorithm).name))
+        .update(bytes(data))
+        .digest(),
+    );
   },
 };
 

@@ -29,7 +29,10 @@ async function decrypted(encrypted: Uint8Array, passphrase: string): Promise<Dec
 
 /** The implementations, for a work thread: pkijs computes with node:crypto on that thread. */
 export function certificateTasks(): TaskImpl[] {
-  pkijs.setEngine("secbox-sync", new pkijs.CryptoEngine({ name: "secbox-sync", crypto: syncCrypto as unknown as Crypto }) as unknown as pkijs.ICryptoEngine);
+  pkijs.setEngine(
+    "secbox-sync",
+    new pkijs.CryptoEngine({ name: "secbox-sync", crypto: syncCrypto as unknown as Crypto }) as unknown as pkijs.ICryptoEngine,
+  );
   return [
     implement(pkcsTasks.encrypt, ({ pkcs8, passphrase }) => encryptPkcs8(pkcs8, passphrase)),
     implement(pkcsTasks.decrypt, ({ encrypted, passphrase }) => decrypted(encrypted, passphrase)),

@@ -105,7 +105,12 @@ describe("certificate templates: attributes", () => {
       expect({ field, status: res.status, code: res.json?.code }).toEqual({ field, status: 400, code: "INVALID_INPUT" });
       expect(res.json.message).toStartWith(`${field}:`);
     }
-    for (const body of [{ attributes: attrs() }, { templateName: "", attributes: attrs() }, { templateName: "x" }, { templateName: "x", attributes: [] }]) {
+    for (const body of [
+      { attributes: attrs() },
+      { templateName: "", attributes: attrs() },
+      { templateName: "x" },
+      { templateName: "x", attributes: [] },
+    ]) {
       expect((await alice.client.post(TPL, body)).status).toBe(400);
     }
   });
@@ -140,7 +145,11 @@ describe("certificate templates: subject field limits count characters (code poi
   test("max astral characters accepted, echoed, readable and generated; one more → 400", async () => {
     for (const [field, max] of FIELDS) {
       const value = "😀".repeat(max); // 2 UTF-16 units each
-      const tpl = await createTemplate(alice, `astral ${field}`, attrs({ [field]: value, keyAlgorithm: { keyType: "ed25519" }, signatureAlgorithm: "ed25519" }));
+      const tpl = await createTemplate(
+        alice,
+        `astral ${field}`,
+        attrs({ [field]: value, keyAlgorithm: { keyType: "ed25519" }, signatureAlgorithm: "ed25519" }),
+      );
       expect(tpl.attributes[field]).toBe(value);
       const got = await alice.client.get(`${TPL}/${tpl.id}`);
       expect({ field, status: got.status, value: got.json?.template?.attributes?.[field] }).toEqual({ field, status: 200, value });
@@ -151,7 +160,11 @@ describe("certificate templates: subject field limits count characters (code poi
       expect(tooLong.json.message).toBe(`attributes.${field}: must be at most ${max} characters`);
     }
     // The certificate carries the full value.
-    const tpl = await createTemplate(alice, "astral cn generated", attrs({ commonName: "😀".repeat(64), keyAlgorithm: { keyType: "ed25519" }, signatureAlgorithm: "ed25519" }));
+    const tpl = await createTemplate(
+      alice,
+      "astral cn generated",
+      attrs({ commonName: "😀".repeat(64), keyAlgorithm: { keyType: "ed25519" }, signatureAlgorithm: "ed25519" }),
+    );
     const der = await alice.client.post(`${TPL}/${tpl.id}/_generate`, { format: "der" });
     expect(der.status).toBe(200);
     const subject = opensslOk(["x509", "-inform", "DER", "-noout", "-subject", "-nameopt", "utf8,sep_comma_plus"], b64(der.json.data));
@@ -246,7 +259,11 @@ describe("sharing (§12.6)", () => {
 
     const share = await alice.client.post(`${path}/_share`);
     expect(share.status).toBe(200);
-    expect(share.json).toEqual({ id: expect.any(String), resource: { type: "certificateTemplate", templateId: tpl.id }, createdAt: expect.any(Number) });
+    expect(share.json).toEqual({
+      id: expect.any(String),
+      resource: { type: "certificateTemplate", templateId: tpl.id },
+      createdAt: expect.any(Number),
+    });
     expect(share.json.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     const again = await alice.client.post(`${path}/_share`);
     expect(again.json).toEqual(share.json); // idempotent
@@ -258,7 +275,11 @@ describe("sharing (§12.6)", () => {
     expect(owner.json.userShare).toEqual(share.json);
 
     // anonymous, with the header (and its alias): served as the owner, tags hidden, share included
-    const variants: Record<string, string>[] = [{ "x-user-share-id": sid }, { "x-secbox-share-id": sid }, { "x-user-share-id": sid, "x-secbox-share-id": crypto.randomUUID() }];
+    const variants: Record<string, string>[] = [
+      { "x-user-share-id": sid },
+      { "x-secbox-share-id": sid },
+      { "x-user-share-id": sid, "x-secbox-share-id": crypto.randomUUID() },
+    ];
     for (const headers of variants) {
       const anon = await srv.anon.get(path, { headers });
       expect(anon.status).toBe(200);

@@ -32,7 +32,11 @@ import { templatesStore, toTemplate, type TemplateRow } from "./store";
 const WHAT = "Certificate template";
 const SHARE_TYPE = "certificateTemplate" as const;
 
-const toShare = (s: UserShare): TemplateShare => ({ id: s.id, resource: { type: SHARE_TYPE, templateId: s.resource.templateId! }, createdAt: s.createdAt });
+const toShare = (s: UserShare): TemplateShare => ({
+  id: s.id,
+  resource: { type: SHARE_TYPE, templateId: s.resource.templateId! },
+  createdAt: s.createdAt,
+});
 
 const present = (v: unknown) => v !== undefined && v !== null;
 
@@ -108,7 +112,11 @@ export class CertificateTemplates {
     const current = await templatesStore.get(this.rt.db, userId, id);
     if (!current) throw notFound(WHAT);
     const tagIds = hasTags ? await this.tags.resolveTagIds(userId, body.tagIds) : undefined;
-    const next = { name: name ?? current.name, attributes: attributes ? JSON.stringify(attributes) : current.attributes, updatedAt: nowSec(this.rt.clock) };
+    const next = {
+      name: name ?? current.name,
+      attributes: attributes ? JSON.stringify(attributes) : current.attributes,
+      updatedAt: nowSec(this.rt.clock),
+    };
     try {
       await this.rt.db.tx(async (tx) => {
         if (next.name !== current.name && (await templatesStore.existsByName(tx, userId, next.name, id))) throw duplicateName(WHAT, next.name);
@@ -169,7 +177,13 @@ export class CertificateTemplates {
       case "pkcs8":
         return exportedFile(fmt, row.name, "p8", MIME.pkcs8, await keyDer());
       case "pkcs12":
-        return exportedFile(fmt, row.name, "pfx", MIME.pkcs12, await this.pkcs.buildPkcs12(owner, { pkcs8: keys.pkcs8, certificate, friendlyName: row.name, passphrase: passphrase ?? "" }));
+        return exportedFile(
+          fmt,
+          row.name,
+          "pfx",
+          MIME.pkcs12,
+          await this.pkcs.buildPkcs12(owner, { pkcs8: keys.pkcs8, certificate, friendlyName: row.name, passphrase: passphrase ?? "" }),
+        );
       case "der":
         return exportedFile(fmt, row.name, "der", MIME.der, certificate);
     }
@@ -191,8 +205,22 @@ export class CertificateTemplates {
   importRefs = (db: Db, userId: string) => templatesStore.refs(db, userId);
   importCount = (db: Db, userId: string) => templatesStore.count(db, userId);
 
-  async importInsert(tx: Db, userId: string, id: string, t: { name: string; attributes: TemplateAttributes }, createdAt: number, updatedAt: number): Promise<void> {
-    await templatesStore.insert(tx, { id, user_id: userId, name: t.name, attributes: JSON.stringify(t.attributes), created_at: createdAt, updated_at: updatedAt });
+  async importInsert(
+    tx: Db,
+    userId: string,
+    id: string,
+    t: { name: string; attributes: TemplateAttributes },
+    createdAt: number,
+    updatedAt: number,
+  ): Promise<void> {
+    await templatesStore.insert(tx, {
+      id,
+      user_id: userId,
+      name: t.name,
+      attributes: JSON.stringify(t.attributes),
+      created_at: createdAt,
+      updated_at: updatedAt,
+    });
   }
 
   async importReplace(tx: Db, userId: string, id: string, t: { name: string; attributes: TemplateAttributes }, now: number): Promise<void> {

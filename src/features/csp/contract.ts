@@ -38,7 +38,9 @@ const Warnings = T.Array(T.String(), {
 });
 export const ContentSecurityPolicyCreated = Named(
   "ContentSecurityPolicyCreated",
-  T.Composite([ContentSecurityPolicy, T.Object({ warnings: T.Optional(Warnings) })], { description: "the policy, plus warnings when an import dropped or changed something" }),
+  T.Composite([ContentSecurityPolicy, T.Object({ warnings: T.Optional(Warnings) })], {
+    description: "the policy, plus warnings when an import dropped or changed something",
+  }),
 );
 /** A created policy; `warnings` when an import dropped or changed something (§13.3). */
 export type PolicyCreated = Static<typeof ContentSecurityPolicyCreated>;
@@ -54,7 +56,10 @@ export const PolicyShare = Named(
 export type PolicyShare = Static<typeof PolicyShare>;
 export const ContentSecurityPolicyGetResponse = Named(
   "ContentSecurityPolicyGetResponse",
-  T.Object({ policy: ContentSecurityPolicy, userShare: T.Optional(PolicyShare) }, { description: "to anyone but the owner: tags and tagIds are [] and userShare is included" }),
+  T.Object(
+    { policy: ContentSecurityPolicy, userShare: T.Optional(PolicyShare) },
+    { description: "to anyone but the owner: tags and tagIds are [] and userShare is included" },
+  ),
 );
 export type PolicyGetResponse = Static<typeof ContentSecurityPolicyGetResponse>;
 export const CspContent = Named(
@@ -62,7 +67,10 @@ export const CspContent = Named(
   T.Union(
     [
       T.Object({ type: StringEnum(["directives"]), value: T.Array(CspDirective, { minItems: 1, maxItems: MAX_DIRECTIVES }) }),
-      T.Object({ type: StringEnum(["serialized"]), value: T.String({ description: "policy text: the first policy; invalid parts dropped with warnings" }) }),
+      T.Object({
+        type: StringEnum(["serialized"]),
+        value: T.String({ description: "policy text: the first policy; invalid parts dropped with warnings" }),
+      }),
       T.Object({
         type: StringEnum(["remote"]),
         value: T.Object({
@@ -85,7 +93,9 @@ export const ContentSecurityPoliciesUpdateParams = Named(
   T.Object(
     {
       name: Opt(PolicyName),
-      directives: Opt(T.Array(CspDirective, { minItems: 1, maxItems: MAX_DIRECTIVES, description: "replaces all directives; exclusive with content" })),
+      directives: Opt(
+        T.Array(CspDirective, { minItems: 1, maxItems: MAX_DIRECTIVES, description: "replaces all directives; exclusive with content" }),
+      ),
       content: Opt(CspContent),
       tagIds: TagIdsParam,
     },
@@ -95,7 +105,9 @@ export const ContentSecurityPoliciesUpdateParams = Named(
 export const ContentSecurityPoliciesSerializeParams = Named(
   "ContentSecurityPoliciesSerializeParams",
   T.Object({
-    source: StringEnum(SERIALIZE_SOURCES, { description: "the delivery: meta drops sandbox, frame-ancestors, report-uri and report-to; reportOnlyHeader drops sandbox" }),
+    source: StringEnum(SERIALIZE_SOURCES, {
+      description: "the delivery: meta drops sandbox, frame-ancestors, report-uri and report-to; reportOnlyHeader drops sandbox",
+    }),
   }),
 );
 export const CspEvaluateParams = Named(
@@ -123,7 +135,11 @@ export const CspEvaluation = Named(
         severity: StringEnum(SEVERITIES),
         code: T.String({ description: `stable kebab-case token: ${Object.keys(CHECKS).join(", ")}` }),
         message: T.String(),
-        policyIndex: T.Integer({ minimum: 0, maximum: MAX_POLICIES - 1, description: "the policy the finding is about, 0-based in the order of the text (always 0 for a stored policy)" }),
+        policyIndex: T.Integer({
+          minimum: 0,
+          maximum: MAX_POLICIES - 1,
+          description: "the policy the finding is about, 0-based in the order of the text (always 0 for a stored policy)",
+        }),
       }),
       {
         maxItems: MAX_POLICIES * MAX_FINDINGS,
@@ -133,7 +149,8 @@ export const CspEvaluation = Named(
     policyCount: T.Integer({
       minimum: 1,
       maximum: MAX_POLICIES,
-      description: "how many policies were evaluated: a text may hold several separated by ',' (browsers enforce every one of them, so a resource must pass each)",
+      description:
+        "how many policies were evaluated: a text may hold several separated by ',' (browsers enforce every one of them, so a resource must pass each)",
     }),
   }),
 );

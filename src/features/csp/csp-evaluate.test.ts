@@ -34,7 +34,8 @@ async function findings(serialized: string): Promise<any[]> {
 }
 
 const key = (f: Expect) => `${f.code} ${f.severity} ${f.directive} ${f.value ?? "-"}`;
-const F = (code: string, severity: string, directive: string, value?: string): Expect => (value === undefined ? { code, severity, directive } : { code, severity, directive, value });
+const F = (code: string, severity: string, directive: string, value?: string): Expect =>
+  value === undefined ? { code, severity, directive } : { code, severity, directive, value };
 
 /** [policy, findings that must be present, codes that must be absent] */
 const TABLE: [string, Expect[], string[]][] = [
@@ -45,7 +46,11 @@ const TABLE: [string, Expect[], string[]][] = [
   ["script-src 'self'", [F("missing-object-src", "high", "object-src")], []],
   ["default-src https:; script-src 'self'", [F("missing-object-src", "high", "default-src", "https:")], []],
   // ... once per policy, naming the first offending value
-  ["script-src 'self'; object-src 'self' https://plugins.example.com data:", [F("missing-object-src", "high", "object-src", "https://plugins.example.com")], []],
+  [
+    "script-src 'self'; object-src 'self' https://plugins.example.com data:",
+    [F("missing-object-src", "high", "object-src", "https://plugins.example.com")],
+    [],
+  ],
   ["script-src 'self'; object-src 'self'", [], ["missing-object-src"]],
   ["script-src 'self'; object-src 'none'", [], ["missing-object-src"]],
   // missing-base-uri: high with nonces or hashes, medium otherwise
@@ -72,19 +77,38 @@ const TABLE: [string, Expect[], string[]][] = [
   ["script-src *", [F("wildcard-source", "high", "script-src", "*")], []],
   ["script-src https://*", [F("wildcard-source", "high", "script-src", "https://*")], []],
   ["script-src 'self'; object-src *", [F("wildcard-source", "high", "object-src", "*"), F("missing-object-src", "high", "object-src", "*")], []],
-  ["script-src 'self'; object-src https://*", [F("wildcard-source", "high", "object-src", "https://*"), F("missing-object-src", "high", "object-src", "https://*")], []],
+  [
+    "script-src 'self'; object-src https://*",
+    [F("wildcard-source", "high", "object-src", "https://*"), F("missing-object-src", "high", "object-src", "https://*")],
+    [],
+  ],
   ["default-src *", [F("wildcard-source", "high", "default-src", "*")], []],
   // The §13.2 table gives the "without 'strict-dynamic'" exception to broad-scheme and plain-url-allowlist only.
   ["script-src 'nonce-abcdefgh12' 'strict-dynamic' *", [F("wildcard-source", "high", "script-src", "*")], ["plain-url-allowlist"]],
   ["script-src http://*", [F("wildcard-source", "high", "script-src", "http://*"), F("insecure-scheme", "high", "script-src", "http://*")], []],
   // insecure-scheme: high in script sources, medium in other fetch directives
   ["script-src http:", [F("insecure-scheme", "high", "script-src", "http:")], []],
-  ["script-src http://cdn.example.com", [F("insecure-scheme", "high", "script-src", "http://cdn.example.com"), F("plain-url-allowlist", "medium", "script-src", "http://cdn.example.com")], []],
+  [
+    "script-src http://cdn.example.com",
+    [
+      F("insecure-scheme", "high", "script-src", "http://cdn.example.com"),
+      F("plain-url-allowlist", "medium", "script-src", "http://cdn.example.com"),
+    ],
+    [],
+  ],
   // ... info next to 'strict-dynamic' with a nonce or hash (CSP3 browsers ignore scheme and host sources there)
-  ["script-src 'nonce-abcdefgh12' 'strict-dynamic' http://cdn.example.com", [F("insecure-scheme", "info", "script-src", "http://cdn.example.com")], ["plain-url-allowlist"]],
+  [
+    "script-src 'nonce-abcdefgh12' 'strict-dynamic' http://cdn.example.com",
+    [F("insecure-scheme", "info", "script-src", "http://cdn.example.com")],
+    ["plain-url-allowlist"],
+  ],
   [`script-src ${SHA256} 'strict-dynamic' http:`, [F("insecure-scheme", "info", "script-src", "http:")], []],
   ["script-src 'strict-dynamic' http:", [F("insecure-scheme", "high", "script-src", "http:")], []],
-  ["script-src 'self'; img-src http://img.example.com; connect-src HTTP:", [F("insecure-scheme", "medium", "img-src", "http://img.example.com"), F("insecure-scheme", "medium", "connect-src", "http:")], []],
+  [
+    "script-src 'self'; img-src http://img.example.com; connect-src HTTP:",
+    [F("insecure-scheme", "medium", "img-src", "http://img.example.com"), F("insecure-scheme", "medium", "connect-src", "http:")],
+    [],
+  ],
   ["script-src 'self'; default-src http:", [F("insecure-scheme", "medium", "default-src", "http:")], []],
   // data-scheme
   ["script-src 'self' data:", [F("data-scheme", "high", "script-src", "data:")], []],
@@ -95,19 +119,56 @@ const TABLE: [string, Expect[], string[]][] = [
   ["script-src 'nonce-abcdefgh12' 'strict-dynamic' https:", [], ["broad-scheme"]],
   ["script-src 'nonce-abcdefgh12' 'strict-dynamic' https: http:", [F("insecure-scheme", "info", "script-src", "http:")], ["broad-scheme"]],
   // plain-url-allowlist, script-bypass-host (addition)
-  ["script-src 'self' https://cdn.example.com", [F("plain-url-allowlist", "medium", "script-src", "https://cdn.example.com")], ["script-bypass-host"]],
+  [
+    "script-src 'self' https://cdn.example.com",
+    [F("plain-url-allowlist", "medium", "script-src", "https://cdn.example.com")],
+    ["script-bypass-host"],
+  ],
   ["script-src 'nonce-abcdefgh12' 'strict-dynamic' https://cdn.example.com", [], ["plain-url-allowlist"]],
   // script-src-attr governs inline event handlers: hosts there load nothing, so no allow-list finding
   ["script-src 'self'; script-src-attr https://www.google.com", [], ["plain-url-allowlist", "script-bypass-host"]],
   ["script-src 'self'; script-src-elem https://www.google.com", [F("script-bypass-host", "high", "script-src-elem", "https://www.google.com")], []],
   // A known bypass host is still a host allow-list: both codes.
-  ["script-src https://www.google.com", [F("script-bypass-host", "high", "script-src", "https://www.google.com"), F("plain-url-allowlist", "medium", "script-src", "https://www.google.com")], []],
+  [
+    "script-src https://www.google.com",
+    [
+      F("script-bypass-host", "high", "script-src", "https://www.google.com"),
+      F("plain-url-allowlist", "medium", "script-src", "https://www.google.com"),
+    ],
+    [],
+  ],
   ["script-src 'nonce-abcdefgh12' 'strict-dynamic' https://www.google.com", [], ["script-bypass-host", "plain-url-allowlist"]],
-  ["script-src https://www.google.com/recaptcha/", [F("plain-url-allowlist", "medium", "script-src", "https://www.google.com/recaptcha/")], ["script-bypass-host"]],
-  ["script-src *.googleapis.com", [F("script-bypass-host", "high", "script-src", "*.googleapis.com"), F("plain-url-allowlist", "medium", "script-src", "*.googleapis.com")], []],
-  ["script-src https://ajax.googleapis.com/ajax/libs/", [F("script-bypass-host", "high", "script-src", "https://ajax.googleapis.com/ajax/libs/"), F("plain-url-allowlist", "medium", "script-src", "https://ajax.googleapis.com/ajax/libs/")], []],
-  ["script-src https://www.googletagmanager.com", [F("plain-url-allowlist", "medium", "script-src", "https://www.googletagmanager.com")], ["script-bypass-host"]],
-  ["script-src https://www.googletagmanager.com 'unsafe-eval'", [F("script-bypass-host", "high", "script-src", "https://www.googletagmanager.com"), F("plain-url-allowlist", "medium", "script-src", "https://www.googletagmanager.com")], []],
+  [
+    "script-src https://www.google.com/recaptcha/",
+    [F("plain-url-allowlist", "medium", "script-src", "https://www.google.com/recaptcha/")],
+    ["script-bypass-host"],
+  ],
+  [
+    "script-src *.googleapis.com",
+    [F("script-bypass-host", "high", "script-src", "*.googleapis.com"), F("plain-url-allowlist", "medium", "script-src", "*.googleapis.com")],
+    [],
+  ],
+  [
+    "script-src https://ajax.googleapis.com/ajax/libs/",
+    [
+      F("script-bypass-host", "high", "script-src", "https://ajax.googleapis.com/ajax/libs/"),
+      F("plain-url-allowlist", "medium", "script-src", "https://ajax.googleapis.com/ajax/libs/"),
+    ],
+    [],
+  ],
+  [
+    "script-src https://www.googletagmanager.com",
+    [F("plain-url-allowlist", "medium", "script-src", "https://www.googletagmanager.com")],
+    ["script-bypass-host"],
+  ],
+  [
+    "script-src https://www.googletagmanager.com 'unsafe-eval'",
+    [
+      F("script-bypass-host", "high", "script-src", "https://www.googletagmanager.com"),
+      F("plain-url-allowlist", "medium", "script-src", "https://www.googletagmanager.com"),
+    ],
+    [],
+  ],
   // strict-dynamic-without-nonce
   ["script-src 'strict-dynamic'", [F("strict-dynamic-without-nonce", "medium", "script-src", "'strict-dynamic'")], []],
   [`script-src 'strict-dynamic' ${SHA256}`, [], ["strict-dynamic-without-nonce"]],
@@ -118,14 +179,30 @@ const TABLE: [string, Expect[], string[]][] = [
   ["script-src 'nonce-abcdefgh'", [], ["nonce-too-short"]],
   // invalid-hash
   ["script-src 'sha256-abc='", [F("invalid-hash", "medium", "script-src", "'sha256-abc='")], ["unknown-keyword"]],
-  ["script-src 'sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk='", [F("invalid-hash", "medium", "script-src", "'sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk='")], ["unknown-keyword"]],
+  [
+    "script-src 'sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk='",
+    [F("invalid-hash", "medium", "script-src", "'sha1-2jmj7l5rSw0yVb/vlWAYkK/YBwk='")],
+    ["unknown-keyword"],
+  ],
   ["script-src 'md5-1B2M2Y8AsgTpgAmY7PhCfg=='", [F("invalid-hash", "medium", "script-src", "'md5-1B2M2Y8AsgTpgAmY7PhCfg=='")], []],
-  ["script-src 'sha256-RFWPLDbv2BY+rCkDzsE+0fr8ylGr2R2faWMhq4lfEQc=='", [F("invalid-hash", "medium", "script-src", "'sha256-RFWPLDbv2BY+rCkDzsE+0fr8ylGr2R2faWMhq4lfEQc=='")], []],
-  [`script-src ${SHA256} 'sha256-RFWPLDbv2BY-rCkDzsE-0fr8ylGr2R2faWMhq4lfEQc' 'sha384-${"A".repeat(64)}' 'sha512-${"B".repeat(86)}=='`, [], ["invalid-hash"]],
+  [
+    "script-src 'sha256-RFWPLDbv2BY+rCkDzsE+0fr8ylGr2R2faWMhq4lfEQc=='",
+    [F("invalid-hash", "medium", "script-src", "'sha256-RFWPLDbv2BY+rCkDzsE+0fr8ylGr2R2faWMhq4lfEQc=='")],
+    [],
+  ],
+  [
+    `script-src ${SHA256} 'sha256-RFWPLDbv2BY-rCkDzsE-0fr8ylGr2R2faWMhq4lfEQc' 'sha384-${"A".repeat(64)}' 'sha512-${"B".repeat(86)}=='`,
+    [],
+    ["invalid-hash"],
+  ],
   // unsafe-hashes, wasm-unsafe-eval, inline-speculation-rules
   [`script-src 'unsafe-hashes' ${SHA256}`, [F("unsafe-hashes", "low", "script-src", "'unsafe-hashes'")], []],
   ["script-src 'self' 'wasm-unsafe-eval'", [F("wasm-unsafe-eval", "info", "script-src", "'wasm-unsafe-eval'")], ["unsafe-eval"]],
-  ["script-src 'self' 'inline-speculation-rules'", [F("inline-speculation-rules", "info", "script-src", "'inline-speculation-rules'")], ["unknown-keyword"]],
+  [
+    "script-src 'self' 'inline-speculation-rules'",
+    [F("inline-speculation-rules", "info", "script-src", "'inline-speculation-rules'")],
+    ["unknown-keyword"],
+  ],
   // missing-frame-ancestors
   ["script-src 'self'", [F("missing-frame-ancestors", "low", "frame-ancestors")], []],
   ["script-src 'self'; frame-ancestors 'none'", [], ["missing-frame-ancestors"]],
@@ -133,7 +210,15 @@ const TABLE: [string, Expect[], string[]][] = [
   ["script-src 'self'; report-uri /csp", [F("deprecated-directive", "info", "report-uri")], ["no-reporting"]],
   ["script-src 'self'; report-uri /csp; report-to g", [], ["deprecated-directive", "no-reporting"]],
   ["script-src 'self'; report-to g", [], ["deprecated-directive", "no-reporting"]],
-  ["script-src 'self'; block-all-mixed-content; plugin-types application/pdf; prefetch-src 'self'", [F("deprecated-directive", "info", "block-all-mixed-content"), F("deprecated-directive", "info", "plugin-types"), F("deprecated-directive", "info", "prefetch-src")], ["unknown-directive"]],
+  [
+    "script-src 'self'; block-all-mixed-content; plugin-types application/pdf; prefetch-src 'self'",
+    [
+      F("deprecated-directive", "info", "block-all-mixed-content"),
+      F("deprecated-directive", "info", "plugin-types"),
+      F("deprecated-directive", "info", "prefetch-src"),
+    ],
+    ["unknown-directive"],
+  ],
   ["script-src 'self'", [F("no-reporting", "info", "report-to")], []],
   // unknown-keyword, unquoted-keyword (addition)
   ["script-src 'self' 'unsafe_inline'", [F("unknown-keyword", "medium", "script-src", "'unsafe_inline'")], ["unsafe-inline"]],
@@ -142,19 +227,52 @@ const TABLE: [string, Expect[], string[]][] = [
   ["require-trusted-types-for 'style'", [F("unknown-keyword", "medium", "require-trusted-types-for", "'style'")], []],
   ["require-trusted-types-for 'script'; webrtc 'allow'", [], ["unknown-keyword"]],
   // ... reported as the mistake they are, not as a host allow-list
-  ["script-src self nonce-abcdefgh12", [F("unquoted-keyword", "medium", "script-src", "self"), F("unquoted-keyword", "medium", "script-src", "nonce-abcdefgh12")], ["plain-url-allowlist"]],
+  [
+    "script-src self nonce-abcdefgh12",
+    [F("unquoted-keyword", "medium", "script-src", "self"), F("unquoted-keyword", "medium", "script-src", "nonce-abcdefgh12")],
+    ["plain-url-allowlist"],
+  ],
   // missing-semicolon, unknown-directive, ip-source (additions)
-  ["script-src 'self' object-src 'none'", [F("missing-semicolon", "medium", "script-src", "object-src"), F("missing-object-src", "high", "object-src")], []],
+  [
+    "script-src 'self' object-src 'none'",
+    [F("missing-semicolon", "medium", "script-src", "object-src"), F("missing-object-src", "high", "object-src")],
+    [],
+  ],
   ["script-src 'self'; foo-src 'self'; img-src: *", [F("unknown-directive", "low", "foo-src"), F("unknown-directive", "low", "img-src:")], []],
   // Object.prototype keys are directive names like any other: unknown, not deprecated.
-  ["script-src 'self'; constructor x; __proto__ y; tostring z; hasOwnProperty w", [F("unknown-directive", "low", "constructor"), F("unknown-directive", "low", "__proto__"), F("unknown-directive", "low", "tostring"), F("unknown-directive", "low", "hasownproperty")], ["deprecated-directive"]],
-  ["script-src 'self'; connect-src 127.0.0.1:8080 https://[::1]", [F("ip-source", "info", "connect-src", "127.0.0.1:8080"), F("ip-source", "info", "connect-src", "https://[::1]")], []],
+  [
+    "script-src 'self'; constructor x; __proto__ y; tostring z; hasOwnProperty w",
+    [
+      F("unknown-directive", "low", "constructor"),
+      F("unknown-directive", "low", "__proto__"),
+      F("unknown-directive", "low", "tostring"),
+      F("unknown-directive", "low", "hasownproperty"),
+    ],
+    ["deprecated-directive"],
+  ],
+  [
+    "script-src 'self'; connect-src 127.0.0.1:8080 https://[::1]",
+    [F("ip-source", "info", "connect-src", "127.0.0.1:8080"), F("ip-source", "info", "connect-src", "https://[::1]")],
+    [],
+  ],
   // unreadable-directive (addition): characters outside printable ASCII make browsers ignore the whole directive
-  ["script-src 'self' exämple.com; object-src 'none'", [F("unreadable-directive", "medium", "script-src"), F("missing-script-src", "high", "script-src")], []],
+  [
+    "script-src 'self' exämple.com; object-src 'none'",
+    [F("unreadable-directive", "medium", "script-src"), F("missing-script-src", "high", "script-src")],
+    [],
+  ],
   // §27: nonce and hash keywords are case-insensitive (Chromium runs a script with nonce 'x' under 'NONCE-x' and
   // ignores 'unsafe-inline' next to it); findings name the canonical form import stores
-  ["script-src 'NONCE-abcdefgh12' 'unsafe-inline'; object-src 'none'", [F("missing-base-uri", "high", "base-uri")], ["unsafe-inline", "unknown-keyword"]],
-  [`script-src ${SHA256.replace("sha256", "SHA256")} 'unsafe-inline'; object-src 'none'`, [F("missing-base-uri", "high", "base-uri")], ["unsafe-inline", "unknown-keyword", "invalid-hash"]],
+  [
+    "script-src 'NONCE-abcdefgh12' 'unsafe-inline'; object-src 'none'",
+    [F("missing-base-uri", "high", "base-uri")],
+    ["unsafe-inline", "unknown-keyword"],
+  ],
+  [
+    `script-src ${SHA256.replace("sha256", "SHA256")} 'unsafe-inline'; object-src 'none'`,
+    [F("missing-base-uri", "high", "base-uri")],
+    ["unsafe-inline", "unknown-keyword", "invalid-hash"],
+  ],
   ["script-src 'Nonce-abcdefgh12' 'strict-dynamic'", [], ["strict-dynamic-without-nonce", "unknown-keyword"]],
   ["script-src 'Nonce-abc'", [F("nonce-too-short", "medium", "script-src", "'nonce-abc'")], ["unknown-keyword"]],
   // §27: a source with a query or fragment but no path is invalid and ignored (as Chromium does): it allows nothing
@@ -166,7 +284,11 @@ const TABLE: [string, Expect[], string[]][] = [
   ["script-src 'self' https://www.google.com/?callback=x", [F("script-bypass-host", "high", "script-src", "https://www.google.com/?callback=x")], []],
   // insecure-scheme, low: a reporting endpoint over plain HTTP (the reference: "Use HTTPS to send violation reports")
   ["script-src 'self'; report-uri http://reports.example.com/csp", [F("insecure-scheme", "low", "report-uri", "http://reports.example.com/csp")], []],
-  ["script-src 'self'; report-uri /csp HTTP://r.example.com/csp https://r.example.com/csp", [F("insecure-scheme", "low", "report-uri", "HTTP://r.example.com/csp")], []],
+  [
+    "script-src 'self'; report-uri /csp HTTP://r.example.com/csp https://r.example.com/csp",
+    [F("insecure-scheme", "low", "report-uri", "HTTP://r.example.com/csp")],
+    [],
+  ],
   ["script-src 'self'; report-uri /csp https://r.example.com/csp", [], ["insecure-scheme"]],
 ];
 
@@ -193,7 +315,11 @@ describe("csp evaluator: the checks of §13.2", () => {
   test("a finding's shape: {directive, value?, severity, code, message, policyIndex}; most severe first", async () => {
     const got = await findings("script-src 'self' 'unsafe-inline' 'unsafe-eval' 'unsafe-hashes'; report-uri /r");
     for (const f of got) {
-      expect(Object.keys(f)).toEqual(f.value === undefined ? ["directive", "severity", "code", "message", "policyIndex"] : ["directive", "value", "severity", "code", "message", "policyIndex"]);
+      expect(Object.keys(f)).toEqual(
+        f.value === undefined
+          ? ["directive", "severity", "code", "message", "policyIndex"]
+          : ["directive", "value", "severity", "code", "message", "policyIndex"],
+      );
       expect(f.policyIndex).toBe(0);
     }
     const ranks = got.map((f) => ["high", "medium", "low", "info"].indexOf(f.severity));
@@ -208,10 +334,14 @@ describe("csp evaluator: the checks of §13.2", () => {
     expect(got.filter((f) => f.severity === "high" || f.severity === "medium")).toEqual([]);
     expect(got.map((f) => f.code)).toEqual(["missing-frame-ancestors", "no-reporting"]);
     // Its backward-compatible form (fallbacks ignored by CSP3 browsers) is just as clean with https: ...
-    const compat = await findings("script-src 'nonce-rAnd0m123' 'strict-dynamic' 'unsafe-inline' https:; object-src 'none'; base-uri 'none'; frame-ancestors 'self'; report-to csp");
+    const compat = await findings(
+      "script-src 'nonce-rAnd0m123' 'strict-dynamic' 'unsafe-inline' https:; object-src 'none'; base-uri 'none'; frame-ancestors 'self'; report-to csp",
+    );
     expect(compat).toEqual([]);
     // ... and with its http: fallback, which only pre-CSP3 browsers use: insecure-scheme is info there (§13.2).
-    const withHttp = await findings("script-src 'nonce-rAnd0m123' 'strict-dynamic' 'unsafe-inline' https: http:; object-src 'none'; base-uri 'none'; frame-ancestors 'self'; report-to csp");
+    const withHttp = await findings(
+      "script-src 'nonce-rAnd0m123' 'strict-dynamic' 'unsafe-inline' https: http:; object-src 'none'; base-uri 'none'; frame-ancestors 'self'; report-to csp",
+    );
     expect(withHttp.map((f) => key(f))).toEqual(["insecure-scheme info script-src http:"]);
   });
 
@@ -305,7 +435,10 @@ describe("csp evaluator: cost caps (§27) and the work pool (issue 29)", () => {
     expect(ranks).toEqual([...ranks].sort((x: number, y: number) => x - y));
     expect(res.json.findings[0].severity).toBe("high");
     const hosts = Array.from({ length: 400 }, (_, i) => `http://s${i}.example.com`);
-    const created = await a.client.post("/api/web_security/csp", { name: `many hosts ${newId()}`, content: { type: "directives", value: [{ name: "script-src", value: hosts }] } });
+    const created = await a.client.post("/api/web_security/csp", {
+      name: `many hosts ${newId()}`,
+      content: { type: "directives", value: [{ name: "script-src", value: hosts }] },
+    });
     expect(created.status).toBe(201);
     const stored = await a.client.post(EVAL, { policyId: created.json.id });
     expect(stored.status).toBe(200);
@@ -330,15 +463,25 @@ describe("csp evaluator: several policies (§27)", () => {
   const at = (got: any[], i: number) => got.filter((f) => f.policyIndex === i).map((f) => key(f));
 
   test("a comma-joined text: every policy is evaluated, each finding names its policyIndex", async () => {
-    const res = await a.client.post(EVAL, { serialized: "script-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none', object-src *, img-src http:" });
+    const res = await a.client.post(EVAL, {
+      serialized: "script-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none', object-src *, img-src http:",
+    });
     expect(res.status).toBe(200);
     expect(res.json.policyCount).toBe(3);
     const got = res.json.findings;
     expect(at(got, 0)).toContain("unsafe-inline high script-src 'unsafe-inline'");
     expect(at(got, 0)).not.toContain("missing-script-src high script-src -");
-    expect(at(got, 1)).toEqual(expect.arrayContaining(["missing-script-src high script-src -", "wildcard-source high object-src *", "missing-object-src high object-src *"]));
+    expect(at(got, 1)).toEqual(
+      expect.arrayContaining(["missing-script-src high script-src -", "wildcard-source high object-src *", "missing-object-src high object-src *"]),
+    );
     expect(at(got, 1)).not.toContain("unsafe-inline high script-src 'unsafe-inline'");
-    expect(at(got, 2)).toEqual(expect.arrayContaining(["missing-script-src high script-src -", "missing-object-src high object-src -", "insecure-scheme medium img-src http:"]));
+    expect(at(got, 2)).toEqual(
+      expect.arrayContaining([
+        "missing-script-src high script-src -",
+        "missing-object-src high object-src -",
+        "insecure-scheme medium img-src http:",
+      ]),
+    );
     expect(new Set(got.map((f: any) => f.policyIndex))).toEqual(new Set([0, 1, 2]));
     // Sorted by severity over all policies; policy order kept within a severity.
     const rank = { high: 0, medium: 1, low: 2, info: 3 } as Record<string, number>;
@@ -351,7 +494,8 @@ describe("csp evaluator: several policies (§27)", () => {
     expect(one.status).toBe(200);
     expect(one.json.policyCount).toBe(1);
     expect(one.json.findings.every((f: any) => f.policyIndex === 0)).toBe(true);
-    const p = (await a.client.post("/api/web_security/csp", { name: `one ${newId()}`, content: { type: "serialized", value: "script-src 'self'" } })).json;
+    const p = (await a.client.post("/api/web_security/csp", { name: `one ${newId()}`, content: { type: "serialized", value: "script-src 'self'" } }))
+      .json;
     const stored = await a.client.post(EVAL, { policyId: p.id });
     expect(stored.json.policyCount).toBe(1);
     expect(stored.json.findings.every((f: any) => f.policyIndex === 0)).toBe(true);
@@ -389,7 +533,13 @@ describe("csp evaluator: OpenAPI", () => {
     expect(finding.required.sort()).toEqual(["code", "directive", "message", "policyIndex", "severity"]);
     expect(res.required.sort()).toEqual(["findings", "policyCount"]);
     expect(JSON.stringify(finding.properties.severity)).toContain("medium");
-    for (const path of ["/api/web_security/csp", "/api/web_security/csp/{policy_id}", "/api/web_security/csp/{policy_id}/_serialize", "/api/web_security/csp/{policy_id}/_share", "/api/web_security/csp/{policy_id}/_unshare"])
+    for (const path of [
+      "/api/web_security/csp",
+      "/api/web_security/csp/{policy_id}",
+      "/api/web_security/csp/{policy_id}/_serialize",
+      "/api/web_security/csp/{policy_id}/_share",
+      "/api/web_security/csp/{policy_id}/_unshare",
+    ])
       expect(doc.paths[path]).toBeDefined();
   });
 });

@@ -28,7 +28,8 @@ async function findings(body: Record<string, unknown>): Promise<{ code: string; 
   expect(res.status).toBe(200);
   return res.json.findings;
 }
-const keys = (fs: { code: string; severity: string; directive: string; value?: string }[]) => fs.map((f) => `${f.code} ${f.severity} ${f.directive} ${f.value ?? "-"}`);
+const keys = (fs: { code: string; severity: string; directive: string; value?: string }[]) =>
+  fs.map((f) => `${f.code} ${f.severity} ${f.directive} ${f.value ?? "-"}`);
 
 describe("import keeps what browsers keep (§13.3)", () => {
   test("one bad token drops only that token, the directive stays, and the warning names it", async () => {
@@ -72,11 +73,16 @@ describe("import keeps what browsers keep (§13.3)", () => {
       { name: "object-src", value: ["'none'"] },
       { name: "base-uri", value: ["'none'"] },
     ]);
-    expect(p.warnings).toEqual(["base-uri: dropped 'bogus' (unknown keyword)", "base-uri: no valid source left, stored as 'none' (an empty source list matches nothing)"]);
+    expect(p.warnings).toEqual([
+      "base-uri: dropped 'bogus' (unknown keyword)",
+      "base-uri: no valid source left, stored as 'none' (an empty source list matches nothing)",
+    ]);
   });
 
   test("fenced-frame-src and every other CSP3 directive is kept; unknown and retired names are dropped with a warning", async () => {
-    const p = await importText("fenced-frame-src https://ads.example; default-src 'self'; foo-src x; block-all-mixed-content; plugin-types application/pdf");
+    const p = await importText(
+      "fenced-frame-src https://ads.example; default-src 'self'; foo-src x; block-all-mixed-content; plugin-types application/pdf",
+    );
     expect(p.directives).toEqual([
       { name: "fenced-frame-src", value: ["https://ads.example"] },
       { name: "default-src", value: ["'self'"] },
@@ -149,7 +155,9 @@ describe("evaluator misses (§13.2)", () => {
   });
 
   test("a hash only in script-src-attr makes missing-base-uri medium, not high", async () => {
-    const attr = await findings({ serialized: "script-src 'self'; script-src-attr 'sha256-RFWPLDbv2BY+rCkDzsE+0fr8ylGr2R2faWMhq4lfEQc='; object-src 'none'" });
+    const attr = await findings({
+      serialized: "script-src 'self'; script-src-attr 'sha256-RFWPLDbv2BY+rCkDzsE+0fr8ylGr2R2faWMhq4lfEQc='; object-src 'none'",
+    });
     expect(keys(attr.filter((f) => f.code === "missing-base-uri"))).toEqual(["missing-base-uri medium base-uri -"]);
     const elem = await findings({ serialized: "script-src 'self'; script-src-elem 'nonce-abcdefgh12'; object-src 'none'" });
     expect(keys(elem.filter((f) => f.code === "missing-base-uri"))).toEqual(["missing-base-uri medium base-uri -"]);
@@ -168,7 +176,9 @@ describe("evaluator misses (§13.2)", () => {
 
 describe("evaluator noise (§13.2)", () => {
   test("http: next to 'strict-dynamic' with a nonce or hash is info (Google's recommended fallback)", async () => {
-    const got = await findings({ serialized: "script-src 'nonce-rAnd0m123' 'strict-dynamic' 'unsafe-inline' https: http:; object-src 'none'; base-uri 'none'" });
+    const got = await findings({
+      serialized: "script-src 'nonce-rAnd0m123' 'strict-dynamic' 'unsafe-inline' https: http:; object-src 'none'; base-uri 'none'",
+    });
     expect(got.filter((f) => f.severity === "high" || f.severity === "medium")).toEqual([]);
     expect(keys(got.filter((f) => f.code === "insecure-scheme"))).toEqual(["insecure-scheme info script-src http:"]);
     // Without a nonce or hash 'strict-dynamic' does nothing for old browsers either: http: stays high.
@@ -218,7 +228,17 @@ describe("csp: create from serialized text", () => {
   });
 
   test("nothing valid left → 400 INVALID_INPUT", async () => {
-    for (const text of ["", "   ", ";;;", ",", "foo-src 'self'; bar", "webrtc 'maybe'; report-to a(b", "défault-src 'self'", "img-src exämple.com", "foo, default-src 'self'"]) {
+    for (const text of [
+      "",
+      "   ",
+      ";;;",
+      ",",
+      "foo-src 'self'; bar",
+      "webrtc 'maybe'; report-to a(b",
+      "défault-src 'self'",
+      "img-src exämple.com",
+      "foo, default-src 'self'",
+    ]) {
       const res = await a.client.post(BASE, { name: "empty", content: { type: "serialized", value: text } });
       expect({ text, status: res.status, code: res.json.code }).toEqual({ text, status: 400, code: "INVALID_INPUT" });
       expect(res.json.message).toStartWith("content.value:");

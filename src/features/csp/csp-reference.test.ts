@@ -68,7 +68,12 @@ function counterparts(r: Ref): Counterpart[] | null {
     case Type.MISSING_DIRECTIVES:
       return [{ code: `missing-${r.directive}`, severity: "high" }];
     case Type.SCRIPT_ALLOWLIST_BYPASS:
-      return r.severity === Severity.HIGH ? [{ code: "script-bypass-host", severity: "high" }, { code: "plain-url-allowlist", severity: "medium" }] : [{ code: "plain-url-allowlist", severity: "medium" }];
+      return r.severity === Severity.HIGH
+        ? [
+            { code: "script-bypass-host", severity: "high" },
+            { code: "plain-url-allowlist", severity: "medium" },
+          ]
+        : [{ code: "plain-url-allowlist", severity: "medium" }];
     case Type.OBJECT_ALLOWLIST_BYPASS:
       return [{ code: "missing-object-src", severity: r.severity === Severity.HIGH ? "high" : "medium" }];
     case Type.IP_SOURCE:
@@ -86,7 +91,12 @@ function counterparts(r: Ref): Counterpart[] | null {
     case Type.MISSING_SEMICOLON:
       return [{ code: "missing-semicolon", severity: "medium" }];
     case Type.INVALID_KEYWORD:
-      return q(r.value) ? [{ code: "unknown-keyword", severity: "medium" }, { code: "invalid-hash", severity: "medium" }] : [{ code: "unquoted-keyword", severity: "medium" }];
+      return q(r.value)
+        ? [
+            { code: "unknown-keyword", severity: "medium" },
+            { code: "invalid-hash", severity: "medium" },
+          ]
+        : [{ code: "unquoted-keyword", severity: "medium" }];
     case Type.REPORTING_DESTINATION_MISSING:
       return [{ code: "no-reporting", severity: "info", directive: "report-to" }];
     case Type.REPORT_TO_ONLY:
@@ -100,9 +110,7 @@ function counterparts(r: Ref): Counterpart[] | null {
 }
 
 type Difference =
-  | { kind: "oursOnly"; ours: Ours }
-  | { kind: "referenceOnly"; ref: Ref }
-  | { kind: "severity"; ours: Ours; ref: Ref; expected: string };
+  { kind: "oursOnly"; ours: Ours } | { kind: "referenceOnly"; ref: Ref } | { kind: "severity"; ours: Ours; ref: Ref; expected: string };
 
 interface Context {
   /** The policy as the reference parsed it (first of repeated directives, keywords lower-cased). */
@@ -137,32 +145,45 @@ const unreadable = (ctx: Context, directive: string) => ctx.values(directive).so
 const DIFFERENCES: Rule[] = [
   {
     id: "self-is-not-a-host-list",
-    reason: "The reference notes 'self' in script sources as a maybe-bypass (JSONP or uploads on the site itself); §13.2's plain-url-allowlist is about allow-listed hosts, and 'self' is in nearly every policy.",
+    reason:
+      "The reference notes 'self' in script sources as a maybe-bypass (JSONP or uploads on the site itself); §13.2's plain-url-allowlist is about allow-listed hosts, and 'self' is in nearly every policy.",
     explains: (d) => refOnly(d, Type.SCRIPT_ALLOWLIST_BYPASS) && d.ref.value === "'self'",
   },
   {
     id: "base-uri-medium",
-    reason: "§13.2: without base-uri, medium even when scripts use no nonce or hash (an injected <base> re-targets every relative URL); the reference only reports the high case.",
+    reason:
+      "§13.2: without base-uri, medium even when scripts use no nonce or hash (an injected <base> re-targets every relative URL); the reference only reports the high case.",
     explains: (d) => ours(d, "missing-base-uri", "medium"),
   },
   {
     id: "base-uri-with-hashes",
-    reason: "§13.2: missing-base-uri is high whenever the script sources use nonces or hashes; the reference only with nonces, or hashes plus 'strict-dynamic' (a hashed script that loads a relative URL is re-targeted by <base> just the same).",
+    reason:
+      "§13.2: missing-base-uri is high whenever the script sources use nonces or hashes; the reference only with nonces, or hashes plus 'strict-dynamic' (a hashed script that loads a relative URL is re-targeted by <base> just the same).",
     explains: (d, ctx) => {
       const script = ctx.values(ctx.csp.directives["script-src"] ? "script-src" : "default-src");
-      return d.kind === "oursOnly" && ours(d, "missing-base-uri", "high") && script.some((v) => /^'sha(256|384|512)-/.test(v)) && !script.some((v) => /^'nonce-/.test(v));
+      return (
+        d.kind === "oursOnly" &&
+        ours(d, "missing-base-uri", "high") &&
+        script.some((v) => /^'sha(256|384|512)-/.test(v)) &&
+        !script.some((v) => /^'nonce-/.test(v))
+      );
     },
   },
   {
     id: "object-src-effective-value",
-    reason: "§13.2: missing-object-src (high) whenever the effective object-src value allows plugins (`*`, a scheme, a host), also through default-src; the reference is silent on default-src hosts and rates object-src hosts medium-maybe.",
+    reason:
+      "§13.2: missing-object-src (high) whenever the effective object-src value allows plugins (`*`, a scheme, a host), also through default-src; the reference is silent on default-src hosts and rates object-src hosts medium-maybe.",
     explains: (d, ctx) =>
-      (ours(d, "missing-object-src", "high") && d.kind === "oursOnly" && d.ours.directive === "default-src" && ctx.csp.directives["object-src"] === undefined) ||
+      (ours(d, "missing-object-src", "high") &&
+        d.kind === "oursOnly" &&
+        d.ours.directive === "default-src" &&
+        ctx.csp.directives["object-src"] === undefined) ||
       (d.kind === "severity" && d.ours.code === "missing-object-src" && d.ref.type === Type.OBJECT_ALLOWLIST_BYPASS),
   },
   {
     id: "one-object-src-finding",
-    reason: "§13.2: one missing-object-src per policy, naming the first offending value; the reference reports each offending value of the effective object-src (11 findings on one real policy).",
+    reason:
+      "§13.2: one missing-object-src per policy, naming the first offending value; the reference reports each offending value of the effective object-src (11 findings on one real policy).",
     explains: (d, ctx) =>
       d.kind === "referenceOnly" &&
       d.ref.directive === objectDirective(ctx) &&
@@ -171,12 +192,14 @@ const DIFFERENCES: Rule[] = [
   },
   {
     id: "empty-source-list-is-none",
-    reason: "CSP3 (and Chromium): an empty source list matches nothing, so `object-src;` is 'none' (import stores it so, §13.3); the reference reads it as a missing object-src.",
+    reason:
+      "CSP3 (and Chromium): an empty source list matches nothing, so `object-src;` is 'none' (import stores it so, §13.3); the reference reads it as a missing object-src.",
     explains: (d, ctx) => refOnly(d, Type.MISSING_DIRECTIVES) && d.ref.directive === "object-src" && ctx.csp.directives["object-src"]?.length === 0,
   },
   {
     id: "http-host-in-script-sources-high",
-    reason: "§13.2: an http:// host in script sources is high (a script over plain HTTP is as good as attacker-supplied on a hostile network); the reference rates every http:// source medium.",
+    reason:
+      "§13.2: an http:// host in script sources is high (a script over plain HTTP is as good as attacker-supplied on a hostile network); the reference rates every http:// source medium.",
     explains: (d) => d.kind === "severity" && d.ours.code === "insecure-scheme" && d.ours.severity === "high" && d.ref.type === Type.SRC_HTTP,
   },
   {
@@ -186,32 +209,39 @@ const DIFFERENCES: Rule[] = [
   },
   {
     id: "http-fallback-next-to-strict-dynamic",
-    reason: "§13.2: `http:` or an http:// host next to 'strict-dynamic' with a nonce or hash is info (Google's recommended fallback for pre-CSP3 browsers); the reference drops it from the CSP3 effective policy and says nothing.",
+    reason:
+      "§13.2: `http:` or an http:// host next to 'strict-dynamic' with a nonce or hash is info (Google's recommended fallback for pre-CSP3 browsers); the reference drops it from the CSP3 effective policy and says nothing.",
     explains: (d) => ours(d, "insecure-scheme", "info"),
   },
   {
     id: "strict-dynamic-without-nonce-medium",
-    reason: "§13.2: 'strict-dynamic' without a nonce or hash is medium (every script is blocked, so sites weaken the policy to recover); the reference's optional strict-CSP check rates it info.",
+    reason:
+      "§13.2: 'strict-dynamic' without a nonce or hash is medium (every script is blocked, so sites weaken the policy to recover); the reference's optional strict-CSP check rates it info.",
     explains: (d) => d.kind === "severity" && d.ours.code === "strict-dynamic-without-nonce",
   },
   {
     id: "wildcard-with-port",
-    reason: "`https://*:443` matches every host on port 443: a wildcard (§13.2 wildcard-source); the reference only recognises a bare `*` after the scheme.",
+    reason:
+      "`https://*:443` matches every host on port 443: a wildcard (§13.2 wildcard-source); the reference only recognises a bare `*` after the scheme.",
     explains: (d) => ours(d, "wildcard-source", "high") && d.kind === "oursOnly" && /^(?:[a-z][a-z0-9+.-]*:\/\/)?\*:/i.test(d.ours.value ?? ""),
   },
   {
     id: "none-is-ignored-next-to-sources",
-    reason: "'none' next to other sources is ignored by browsers (Chromium logs it), so the hosts still apply; the reference skips the allow-list check of a directive that holds 'none'.",
-    explains: (d, ctx) => (ours(d, "plain-url-allowlist") || ours(d, "script-bypass-host")) && d.kind === "oursOnly" && ctx.values(d.ours.directive).includes("'none'"),
+    reason:
+      "'none' next to other sources is ignored by browsers (Chromium logs it), so the hosts still apply; the reference skips the allow-list check of a directive that holds 'none'.",
+    explains: (d, ctx) =>
+      (ours(d, "plain-url-allowlist") || ours(d, "script-bypass-host")) && d.kind === "oursOnly" && ctx.values(d.ours.directive).includes("'none'"),
   },
   {
     id: "nonce-outside-base64",
-    reason: "A nonce with characters outside base64 is no nonce to browsers (Chromium drops the source, and so does import), so it is an unknown-keyword (medium) like 'unsafe_inline'; the reference notes the charset as info.",
+    reason:
+      "A nonce with characters outside base64 is no nonce to browsers (Chromium drops the source, and so does import), so it is an unknown-keyword (medium) like 'unsafe_inline'; the reference notes the charset as info.",
     explains: (d) => d.kind === "severity" && d.ours.code === "unknown-keyword" && d.ref.type === Type.NONCE_CHARSET,
   },
   {
     id: "unreadable-directive",
-    reason: "Browsers ignore a directive with characters outside printable ASCII (Chromium: 'invalid characters'), so script-src is missing (unreadable-directive says why); the reference reads the directive.",
+    reason:
+      "Browsers ignore a directive with characters outside printable ASCII (Chromium: 'invalid characters'), so script-src is missing (unreadable-directive says why); the reference reads the directive.",
     explains: (d, ctx) =>
       (d.kind === "referenceOnly" && unreadable(ctx, d.ref.directive)) ||
       ours(d, "unreadable-directive") ||
@@ -221,7 +251,9 @@ const DIFFERENCES: Rule[] = [
     id: "sources-browsers-drop",
     reason:
       "A host Chromium refuses (an '_' in a label, an IPv6 literal, a ?query or #fragment without a path before it: §27) is dropped by browsers and by import, so it is neither an allow-list entry nor an insecure source; the reference still reads it as a host.",
-    explains: (d) => d.kind === "referenceOnly" && (/^(?:[a-z][a-z0-9+.-]*:\/\/)?(?:[^/:]*_|\[)/i.test(d.ref.value ?? "") || /^(?:[a-z][a-z0-9+.-]*:\/\/)?[^/?#]*[?#]/i.test(d.ref.value ?? "")),
+    explains: (d) =>
+      d.kind === "referenceOnly" &&
+      (/^(?:[a-z][a-z0-9+.-]*:\/\/)?(?:[^/:]*_|\[)/i.test(d.ref.value ?? "") || /^(?:[a-z][a-z0-9+.-]*:\/\/)?[^/?#]*[?#]/i.test(d.ref.value ?? "")),
   },
   {
     id: "nonce-and-hash-case",
@@ -229,14 +261,22 @@ const DIFFERENCES: Rule[] = [
       "§27: nonce and hash keywords are case-insensitive, as in Chromium ('NONCE-x' is a nonce, so 'unsafe-inline' next to it is ignored); the reference lower-cases only the plain keywords, so it calls them invalid keywords and keeps 'unsafe-inline'.",
     explains: (d, ctx) =>
       d.kind === "referenceOnly" &&
-      ((d.ref.type === Type.INVALID_KEYWORD && /^'(nonce|sha256|sha384|sha512)-/i.test(d.ref.value ?? "") && !/^'(nonce|sha256|sha384|sha512)-/.test(d.ref.value ?? "")) ||
-        (d.ref.type === Type.SCRIPT_UNSAFE_INLINE && ctx.values(d.ref.directive).some((v) => /^'(nonce|sha256|sha384|sha512)-/i.test(v) && !/^'(nonce|sha256|sha384|sha512)-/.test(v)))),
+      ((d.ref.type === Type.INVALID_KEYWORD &&
+        /^'(nonce|sha256|sha384|sha512)-/i.test(d.ref.value ?? "") &&
+        !/^'(nonce|sha256|sha384|sha512)-/.test(d.ref.value ?? "")) ||
+        (d.ref.type === Type.SCRIPT_UNSAFE_INLINE &&
+          ctx.values(d.ref.directive).some((v) => /^'(nonce|sha256|sha384|sha512)-/i.test(v) && !/^'(nonce|sha256|sha384|sha512)-/.test(v)))),
   },
   {
     id: "report-uri-http-low",
     reason:
       "An http:// report-uri exposes the reports (page and blocked URLs) on the network path but runs no script: insecure-scheme low (issue 30); the reference rates every http:// source medium.",
-    explains: (d) => d.kind === "severity" && d.ours.code === "insecure-scheme" && d.ours.severity === "low" && d.ours.directive === "report-uri" && d.ref.type === Type.SRC_HTTP,
+    explains: (d) =>
+      d.kind === "severity" &&
+      d.ours.code === "insecure-scheme" &&
+      d.ours.severity === "low" &&
+      d.ours.directive === "report-uri" &&
+      d.ref.type === Type.SRC_HTTP,
   },
   {
     id: "directives-newer-than-the-reference",
@@ -245,22 +285,26 @@ const DIFFERENCES: Rule[] = [
   },
   {
     id: "deprecated-directives",
-    reason: "§13.2 deprecated-directive lists block-all-mixed-content and plugin-types (the reference still treats them as current) and report-uri without report-to.",
+    reason:
+      "§13.2 deprecated-directive lists block-all-mixed-content and plugin-types (the reference still treats them as current) and report-uri without report-to.",
     explains: (d) => ours(d, "deprecated-directive") && ["block-all-mixed-content", "plugin-types", "report-uri"].includes(d.ours.directive),
   },
   {
     id: "report-to-alone-is-fine",
-    reason: "report-to is CSP3's reporting mechanism; §13.2 notes report-uri without report-to (deprecated-directive), not report-to without report-uri as the reference does.",
+    reason:
+      "report-to is CSP3's reporting mechanism; §13.2 notes report-uri without report-to (deprecated-directive), not report-to without report-uri as the reference does.",
     explains: (d) => refOnly(d, Type.REPORT_TO_ONLY),
   },
   {
     id: "reflected-xss-block",
-    reason: "`reflected-xss block` is that (deprecated) directive's own syntax; the reference flags the word because its keyword list holds webrtc's 'block'.",
+    reason:
+      "`reflected-xss block` is that (deprecated) directive's own syntax; the reference flags the word because its keyword list holds webrtc's 'block'.",
     explains: (d) => refOnly(d, Type.INVALID_KEYWORD) && d.ref.directive === "reflected-xss",
   },
   {
     id: "checks-without-counterpart",
-    reason: "§13.2 checks the reference does not have: missing-frame-ancestors (clickjacking), and notes on keywords newer than it ('wasm-unsafe-eval', 'inline-speculation-rules').",
+    reason:
+      "§13.2 checks the reference does not have: missing-frame-ancestors (clickjacking), and notes on keywords newer than it ('wasm-unsafe-eval', 'inline-speculation-rules').",
     explains: (d) => ours(d, "missing-frame-ancestors") || ours(d, "wasm-unsafe-eval") || ours(d, "inline-speculation-rules"),
   },
 ];
@@ -290,7 +334,9 @@ function reference(policy: string): { findings: Ref[]; csp: Csp } {
 async function evaluateOurs(policy: string): Promise<Ours[]> {
   const res = await a.client.post("/api/web_security/csp/_evaluate", { serialized: policy });
   expect({ policy, status: res.status }).toEqual({ policy, status: 200 });
-  return res.json.findings.map(({ code, severity, directive, value }: Ours) => (value === undefined ? { code, severity, directive } : { code, severity, directive, value }));
+  return res.json.findings.map(({ code, severity, directive, value }: Ours) =>
+    value === undefined ? { code, severity, directive } : { code, severity, directive, value },
+  );
 }
 
 /** The differences, and the codes of ours that agreed with a reference finding (code, directive, value, severity). */
@@ -339,8 +385,32 @@ describe("csp evaluator vs Google's CSP Evaluator (reference)", () => {
     expect(unexplained).toEqual([]);
     expect([...used].filter(([, n]) => n === 0).map(([id]) => id)).toEqual([]);
     // The agreement is not vacuous: every mapped check of ours agrees with the reference on some corpus policy.
-    const MAPPED = ["unsafe-inline", "unsafe-hashes", "unsafe-eval", "data-scheme", "insecure-scheme", "broad-scheme", "wildcard-source", "missing-object-src", "missing-script-src", "missing-base-uri"];
-    const MAPPED_2 = ["script-bypass-host", "plain-url-allowlist", "permissive-base-uri", "ip-source", "nonce-too-short", "deprecated-directive", "unknown-directive", "missing-semicolon", "unknown-keyword", "invalid-hash", "unquoted-keyword", "no-reporting"];
+    const MAPPED = [
+      "unsafe-inline",
+      "unsafe-hashes",
+      "unsafe-eval",
+      "data-scheme",
+      "insecure-scheme",
+      "broad-scheme",
+      "wildcard-source",
+      "missing-object-src",
+      "missing-script-src",
+      "missing-base-uri",
+    ];
+    const MAPPED_2 = [
+      "script-bypass-host",
+      "plain-url-allowlist",
+      "permissive-base-uri",
+      "ip-source",
+      "nonce-too-short",
+      "deprecated-directive",
+      "unknown-directive",
+      "missing-semicolon",
+      "unknown-keyword",
+      "invalid-hash",
+      "unquoted-keyword",
+      "no-reporting",
+    ];
     expect([...MAPPED, ...MAPPED_2].filter((code) => !agreements.has(code))).toEqual([]);
     expect([...agreements.values()].reduce((x, y) => x + y, 0)).toBeGreaterThanOrEqual(400);
   });

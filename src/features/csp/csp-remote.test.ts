@@ -72,10 +72,24 @@ function page(body: string | Uint8Array, headers: [string, string][] = [], statu
 const ROUTES: Record<string, () => Response> = {
   "/enforcing": () => page(html(""), [[CSP, "default-src 'self'; script-src 'self' https://cdn.example.com; unknown-directive x"]]),
   "/report-only": () => page(html(""), [[CSP_RO, "default-src 'none'; report-uri /csp-report"]]),
-  "/both": () => page(html(`<meta http-equiv="Content-Security-Policy" content="img-src 'self'">`), [[CSP, "default-src 'self'"], [CSP_RO, "default-src 'none'"]]),
-  "/several-headers": () => page(html(""), [[CSP, "default-src 'self'"], [CSP, "script-src 'none'"]]),
+  "/both": () =>
+    page(html(`<meta http-equiv="Content-Security-Policy" content="img-src 'self'">`), [
+      [CSP, "default-src 'self'"],
+      [CSP_RO, "default-src 'none'"],
+    ]),
+  "/several-headers": () =>
+    page(html(""), [
+      [CSP, "default-src 'self'"],
+      [CSP, "script-src 'none'"],
+    ]),
   "/comma-joined": () => page(html(""), [[CSP, "default-src 'self', img-src https:"]]),
-  "/several-mixed": () => page(html(""), [[CSP, ", default-src 'self' , img-src https:"], [CSP, "script-src 'none'"], [CSP_RO, "img-src 'none'"], [CSP_RO, "font-src 'none'"]]),
+  "/several-mixed": () =>
+    page(html(""), [
+      [CSP, ", default-src 'self' , img-src https:"],
+      [CSP, "script-src 'none'"],
+      [CSP_RO, "img-src 'none'"],
+      [CSP_RO, "font-src 'none'"],
+    ]),
   "/meta-comma": () => page(html(`<meta http-equiv="Content-Security-Policy" content="script-src 'self', object-src 'none'">`)),
   "/meta": () =>
     page(
@@ -99,10 +113,13 @@ const ROUTES: Record<string, () => Response> = {
       </body></html>`,
     ),
   "/meta-implied-body": () =>
-    page(`<meta http-equiv="Content-Security-Policy" content="default-src 'self'">Some text<meta http-equiv="Content-Security-Policy" content="img-src *">`),
+    page(
+      `<meta http-equiv="Content-Security-Policy" content="default-src 'self'">Some text<meta http-equiv="Content-Security-Policy" content="img-src *">`,
+    ),
   "/meta-none": () => page(html(`<meta charset="utf-8">`)),
   "/meta-late": () => page(html(`<style>/*${"x".repeat(2 * MiB)}*/</style><meta http-equiv="Content-Security-Policy" content="default-src 'self'">`)),
-  "/meta-early-big-page": () => page(html(`<meta http-equiv="Content-Security-Policy" content="default-src 'self'">`, `<p>${"y".repeat(3 * MiB)}</p>`)),
+  "/meta-early-big-page": () =>
+    page(html(`<meta http-equiv="Content-Security-Policy" content="default-src 'self'">`, `<p>${"y".repeat(3 * MiB)}</p>`)),
   "/header-20k": () => page(html(""), [[CSP, POLICY_20K.text]]),
   "/header-70k": () => page(html(""), [[CSP, POLICY_70K.text]]),
   "/redirect": () => new Response(null, { status: 302, headers: { location: "/enforcing" } }),
@@ -114,9 +131,23 @@ const ROUTES: Record<string, () => Response> = {
   "/server-error": () => page("boom", [[CSP, "default-src 'self'"]], 500),
   "/no-csp": () => page(html("")),
   "/invalid-csp": () => page(html(""), [[CSP, "foo-src x; report-to a(b"]]),
-  "/huge-body": () => page(HUGE, [[CSP, "default-src 'self'"], [CSP_RO, "img-src 'none'"], ["content-type", "text/plain"]]),
+  "/huge-body": () =>
+    page(HUGE, [
+      [CSP, "default-src 'self'"],
+      [CSP_RO, "img-src 'none'"],
+      ["content-type", "text/plain"],
+    ]),
   "/huge-meta": () => new Response(Buffer.concat([Buffer.from(META_HEAD), HUGE]), { headers: { "content-type": "text/html" } }),
-  "/endless-header": () => endless([[CSP, "default-src 'self'"], [CSP_RO, "img-src 'none'"]], "x", new Uint8Array([0x78]), 200),
+  "/endless-header": () =>
+    endless(
+      [
+        [CSP, "default-src 'self'"],
+        [CSP_RO, "img-src 'none'"],
+      ],
+      "x",
+      new Uint8Array([0x78]),
+      200,
+    ),
   "/endless-meta": () => endless([["content-type", "text/html"]], META_HEAD, new Uint8Array(256 * 1024).fill(0x62), 5),
   "/bomb-header": () => new Response(BOMB, { headers: { [CSP]: "default-src 'self'", "content-encoding": "gzip" } }),
   "/bomb-meta": () => new Response(META_BOMB, { headers: { "content-type": "text/html", "content-encoding": "gzip" } }),
@@ -164,7 +195,8 @@ async function importedWithWarnings(url: string, source: string, followRedirects
   expect({ url, source, status: res.status, message: res.json?.message }).toEqual({ url, source, status: 201, message: undefined });
   return res.json as { directives: unknown[]; warnings?: string[] };
 }
-const imported = async (url: string, source: string, followRedirects?: unknown) => (await importedWithWarnings(url, source, followRedirects)).directives;
+const imported = async (url: string, source: string, followRedirects?: unknown) =>
+  (await importedWithWarnings(url, source, followRedirects)).directives;
 
 async function failure(user: TestUser, url: string, source: string, followRedirects?: unknown) {
   const res = await importRemote(user, url, source, followRedirects);
@@ -201,7 +233,8 @@ describe("csp remote import: sources", () => {
   });
 
   test("several policies → the first, with a warning naming how many were sent (header lines, comma-joined, meta tags)", async () => {
-    const several = (n: number, how: string) => `the response holds ${n} policies (${how}); only the first was imported, while browsers enforce all of them`;
+    const several = (n: number, how: string) =>
+      `the response holds ${n} policies (${how}); only the first was imported, while browsers enforce all of them`;
     const HEADERS = "Content-Security-Policy header lines and comma-separated policies";
     expect(await importedWithWarnings(`${up}/several-headers`, "enforcingHeader")).toMatchObject({
       directives: [{ name: "default-src", value: ["'self'"] }],
@@ -364,11 +397,19 @@ describe("csp remote import: redirects and upstream failures", () => {
 describe("csp remote import: private targets", () => {
   test("refused without network.allow_private_targets → 400 TARGET_NOT_ALLOWED, nothing fetched", async () => {
     const before = hits.length;
-    for (const url of [`${up}/enforcing`, `http://localhost:${upstream.port}/enforcing`, `http://[::1]:${upstream.port}/`, "http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/"]) {
+    for (const url of [
+      `${up}/enforcing`,
+      `http://localhost:${upstream.port}/enforcing`,
+      `http://[::1]:${upstream.port}/`,
+      "http://169.254.169.254/latest/meta-data/",
+      "http://10.0.0.1/",
+    ]) {
       const res = await importRemote(c, url, "enforcingHeader");
       expect({ url, status: res.status, code: res.json.code }).toEqual({ url, status: 400, code: "TARGET_NOT_ALLOWED" });
       // §27: the refusal says how to allow it.
-      expect(res.json.message).toBe("content.value.url: URL not allowed (private address) (an operator can allow private targets with network.allow_private_targets)");
+      expect(res.json.message).toBe(
+        "content.value.url: URL not allowed (private address) (an operator can allow private targets with network.allow_private_targets)",
+      );
     }
     expect(hits.length).toBe(before);
     expect((await c.client.get(BASE)).json.total).toBe(0);
@@ -399,6 +440,8 @@ describe("csp remote import: update", () => {
     const failed = await a.client.put(`${BASE}/${p.id}`, { content: remote(`${up}/no-csp`, "enforcingHeader") });
     expect(failed.json.code).toBe("UPSTREAM_FAILED");
     expect((await a.client.get(`${BASE}/${p.id}`)).json.policy.directives).toHaveLength(2);
-    expect((await c.client.put(`${BASE}/${newId()}`, { content: remote(`${up}/enforcing`, "enforcingHeader") })).json.code).toBe("TARGET_NOT_ALLOWED");
+    expect((await c.client.put(`${BASE}/${newId()}`, { content: remote(`${up}/enforcing`, "enforcingHeader") })).json.code).toBe(
+      "TARGET_NOT_ALLOWED",
+    );
   });
 });

@@ -43,7 +43,9 @@ beforeAll(async () => {
     port: 0,
     fetch(req) {
       const policy = served.get(new URL(req.url).pathname.slice(1)) ?? "";
-      return new Response("<!doctype html><title>csp</title><p>page", { headers: { "content-type": "text/html", "content-security-policy": policy } });
+      return new Response("<!doctype html><title>csp</title><p>page", {
+        headers: { "content-type": "text/html", "content-security-policy": policy },
+      });
     },
   });
   userDataDir = mkdtempSync(join(tmpdir(), "secbox-csp-chromium-"));
@@ -53,7 +55,15 @@ beforeAll(async () => {
     headless: true,
     pipe: true,
     userDataDir,
-    args: [...(asRoot ? ["--no-sandbox"] : []), "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
+    args: [
+      ...(asRoot ? ["--no-sandbox"] : []),
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-dev-shm-usage",
+    ],
     timeout: 60_000,
     protocolTimeout: 120_000,
   });
@@ -126,20 +136,31 @@ function enforcedByChromium(policy: string, messages: string[]): Enforced {
     else if ((r = /directive '([^']+)' contains '(.*)' as a source expression that is permitted only for/.exec(m))) dropToken(r[1]!, r[2]!);
     else if ((r = /directive '([^']+)' contains the keyword 'none' alongside/.exec(m))) noneIgnored.add(r[1]!);
     else if ((r = /^Unrecognized Content-Security-Policy directive '([^']+)'\.$/.exec(m))) ignoredDirectives.add(r[1]!.toLowerCase());
-    else if ((r = /^The Content-Security-Policy directive '([^']+)' has been removed from the specification/.exec(m))) ignoredDirectives.add(r[1]!.toLowerCase());
-    else if ((r = /^The value for the Content-Security-Policy directive '([^']+)' contains one or more invalid characters/.exec(m))) ignoredDirectives.add(r[1]!.toLowerCase());
-    else if ((r = /^The Content-Security-Policy directive name '([^']+)' contains one or more invalid characters/.exec(m))) ignoredDirectives.add(r[1]!.toLowerCase());
-    else if ((r = /^Ignoring duplicate Content-Security-Policy directive '([^']+)'\.$/.exec(m))) continue; // repeats: only the first counts below
+    else if ((r = /^The Content-Security-Policy directive '([^']+)' has been removed from the specification/.exec(m)))
+      ignoredDirectives.add(r[1]!.toLowerCase());
+    else if ((r = /^The value for the Content-Security-Policy directive '([^']+)' contains one or more invalid characters/.exec(m)))
+      ignoredDirectives.add(r[1]!.toLowerCase());
+    else if ((r = /^The Content-Security-Policy directive name '([^']+)' contains one or more invalid characters/.exec(m)))
+      ignoredDirectives.add(r[1]!.toLowerCase());
+    else if ((r = /^Ignoring duplicate Content-Security-Policy directive '([^']+)'\.$/.exec(m)))
+      continue; // repeats: only the first counts below
     else if (/directive 'report-to' contains more than one endpoint/.test(m)) {
       for (const t of directives.find((d) => d.name === "report-to")!.value.slice(1)) dropToken("report-to", t);
-    } else if ((r = /directive '([^']+)' should be empty, but was delivered with a value of '(.*)'\./.exec(m))) for (const t of r[2]!.split(/\s+/)) dropToken(r[1]!, t);
+    } else if ((r = /directive '([^']+)' should be empty, but was delivered with a value of '(.*)'\./.exec(m)))
+      for (const t of r[2]!.split(/\s+/)) dropToken(r[1]!, t);
     else if ((r = /'sandbox' Content Security Policy directive: '(.*)' is an invalid sandbox flag/.exec(m))) dropToken("sandbox", r[1]!);
     else if ((r = /directive 'trusted_types' contains an invalid policy: '(.*)'\. It will be ignored/.exec(m))) dropToken("trusted-types", r[1]!);
-    else if ((r = /^Invalid expression in 'require-trusted-types-for' Content Security Policy directive: (.*)\.\n?$/.exec(m))) dropToken("require-trusted-types-for", r[1]!);
+    else if ((r = /^Invalid expression in 'require-trusted-types-for' Content Security Policy directive: (.*)\.\n?$/.exec(m)))
+      dropToken("require-trusted-types-for", r[1]!);
     else if ((r = /directive 'report-uri' specifies an invalid endpoint '(.*)'\. It will be ignored/.exec(m))) dropToken("report-uri", r[1]!);
-    else if (/contains a source with an invalid path: .* will be ignored\./.test(m) || /Did you want to add it as a directive and forget a semicolon\?/.test(m)) continue; // kept (query dropped) / kept
+    else if (
+      /contains a source with an invalid path: .* will be ignored\./.test(m) ||
+      /Did you want to add it as a directive and forget a semicolon\?/.test(m)
+    )
+      continue; // kept (query dropped) / kept
     else if (/'require-trusted-types-for' Content Security Policy directive is empty/.test(m)) continue;
-    else if (/^\[Report Only\]|^Refused to|violates the following Content Security Policy/.test(m)) continue; // enforcement, not parsing
+    else if (/^\[Report Only\]|^Refused to|violates the following Content Security Policy/.test(m))
+      continue; // enforcement, not parsing
     else unexplained.push(m);
   }
   expect(unexplained).toEqual([]);
@@ -150,7 +171,10 @@ function enforcedByChromium(policy: string, messages: string[]): Enforced {
     seen.add(name);
     if (ignoredDirectives.has(name)) continue;
     const dropped = ignoredTokens.get(name) ?? new Set();
-    kept.set(name, value.filter((t) => !dropped.has(t)));
+    kept.set(
+      name,
+      value.filter((t) => !dropped.has(t)),
+    );
   }
   return { kept, ignoredTokens, ignoredDirectives, noneIgnored };
 }
@@ -191,7 +215,12 @@ describe("csp round trip over the corpus", () => {
         seen.add(directive);
         for (const t of tokens) {
           if (stored.get(directive)!.includes(t)) continue;
-          expect({ name, directive, token: t, warned: about.some((w) => w.includes(t)) || stored.get(directive)!.includes(norm(directive, t)) }).toEqual({ name, directive, token: t, warned: true });
+          expect({
+            name,
+            directive,
+            token: t,
+            warned: about.some((w) => w.includes(t)) || stored.get(directive)!.includes(norm(directive, t)),
+          }).toEqual({ name, directive, token: t, warned: true });
         }
       }
       const enforced = enforcedByChromium(policy, await chromiumMessages(name, policy));

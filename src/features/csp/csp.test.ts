@@ -26,7 +26,14 @@ const BASE = "/api/web_security/csp";
 async function insertTag(userId: string, name: string, color = "default"): Promise<string> {
   const id = newId();
   const now = Math.floor(nowMs / 1000);
-  await srv.rt.db.run("INSERT INTO tags (id, user_id, name, color, created_at, updated_at) VALUES (?,?,?,?,?,?)", [id, userId, name, color, now, now]);
+  await srv.rt.db.run("INSERT INTO tags (id, user_id, name, color, created_at, updated_at) VALUES (?,?,?,?,?,?)", [
+    id,
+    userId,
+    name,
+    color,
+    now,
+    now,
+  ]);
   return id;
 }
 
@@ -72,35 +79,127 @@ describe("csp: create from directives", () => {
   test("every directive value rule of §13.1: accepted values and their stored form", async () => {
     const cases: [Dir, Dir][] = [
       // source lists: keywords and schemes lower-cased, repeats dropped keeping the first, order kept
-      [{ name: "script-src", value: ["'SELF'", "https://A.example.com", "'self'", "HTTPS:", "'Unsafe-Eval'"] }, { name: "script-src", value: ["'self'", "https://A.example.com", "https:", "'unsafe-eval'"] }],
-      [{ name: "Script-Src", value: ["'self'"] }, { name: "script-src", value: ["'self'"] }],
-      [{ name: "img-src", value: ["*", "data:", "blob:", "https://*.example.com:443/img/", "example.com:*", "127.0.0.1:8080", "wss://live.example.com"] }, { name: "img-src", value: ["*", "data:", "blob:", "https://*.example.com:443/img/", "example.com:*", "127.0.0.1:8080", "wss://live.example.com"] }],
+      [
+        { name: "script-src", value: ["'SELF'", "https://A.example.com", "'self'", "HTTPS:", "'Unsafe-Eval'"] },
+        { name: "script-src", value: ["'self'", "https://A.example.com", "https:", "'unsafe-eval'"] },
+      ],
+      [
+        { name: "Script-Src", value: ["'self'"] },
+        { name: "script-src", value: ["'self'"] },
+      ],
+      [
+        {
+          name: "img-src",
+          value: ["*", "data:", "blob:", "https://*.example.com:443/img/", "example.com:*", "127.0.0.1:8080", "wss://live.example.com"],
+        },
+        {
+          name: "img-src",
+          value: ["*", "data:", "blob:", "https://*.example.com:443/img/", "example.com:*", "127.0.0.1:8080", "wss://live.example.com"],
+        },
+      ],
       // a path may hold any printable character but ? and # (browsers ignore a query or fragment)
-      [{ name: "script-src", value: ["https://cdn.example.com/a[1]{2}\"x", "https://www.example.com/recaptcha/"] }, { name: "script-src", value: ["https://cdn.example.com/a[1]{2}\"x", "https://www.example.com/recaptcha/"] }],
-      [{ name: "fenced-frame-src", value: ["https://ads.example"] }, { name: "fenced-frame-src", value: ["https://ads.example"] }],
-      [{ name: "script-src-elem", value: ["'inline-speculation-rules'", "'wasm-eval'", "'trusted-types-eval'", "'report-sha256'"] }, { name: "script-src-elem", value: ["'inline-speculation-rules'", "'wasm-eval'", "'trusted-types-eval'", "'report-sha256'"] }],
-      [{ name: "frame-ancestors", value: ["'NONE'", "https:", "*"] }, { name: "frame-ancestors", value: ["'none'", "https:", "*"] }],
-      [{ name: "script-src", value: ["'nonce-abc+/_-09='", "'SHA256-Abc='", "'sha384-xyz'", "'sha512-Q=='", "'strict-dynamic'", "'unsafe-hashes'", "'report-sample'", "'wasm-unsafe-eval'", "'inline-speculation-rules'"] }, { name: "script-src", value: ["'nonce-abc+/_-09='", "'sha256-Abc='", "'sha384-xyz'", "'sha512-Q=='", "'strict-dynamic'", "'unsafe-hashes'", "'report-sample'", "'wasm-unsafe-eval'", "'inline-speculation-rules'"] }],
-      [{ name: "object-src", value: ["'none'"] }, { name: "object-src", value: ["'none'"] }],
-      [{ name: "frame-ancestors", value: ["'self'", "https://partner.example.org"] }, { name: "frame-ancestors", value: ["'self'", "https://partner.example.org"] }],
-      [{ name: "form-action", value: ["'self'"] }, { name: "form-action", value: ["'self'"] }],
+      [
+        { name: "script-src", value: ['https://cdn.example.com/a[1]{2}"x', "https://www.example.com/recaptcha/"] },
+        { name: "script-src", value: ['https://cdn.example.com/a[1]{2}"x', "https://www.example.com/recaptcha/"] },
+      ],
+      [
+        { name: "fenced-frame-src", value: ["https://ads.example"] },
+        { name: "fenced-frame-src", value: ["https://ads.example"] },
+      ],
+      [
+        { name: "script-src-elem", value: ["'inline-speculation-rules'", "'wasm-eval'", "'trusted-types-eval'", "'report-sha256'"] },
+        { name: "script-src-elem", value: ["'inline-speculation-rules'", "'wasm-eval'", "'trusted-types-eval'", "'report-sha256'"] },
+      ],
+      [
+        { name: "frame-ancestors", value: ["'NONE'", "https:", "*"] },
+        { name: "frame-ancestors", value: ["'none'", "https:", "*"] },
+      ],
+      [
+        {
+          name: "script-src",
+          value: [
+            "'nonce-abc+/_-09='",
+            "'SHA256-Abc='",
+            "'sha384-xyz'",
+            "'sha512-Q=='",
+            "'strict-dynamic'",
+            "'unsafe-hashes'",
+            "'report-sample'",
+            "'wasm-unsafe-eval'",
+            "'inline-speculation-rules'",
+          ],
+        },
+        {
+          name: "script-src",
+          value: [
+            "'nonce-abc+/_-09='",
+            "'sha256-Abc='",
+            "'sha384-xyz'",
+            "'sha512-Q=='",
+            "'strict-dynamic'",
+            "'unsafe-hashes'",
+            "'report-sample'",
+            "'wasm-unsafe-eval'",
+            "'inline-speculation-rules'",
+          ],
+        },
+      ],
+      [
+        { name: "object-src", value: ["'none'"] },
+        { name: "object-src", value: ["'none'"] },
+      ],
+      [
+        { name: "frame-ancestors", value: ["'self'", "https://partner.example.org"] },
+        { name: "frame-ancestors", value: ["'self'", "https://partner.example.org"] },
+      ],
+      [
+        { name: "form-action", value: ["'self'"] },
+        { name: "form-action", value: ["'self'"] },
+      ],
       // report-uri: URI references, absolute or relative
-      [{ name: "report-uri", value: ["/csp-report", "https://r.example.com/c?x=1", "/csp-report"] }, { name: "report-uri", value: ["/csp-report", "https://r.example.com/c?x=1"] }],
+      [
+        { name: "report-uri", value: ["/csp-report", "https://r.example.com/c?x=1", "/csp-report"] },
+        { name: "report-uri", value: ["/csp-report", "https://r.example.com/c?x=1"] },
+      ],
       // sandbox: 0+ tokens (lower-cased); value-less echoes []
       [{ name: "sandbox" }, { name: "sandbox", value: [] }],
-      [{ name: "sandbox", value: [] }, { name: "sandbox", value: [] }],
-      [{ name: "sandbox", value: ["allow-scripts", "ALLOW-FORMS", "allow-scripts"] }, { name: "sandbox", value: ["allow-scripts", "allow-forms"] }],
-      [{ name: "sandbox", value: [...SANDBOX_TOKENS] }, { name: "sandbox", value: [...SANDBOX_TOKENS] }],
+      [
+        { name: "sandbox", value: [] },
+        { name: "sandbox", value: [] },
+      ],
+      [
+        { name: "sandbox", value: ["allow-scripts", "ALLOW-FORMS", "allow-scripts"] },
+        { name: "sandbox", value: ["allow-scripts", "allow-forms"] },
+      ],
+      [
+        { name: "sandbox", value: [...SANDBOX_TOKENS] },
+        { name: "sandbox", value: [...SANDBOX_TOKENS] },
+      ],
       // upgrade-insecure-requests: no value, echoed without value
       [{ name: "upgrade-insecure-requests", value: [] }, { name: "upgrade-insecure-requests" }],
       [{ name: "upgrade-insecure-requests" }, { name: "upgrade-insecure-requests" }],
       // webrtc, require-trusted-types-for, trusted-types, report-to
-      [{ name: "webrtc", value: ["'allow'"] }, { name: "webrtc", value: ["'allow'"] }],
-      [{ name: "webrtc", value: ["'BLOCK'", "'block'"] }, { name: "webrtc", value: ["'block'"] }],
-      [{ name: "require-trusted-types-for", value: ["'script'"] }, { name: "require-trusted-types-for", value: ["'script'"] }],
+      [
+        { name: "webrtc", value: ["'allow'"] },
+        { name: "webrtc", value: ["'allow'"] },
+      ],
+      [
+        { name: "webrtc", value: ["'BLOCK'", "'block'"] },
+        { name: "webrtc", value: ["'block'"] },
+      ],
+      [
+        { name: "require-trusted-types-for", value: ["'script'"] },
+        { name: "require-trusted-types-for", value: ["'script'"] },
+      ],
       [{ name: "trusted-types" }, { name: "trusted-types", value: [] }],
-      [{ name: "trusted-types", value: ["default", "my-policy#1", "'allow-duplicates'", "'none'", "*", "dompurify"] }, { name: "trusted-types", value: ["default", "my-policy#1", "'allow-duplicates'", "'none'", "*", "dompurify"] }],
-      [{ name: "report-to", value: ["csp-endpoint"] }, { name: "report-to", value: ["csp-endpoint"] }],
+      [
+        { name: "trusted-types", value: ["default", "my-policy#1", "'allow-duplicates'", "'none'", "*", "dompurify"] },
+        { name: "trusted-types", value: ["default", "my-policy#1", "'allow-duplicates'", "'none'", "*", "dompurify"] },
+      ],
+      [
+        { name: "report-to", value: ["csp-endpoint"] },
+        { name: "report-to", value: ["csp-endpoint"] },
+      ],
     ];
     for (const [input, stored] of cases) {
       const p = await createDirectives(a, [input]);
@@ -148,7 +247,13 @@ describe("csp: create from directives", () => {
       [[{ name: "foo-src", value: ["'self'"] }], "content.value[0].name"],
       [[{ name: "block-all-mixed-content" }], "content.value[0].name"],
       [[{ value: ["'self'"] }], "content.value[0].name"],
-      [[{ name: "img-src", value: ["*"] }, { name: "IMG-SRC", value: ["'self'"] }], "content.value[1].name"],
+      [
+        [
+          { name: "img-src", value: ["*"] },
+          { name: "IMG-SRC", value: ["'self'"] },
+        ],
+        "content.value[1].name",
+      ],
       [["default-src 'self'"], "content.value[0]"],
       [[], "content.value"],
       [Array.from({ length: 51 }, () => ({ name: "img-src", value: ["*"] })), "content.value"],
@@ -267,7 +372,9 @@ describe("csp: update", () => {
     expect((await a.client.put(`${BASE}/${p.id}`, { content: { type: "serialized", value: "img-src 'none'" } })).status).toBe(204);
     expect((await get()).directives).toEqual([{ name: "img-src", value: ["'none'"] }]);
 
-    expect((await a.client.put(`${BASE}/${p.id}`, { content: { type: "directives", value: [{ name: "base-uri", value: ["'none'"] }] } })).status).toBe(204);
+    expect(
+      (await a.client.put(`${BASE}/${p.id}`, { content: { type: "directives", value: [{ name: "base-uri", value: ["'none'"] }] } })).status,
+    ).toBe(204);
     expect((await get()).directives).toEqual([{ name: "base-uri", value: ["'none'"] }]);
 
     expect((await a.client.put(`${BASE}/${p.id}`, { tagIds: [tag, tag] })).status).toBe(204);
@@ -395,7 +502,8 @@ function generator(seed: number) {
   const rnd = prng(seed);
   const int = (n: number) => Math.floor(rnd() * n);
   const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
-  const str = (alphabet: string, min: number, max: number) => Array.from({ length: min + int(max - min + 1) }, () => alphabet[int(alphabet.length)]).join("");
+  const str = (alphabet: string, min: number, max: number) =>
+    Array.from({ length: min + int(max - min + 1) }, () => alphabet[int(alphabet.length)]).join("");
   const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   const LABEL = "abcdefghijklmnopqrstuvwxyz0123456789-";
   const label = () => str("abcdefghijklmnopqrstuvwxyz", 1, 1) + str(LABEL, 0, 8);
@@ -408,14 +516,28 @@ function generator(seed: number) {
     return s;
   };
   const hash = () => {
-    const [alg, bytes] = pick([["sha256", 32], ["sha384", 48], ["sha512", 64]] as const);
+    const [alg, bytes] = pick([
+      ["sha256", 32],
+      ["sha384", 48],
+      ["sha512", 64],
+    ] as const);
     const b64 = Buffer.from(Array.from({ length: bytes }, () => int(256))).toString("base64");
     return `'${alg}-${rnd() < 0.5 ? b64 : b64.replace(/=+$/, "")}'`;
   };
   const source = (name: string) => {
     const kind = int(6);
-    if (name === "frame-ancestors") return kind === 0 ? pick(["'self'", "'none'"]) : kind === 3 ? pick(["https:", "http:", "wss:"]) : kind === 4 ? "*" : host();
-    const keywords = ["'self'", "'unsafe-inline'", "'unsafe-eval'", "'strict-dynamic'", "'unsafe-hashes'", "'report-sample'", "'wasm-unsafe-eval'", "'none'"];
+    if (name === "frame-ancestors")
+      return kind === 0 ? pick(["'self'", "'none'"]) : kind === 3 ? pick(["https:", "http:", "wss:"]) : kind === 4 ? "*" : host();
+    const keywords = [
+      "'self'",
+      "'unsafe-inline'",
+      "'unsafe-eval'",
+      "'strict-dynamic'",
+      "'unsafe-hashes'",
+      "'report-sample'",
+      "'wasm-unsafe-eval'",
+      "'none'",
+    ];
     if (kind === 0) return pick(name === "script-src" || name === "script-src-elem" ? [...keywords, "'inline-speculation-rules'"] : keywords);
     if (kind === 1) return `'nonce-${str(B64 + "-_", 1, 24)}${pick(["", "=", "=="])}'`;
     if (kind === 2) return hash();
@@ -424,7 +546,28 @@ function generator(seed: number) {
     return host();
   };
   const distinct = (make: () => string, min: number, max: number) => [...new Set(Array.from({ length: min + int(max - min + 1) }, make))];
-  const SOURCE_LISTS = ["default-src", "child-src", "connect-src", "font-src", "frame-src", "fenced-frame-src", "img-src", "manifest-src", "media-src", "object-src", "script-src", "script-src-elem", "script-src-attr", "style-src", "style-src-elem", "style-src-attr", "worker-src", "base-uri", "form-action", "frame-ancestors"];
+  const SOURCE_LISTS = [
+    "default-src",
+    "child-src",
+    "connect-src",
+    "font-src",
+    "frame-src",
+    "fenced-frame-src",
+    "img-src",
+    "manifest-src",
+    "media-src",
+    "object-src",
+    "script-src",
+    "script-src-elem",
+    "script-src-attr",
+    "style-src",
+    "style-src-elem",
+    "style-src-attr",
+    "worker-src",
+    "base-uri",
+    "form-action",
+    "frame-ancestors",
+  ];
   const OTHERS = ["report-uri", "sandbox", "upgrade-insecure-requests", "webrtc", "require-trusted-types-for", "trusted-types", "report-to"];
   const directive = (name: string): Dir => {
     if (SOURCE_LISTS.includes(name)) return { name, value: distinct(() => source(name), 1, 6) };

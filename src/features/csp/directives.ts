@@ -27,7 +27,17 @@ import {
 } from "./shared-rules";
 
 // The lists and patterns live in shared-rules.ts (the web's editor checks with the same ones).
-export { HASH_SOURCE_RE, HOST_SOURCE_RE, MAX_DIRECTIVES, NONCE_SOURCE_RE, OTHER_DIRECTIVES, SANDBOX_TOKENS, SCHEME_SOURCE_RE, SOURCE_LIST_DIRECTIVES, VALUE_RE };
+export {
+  HASH_SOURCE_RE,
+  HOST_SOURCE_RE,
+  MAX_DIRECTIVES,
+  NONCE_SOURCE_RE,
+  OTHER_DIRECTIVES,
+  SANDBOX_TOKENS,
+  SCHEME_SOURCE_RE,
+  SOURCE_LIST_DIRECTIVES,
+  VALUE_RE,
+};
 export type { Directive };
 
 /** Every directive a stored policy may hold (§13.1). */
@@ -86,7 +96,9 @@ function quotedProblem(v: string): string {
   if (/^'nonce-/i.test(v)) return "a nonce must be base64 (A-Z a-z 0-9 + / - _, up to two '=')";
   const hash = /^'([a-z0-9-]+)-/i.exec(v);
   if (hash && /^(sha|md5)/i.test(hash[1]!)) {
-    return /^sha(256|384|512)$/i.test(hash[1]!) ? "a hash must be base64 (A-Z a-z 0-9 + / - _, up to two '=')" : "hash algorithms are sha256, sha384 and sha512";
+    return /^sha(256|384|512)$/i.test(hash[1]!)
+      ? "a hash must be base64 (A-Z a-z 0-9 + / - _, up to two '=')"
+      : "hash algorithms are sha256, sha384 and sha512";
   }
   return "unknown keyword";
 }
@@ -96,7 +108,8 @@ function checkSource(name: string, v: string): Verdict {
   const lower = v.toLowerCase();
   if (name === "frame-ancestors" && (v.startsWith("'") ? lower !== "'self'" && lower !== "'none'" : false))
     return { refused: "frame-ancestors accepts only hosts, schemes, 'self' and 'none'" };
-  if (lower === "'inline-speculation-rules'" && !SPECULATION_RULES_DIRECTIVES.has(name)) return { refused: "only applies in script-src and script-src-elem" };
+  if (lower === "'inline-speculation-rules'" && !SPECULATION_RULES_DIRECTIVES.has(name))
+    return { refused: "only applies in script-src and script-src-elem" };
   if (isSourceExpression(v)) return { value: canonicalSource(v) };
   if (v.startsWith("'")) return { refused: quotedProblem(v) };
   const query = HOST_WITH_QUERY_RE.exec(v);
@@ -138,7 +151,8 @@ export type ListRule =
   | { ok: false; empty: false; message: string; keep: string[] };
 
 export function settle(name: string, values: string[]): ListRule {
-  if (SOURCE_LISTS.has(name)) return values.length > 0 ? { ok: true } : { ok: false, empty: true, message: "must have at least one source expression" };
+  if (SOURCE_LISTS.has(name))
+    return values.length > 0 ? { ok: true } : { ok: false, empty: true, message: "must have at least one source expression" };
   switch (name) {
     case "report-uri":
       return values.length > 0 ? { ok: true } : { ok: false, empty: true, message: "must have at least one URI" };
@@ -151,7 +165,9 @@ export function settle(name: string, values: string[]): ListRule {
     case "report-to":
       if (values.length === 0) return { ok: false, empty: true, message: "must be exactly one reporting group name" };
       // Browsers use the first group and ignore the others.
-      return values.length === 1 ? { ok: true } : { ok: false, empty: false, message: "must be exactly one reporting group name", keep: values.slice(0, 1) };
+      return values.length === 1
+        ? { ok: true }
+        : { ok: false, empty: false, message: "must be exactly one reporting group name", keep: values.slice(0, 1) };
   }
   return { ok: true };
 }

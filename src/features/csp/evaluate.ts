@@ -23,7 +23,16 @@
 // the one canonical form import stores (directives.ts canonicalSource).
 import { BYPASS_KIND, findBypass } from "./bypass-hosts";
 import type { PolicyFinding } from "./contract";
-import { canonicalSource, DIRECTIVE_NAMES, HASH_SOURCE_RE, HOST_SOURCE_RE, KEYWORDS, SCHEME_SOURCE_RE, SOURCE_LIST_DIRECTIVES, SOURCE_LISTS } from "./directives";
+import {
+  canonicalSource,
+  DIRECTIVE_NAMES,
+  HASH_SOURCE_RE,
+  HOST_SOURCE_RE,
+  KEYWORDS,
+  SCHEME_SOURCE_RE,
+  SOURCE_LIST_DIRECTIVES,
+  SOURCE_LISTS,
+} from "./directives";
 
 export const SEVERITIES = ["high", "medium", "low", "info"] as const;
 export type Severity = (typeof SEVERITIES)[number];
@@ -80,12 +89,17 @@ const FETCH_DIRECTIVES = new Set<string>([
   "prefetch-src",
 ]);
 /** Directives whose values are source lists (known ones, deprecated fetch ones, and unknown `*-src`). */
-const isSourceList = (name: string) => (SOURCE_LIST_DIRECTIVES as readonly string[]).includes(name) || name === "prefetch-src" || (!KNOWN_DIRECTIVES.has(name) && name.endsWith("-src"));
+const isSourceList = (name: string) =>
+  (SOURCE_LIST_DIRECTIVES as readonly string[]).includes(name) || name === "prefetch-src" || (!KNOWN_DIRECTIVES.has(name) && name.endsWith("-src"));
 
 const NONCE_RE = /^'nonce-(.*)'$/i;
 const STRICT_NONCE_RE = /^'nonce-[A-Za-z0-9+/_-]+={0,2}'$/;
 const HASHLIKE_RE = /^'(sha-?\d*|md5)-(.*)'$/i;
-const HASH_BYTES = new Map<string, number>([["sha256", 32], ["sha384", 48], ["sha512", 64]]);
+const HASH_BYTES = new Map<string, number>([
+  ["sha256", 32],
+  ["sha384", 48],
+  ["sha512", 64],
+]);
 const UNQUOTED_KEYWORDS = new Set([...KEYWORDS].map((k) => k.slice(1, -1)));
 /** A keyword, nonce or hash without its quotes: read as a host name, reported as unquoted-keyword. */
 const isUnquotedKeyword = (v: string) => UNQUOTED_KEYWORDS.has(v.toLowerCase()) || /^(nonce|sha256|sha384|sha512)-/i.test(v);
@@ -161,11 +175,18 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
   // ---- script directives ----------------------------------------------------------------------------------
   const scriptSrc = has("script-src") ? "script-src" : has("default-src") ? "default-src" : undefined;
   const elem = has("script-src-elem") ? "script-src-elem" : scriptSrc;
-  const scriptDirs = [...new Set([scriptSrc, elem, has("script-src-attr") ? "script-src-attr" : scriptSrc])].filter((d): d is string => d !== undefined);
+  const scriptDirs = [...new Set([scriptSrc, elem, has("script-src-attr") ? "script-src-attr" : scriptSrc])].filter(
+    (d): d is string => d !== undefined,
+  );
   /** Directives whose host sources load scripts (script-src-attr governs inline event handlers only). */
   const loading = new Set([scriptSrc, elem]);
   if (scriptSrc === undefined)
-    add("missing-script-src", "high", "script-src", "Neither script-src nor default-src is set: scripts from anywhere, inline scripts and eval are allowed.");
+    add(
+      "missing-script-src",
+      "high",
+      "script-src",
+      "Neither script-src nor default-src is set: scripts from anywhere, inline scripts and eval are allowed.",
+    );
 
   for (const d of scriptDirs) {
     const vs = values(d);
@@ -175,19 +196,43 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
     const schemesIgnored = strictDynamic && nonceOrHash;
     const evalAllowed = vs.includes("'unsafe-eval'");
     if (strictDynamic && !nonceOrHash)
-      add("strict-dynamic-without-nonce", "medium", d, "'strict-dynamic' without a nonce or hash blocks every script: no script can be trusted to load others.", "'strict-dynamic'");
+      add(
+        "strict-dynamic-without-nonce",
+        "medium",
+        d,
+        "'strict-dynamic' without a nonce or hash blocks every script: no script can be trusted to load others.",
+        "'strict-dynamic'",
+      );
     const insecure = (v: string, message: string) =>
       schemesIgnored
-        ? add("insecure-scheme", "info", d, `${v} is ignored by CSP3 browsers next to 'strict-dynamic' with a nonce or hash; only browsers without CSP3 would load scripts over plain HTTP through it.`, v)
+        ? add(
+            "insecure-scheme",
+            "info",
+            d,
+            `${v} is ignored by CSP3 browsers next to 'strict-dynamic' with a nonce or hash; only browsers without CSP3 would load scripts over plain HTTP through it.`,
+            v,
+          )
         : add("insecure-scheme", "high", d, message, v);
     for (const v of vs) {
       if (v === "'unsafe-inline'") {
         if (!nonceOrHash && !strictDynamic)
-          add("unsafe-inline", "high", d, "'unsafe-inline' allows inline scripts and event handlers, so any HTML injection becomes script execution. Use nonces or hashes instead.", v);
+          add(
+            "unsafe-inline",
+            "high",
+            d,
+            "'unsafe-inline' allows inline scripts and event handlers, so any HTML injection becomes script execution. Use nonces or hashes instead.",
+            v,
+          );
         continue;
       }
       if (v === "'unsafe-eval'") {
-        add("unsafe-eval", "medium", d, "'unsafe-eval' allows eval(), new Function() and string timers, turning DOM injection into script execution.", v);
+        add(
+          "unsafe-eval",
+          "medium",
+          d,
+          "'unsafe-eval' allows eval(), new Function() and string timers, turning DOM injection into script execution.",
+          v,
+        );
         continue;
       }
       if (v.startsWith("'")) continue;
@@ -208,17 +253,27 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
       // Host allow-lists: ignored by CSP3 browsers next to 'strict-dynamic' (§13.2: "without 'strict-dynamic'").
       // A keyword without quotes or a directive name (a missing ';') is a mistake reported as such, not a list.
       if (strictDynamic || !loading.has(d) || isUnquotedKeyword(v) || KNOWN_DIRECTIVES.has(v.toLowerCase())) continue;
-      add("plain-url-allowlist", "medium", d, "Host allow-lists are often bypassable (JSONP endpoints, CDNs hosting old libraries, user uploads); prefer nonces or hashes with 'strict-dynamic'.", v);
+      add(
+        "plain-url-allowlist",
+        "medium",
+        d,
+        "Host allow-lists are often bypassable (JSONP endpoints, CDNs hosting old libraries, user uploads); prefer nonces or hashes with 'strict-dynamic'.",
+        v,
+      );
       const bypass = findBypass(hs.host, hs.path, evalAllowed);
-      if (bypass)
-        add("script-bypass-host", "high", d, `${bypass.host} hosts ${BYPASS_KIND[bypass.kind]} that can be used to bypass this policy.`, v);
+      if (bypass) add("script-bypass-host", "high", d, `${bypass.host} hosts ${BYPASS_KIND[bypass.kind]} that can be used to bypass this policy.`, v);
     }
   }
 
   // ---- object-src -----------------------------------------------------------------------------------------
   const objectSrc = has("object-src") ? "object-src" : has("default-src") ? "default-src" : undefined;
   if (objectSrc === undefined) {
-    add("missing-object-src", "high", "object-src", "Neither object-src nor default-src is set: plugins (<object>, <embed>) can load and run script. Set object-src 'none'.");
+    add(
+      "missing-object-src",
+      "high",
+      "object-src",
+      "Neither object-src nor default-src is set: plugins (<object>, <embed>) can load and run script. Set object-src 'none'.",
+    );
   } else {
     let reported = false;
     for (const v of values(objectSrc)) {
@@ -226,7 +281,13 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
       if (isWildcard(v)) add("wildcard-source", "high", objectSrc, `${objectSrc} should not allow '*': plugins from any host are allowed.`, v);
       // §13.2: a value allowing plugins (`*`, a scheme, a host) is also missing-object-src, once per policy.
       if (!reported && (isScheme(v) || hostSource(v))) {
-        add("missing-object-src", "high", objectSrc, "object-src allows plugin content (<object>, <embed>), which can run script. Set object-src 'none'.", v);
+        add(
+          "missing-object-src",
+          "high",
+          objectSrc,
+          "object-src allows plugin content (<object>, <embed>), which can run script. Set object-src 'none'.",
+          v,
+        );
         reported = true;
       }
     }
@@ -236,12 +297,29 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
   if (!has("base-uri")) {
     // High when the script sources rely on nonces or hashes (§13.2); one only in script-src-elem/-attr: medium.
     if (scriptSrc !== undefined && values(scriptSrc).some((v) => isNonce(v) || isHash(v)))
-      add("missing-base-uri", "high", "base-uri", "Without base-uri an injected <base> tag re-targets relative script URLs to an attacker's host, defeating nonces and hashes. Set base-uri 'none' or 'self'.");
-    else add("missing-base-uri", "medium", "base-uri", "Without base-uri an injected <base> tag can re-target every relative URL of the page. Set base-uri 'none' or 'self'.");
+      add(
+        "missing-base-uri",
+        "high",
+        "base-uri",
+        "Without base-uri an injected <base> tag re-targets relative script URLs to an attacker's host, defeating nonces and hashes. Set base-uri 'none' or 'self'.",
+      );
+    else
+      add(
+        "missing-base-uri",
+        "medium",
+        "base-uri",
+        "Without base-uri an injected <base> tag can re-target every relative URL of the page. Set base-uri 'none' or 'self'.",
+      );
   } else {
     for (const v of values("base-uri")) {
       if (isWildcard(v) || isScheme(v))
-        add("permissive-base-uri", "high", "base-uri", "base-uri allows an injected <base> tag to point relative (script) URLs at any host. Use 'none' or 'self'.", v);
+        add(
+          "permissive-base-uri",
+          "high",
+          "base-uri",
+          "base-uri allows an injected <base> tag to point relative (script) URLs at any host. Use 'none' or 'self'.",
+          v,
+        );
     }
   }
 
@@ -259,7 +337,13 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
   // the network path. No script runs through them: low.
   for (const v of values("report-uri")) {
     if (/^http:\/\//i.test(v))
-      add("insecure-scheme", "low", "report-uri", "Violation reports sent over plain HTTP (page and blocked URLs) can be read, altered or dropped on the network path; use an https:// endpoint.", v);
+      add(
+        "insecure-scheme",
+        "low",
+        "report-uri",
+        "Violation reports sent over plain HTTP (page and blocked URLs) can be read, altered or dropped on the network path; use an https:// endpoint.",
+        v,
+      );
   }
 
   // ---- per-value checks over every directive --------------------------------------------------------------
@@ -268,33 +352,57 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
     for (const v of vs) {
       const nonce = NONCE_RE.exec(v);
       if (nonce && nonce[1]!.replace(/=+$/, "").length < 8)
-        add("nonce-too-short", "medium", name, "Nonces should be at least 8 base64 characters (128 random bits recommended) so they cannot be guessed.", v);
+        add(
+          "nonce-too-short",
+          "medium",
+          name,
+          "Nonces should be at least 8 base64 characters (128 random bits recommended) so they cannot be guessed.",
+          v,
+        );
       const hashlike = HASHLIKE_RE.exec(v);
       if (hashlike) {
         const alg = hashlike[1]!.toLowerCase();
         const bytes = HASH_BYTES.get(alg);
-        if (bytes === undefined) add("invalid-hash", "medium", name, `Hash algorithm ${hashlike[1]} is not supported; use sha256, sha384 or sha512.`, v);
+        if (bytes === undefined)
+          add("invalid-hash", "medium", name, `Hash algorithm ${hashlike[1]} is not supported; use sha256, sha384 or sha512.`, v);
         else if (!isBase64OfLength(hashlike[2]!, bytes))
           add("invalid-hash", "medium", name, `The ${alg} hash must be the base64 encoding of a ${bytes}-byte digest; this one never matches.`, v);
       }
       if (v === "'unsafe-hashes'")
-        add("unsafe-hashes", "low", name, "'unsafe-hashes' lets hashed inline event handlers and style attributes run; refactor them away when possible.", v);
+        add(
+          "unsafe-hashes",
+          "low",
+          name,
+          "'unsafe-hashes' lets hashed inline event handlers and style attributes run; refactor them away when possible.",
+          v,
+        );
       if (v === "'wasm-unsafe-eval'" || v === "'wasm-eval'")
         add("wasm-unsafe-eval", "info", name, `${v} allows WebAssembly compilation (not JavaScript eval); fine when the site uses WebAssembly.`, v);
       if (v === "'inline-speculation-rules'")
-        add("inline-speculation-rules", "info", name, "'inline-speculation-rules' allows inline <script type=\"speculationrules\">; check that injected rules cannot cause harmful prefetches.", v);
+        add(
+          "inline-speculation-rules",
+          "info",
+          name,
+          "'inline-speculation-rules' allows inline <script type=\"speculationrules\">; check that injected rules cannot cause harmful prefetches.",
+          v,
+        );
       if (KNOWN_DIRECTIVES.has(v.toLowerCase()) && v.toLowerCase() !== name)
         add("missing-semicolon", "medium", name, `"${v}" is a directive name, not a value: a ';' is probably missing.`, v);
       if (!sourceList) continue;
       if (v.startsWith("'")) {
-        if (!KEYWORDS.has(v) && !isNonce(v) && !hashlike)
-          add("unknown-keyword", "medium", name, `${v} is not a CSP keyword; browsers ignore it.`, v);
+        if (!KEYWORDS.has(v) && !isNonce(v) && !hashlike) add("unknown-keyword", "medium", name, `${v} is not a CSP keyword; browsers ignore it.`, v);
       } else if (isUnquotedKeyword(v)) {
         add("unquoted-keyword", "medium", name, `"${v}" is read as a host name; keywords, nonces and hashes must be in single quotes ('${v}').`, v);
       } else {
         const hs = hostSource(v);
         if ((hs && /^\d{1,3}(\.\d{1,3}){3}\.?$/.test(hs.host)) || IPV6_SOURCE_RE.test(v))
-          add("ip-source", "info", name, "IP address sources are matched only by URLs that use the address literally; 127.0.0.1 sources should not ship to production.", v);
+          add(
+            "ip-source",
+            "info",
+            name,
+            "IP address sources are matched only by URLs that use the address literally; 127.0.0.1 sources should not ship to production.",
+            v,
+          );
       }
     }
     if (name === "trusted-types" || name === "require-trusted-types-for" || name === "webrtc") {
@@ -309,9 +417,19 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
 
   // ---- directive-level checks ---------------------------------------------------------------------------
   for (const name of unreadable)
-    add("unreadable-directive", "medium", name, `${name} has characters outside printable ASCII (hosts must be punycode, paths percent-encoded); browsers ignore the whole directive.`);
+    add(
+      "unreadable-directive",
+      "medium",
+      name,
+      `${name} has characters outside printable ASCII (hosts must be punycode, paths percent-encoded); browsers ignore the whole directive.`,
+    );
   if (!has("frame-ancestors"))
-    add("missing-frame-ancestors", "low", "frame-ancestors", "No frame-ancestors: any site may frame this page (clickjacking) unless X-Frame-Options is sent. Set frame-ancestors 'none' or 'self'.");
+    add(
+      "missing-frame-ancestors",
+      "low",
+      "frame-ancestors",
+      "No frame-ancestors: any site may frame this page (clickjacking) unless X-Frame-Options is sent. Set frame-ancestors 'none' or 'self'.",
+    );
   for (const name of dirs.keys()) {
     const deprecated = DEPRECATED.get(name);
     if (deprecated !== undefined) add("deprecated-directive", "info", name, `${name} ${deprecated}.`);
@@ -320,7 +438,9 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
         "unknown-directive",
         "low",
         name,
-        name.endsWith(":") ? `"${name}": directive names do not end with a colon; browsers ignore it.` : `"${name}" is not a CSP directive; browsers ignore it.`,
+        name.endsWith(":")
+          ? `"${name}": directive names do not end with a colon; browsers ignore it.`
+          : `"${name}" is not a CSP directive; browsers ignore it.`,
       );
   }
   if (has("report-uri") && !has("report-to"))
@@ -336,5 +456,8 @@ export function evaluatePolicy(input: EvaluatedDirective[]): Finding[] {
     seen.add(key);
     return true;
   });
-  return unique.map((f, i) => ({ f, i })).sort((a, b) => RANK[a.f.severity] - RANK[b.f.severity] || a.i - b.i).map(({ f }) => f);
+  return unique
+    .map((f, i) => ({ f, i }))
+    .sort((a, b) => RANK[a.f.severity] - RANK[b.f.severity] || a.i - b.i)
+    .map(({ f }) => f);
 }

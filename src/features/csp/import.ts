@@ -89,7 +89,8 @@ const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one :
  */
 export function importPolicies(policies: string[], sent: (count: string) => string, field: string): ImportResult {
   const warnings = new Warnings();
-  if (policies.length > 1) warnings.add(`${sent(plural(policies.length, "policy", "policies"))}; only the first was imported, while browsers enforce all of them`);
+  if (policies.length > 1)
+    warnings.add(`${sent(plural(policies.length, "policy", "policies"))}; only the first was imported, while browsers enforce all of them`);
   const directives: Directive[] = [];
   const seen = new Set<string>();
   for (const raw of policies.length > 0 ? splitDirectives(policies[0]!) : []) {

@@ -36,7 +36,12 @@ export const cspRoutes = ({ auth, csp }: CspRoutesDeps) =>
     .get("/api/web_security/csp", ({ user, query }) => csp.list(user.id, query), {
       auth: "user",
       query: ListQuerySchema,
-      detail: op({ tags, summary: "List content security policies (common list query)", query: ListQueryParams, responses: { 200: Page("ContentSecurityPolicy", ContentSecurityPolicy) } }),
+      detail: op({
+        tags,
+        summary: "List content security policies (common list query)",
+        query: ListQueryParams,
+        responses: { 200: Page("ContentSecurityPolicy", ContentSecurityPolicy) },
+      }),
     })
     .post(
       "/api/web_security/csp",
@@ -55,7 +60,10 @@ export const cspRoutes = ({ auth, csp }: CspRoutesDeps) =>
           body: ContentSecurityPoliciesCreateParams,
           responses: { 201: ContentSecurityPolicyCreated },
           errors: { 400: ["TARGET_NOT_ALLOWED", "UPSTREAM_FAILED"], 409: ["DUPLICATE_NAME"] },
-          example: { name: "site", content: { type: "serialized", value: "default-src 'self'; script-src 'self' https://cdn.example.com; object-src 'none'" } },
+          example: {
+            name: "site",
+            content: { type: "serialized", value: "default-src 'self'; script-src 'self' https://cdn.example.com; object-src 'none'" },
+          },
         }),
       },
     )
@@ -97,7 +105,12 @@ export const cspRoutes = ({ auth, csp }: CspRoutesDeps) =>
           body: ContentSecurityPoliciesUpdateParams,
           responses: { 200: PolicyUpdateWarnings, 204: null },
           errors: { 400: ["TARGET_NOT_ALLOWED", "UPSTREAM_FAILED"], 409: ["DUPLICATE_NAME"] },
-          example: { directives: [{ name: "default-src", value: ["'self'"] }, { name: "object-src", value: ["'none'"] }] },
+          example: {
+            directives: [
+              { name: "default-src", value: ["'self'"] },
+              { name: "object-src", value: ["'none'"] },
+            ],
+          },
         }),
       },
     )
@@ -126,7 +139,7 @@ export const cspRoutes = ({ auth, csp }: CspRoutesDeps) =>
         body: looseBody(ContentSecurityPoliciesSerializeParams),
         detail: op({
           tags,
-          summary: "Serialize a policy for a header or a <meta> tag (the value only: directives joined by \"; \")",
+          summary: 'Serialize a policy for a header or a <meta> tag (the value only: directives joined by "; ")',
           description: SHARED,
           body: ContentSecurityPoliciesSerializeParams,
           responses: { 200: media("text/plain", T.String({ examples: ["default-src 'self'; upgrade-insecure-requests"] })) },
@@ -148,6 +161,10 @@ export const cspRoutes = ({ auth, csp }: CspRoutesDeps) =>
       {
         // No params schema: even an id that does not decode answers 204 (supplement §12.3).
         auth: "user",
-        detail: op({ tags, summary: "Stop sharing a policy (204 also when not shared, and for an unknown, foreign or malformed id)", responses: { 204: null } }),
+        detail: op({
+          tags,
+          summary: "Stop sharing a policy (204 also when not shared, and for an unknown, foreign or malformed id)",
+          responses: { 204: null },
+        }),
       },
     );

@@ -64,7 +64,8 @@ export class CspService {
   private planContent(raw: unknown, field: string): ContentPlan {
     if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw invalid(`${field}: must be an object {type, value}`);
     const { type, value } = raw as { type?: unknown; value?: unknown };
-    if (typeof type !== "string" || !(CONTENT_TYPES as readonly string[]).includes(type)) throw invalid(`${field}.type: must be one of ${CONTENT_TYPES.join(", ")}`);
+    if (typeof type !== "string" || !(CONTENT_TYPES as readonly string[]).includes(type))
+      throw invalid(`${field}.type: must be one of ${CONTENT_TYPES.join(", ")}`);
     if (type === "directives") return { directives: validateDirectives(value, `${field}.value`), warnings: [] };
     if (type === "serialized") {
       if (typeof value !== "string") throw invalid(`${field}.value: must be a string (the policy text)`);
@@ -84,7 +85,10 @@ export class CspService {
 
   async list(userId: string, rawQuery: Record<string, unknown>): Promise<{ items: ContentSecurityPolicy[]; total: number }> {
     const { rows, total } = await cspStore.list(this.rt.db, userId, parseListQuery(rawQuery));
-    const tagMap = await this.tags.tagsFor(ENTITY, rows.map((r) => r.id));
+    const tagMap = await this.tags.tagsFor(
+      ENTITY,
+      rows.map((r) => r.id),
+    );
     return { items: rows.map((r) => toPolicy(r, tagMap.get(r.id) ?? [])), total };
   }
 
@@ -120,14 +124,19 @@ export class CspService {
   }
 
   /** Returns the import's warnings when `content` was imported with some (the route then answers 200, else 204). */
-  async update(userId: string, rawId: string | undefined, input: LooseInput<typeof ContentSecurityPoliciesUpdateParams>): Promise<{ warnings: string[] } | undefined> {
+  async update(
+    userId: string,
+    rawId: string | undefined,
+    input: LooseInput<typeof ContentSecurityPoliciesUpdateParams>,
+  ): Promise<{ warnings: string[] } | undefined> {
     // Body checks first (supplement §1 check order), then the resource, then the fetch and stored-data rules.
     const name = present(input.name) ? normalizeName(input.name, MAX_POLICY_NAME) : undefined;
     const hasDirectives = present(input.directives);
     const hasContent = present(input.content);
     const hasTags = present(input.tagIds);
     if (hasDirectives && hasContent) throw invalid("directives, content: give one or the other, not both");
-    if (name === undefined && !hasDirectives && !hasContent && !hasTags) throw invalid("body: at least one of name, directives, content or tagIds is required");
+    if (name === undefined && !hasDirectives && !hasContent && !hasTags)
+      throw invalid("body: at least one of name, directives, content or tagIds is required");
     const plan: ContentPlan | undefined = hasDirectives
       ? { directives: validateDirectives(input.directives, "directives"), warnings: [] }
       : hasContent
@@ -171,7 +180,12 @@ export class CspService {
 
   // ---- serialization (§13.4) ----
 
-  async serialize(request: Request, principal: Principal | undefined, rawId: string | undefined, input: LooseInput<typeof ContentSecurityPoliciesSerializeParams>): Promise<string> {
+  async serialize(
+    request: Request,
+    principal: Principal | undefined,
+    rawId: string | undefined,
+    input: LooseInput<typeof ContentSecurityPoliciesSerializeParams>,
+  ): Promise<string> {
     const source = input.source;
     if (typeof source !== "string" || !(SERIALIZE_SOURCES as readonly string[]).includes(source))
       throw invalid(`source: must be one of ${SERIALIZE_SOURCES.join(", ")}`);
@@ -225,7 +239,11 @@ export class CspService {
 
   // ---- helpers ----
 
-  private async resolveShared(request: Request, principal: Principal | undefined, rawId: string | undefined): Promise<{ row: PolicyRecord; viaShare: boolean }> {
+  private async resolveShared(
+    request: Request,
+    principal: Principal | undefined,
+    rawId: string | undefined,
+  ): Promise<{ row: PolicyRecord; viaShare: boolean }> {
     const access = await this.shares.resolve(request, principal, ENTITY, rawId ?? "", (id) => cspStore.ownerOf(this.rt.db, id), WHAT);
     const row = await cspStore.get(this.rt.db, access.ownerId, (rawId ?? "").toLowerCase());
     if (!row) throw notFound(WHAT);
@@ -247,7 +265,14 @@ export class CspService {
   importRefs = (db: Db, userId: string) => cspStore.refs(db, userId);
   importCount = (db: Db, userId: string) => cspStore.count(db, userId);
 
-  async importInsert(tx: Db, userId: string, id: string, p: { name: string; directives: Directive[] }, createdAt: number, updatedAt: number): Promise<void> {
+  async importInsert(
+    tx: Db,
+    userId: string,
+    id: string,
+    p: { name: string; directives: Directive[] },
+    createdAt: number,
+    updatedAt: number,
+  ): Promise<void> {
     await cspStore.insert(tx, { id, user_id: userId, name: p.name, directives: p.directives, created_at: createdAt, updated_at: updatedAt });
   }
 

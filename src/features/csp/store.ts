@@ -78,7 +78,8 @@ export const cspStore = {
       return rest;
     });
   },
-  refs: (db: Db, userId: string) => db.all<{ id: string; name: string }>("SELECT id, name FROM content_security_policies WHERE user_id = ?", [userId]),
+  refs: (db: Db, userId: string) =>
+    db.all<{ id: string; name: string }>("SELECT id, name FROM content_security_policies WHERE user_id = ?", [userId]),
   /** The user's count, under a lock held until the transaction ends (limit checks). */
   count: async (db: Db, userId: string): Promise<number> => {
     await db.lock(`count:content_security_policies:${userId}`);

@@ -27,13 +27,24 @@ const RANK = new Map<string, number>(SEVERITIES.map((s, i) => [s, i]));
  * directive (`, ;`) is no policy. Each policy is evaluated on its own, with its own cap of MAX_FINDINGS (§27).
  */
 export function evaluateInput(input: EvaluateInput): Evaluation {
-  if ("directives" in input) return { findings: evaluatePolicy(input.directives).slice(0, MAX_FINDINGS).map((f) => ({ ...f, policyIndex: 0 })), policyCount: 1 };
+  if ("directives" in input)
+    return {
+      findings: evaluatePolicy(input.directives)
+        .slice(0, MAX_FINDINGS)
+        .map((f) => ({ ...f, policyIndex: 0 })),
+      policyCount: 1,
+    };
   const policies = splitPolicies(input.text)
     .map(splitDirectives)
     .filter((ds) => ds.length > 0);
   if (policies.length === 0) throw invalid("serialized: no directive found in the policy");
-  if (policies.length > MAX_POLICIES) throw invalid(`serialized: at most ${MAX_POLICIES} policies (separated by ','); the text holds ${policies.length}`);
-  const findings = policies.flatMap((directives, policyIndex) => evaluatePolicy(directives).slice(0, MAX_FINDINGS).map((f) => ({ ...f, policyIndex })));
+  if (policies.length > MAX_POLICIES)
+    throw invalid(`serialized: at most ${MAX_POLICIES} policies (separated by ','); the text holds ${policies.length}`);
+  const findings = policies.flatMap((directives, policyIndex) =>
+    evaluatePolicy(directives)
+      .slice(0, MAX_FINDINGS)
+      .map((f) => ({ ...f, policyIndex })),
+  );
   // Stable: policy order (then check order) kept within a severity.
   findings.sort((a, b) => RANK.get(a.severity)! - RANK.get(b.severity)!);
   return { findings, policyCount: policies.length };

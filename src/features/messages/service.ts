@@ -57,7 +57,8 @@ export class MessagesService {
     const text = requiredString(input.text, "text");
     const html = input.html ?? undefined; // null means not set (supplement §1)
     if (html !== undefined && typeof html !== "string") throw invalid("html: must be a string or null");
-    if (subject.trim().length === 0 || charLength(subject) > SUBJECT_MAX_CHARS) throw invalid(`subject: must be 1 to ${SUBJECT_MAX_CHARS} characters`);
+    if (subject.trim().length === 0 || charLength(subject) > SUBJECT_MAX_CHARS)
+      throw invalid(`subject: must be 1 to ${SUBJECT_MAX_CHARS} characters`);
     if (text.length === 0 || charLength(text) > TEXT_MAX_CHARS) throw invalid(`text: must be 1 to ${TEXT_MAX_CHARS} characters`);
     if (html !== undefined && charLength(html) > HTML_MAX_CHARS) throw invalid(`html: must be at most ${HTML_MAX_CHARS} characters`);
     if (/[\r\n]/.test(subject)) throw new ApiError(400, "INVALID_INPUT", "subject: must be a single line");

@@ -5,7 +5,12 @@ import { startTestServer, type TestServer, type TestUser } from "../../tests/har
 
 let smtp: SmtpSink;
 let srv: TestServer;
-const clock = { t: Date.now(), now() { return this.t; } };
+const clock = {
+  t: Date.now(),
+  now() {
+    return this.t;
+  },
+};
 const advance = (sec: number) => (clock.t += sec * 1000);
 
 beforeAll(async () => {
@@ -41,9 +46,15 @@ describe("notification email destination", () => {
     expect((await u.client.put("/api/user/notification_email", { email: "not-an-email" })).json.code).toBe("INVALID_INPUT");
     // looseBody: the service names the member, missing or mistyped; 401 comes first.
     expect((await u.client.put("/api/user/notification_email", {})).json).toEqual({ message: "email: is required", code: "INVALID_INPUT" });
-    expect((await u.client.put("/api/user/notification_email", { email: 1 })).json).toEqual({ message: "email: must be a string", code: "INVALID_INPUT" });
+    expect((await u.client.put("/api/user/notification_email", { email: 1 })).json).toEqual({
+      message: "email: must be a string",
+      code: "INVALID_INPUT",
+    });
     expect((await u.client.post("/api/user/notification_email/_verify", {})).json).toEqual({ message: "code: is required", code: "INVALID_INPUT" });
-    expect((await u.client.post("/api/user/notification_email/_verify", { code: 42917 })).json).toEqual({ message: "code: must be a string", code: "INVALID_INPUT" });
+    expect((await u.client.post("/api/user/notification_email/_verify", { code: 42917 })).json).toEqual({
+      message: "code: must be a string",
+      code: "INVALID_INPUT",
+    });
     expect((await srv.anon.put("/api/user/notification_email", { email: 1 })).status).toBe(401);
     const same = await u.client.put("/api/user/notification_email", { email: u.email.toUpperCase() });
     expect(same.status).toBe(400);
@@ -147,7 +158,9 @@ describe("notifications and unsubscribe (RFC 8058)", () => {
     });
     expect(post.status).toBe(204);
     expect(await route(u)).toBeNull();
-    expect(await srv.services.notificationEmail.notify(u.id, { kind: "tracker_change", subject: "x", content: { heading: "x", paragraphs: [] } })).toBe(false);
+    expect(
+      await srv.services.notificationEmail.notify(u.id, { kind: "tracker_change", subject: "x", content: { heading: "x", paragraphs: [] } }),
+    ).toBe(false);
 
     // Verification codes still go out while unsubscribed.
     await u.client.put("/api/user/notification_email", { email: "still@example.com" });
@@ -170,7 +183,10 @@ describe("notifications and unsubscribe (RFC 8058)", () => {
     withToken.append("token", token);
     expect((await fetch(`${srv.url}/api/notifications/unsubscribe`, { method: "POST", body: withToken })).status).toBe(204);
     expect(await route(u)).toBeNull();
-    const broken = await srv.anon.request("POST", "/api/notifications/unsubscribe", { raw: "--x\r\nno headers", headers: { "content-type": "multipart/form-data; boundary=zzz" } });
+    const broken = await srv.anon.request("POST", "/api/notifications/unsubscribe", {
+      raw: "--x\r\nno headers",
+      headers: { "content-type": "multipart/form-data; boundary=zzz" },
+    });
     expect(broken.status).toBe(400);
     expect(broken.json.code).toBe("INVALID_INPUT");
   });

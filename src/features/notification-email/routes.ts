@@ -4,7 +4,13 @@ import { Elysia, t } from "elysia";
 import type { AuthPlugin } from "../../platform/auth/plugin";
 import type { NotificationEmailService } from "./service";
 import { looseBody, media, Nullable, op, T } from "../../platform/http/contract";
-import { NotificationEmailSetParams, NotificationEmailVerifyParams, NotificationsUnsubscribeParams, TokenQuery, UserNotificationDestination } from "./contract";
+import {
+  NotificationEmailSetParams,
+  NotificationEmailVerifyParams,
+  NotificationsUnsubscribeParams,
+  TokenQuery,
+  UserNotificationDestination,
+} from "./contract";
 import { UNSUBSCRIBE_PAGE, UNSUBSCRIBE_PAGE_CSP } from "./unsubscribe-page";
 
 /** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
@@ -52,7 +58,11 @@ export const notificationEmailRoutes = ({ auth, notificationEmail }: Notificatio
       },
       {
         auth: "user",
-        detail: op({ tags: ["settings"], summary: "Remove the notification email; notifications go to the login email (204 also when none)", responses: { 204: null } }),
+        detail: op({
+          tags: ["settings"],
+          summary: "Remove the notification email; notifications go to the login email (204 also when none)",
+          responses: { 204: null },
+        }),
       },
     )
     .post(
@@ -99,7 +109,9 @@ export const notificationEmailRoutes = ({ auth, notificationEmail }: Notificatio
           tags: ["notifications"],
           summary: "Unsubscribe confirmation page (for mail clients following List-Unsubscribe); the same page for any token",
           query: TokenQuery,
-          responses: { 200: media("text/html", T.String(), { description: "a self-contained page (no scripts) saying notification emails are off" }) },
+          responses: {
+            200: media("text/html", T.String(), { description: "a self-contained page (no scripts) saying notification emails are off" }),
+          },
           errors: { 400: ["INVALID_INPUT"] },
         }),
       },

@@ -106,7 +106,8 @@ export class NotificationEmailService {
     if (!row) throw notFound("Notification email");
     const now = this.now();
     if (row.status === "verified") throw verificationFailed("The notification email is already verified");
-    if (row.failed_attempts >= MAX_FAILED_ATTEMPTS) throw verificationFailed("The code was invalidated after too many wrong attempts; set the email again");
+    if (row.failed_attempts >= MAX_FAILED_ATTEMPTS)
+      throw verificationFailed("The code was invalidated after too many wrong attempts; set the email again");
     if (row.code_expires_at === null || row.code_expires_at <= now) throw verificationFailed("The code has expired; set the email again");
     await this.checkSendLimits(userId, now);
     const code = this.newCode();
@@ -124,7 +125,8 @@ export class NotificationEmailService {
     if (!row) throw notFound("Notification email");
     const now = this.now();
     if (row.status === "verified") throw verificationFailed("The notification email is already verified");
-    if (row.code_hash === null || row.failed_attempts >= MAX_FAILED_ATTEMPTS) throw verificationFailed("No verification in progress; set the email again");
+    if (row.code_hash === null || row.failed_attempts >= MAX_FAILED_ATTEMPTS)
+      throw verificationFailed("No verification in progress; set the email again");
     if (row.code_expires_at === null || row.code_expires_at <= now) throw verificationFailed("The code has expired");
     if (!CODE_RE.test(code) || !constantTimeEqual(this.hashCode(row.id, code), row.code_hash)) {
       await destinationsStore.failedAttempt(this.rt.db, row.id, now);
@@ -162,20 +164,26 @@ export class NotificationEmailService {
     const mailto = this.rt.config.smtp.unsubscribe_mailto;
     const { text, html } = renderEmail({
       ...n.content,
-      footer: { text: "You receive this because notifications are on for your Secbox account. Unsubscribe:", link: { label: "turn off notification emails", url } },
-    });
-    await this.outbox.enqueue({
-      kind: n.kind,
-      userId,
-      to,
-      subject: n.subject,
-      text,
-      html,
-      headers: {
-        "List-Unsubscribe": mailto ? `<${url}>, <mailto:${mailto}?subject=unsubscribe>` : `<${url}>`,
-        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+      footer: {
+        text: "You receive this because notifications are on for your Secbox account. Unsubscribe:",
+        link: { label: "turn off notification emails", url },
       },
-    }, db);
+    });
+    await this.outbox.enqueue(
+      {
+        kind: n.kind,
+        userId,
+        to,
+        subject: n.subject,
+        text,
+        html,
+        headers: {
+          "List-Unsubscribe": mailto ? `<${url}>, <mailto:${mailto}?subject=unsubscribe>` : `<${url}>`,
+          "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+        },
+      },
+      db,
+    );
     return true;
   }
 

@@ -26,7 +26,10 @@ import {
 const PathType = StringEnum(PATH_TYPES, { description: "= exact, ^ prefix (as a plain string), * the path and any sub-path" });
 const Method = StringEnum(RESPONDER_METHODS, { description: "ANY matches every method" });
 const Notifications = T.Object(
-  { enabled: T.Boolean(), throttleSeconds: T.Integer({ description: "one of the tier's notification_throttles (default list 300, 900, 3600, 21600, 86400); default 3600" }) },
+  {
+    enabled: T.Boolean(),
+    throttleSeconds: T.Integer({ description: "one of the tier's notification_throttles (default list 300, 900, 3600, 21600, 86400); default 3600" }),
+  },
   { description: "hit summary emails; enabled needs requestsToTrack > 0" },
 );
 
@@ -36,7 +39,11 @@ export const Responder = Named(
     id: Uuid(),
     name: T.String(),
     url: T.String({ format: "uri", description: "absolute live URL of the responder" }),
-    location: T.Object({ pathType: PathType, path: T.String({ pattern: "^/" }), subdomainPrefix: T.Optional(T.String({ pattern: PREFIX_RE.source })) }),
+    location: T.Object({
+      pathType: PathType,
+      path: T.String({ pattern: "^/" }),
+      subdomainPrefix: T.Optional(T.String({ pattern: PREFIX_RE.source })),
+    }),
     method: Method,
     enabled: T.Boolean(),
     settings: T.Object({
@@ -62,7 +69,9 @@ export type PathType = ResponderLocation["pathType"];
 /** §27: a save compiles `settings.script` (never runs it) and answers a syntax error in `warnings`. */
 export const ResponderSaved = Named(
   "ResponderSaved",
-  T.Composite([Responder, T.Object({ warnings: T.Optional(ScriptWarnings) })], { description: "the responder, plus `warnings` when settings.script does not compile" }),
+  T.Composite([Responder, T.Object({ warnings: T.Optional(ScriptWarnings) })], {
+    description: "the responder, plus `warnings` when settings.script does not compile",
+  }),
 );
 export type ResponderSaved = Static<typeof ResponderSaved>;
 
@@ -71,12 +80,17 @@ const SettingsParam = T.Object(
     requestsToTrack: Opt(T.Integer({ minimum: 0, description: "0..tier max_requests_to_track (default 0: no capture)" })),
     statusCode: Opt(T.Integer({ minimum: MIN_STATUS, maximum: MAX_STATUS, description: "default 200" })),
     headers: Opt(
-      T.Array(HeaderPair, { maxItems: MAX_HEADERS, description: "[name, value] pairs (RFC 9110 token names; values without CR, LF, NUL, ≤ 8 KiB); values may use ${secrets.NAME}" }),
+      T.Array(HeaderPair, {
+        maxItems: MAX_HEADERS,
+        description: "[name, value] pairs (RFC 9110 token names; values without CR, LF, NUL, ≤ 8 KiB); values may use ${secrets.NAME}",
+      }),
     ),
     body: Opt(T.String({ description: "≤ 1 MiB UTF-8; may use ${secrets.NAME}" })),
     script: Opt(T.String({ minLength: 1, description: "1..51,200 UTF-8 bytes; null = none" })),
     secrets: Opt(SecretsSelectorParam),
-    notifications: Opt(T.Object({ enabled: T.Boolean(), throttleSeconds: Opt(Notifications.properties.throttleSeconds) }, { description: Notifications.description })),
+    notifications: Opt(
+      T.Object({ enabled: T.Boolean(), throttleSeconds: Opt(Notifications.properties.throttleSeconds) }, { description: Notifications.description }),
+    ),
   },
   { description: "a complete settings object: omitted members take their defaults" },
 );
@@ -84,8 +98,15 @@ const ResponderMembers = {
   name: T.String({ minLength: 1, description: "1..100 characters after trimming, unique per user" }),
   location: T.Object({
     pathType: PathType,
-    path: T.String({ pattern: "^/", minLength: 1, maxLength: PATH_MAX, description: "RFC 3986 path characters; a trailing / is removed (except for /)" }),
-    subdomainPrefix: Opt(T.String({ pattern: PREFIX_RE.source, description: "lets one user own several hosts: <prefix>-<handle>.<responders domain>" })),
+    path: T.String({
+      pattern: "^/",
+      minLength: 1,
+      maxLength: PATH_MAX,
+      description: "RFC 3986 path characters; a trailing / is removed (except for /)",
+    }),
+    subdomainPrefix: Opt(
+      T.String({ pattern: PREFIX_RE.source, description: "lets one user own several hosts: <prefix>-<handle>.<responders domain>" }),
+    ),
   }),
   method: Opt(Method),
   enabled: Opt(T.Boolean({ description: "default true" })),
@@ -94,11 +115,17 @@ const ResponderMembers = {
 };
 export const RespondersCreateParams = Named(
   "RespondersCreateParams",
-  T.Object({ ...ResponderMembers, method: T.Optional(Method), settings: T.Optional(SettingsParam) }, { description: "method default ANY; settings default {}" }),
+  T.Object(
+    { ...ResponderMembers, method: T.Optional(Method), settings: T.Optional(SettingsParam) },
+    { description: "method default ANY; settings default {}" },
+  ),
 );
 export const RespondersUpdateParams = Named(
   "RespondersUpdateParams",
-  T.Partial(T.Object(ResponderMembers), { description: "present members replace (settings as a whole); absent ones are kept; {} → 400", minProperties: 1 }),
+  T.Partial(T.Object(ResponderMembers), {
+    description: "present members replace (settings as a whole); absent ones are kept; {} → 400",
+    minProperties: 1,
+  }),
 );
 /** A create or update body as it reaches the service (looseBody: every member as sent, checked by rules.ts). */
 export type ResponderInput = { [K in keyof Static<typeof RespondersCreateParams>]?: unknown };
@@ -121,14 +148,17 @@ export const TrackedRequest = Named(
     method: T.String(),
     path: T.String(),
     rawQuery: T.Optional(T.String()),
-    headers: T.Array(HeaderPair, { description: "lower-case names, sorted by name; repeats joined with \", \" (cookie with \"; \")" }),
-    body: T.Optional(T.String({ contentEncoding: "base64", description: "base64 of the stored bytes (cut at max_tracked_body_bytes); omitted when empty" })),
+    headers: T.Array(HeaderPair, { description: 'lower-case names, sorted by name; repeats joined with ", " (cookie with "; ")' }),
+    body: T.Optional(
+      T.String({ contentEncoding: "base64", description: "base64 of the stored bytes (cut at max_tracked_body_bytes); omitted when empty" }),
+    ),
     bodySize: T.Integer({ minimum: 0, description: "original size" }),
     statusCode: T.Optional(
       T.Integer({
         minimum: 100,
         maximum: 599,
-        description: "(supplement §27) status of the response sent, whether or not the response is stored; absent only on records captured before statuses were recorded that have no stored response",
+        description:
+          "(supplement §27) status of the response sent, whether or not the response is stored; absent only on records captured before statuses were recorded that have no stored response",
       }),
     ),
     response: T.Optional(TrackedResponse),
@@ -161,7 +191,9 @@ export type HistoryWindow = Static<typeof HistoryWindowQuery>;
 export const ResponderInfo = Named(
   "ResponderInfo",
   T.Object({
-    urlStyle: StringEnum(["subdomain", "path"], { description: "responders.url_style: <handle>.<responders domain> or the path form /api/webhooks/<handle>" }),
+    urlStyle: StringEnum(["subdomain", "path"], {
+      description: "responders.url_style: <handle>.<responders domain> or the path form /api/webhooks/<handle>",
+    }),
     baseUrl: T.String({ format: "uri", description: "a responder's URL without its path, no subdomain prefix" }),
     prefixedBaseUrl: T.Optional(T.String({ description: "the same with a prefix, {prefix} standing for it (subdomain style only)" })),
     maxRequestsToTrack: T.Integer({ minimum: 0, description: "the caller's tier maximum of settings.requestsToTrack" }),
@@ -179,13 +211,15 @@ export const RespondersTestParams = Named(
         T.String({
           pattern: "^/",
           maxLength: TRY_MAX_TARGET,
-          description: "path and optional ?query in URL characters (percent-encode the others), no . or .. segments; default the responder's location.path",
+          description:
+            "path and optional ?query in URL characters (percent-encode the others), no . or .. segments; default the responder's location.path",
         }),
       ),
       headers: Opt(
         T.Array(HeaderPair, {
           maxItems: MAX_HEADERS,
-          description: "[name, value] pairs in order (RFC 9110 token names; values without CR, LF, NUL, ≤ 8 KiB); host, content-length and transfer-encoding are set by Secbox",
+          description:
+            "[name, value] pairs in order (RFC 9110 token names; values without CR, LF, NUL, ≤ 8 KiB); host, content-length and transfer-encoding are set by Secbox",
         }),
       ),
       body: Opt(T.String({ description: `request body text (UTF-8, ≤ ${TRY_MAX_BODY_BYTES / 1024 / 1024} MiB)` })),
@@ -199,13 +233,20 @@ export type TryInput = { [K in keyof Static<typeof RespondersTestParams>]?: unkn
 export const ResponderTestResult = Named(
   "ResponderTestResult",
   T.Object({
-    responderId: T.Optional(Uuid({ description: "the responder that answered (the real match: may be another of yours); absent when none did (404)" })),
+    responderId: T.Optional(
+      Uuid({ description: "the responder that answered (the real match: may be another of yours); absent when none did (404)" }),
+    ),
     durationMs: T.Integer({ minimum: 0 }),
     request: T.Object({ method: T.String(), url: T.String({ format: "uri", description: "the responder URL the request was built for" }) }),
     response: T.Object({
       ...TrackedResponse.properties,
-      headers: T.Array(HeaderPair, { description: "as a client reads them: lower-case names, a repeated name joined with \", \" (Set-Cookie aside)" }),
-      body: T.Optional(T.String({ contentEncoding: "base64", description: `base64 of the response body, its first ${TRY_MAX_RESPONSE_BYTES / 1024 / 1024} MiB; omitted when empty` })),
+      headers: T.Array(HeaderPair, { description: 'as a client reads them: lower-case names, a repeated name joined with ", " (Set-Cookie aside)' }),
+      body: T.Optional(
+        T.String({
+          contentEncoding: "base64",
+          description: `base64 of the response body, its first ${TRY_MAX_RESPONSE_BYTES / 1024 / 1024} MiB; omitted when empty`,
+        }),
+      ),
       bodySize: T.Integer({ minimum: 0, description: "the whole body's size" }),
     }),
     record: T.Optional(TrackedRequest),
@@ -215,6 +256,12 @@ export type ResponderTestResult = Static<typeof ResponderTestResult>;
 
 /** The `_har` document's outline (har.ts writes it). */
 export const Har = T.Object(
-  { log: T.Object({ version: T.String(), creator: T.Object({ name: T.String(), version: T.String() }), entries: T.Array(T.Object({}, { additionalProperties: true })) }) },
+  {
+    log: T.Object({
+      version: T.String(),
+      creator: T.Object({ name: T.String(), version: T.String() }),
+      entries: T.Array(T.Object({}, { additionalProperties: true })),
+    }),
+  },
   { description: "HAR 1.2 (entries oldest first)" },
 );

@@ -28,7 +28,10 @@ export function withoutCookie(raw: RawHeaders, names: readonly string[]): RawHea
     return !names.includes((eq === -1 ? pair : pair.slice(0, eq)).trim());
   });
   const out: RawHeaders = { ...raw };
-  const joined = kept.map((pair) => pair.trim()).filter((pair) => pair !== "").join("; ");
+  const joined = kept
+    .map((pair) => pair.trim())
+    .filter((pair) => pair !== "")
+    .join("; ");
   if (joined === "") delete out.cookie;
   else out.cookie = joined;
   return out;

@@ -25,10 +25,28 @@ import { selectorFromText, type SecretsService } from "../secrets/service";
 import type { UsersService } from "../users/service";
 import type { CaptureQueue, PendingCapture } from "./capture";
 import { hostOnlyCookie, PATH_FORM_DROPPED, setsCookie, withoutCookie, type RawHeaders } from "./cookies";
-import { byPrecedence, findWinner, isStandardMethod, matchPath, parsePathForm, parseResponderHost, PATH_FORM_PREFIX, splitUrl, type Matchable } from "./match";
+import {
+  byPrecedence,
+  findWinner,
+  isStandardMethod,
+  matchPath,
+  parsePathForm,
+  parseResponderHost,
+  PATH_FORM_PREFIX,
+  splitUrl,
+  type Matchable,
+} from "./match";
 import type { PathType } from "./contract";
 import type { ScriptRunner } from "../../sandbox/types";
-import { BAD_VALUE_RE, failureFor, failureResponse, responseFromScript, type HeaderList, type ProducedResponse, type ResponseDefaults } from "./script-result";
+import {
+  BAD_VALUE_RE,
+  failureFor,
+  failureResponse,
+  responseFromScript,
+  type HeaderList,
+  type ProducedResponse,
+  type ResponseDefaults,
+} from "./script-result";
 import { clientAddressOf, headerPairs, headerText, parseQuery, wireValue } from "./request-parts";
 import { respondersStore, type ResponderRow } from "./store";
 
@@ -45,7 +63,10 @@ const NEGATIVE_TTL_MS = 1_000;
 const CACHE_MAX_HANDLES = 10_000;
 
 /** Hit-rate buckets of one handle: tokens left and when they were counted (clock ms). */
-interface Bucket { tokens: number; at: number }
+interface Bucket {
+  tokens: number;
+  at: number;
+}
 /** How long a hit over its handle's rate waits for its 429, and how many may wait at once (beyond: at once). */
 const RATE_HOLD_MS = 1000;
 const RATE_MAX_HELD = 10_000;
@@ -98,7 +119,10 @@ interface WireParts {
 }
 
 /** What dispatch() tells its caller about a hit ("Try it", try-request.ts): who answered, the record (id once written). */
-export interface HitProbe { responderId?: string; capture?: PendingCapture }
+export interface HitProbe {
+  responderId?: string;
+  capture?: PendingCapture;
+}
 
 export interface EngineDeps {
   secrets: SecretsService;
@@ -394,7 +418,14 @@ export class ResponderEngine {
         let produced: ProducedResponse;
         let parts: WireParts;
         if (winner.script === null && winner.staticOut !== undefined) {
-          produced = { statusCode: winner.statusCode, headers: winner.headers, body: winner.body, skipRequest: false, trackResponse: false, failed: false };
+          produced = {
+            statusCode: winner.statusCode,
+            headers: winner.headers,
+            body: winner.body,
+            skipRequest: false,
+            trackResponse: false,
+            failed: false,
+          };
           parts = winner.staticOut;
         } else {
           const secrets = winner.selector === "none" ? {} : await this.deps.secrets.valuesFor(winner.userId, winner.selector);
@@ -433,7 +464,12 @@ export class ResponderEngine {
           // A header value Bun refuses (CR, LF or NUL: only a substituted secret can bring one in, stored values
           // and script headers are checked before): a recorded failure, never a 500 of Secbox itself.
           const bad = produced.headers.find(([, v]) => BAD_VALUE_RE.test(v));
-          produced = failureResponse(500, bad ? `Response header ${bad[0]}: a substituted secret put a line break or NUL in its value` : `Response could not be sent: ${String((err as Error)?.message ?? err)}`);
+          produced = failureResponse(
+            500,
+            bad
+              ? `Response header ${bad[0]}: a substituted secret put a line break or NUL in its value`
+              : `Response could not be sent: ${String((err as Error)?.message ?? err)}`,
+          );
           parts = this.wireParts(produced.headers);
           response = this.toResponse(produced, parts, method, pathForm);
         }
@@ -506,7 +542,8 @@ export class ResponderEngine {
     let b = this.buckets.get(handle);
     if (b === undefined) {
       // Full buckets carry no state: drop them when the map grows (a sweep per 10,000 new handles).
-      if (this.buckets.size >= CACHE_MAX_HANDLES) for (const [h, x] of this.buckets) if (x.tokens + ((now - x.at) * perSecond) / 1000 >= perSecond) this.buckets.delete(h);
+      if (this.buckets.size >= CACHE_MAX_HANDLES)
+        for (const [h, x] of this.buckets) if (x.tokens + ((now - x.at) * perSecond) / 1000 >= perSecond) this.buckets.delete(h);
       this.buckets.set(handle, (b = { tokens: perSecond, at: now }));
     } else {
       b.tokens = Math.min(perSecond, b.tokens + (Math.max(0, now - b.at) * perSecond) / 1000);
@@ -517,7 +554,12 @@ export class ResponderEngine {
     return true;
   }
 
-  private async runScript(r: CompiledResponder, limits: TierLimits, defaults: ResponseDefaults, context: Record<string, unknown>): Promise<ProducedResponse> {
+  private async runScript(
+    r: CompiledResponder,
+    limits: TierLimits,
+    defaults: ResponseDefaults,
+    context: Record<string, unknown>,
+  ): Promise<ProducedResponse> {
     const runner = this.scripts;
     if (runner === undefined) return failureResponse(500, "Script failed: the script runtime is not available");
     try {
@@ -533,7 +575,12 @@ export class ResponderEngine {
         },
         kvOwner: r.id,
         owner: r.userId,
-        kvLimits: { maxEntries: limits.kv_max_entries, maxBytes: limits.kv_max_bytes, maxTtlSec: limits.kv_max_ttl_sec, opsPerRun: limits.kv_ops_per_run },
+        kvLimits: {
+          maxEntries: limits.kv_max_entries,
+          maxBytes: limits.kv_max_bytes,
+          maxTtlSec: limits.kv_max_ttl_sec,
+          opsPerRun: limits.kv_ops_per_run,
+        },
       });
       return responseFromScript(out, defaults);
     } catch (err) {

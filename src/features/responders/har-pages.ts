@@ -13,7 +13,9 @@ export const harPageTask = taskRef<HarPageInput, HarPageOutput>("responders.harP
 export function harSource(db: Db, responderId: string, opts: HarOptions, readOnThread: boolean): HarSource {
   return {
     page: (after) => respondersStore.historyPageForward(db, responderId, after, RENDER_BYTES),
-    ...(readOnThread ? { onThread: (after: string | null) => ({ task: harPageTask, input: { responderId, after, maxBytes: RENDER_BYTES, opts } }) } : {}),
+    ...(readOnThread
+      ? { onThread: (after: string | null) => ({ task: harPageTask, input: { responderId, after, maxBytes: RENDER_BYTES, opts } }) }
+      : {}),
   };
 }
 

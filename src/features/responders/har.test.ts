@@ -38,7 +38,11 @@ const row = (i: number, body: Uint8Array | null, response: Uint8Array | null): T
 
 describe("HAR written entry by entry", () => {
   test("chunks() join to JSON.stringify of the document (empty, text and binary bodies, untracked responses), also rendered on the pool", async () => {
-    const rows = () => [row(1, new TextEncoder().encode('{"x":"é"}'), new TextEncoder().encode("ok")), row(2, new Uint8Array([0, 255, 7]), null), row(3, null, new Uint8Array(0))];
+    const rows = () => [
+      row(1, new TextEncoder().encode('{"x":"é"}'), new TextEncoder().encode("ok")),
+      row(2, new Uint8Array([0, 255, 7]), null),
+      row(3, null, new Uint8Array(0)),
+    ];
     for (const list of [[], rows()]) {
       const whole = JSON.stringify(buildHar(list, { baseUrl: "https://h.example", version: "1" }));
       // on the event loop, and rendered on the server's work pool
@@ -65,14 +69,18 @@ describe("HAR written entry by entry", () => {
     expect(created.status).toBe(201);
     const body = JSON.stringify({ data: "x".repeat(1_000_000) });
     for (let i = 0; i < 24; i++) {
-      const res = await fetch(`${srv.url}/big`, { method: "POST", body, headers: { host: `${u.handle}.localhost:7070`, "content-type": "application/json" } });
+      const res = await fetch(`${srv.url}/big`, {
+        method: "POST",
+        body,
+        headers: { host: `${u.handle}.localhost:7070`, "content-type": "application/json" },
+      });
       expect(res.status).toBe(200);
     }
     // pages of about 1 MB of stored records: one record per page here, each read (SQLite) and rendered on the pool
     await srv.services.responders.flushCaptures();
     const started = srv.services.work.stats().started;
     const pages: number[] = [];
-    for (let after: string | null = null; ; ) {
+    for (let after: string | null = null; ;) {
       const page = await respondersStore.historyPageForward(srv.rt.db, created.json.id, after, RENDER_BYTES);
       if (page.length === 0) break;
       pages.push(page.length);

@@ -167,7 +167,9 @@ export class HarDocument {
       after = rows.at(-1)!.id;
       if (pool) {
         // bodies that own their buffer move to the thread instead of being copied (the rows are done with here)
-        const moved = rows.flatMap((r) => [r.body, r.response_body]).filter((b): b is Uint8Array => !!b && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.byteLength > 0);
+        const moved = rows
+          .flatMap((r) => [r.body, r.response_body])
+          .filter((b): b is Uint8Array => !!b && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.byteLength > 0);
         const transfer = [...new Set(moved.map((b) => b.buffer as ArrayBuffer))];
         if (!first) yield ",";
         yield new Uint8Array(await pool.work.run(pool.owner, harEntriesTask, { rows, opts: this.opts }, { transfer }));

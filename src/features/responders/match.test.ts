@@ -18,7 +18,17 @@ describe("parseResponderHost", () => {
     for (const h of ["localhost.", "abc.localhost.."]) expect(parse(h), h).toBeUndefined();
   });
   test("not responder hosts", () => {
-    for (const h of [null, "localhost", "localhost:7070", ".localhost", "a.b.localhost", "abc.example.com", "[::1]:7070", "127.0.0.1", "abclocalhost"])
+    for (const h of [
+      null,
+      "localhost",
+      "localhost:7070",
+      ".localhost",
+      "a.b.localhost",
+      "abc.example.com",
+      "[::1]:7070",
+      "127.0.0.1",
+      "abclocalhost",
+    ])
       expect(parse(h), String(h)).toBeUndefined();
   });
 });

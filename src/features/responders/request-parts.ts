@@ -83,4 +83,3 @@ export function parseQuery(rawQuery: string): Record<string, string> {
   }
   return out;
 }
-

@@ -25,7 +25,11 @@ beforeAll(async () => {
     ["path-form", "/plant", cookies()],
     ["host-form", "/plant-parent", cookies("secbox.test")],
   ] as const) {
-    const res = await u.client.post("/api/webhooks/responders", { name, location: { pathType: "=", path }, settings: { headers, body: "<p>planted</p>" } });
+    const res = await u.client.post("/api/webhooks/responders", {
+      name,
+      location: { pathType: "=", path },
+      settings: { headers, body: "<p>planted</p>" },
+    });
     expect(res.status).toBe(201);
   }
   browser = await puppeteer.launch({

@@ -101,15 +101,43 @@ describe("tracked request records (§11.10)", () => {
   let r: any;
   beforeAll(async () => {
     u = await quickUser(srv);
-    r = await create(u, { location: { pathType: "*", path: "/orders" }, settings: { requestsToTrack: 10, statusCode: 201, headers: [["content-type", "application/json"]], body: '{"ok":true}' } });
+    r = await create(u, {
+      location: { pathType: "*", path: "/orders" },
+      settings: { requestsToTrack: 10, statusCode: 201, headers: [["content-type", "application/json"]], body: '{"ok":true}' },
+    });
   });
 
   test("method, raw path, rawQuery, sorted lower-case headers, base64 body, bodySize, client address, status sent; no response for defaults", async () => {
-    const res = await hit(u, "/orders/7?debug=1&x=a+b", { method: "POST", headers: { "Content-Type": "application/json", "X-Custom": "yes" }, body: '{"qty":2}' });
+    const res = await hit(u, "/orders/7?debug=1&x=a+b", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-Custom": "yes" },
+      body: '{"qty":2}',
+    });
     expect(res.status).toBe(201);
     const [rec] = await history(u, r.id);
-    expect(Object.keys(rec)).toEqual(["id", "createdAt", "durationMs", "clientAddress", "method", "path", "rawQuery", "headers", "body", "bodySize", "statusCode"]);
-    expect(rec).toMatchObject({ createdAt: Math.floor(nowMs / 1000), clientAddress: "127.0.0.1", method: "POST", path: "/orders/7", rawQuery: "debug=1&x=a+b", body: b64('{"qty":2}'), bodySize: 9, statusCode: 201 });
+    expect(Object.keys(rec)).toEqual([
+      "id",
+      "createdAt",
+      "durationMs",
+      "clientAddress",
+      "method",
+      "path",
+      "rawQuery",
+      "headers",
+      "body",
+      "bodySize",
+      "statusCode",
+    ]);
+    expect(rec).toMatchObject({
+      createdAt: Math.floor(nowMs / 1000),
+      clientAddress: "127.0.0.1",
+      method: "POST",
+      path: "/orders/7",
+      rawQuery: "debug=1&x=a+b",
+      body: b64('{"qty":2}'),
+      bodySize: 9,
+      statusCode: 201,
+    });
     expect(Number.isInteger(rec.durationMs) && rec.durationMs >= 0).toBe(true);
     const names = rec.headers.map(([n]: [string, string]) => n);
     expect(names).toEqual([...names].sort());
@@ -308,7 +336,10 @@ describe("rolling history, trimming, _clear, _stats, lastRequestedAt", () => {
 describe("truncation and failure capture", () => {
   test("request and failure-response bodies are stored up to max_tracked_body_bytes; the client gets everything", async () => {
     const pro = await quickUser(srv, "professional"); // tier override: 16 bytes
-    const r = await create(pro, { location: { pathType: "=", path: "/cut" }, settings: { requestsToTrack: 5, script: 'throw new Error("boom-" + "x".repeat(40))' } });
+    const r = await create(pro, {
+      location: { pathType: "=", path: "/cut" },
+      settings: { requestsToTrack: 5, script: 'throw new Error("boom-" + "x".repeat(40))' },
+    });
     const body = "0123456789abcdefGHIJKLMNOP"; // 26 bytes
     const res = await hit(pro, "/cut", { method: "PUT", body });
     // Scripts fail here either way (the runtime throws, or no runtime is wired): a 500 plain-text failure.
@@ -329,7 +360,10 @@ describe("truncation and failure capture", () => {
   test("a secret that puts a line break into a header value: a recorded 500 failure, nothing injected; other responders unaffected", async () => {
     const u = await quickUser(srv);
     expect((await u.client.post("/api/user/secrets", { name: "MULTI", value: "a\r\nX-Injected: 1" })).status).toBe(201);
-    const bad = await create(u, { location: { pathType: "=", path: "/inj" }, settings: { requestsToTrack: 2, secrets: "all", headers: [["x-t", "${secrets.MULTI}"]], body: "hi" } });
+    const bad = await create(u, {
+      location: { pathType: "=", path: "/inj" },
+      settings: { requestsToTrack: 2, secrets: "all", headers: [["x-t", "${secrets.MULTI}"]], body: "hi" },
+    });
     await create(u, { location: { pathType: "=", path: "/fine" }, settings: { body: "fine" } });
     const res = await hit(u, "/inj");
     expect(res.status).toBe(500);
@@ -377,7 +411,10 @@ describe("limits (§11.4 steps 7–8)", () => {
 
   test("more than max_concurrent_hits in flight → 429 with Retry-After: 1; not tracked", async () => {
     const std = await quickUser(srv, "standard"); // tier override: 1 in flight
-    const r = await create(std, { location: { pathType: "=", path: "/slow" }, settings: { requestsToTrack: 10, body: "done", headers: [["content-type", "text/plain"]] } });
+    const r = await create(std, {
+      location: { pathType: "=", path: "/slow" },
+      settings: { requestsToTrack: 10, body: "done", headers: [["content-type", "text/plain"]] },
+    });
     // First request: headers and half of the body; the engine holds it in flight while waiting for the rest.
     const first = await openSocket();
     first.write(`POST /slow HTTP/1.1\r\nHost: ${std.handle}.localhost\r\nContent-Length: 10\r\nConnection: close\r\n\r\n12345`);
@@ -413,8 +450,10 @@ describe("HAR export (§11.12)", () => {
     for (const e of har.log.entries) {
       expect(new Date(e.startedDateTime).toISOString()).toBe(e.startedDateTime);
       expect(typeof e.time).toBe("number");
-      for (const k of ["method", "url", "httpVersion", "cookies", "headers", "queryString", "headersSize", "bodySize"]) expect(e.request).toHaveProperty(k);
-      for (const k of ["status", "statusText", "httpVersion", "cookies", "headers", "content", "redirectURL", "headersSize", "bodySize"]) expect(e.response).toHaveProperty(k);
+      for (const k of ["method", "url", "httpVersion", "cookies", "headers", "queryString", "headersSize", "bodySize"])
+        expect(e.request).toHaveProperty(k);
+      for (const k of ["status", "statusText", "httpVersion", "cookies", "headers", "content", "redirectURL", "headersSize", "bodySize"])
+        expect(e.response).toHaveProperty(k);
       expect(e.response.content).toHaveProperty("size");
       expect(e.response.content).toHaveProperty("mimeType");
       expect(e.cache).toEqual({});
@@ -426,21 +465,46 @@ describe("HAR export (§11.12)", () => {
 
   test("entries oldest first, URL from the responder base, text vs base64 bodies, not-tracked and failure responses, attachment name", async () => {
     const u = await quickUser(srv);
-    const r = await create(u, { name: "Orders mock é", location: { pathType: "*", path: "/har", subdomainPrefix: "shop" }, settings: { requestsToTrack: 10 } });
-    const failing = await create(u, { name: "fails", location: { pathType: "=", path: "/fail" }, settings: { requestsToTrack: 10, script: "throw new Error('nope')" } });
+    const r = await create(u, {
+      name: "Orders mock é",
+      location: { pathType: "*", path: "/har", subdomainPrefix: "shop" },
+      settings: { requestsToTrack: 10 },
+    });
+    const failing = await create(u, {
+      name: "fails",
+      location: { pathType: "=", path: "/fail" },
+      settings: { requestsToTrack: 10, script: "throw new Error('nope')" },
+    });
 
-    await hit(u, "/har/orders/7?debug=1&name=a+b%21", { prefix: "shop", method: "POST", headers: { "content-type": "application/json" }, body: '{"qty":2}' });
+    await hit(u, "/har/orders/7?debug=1&name=a+b%21", {
+      prefix: "shop",
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: '{"qty":2}',
+    });
     tick(1);
-    await hit(u, "/har/bin", { prefix: "shop", method: "POST", headers: { "content-type": "application/octet-stream" }, body: new Uint8Array([0, 1, 2, 255]) });
+    await hit(u, "/har/bin", {
+      prefix: "shop",
+      method: "POST",
+      headers: { "content-type": "application/octet-stream" },
+      body: new Uint8Array([0, 1, 2, 255]),
+    });
     tick(1);
-    await hit(u, "/har/bad-utf8", { prefix: "shop", method: "POST", headers: { "content-type": "text/plain" }, body: new Uint8Array([0x61, 0xff, 0x62]) });
+    await hit(u, "/har/bad-utf8", {
+      prefix: "shop",
+      method: "POST",
+      headers: { "content-type": "text/plain" },
+      body: new Uint8Array([0x61, 0xff, 0x62]),
+    });
     tick(1);
     await hit(u, "/har", { prefix: "shop" });
 
     const res = await u.client.get(`${BASE}/${r.id}/_har`);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toStartWith("application/json");
-    expect(res.headers.get("content-disposition")).toBe(`attachment; filename="Orders_mock__-history.har"; filename*=UTF-8''Orders%20mock%20%C3%A9-history.har`);
+    expect(res.headers.get("content-disposition")).toBe(
+      `attachment; filename="Orders_mock__-history.har"; filename*=UTF-8''Orders%20mock%20%C3%A9-history.har`,
+    );
     const har = JSON.parse(res.text);
     checkHarShape(har);
     const e = har.log.entries;
@@ -489,7 +553,10 @@ describe("HAR export (§11.12)", () => {
 describe("capture batching: respond first, write in batches, flush on stop", () => {
   test("a hit is answered while the database is locked for writing; the record appears after the batch write", async () => {
     const u = await quickUser(srv);
-    const r = await create(u, { location: { pathType: "=", path: "/fast" }, settings: { requestsToTrack: 5, body: "ok", headers: [["content-type", "text/plain"]] } });
+    const r = await create(u, {
+      location: { pathType: "=", path: "/fast" },
+      settings: { requestsToTrack: 5, body: "ok", headers: [["content-type", "text/plain"]] },
+    });
     await hit(u, "/fast"); // warm the handle cache
     await srv.services.responders.flushCaptures();
     let release!: () => void;
@@ -539,7 +606,11 @@ describe("capture batching: respond first, write in batches, flush on stop", () 
       const r = await create(u, { location: { pathType: "=", path: "/pending" }, settings: { requestsToTrack: 5 } });
       // In-process dispatch: the answer is ready while the record is still only in the batch.
       const res = await one.services.responders.dispatch(
-        new Request("http://x/pending", { method: "POST", headers: { host: `${u.handle}.localhost`, "content-type": "text/plain" }, body: "keep me" }),
+        new Request("http://x/pending", {
+          method: "POST",
+          headers: { host: `${u.handle}.localhost`, "content-type": "text/plain" },
+          body: "keep me",
+        }),
         null,
       );
       expect(res!.status).toBe(200);
@@ -548,7 +619,9 @@ describe("capture batching: respond first, write in batches, flush on stop", () 
 
       const two = await startTestServer({ dataDir });
       try {
-        const [rec] = await new (u.client.constructor as any)(two.url, { session: u.session }).get(`${BASE}/${r.id}/_history`).then((x: any) => x.json);
+        const [rec] = await new (u.client.constructor as any)(two.url, { session: u.session })
+          .get(`${BASE}/${r.id}/_history`)
+          .then((x: any) => x.json);
         expect(rec.path).toBe("/pending");
         expect(Buffer.from(rec.body, "base64").toString()).toBe("keep me");
         expect(rec.clientAddress).toBeUndefined();
@@ -568,7 +641,10 @@ describe("capture batching: respond first, write in batches, flush on stop", () 
       const settings = { requestsToTrack: 5 };
       const slow = await create(u, {
         location: { pathType: "=", path: "/slow" },
-        settings: { ...settings, script: `(async () => { await new Promise((r) => setTimeout(r, 300)); return { statusCode: 201, body: "late" }; })()` },
+        settings: {
+          ...settings,
+          script: `(async () => { await new Promise((r) => setTimeout(r, 300)); return { statusCode: 201, body: "late" }; })()`,
+        },
       });
       const hit = (path: string) =>
         one.services.responders.dispatch(new Request(`http://x${path}`, { headers: { host: `${u.handle}.localhost` } }), null)!;
@@ -585,10 +661,13 @@ describe("capture batching: respond first, write in batches, flush on stop", () 
         expect(rec.path).toBe("/slow");
         expect(rec.response).toBeUndefined();
         // A script that outlives the grace period: the pool's close ends it, the hit is recorded as failed.
-        const stuck = await create({ ...u, client }, {
-          location: { pathType: "=", path: "/stuck" },
-          settings: { ...settings, script: `(async () => { await new Promise((r) => setTimeout(r, 60000)); return "never"; })()` },
-        });
+        const stuck = await create(
+          { ...u, client },
+          {
+            location: { pathType: "=", path: "/stuck" },
+            settings: { ...settings, script: `(async () => { await new Promise((r) => setTimeout(r, 60000)); return "never"; })()` },
+          },
+        );
         const pending = two.services.responders.dispatch(new Request("http://x/stuck", { headers: { host: `${u.handle}.localhost` } }), null)!;
         await Bun.sleep(50);
         expect(await two.services.responders.drain(100)).toBe(1);
@@ -613,7 +692,11 @@ describe("hit summary emails (§18.2) through the SMTP sink", () => {
 
   test("one email per throttle window with the count since the last one; individual hits never each send one", async () => {
     const u = await quickUser(srv);
-    const r = await create(u, { name: "orders-mock", location: { pathType: "^", path: "/n" }, settings: { requestsToTrack: 2, notifications: { enabled: true, throttleSeconds: 300 } } });
+    const r = await create(u, {
+      name: "orders-mock",
+      location: { pathType: "^", path: "/n" },
+      settings: { requestsToTrack: 2, notifications: { enabled: true, throttleSeconds: 300 } },
+    });
     expect(await srv.services.responders.runHitSummaries()).toBe(0);
     const countFrom = Math.floor(nowMs / 1000);
     tick(5);
@@ -662,11 +745,17 @@ describe("hit summary emails (§18.2) through the SMTP sink", () => {
 
   test("an update that keeps notifications on keeps the count of hits not yet summarized", async () => {
     const u = await quickUser(srv);
-    const r = await create(u, { name: "renamed-later", location: { pathType: "=", path: "/keep" }, settings: { requestsToTrack: 5, notifications: { enabled: true, throttleSeconds: 300 } } });
+    const r = await create(u, {
+      name: "renamed-later",
+      location: { pathType: "=", path: "/keep" },
+      settings: { requestsToTrack: 5, notifications: { enabled: true, throttleSeconds: 300 } },
+    });
     for (let i = 0; i < 3; i++) await hit(u, "/keep");
     // right away, while the hits are still pending in the capture batch
     expect((await u.client.put(`${BASE}/${r.id}`, { name: "renamed" })).status).toBe(200);
-    expect((await u.client.put(`${BASE}/${r.id}`, { settings: { requestsToTrack: 4, notifications: { enabled: true, throttleSeconds: 300 } } })).status).toBe(200);
+    expect(
+      (await u.client.put(`${BASE}/${r.id}`, { settings: { requestsToTrack: 4, notifications: { enabled: true, throttleSeconds: 300 } } })).status,
+    ).toBe(200);
     expect(await srv.services.responders.runHitSummaries()).toBe(1);
     const [mail] = await smtp.waitForTo(u.email, 1);
     expect(mail!.subject).toBe('[Secbox] Responder "renamed" received 3 request(s)');

@@ -78,7 +78,12 @@ describe("body-less answers are recorded as sent (§11.10)", () => {
     expect(await get.text()).toBe("never sent");
 
     const recs = (await history(u, r.id)).reverse();
-    expect(recs.map((x) => [x.method, x.response.statusCode])).toEqual([["HEAD", 200], ["GET", 204], ["GET", 304], ["GET", 200]]);
+    expect(recs.map((x) => [x.method, x.response.statusCode])).toEqual([
+      ["HEAD", 200],
+      ["GET", 204],
+      ["GET", 304],
+      ["GET", 200],
+    ]);
     for (const x of recs.slice(0, 3)) {
       expect(x.response.body).toBeUndefined();
       expect(x.response).toMatchObject({ bodySize: 0, truncated: false });
@@ -96,7 +101,11 @@ describe("body-less answers are recorded as sent (§11.10)", () => {
 
   test("a failure answered to HEAD is recorded without its text", async () => {
     const u = await quickUser(srv);
-    const r = await create(u, { method: "HEAD", location: { pathType: "=", path: "/boom" }, settings: { requestsToTrack: 5, script: "throw new Error('x')" } });
+    const r = await create(u, {
+      method: "HEAD",
+      location: { pathType: "=", path: "/boom" },
+      settings: { requestsToTrack: 5, script: "throw new Error('x')" },
+    });
     const head = await raw(`HEAD /boom HTTP/1.1\r\nHost: ${u.handle}.localhost\r\nConnection: close\r\n\r\n`);
     expect(head).toStartWith("HTTP/1.1 500");
     const [rec] = await history(u, r.id);
@@ -135,7 +144,15 @@ describe("cookies (§11.3, §11.5 step 4)", () => {
     await create(u, { location: { pathType: "=", path: "/cookies" }, settings: { requestsToTrack: 5, headers: cookieHeaders, body: "hi" } });
     const scripted = await create(u, {
       location: { pathType: "=", path: "/cookies-script" },
-      settings: { requestsToTrack: 5, script: `({headers: ${JSON.stringify(Object.fromEntries([["set-cookie", "s=1; Path=/"], ["clear-site-data", '"*"']]))}, body: "hi", trackResponse: true})` },
+      settings: {
+        requestsToTrack: 5,
+        script: `({headers: ${JSON.stringify(
+          Object.fromEntries([
+            ["set-cookie", "s=1; Path=/"],
+            ["clear-site-data", '"*"'],
+          ]),
+        )}, body: "hi", trackResponse: true})`,
+      },
     });
     const res = await fetch(`${srv.url}/api/webhooks/${u.handle}/cookies`);
     expect(res.status).toBe(200);
@@ -158,7 +175,10 @@ describe("cookies (§11.3, §11.5 step 4)", () => {
     const u = await quickUser(srv);
     const r = await create(u, {
       location: { pathType: "=", path: "/cookies" },
-      settings: { requestsToTrack: 5, script: `({headers: {"set-cookie": "d=4; Domain=localhost; Path=/", "x-a": "1"}, body: "", trackResponse: true})` },
+      settings: {
+        requestsToTrack: 5,
+        script: `({headers: {"set-cookie": "d=4; Domain=localhost; Path=/", "x-a": "1"}, body: "", trackResponse: true})`,
+      },
     });
     await create(u, { location: { pathType: "=", path: "/static-cookies" }, settings: { headers: cookieHeaders, body: "hi" } });
     const res = await hit(u, "/static-cookies");
@@ -185,7 +205,8 @@ describe("strict capture (§11.10 durability)", () => {
     const u = await quickUser(strict);
     const stat = await create(u, { location: { pathType: "=", path: "/s" }, settings: { requestsToTrack: 30, body: "ok" } });
     const scr = await create(u, { location: { pathType: "=", path: "/x" }, settings: { requestsToTrack: 30, script: "({body: 'ok'})" } });
-    const count = async (id: string) => (await strict.rt.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM responder_requests WHERE responder_id = ?", [id]))!.n;
+    const count = async (id: string) =>
+      (await strict.rt.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM responder_requests WHERE responder_id = ?", [id]))!.n;
     for (let round = 0; round < 3; round++) {
       const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => hit(u, i % 2 ? "/s" : "/x", {}, strict)));
       expect(responses.every((r) => r.status === 200)).toBe(true);
@@ -200,14 +221,24 @@ describe("strict capture (§11.10 durability)", () => {
 describe("hit summaries (§18.2) are queued exactly once", () => {
   test("a failure between queueing the email and resetting the count (a crash stand-in) leaves neither: the next run sends one email, not two", async () => {
     const u = await quickUser(srv);
-    const r = await create(u, { location: { pathType: "=", path: "/summary" }, settings: { requestsToTrack: 5, notifications: { enabled: true, throttleSeconds: 300 } } });
+    const r = await create(u, {
+      location: { pathType: "=", path: "/summary" },
+      settings: { requestsToTrack: 5, notifications: { enabled: true, throttleSeconds: 300 } },
+    });
     await hit(u, "/summary");
     await hit(u, "/summary");
     const emails = async () =>
       (await srv.rt.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM outbox WHERE user_id = ? AND kind = 'responder_summary'", [u.id]))!.n;
     // The count reset fails in the email's transaction (the database aborts the statement, as a crash would end the
     // process).
-    const dropTrigger = await failingTrigger(srv.rt.db, "fail_mark_notified", "UPDATE OF notified_at", "responders", `NEW.id = '${r.id}'`, "simulated failure");
+    const dropTrigger = await failingTrigger(
+      srv.rt.db,
+      "fail_mark_notified",
+      "UPDATE OF notified_at",
+      "responders",
+      `NEW.id = '${r.id}'`,
+      "simulated failure",
+    );
     try {
       expect(await srv.services.responders.runHitSummaries().catch(() => -1)).toBe(0);
       expect(await emails()).toBe(0);

@@ -72,12 +72,23 @@ const bodyOf = (rawResponse: string) => rawResponse.slice(rawResponse.indexOf("\
 describe("host dispatch (§11.3)", () => {
   beforeAll(async () => {
     await create(a, { location: { pathType: "*", path: "/" }, settings: { body: "plain", headers: [["content-type", "text/plain"]] } });
-    await create(a, { location: { pathType: "*", path: "/", subdomainPrefix: "shop" }, settings: { body: "shop", headers: [["content-type", "text/plain"]] } });
-    await create(a, { location: { pathType: "*", path: "/", subdomainPrefix: "my-shop" }, settings: { body: "my-shop", headers: [["content-type", "text/plain"]] } });
+    await create(a, {
+      location: { pathType: "*", path: "/", subdomainPrefix: "shop" },
+      settings: { body: "shop", headers: [["content-type", "text/plain"]] },
+    });
+    await create(a, {
+      location: { pathType: "*", path: "/", subdomainPrefix: "my-shop" },
+      settings: { body: "my-shop", headers: [["content-type", "text/plain"]] },
+    });
   });
 
   test("<handle>.<domain> with any port, no port, and any case", async () => {
-    for (const host of [`${a.handle}.localhost:7070`, `${a.handle}.localhost`, `${a.handle}.localhost:1234`, `${a.handle.toUpperCase()}.LocalHost:7070`]) {
+    for (const host of [
+      `${a.handle}.localhost:7070`,
+      `${a.handle}.localhost`,
+      `${a.handle}.localhost:1234`,
+      `${a.handle.toUpperCase()}.LocalHost:7070`,
+    ]) {
       const res = await hit(a, "/anything", { host });
       expect(res.status, host).toBe(200);
       expect(await res.text()).toBe("plain");
@@ -163,7 +174,9 @@ describe("path form /api/webhooks/<handle>[/<rest>] (§11.3)", () => {
     // what the visitor's browser sends along on a top-level visit of the API origin
     const cookie = `theme=dark; ${cookieName}=${visitor.session}; lang=en`;
     expect((await fetch(`${srv.url}/api/webhooks/${owner.handle}/trap`, { headers: { cookie } })).status).toBe(200);
-    expect((await fetch(`${srv.url}/api/webhooks/${owner.handle}/trap`, { headers: { cookie: `${cookieName}=${visitor.session}` } })).status).toBe(200);
+    expect((await fetch(`${srv.url}/api/webhooks/${owner.handle}/trap`, { headers: { cookie: `${cookieName}=${visitor.session}` } })).status).toBe(
+      200,
+    );
     const history = await owner.client.get(`${BASE}/${tracked.id}/_history`);
     expect(history.json.length).toBe(2);
     const recorded = history.json.map((rec: { headers: [string, string][] }) => rec.headers.find(([n]) => n === "cookie")?.[1] ?? null);
@@ -310,9 +323,17 @@ describe("methods (§11.4 step 2, §11.5 step 4)", () => {
   let u: TestUser;
   beforeAll(async () => {
     u = spare[2]!;
-    await create(u, { location: { pathType: "=", path: "/any" }, method: "ANY", settings: { body: "any-body", headers: [["content-type", "text/plain"]] } });
+    await create(u, {
+      location: { pathType: "=", path: "/any" },
+      method: "ANY",
+      settings: { body: "any-body", headers: [["content-type", "text/plain"]] },
+    });
     for (const m of ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "CONNECT", "TRACE"])
-      await create(u, { location: { pathType: "=", path: `/only-${m.toLowerCase()}` }, method: m, settings: { body: `only-${m}`, headers: [["content-type", "text/plain"]] } });
+      await create(u, {
+        location: { pathType: "=", path: `/only-${m.toLowerCase()}` },
+        method: m,
+        settings: { body: `only-${m}`, headers: [["content-type", "text/plain"]] },
+      });
     await create(u, { location: { pathType: "=", path: "/get-only" }, method: "GET", settings: { body: "get-only" } });
   });
 
@@ -340,7 +361,11 @@ describe("methods (§11.4 step 2, §11.5 step 4)", () => {
   });
 
   test("CONNECT in authority form (CONNECT host:port) is served as path /", async () => {
-    await create(u, { location: { pathType: "=", path: "/" }, method: "CONNECT", settings: { body: "tunnel?", headers: [["content-type", "text/plain"]] } });
+    await create(u, {
+      location: { pathType: "=", path: "/" },
+      method: "CONNECT",
+      settings: { body: "tunnel?", headers: [["content-type", "text/plain"]] },
+    });
     const res = await raw(`CONNECT ${u.handle}.localhost:443 HTTP/1.1\r\nHost: ${u.handle}.localhost:443\r\nConnection: close\r\n\r\n`);
     expect(statusOf(res)).toBe(200);
     expect(bodyOf(res)).toBe("tunnel?");
@@ -415,7 +440,10 @@ describe("default responses (§11.5 steps 1 and 4)", () => {
     expect((await hit(u, "/dups")).headers.get("content-security-policy")).toBeNull();
     // On the wire: the produced order, repeats of set-cookie as separate lines, a Content-Length of 6.
     const wire = await raw(`GET /dups HTTP/1.1\r\nHost: ${u.handle}.localhost\r\nConnection: close\r\n\r\n`);
-    const lines = wire.slice(0, wire.indexOf("\r\n\r\n")).split("\r\n").map((l) => l.toLowerCase());
+    const lines = wire
+      .slice(0, wire.indexOf("\r\n\r\n"))
+      .split("\r\n")
+      .map((l) => l.toLowerCase());
     expect(lines.filter((l) => l.startsWith("set-cookie:"))).toEqual(["set-cookie: a=1", "set-cookie: b=2"]);
     expect(lines.filter((l) => l.startsWith("content-length:"))).toEqual(["content-length: 6"]);
     expect(lines.some((l) => l.startsWith("content-type:"))).toBe(false);
@@ -423,7 +451,10 @@ describe("default responses (§11.5 steps 1 and 4)", () => {
   });
 
   test("a configured Content-Type is sent as given; empty body, 204 and 304 carry no body", async () => {
-    await create(u, { location: { pathType: "=", path: "/json" }, settings: { headers: [["Content-Type", "application/json"]], body: '{"ok":true}' } });
+    await create(u, {
+      location: { pathType: "=", path: "/json" },
+      settings: { headers: [["Content-Type", "application/json"]], body: '{"ok":true}' },
+    });
     await create(u, { location: { pathType: "=", path: "/empty" }, settings: { statusCode: 202 } });
     await create(u, { location: { pathType: "=", path: "/nc" }, settings: { statusCode: 204, body: "ignored" } });
     await create(u, { location: { pathType: "=", path: "/nm" }, settings: { statusCode: 304, body: "ignored" } });
@@ -433,7 +464,10 @@ describe("default responses (§11.5 steps 1 and 4)", () => {
     const empty = await hit(u, "/empty");
     expect(empty.status).toBe(202);
     expect(await empty.text()).toBe("");
-    for (const [path, status] of [["/nc", 204], ["/nm", 304]] as const) {
+    for (const [path, status] of [
+      ["/nc", 204],
+      ["/nm", 304],
+    ] as const) {
       const wire = await raw(`GET ${path} HTTP/1.1\r\nHost: ${u.handle}.localhost\r\nConnection: close\r\n\r\n`);
       expect(statusOf(wire)).toBe(status);
       expect(bodyOf(wire)).toBe("");
@@ -514,7 +548,10 @@ describe("cross-user isolation", () => {
   test("each handle serves only its owner's responders; B's changes never affect A", async () => {
     const [x, y] = [spare[5]!, spare[6]!];
     await create(x, { location: { pathType: "=", path: "/same" }, settings: { body: "from-x", headers: [["content-type", "text/plain"]] } });
-    const ry = await create(y, { location: { pathType: "=", path: "/same" }, settings: { body: "from-y", headers: [["content-type", "text/plain"]] } });
+    const ry = await create(y, {
+      location: { pathType: "=", path: "/same" },
+      settings: { body: "from-y", headers: [["content-type", "text/plain"]] },
+    });
     expect(await (await hit(x, "/same")).text()).toBe("from-x");
     expect(await (await hit(y, "/same")).text()).toBe("from-y");
     expect(await (await fetch(`${srv.url}/api/webhooks/${y.handle}/same`)).text()).toBe("from-y");

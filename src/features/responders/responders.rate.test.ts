@@ -18,7 +18,12 @@ afterAll(() => srv.stop());
 
 let seq = 0;
 async function responder(user: TestUser, path: string, settings: Record<string, unknown>) {
-  const res = await user.client.post("/api/webhooks/responders", { name: `rate-${++seq}`, location: { pathType: "=", path }, method: "ANY", settings: { requestsToTrack: 30, ...settings } });
+  const res = await user.client.post("/api/webhooks/responders", {
+    name: `rate-${++seq}`,
+    location: { pathType: "=", path },
+    method: "ANY",
+    settings: { requestsToTrack: 30, ...settings },
+  });
   expect(res.status, JSON.stringify(res.json)).toBe(201);
   return res.json.id as string;
 }
@@ -54,7 +59,12 @@ describe("max_hits_per_second per handle", () => {
 
     // One second later: three more.
     nowMs += 1000;
-    expect([(await hit(u, "/static")).status, (await hit(u, "/script")).status, (await hit(u, "/static")).status, (await hit(u, "/static")).status]).toEqual([200, 200, 200, 429]);
+    expect([
+      (await hit(u, "/static")).status,
+      (await hit(u, "/script")).status,
+      (await hit(u, "/static")).status,
+      (await hit(u, "/static")).status,
+    ]).toEqual([200, 200, 200, 429]);
     // A third of a second refills one hit.
     nowMs += 334;
     expect([(await hit(u, "/static")).status, (await hit(u, "/static")).status]).toEqual([200, 429]);

@@ -35,7 +35,17 @@ async function create(user: TestUser, path: string, script: string, settings: Re
     name: `script-${++seq}`,
     location: { pathType: "=", path },
     ...extra,
-    settings: { requestsToTrack: 10, statusCode: 201, headers: [["content-type", "text/plain"], ["x-default", "1"]], body: "default-body", script, ...settings },
+    settings: {
+      requestsToTrack: 10,
+      statusCode: 201,
+      headers: [
+        ["content-type", "text/plain"],
+        ["x-default", "1"],
+      ],
+      body: "default-body",
+      script,
+      ...settings,
+    },
   });
   expect(res.status, JSON.stringify(res.json)).toBe(201);
   return res.json;
@@ -90,7 +100,11 @@ describe.skipIf(!hasSandbox)("scripted responders (real sandbox)", () => {
   });
 
   test("query keys are plain fields, __proto__ and constructor included", async () => {
-    await create(u, "/qproto", `({ headers: { "content-type": "application/json" }, body: { keys: Object.keys(context.query), proto: Object.getOwnPropertyDescriptor(context.query, "__proto__")?.value ?? null, ctor: context.query.constructor } })`);
+    await create(
+      u,
+      "/qproto",
+      `({ headers: { "content-type": "application/json" }, body: { keys: Object.keys(context.query), proto: Object.getOwnPropertyDescriptor(context.query, "__proto__")?.value ?? null, ctor: context.query.constructor } })`,
+    );
     const res = await hit(u, "/qproto?__proto__=p&a=1&constructor=c");
     expect(await res.json()).toEqual({ keys: ["__proto__", "a", "constructor"], proto: "p", ctor: "c" });
   });
@@ -151,7 +165,16 @@ describe.skipIf(!hasSandbox)("scripted responders (real sandbox)", () => {
     expect(await history(u, skip.id)).toEqual([]);
     expect(await history(u, both.id)).toEqual([]);
     const [rec] = await history(u, track.id);
-    expect(rec.response).toEqual({ statusCode: 201, headers: [["content-type", "text/plain"], ["x-default", "1"]], body: Buffer.from("tracked!").toString("base64"), bodySize: 8, truncated: false });
+    expect(rec.response).toEqual({
+      statusCode: 201,
+      headers: [
+        ["content-type", "text/plain"],
+        ["x-default", "1"],
+      ],
+      body: Buffer.from("tracked!").toString("base64"),
+      bodySize: 8,
+      truncated: false,
+    });
   });
 
   test("failures are plain-text responses captured in history", async () => {
@@ -181,14 +204,21 @@ describe.skipIf(!hasSandbox)("scripted responders (real sandbox)", () => {
   });
 
   test("a script that runs a worker's native stack out fails alone: other users' scripts waiting on the workers answer", async () => {
-    const waiting = await Promise.all([1, 2, 3, 4].map((i) => create(u, `/nap-${i}`, `await new Promise((r) => setTimeout(r, 700)); return { body: 'awake ${i}' }`)));
+    const waiting = await Promise.all(
+      [1, 2, 3, 4].map((i) => create(u, `/nap-${i}`, `await new Promise((r) => setTimeout(r, 700)); return { body: 'awake ${i}' }`)),
+    );
     const deep = await create(slow, "/deep", "eval('('.repeat(100000) + '1' + ')'.repeat(100000))");
     const naps = waiting.map((_, i) => hit(u, `/nap-${i + 1}`));
     await Bun.sleep(200); // parked on the workers
     const res = await hit(slow, "/deep");
     expect(res.status).toBe(500);
     expect(await res.text()).toBe("Script failed: InternalError: stack overflow");
-    const answers = await Promise.all(naps.map(async (p) => { const r = await p; return [r.status, await r.text()]; }));
+    const answers = await Promise.all(
+      naps.map(async (p) => {
+        const r = await p;
+        return [r.status, await r.text()];
+      }),
+    );
     expect(answers).toEqual([1, 2, 3, 4].map((i) => [201, `awake ${i}`]));
     expect((await history(slow, deep.id))[0].response.statusCode).toBe(500);
     // and scripts keep running
@@ -241,7 +271,12 @@ describe.skipIf(!hasSandbox)("scripted responders (real sandbox)", () => {
     const script = "await Secbox.kv.set('k', 'private'); return { body: 'ok' }";
     const [r1, r2] = [await create(gone, "/kv-u1", script), await create(gone, "/kv-u2", script)];
     const kept = await create(u, "/kv-other", script);
-    for (const [user, path] of [[gone, "/kv-u1"], [gone, "/kv-u2"], [u, "/kv-other"]] as const) expect(await (await hit(user, path)).text()).toBe("ok");
+    for (const [user, path] of [
+      [gone, "/kv-u1"],
+      [gone, "/kv-u2"],
+      [u, "/kv-other"],
+    ] as const)
+      expect(await (await hit(user, path)).text()).toBe("ok");
     expect([await kvOf(r1.id), await kvOf(r2.id), await kvOf(kept.id)]).toEqual([1, 1, 1]);
     expect(await srv.services.users.removeUser(gone.id)).toBe(true);
     expect([await kvOf(r1.id), await kvOf(r2.id), await kvOf(kept.id)]).toEqual([0, 0, 1]);

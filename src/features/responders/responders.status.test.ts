@@ -35,13 +35,21 @@ afterAll(async () => {
 
 let seq = 0;
 async function create(user: TestUser, path: string, settings: Record<string, unknown>, method = "ANY") {
-  const res = await user.client.post(BASE, { name: `status-${++seq}`, method, location: { pathType: "=", path }, settings: { requestsToTrack: 10, ...settings } });
+  const res = await user.client.post(BASE, {
+    name: `status-${++seq}`,
+    method,
+    location: { pathType: "=", path },
+    settings: { requestsToTrack: 10, ...settings },
+  });
   expect(res.status, JSON.stringify(res.json)).toBe(201);
   return res.json;
 }
 
 async function hit(user: TestUser, path: string, init: RequestInit = {}) {
-  const res = await fetch(srv.url + path, { ...init, headers: { host: `${user.handle}.localhost:7070`, ...(init.headers as Record<string, string>) } });
+  const res = await fetch(srv.url + path, {
+    ...init,
+    headers: { host: `${user.handle}.localhost:7070`, ...(init.headers as Record<string, string>) },
+  });
   await res.arrayBuffer();
   return res.status;
 }
@@ -152,7 +160,13 @@ describe("records of older versions", () => {
         [a, 418],
         [b, null],
       ]);
-      const records = rows.map((r) => toTrackedRequest({ ...r, status_code: r.status_code === null ? null : Number(r.status_code), response_status: r.response_status === null ? null : Number(r.response_status) }));
+      const records = rows.map((r) =>
+        toTrackedRequest({
+          ...r,
+          status_code: r.status_code === null ? null : Number(r.status_code),
+          response_status: r.response_status === null ? null : Number(r.response_status),
+        }),
+      );
       expect(records.map((r) => r.statusCode)).toEqual([418, undefined]);
       expect(records.map((r) => "statusCode" in r)).toEqual([true, false]);
     } finally {
@@ -176,9 +190,30 @@ describe("export and import", () => {
     format: "secbox-export",
     version: 1,
     exportedAt: 1767225600,
-    data: { responders: [{ id: newId(), name: `imported-${++seq}`, location: { pathType: "=", path: `/imp-${seq}` }, method: "GET", enabled: true, settings: { requestsToTrack: 10, statusCode: 200, secrets: "none" }, history }] },
+    data: {
+      responders: [
+        {
+          id: newId(),
+          name: `imported-${++seq}`,
+          location: { pathType: "=", path: `/imp-${seq}` },
+          method: "GET",
+          enabled: true,
+          settings: { requestsToTrack: 10, statusCode: 200, secrets: "none" },
+          history,
+        },
+      ],
+    },
   });
-  const rec = (createdAt: number, more: Record<string, unknown> = {}) => ({ id: newId(), createdAt, durationMs: 1, method: "GET", path: "/p", headers: [["host", "x"]], bodySize: 0, ...more });
+  const rec = (createdAt: number, more: Record<string, unknown> = {}) => ({
+    id: newId(),
+    createdAt,
+    durationMs: 1,
+    method: "GET",
+    path: "/p",
+    headers: [["host", "x"]],
+    bodySize: 0,
+    ...more,
+  });
 
   test("exported records carry statusCode; an import restores it, or takes the stored response's when the file has none", async () => {
     const r = await create(u, "/exported", { statusCode: 203 });

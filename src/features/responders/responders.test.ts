@@ -115,7 +115,10 @@ describe("create and get", () => {
     expect(res.json.url).toBe(`http://${a.handle}.localhost:7070/`);
     expect(res.json.location).toEqual({ pathType: "=", path: "/" });
     expect(res.json.settings).toEqual({ requestsToTrack: 0, statusCode: 200, secrets: "none" });
-    const nulls = await create(a, { location: { pathType: "^", path: "/nulls", subdomainPrefix: null }, settings: { headers: null, body: "", script: null, notifications: null } });
+    const nulls = await create(a, {
+      location: { pathType: "^", path: "/nulls", subdomainPrefix: null },
+      settings: { headers: null, body: "", script: null, notifications: null },
+    });
     expect(nulls.location).toEqual({ pathType: "^", path: "/nulls" });
     expect(nulls.settings).toEqual({ requestsToTrack: 0, statusCode: 200, secrets: "none" });
   });
@@ -187,7 +190,20 @@ describe("validation (§11.2) → 400 INVALID_INPUT naming the field", () => {
     ["headers as an object", { name: "v", location: loc, settings: { headers: { a: "b" } } }, "settings.headers"],
     ["header pair of 3", { name: "v", location: loc, settings: { headers: [["a", "b", "c"]] } }, "settings.headers[0]"],
     ["header value not a string", { name: "v", location: loc, settings: { headers: [["a", 1]] } }, "settings.headers[0]"],
-    ["header name not a token", { name: "v", location: loc, settings: { headers: [["ok", "1"], ["bad name", "x"]] } }, "settings.headers[1]"],
+    [
+      "header name not a token",
+      {
+        name: "v",
+        location: loc,
+        settings: {
+          headers: [
+            ["ok", "1"],
+            ["bad name", "x"],
+          ],
+        },
+      },
+      "settings.headers[1]",
+    ],
     ["header name empty", { name: "v", location: loc, settings: { headers: [["", "x"]] } }, "settings.headers[0]"],
     ["header value with LF", { name: "v", location: loc, settings: { headers: [["x-a", "1\nx-b: 2"]] } }, "settings.headers[0]"],
     ["header value with CR", { name: "v", location: loc, settings: { headers: [["x-a", "1\r"]] } }, "settings.headers[0]"],
@@ -198,7 +214,11 @@ describe("validation (§11.2) → 400 INVALID_INPUT naming the field", () => {
     ["script over 51,200 bytes", { name: "v", location: loc, settings: { script: "€".repeat(17_067) } }, "settings.script"],
     ["script not a string", { name: "v", location: loc, settings: { script: 5 } }, "settings.script"],
     ["notifications not an object", { name: "v", location: loc, settings: { requestsToTrack: 1, notifications: true } }, "settings.notifications"],
-    ["notifications without enabled", { name: "v", location: loc, settings: { requestsToTrack: 1, notifications: {} } }, "settings.notifications.enabled"],
+    [
+      "notifications without enabled",
+      { name: "v", location: loc, settings: { requestsToTrack: 1, notifications: {} } },
+      "settings.notifications.enabled",
+    ],
     [
       "notifications enabled with requestsToTrack 0",
       { name: "v", location: loc, settings: { requestsToTrack: 0, notifications: { enabled: true } } },
@@ -210,7 +230,11 @@ describe("validation (§11.2) → 400 INVALID_INPUT naming the field", () => {
       "settings.notifications.throttleSeconds",
     ],
     ["secrets selector of a wrong shape", { name: "v", location: loc, settings: { secrets: 5 } }, "settings.secrets"],
-    ["secrets selector naming an unknown secret", { name: "v", location: loc, settings: { secrets: { selected: ["NOPE"] } } }, "settings.secrets.selected[0]"],
+    [
+      "secrets selector naming an unknown secret",
+      { name: "v", location: loc, settings: { secrets: { selected: ["NOPE"] } } },
+      "settings.secrets.selected[0]",
+    ],
     ["secrets unknown type", { name: "v", location: loc, settings: { secrets: { type: "some" } } }, "settings.secrets.type"],
     ["tagIds not an array", { name: "v", location: loc, tagIds: "x" }, "tagIds"],
     ["unknown tag id", { name: "v", location: loc, tagIds: [MISSING] }, "tagIds"],
@@ -266,7 +290,11 @@ describe("requestsToTrack and max_responders follow the tier (§22)", () => {
   test("notification_throttles follow the tier list; throttleSeconds defaults to 3600 when listed", async () => {
     const r = await create(std2, { settings: { requestsToTrack: 1, notifications: { enabled: true, throttleSeconds: 120 } } });
     expect(r.settings.notifications).toEqual({ enabled: true, throttleSeconds: 120 });
-    const bad = await std2.client.post(BASE, { name: "thr", location: { pathType: "=", path: "/thr" }, settings: { requestsToTrack: 1, notifications: { enabled: true, throttleSeconds: 3600 } } });
+    const bad = await std2.client.post(BASE, {
+      name: "thr",
+      location: { pathType: "=", path: "/thr" },
+      settings: { requestsToTrack: 1, notifications: { enabled: true, throttleSeconds: 3600 } },
+    });
     expect(bad.status).toBe(400);
     expect(bad.json.message).toContain("60, 120");
     const def = await create(a, { settings: { requestsToTrack: 1, notifications: { enabled: false } } });
@@ -345,7 +373,11 @@ describe("secrets selector (§7.1)", () => {
 
   test("another user's secret cannot be selected", async () => {
     await mkSecret(b, "B_ONLY");
-    const res = await a.client.post(BASE, { name: "foreign-secret", location: { pathType: "=", path: "/fs" }, settings: { secrets: { selected: ["B_ONLY"] } } });
+    const res = await a.client.post(BASE, {
+      name: "foreign-secret",
+      location: { pathType: "=", path: "/fs" },
+      settings: { secrets: { selected: ["B_ONLY"] } },
+    });
     expect(res.status).toBe(400);
     expect(res.json.message).toStartWith("settings.secrets.selected[0]");
   });
@@ -388,7 +420,10 @@ describe("update", () => {
     expect(res.json.settings).toEqual({ requestsToTrack: 0, statusCode: 202, secrets: "none" });
     expect((await a.client.get(`${BASE}/${r.id}`)).json).toEqual(res.json);
 
-    const renamed = await a.client.put(`${BASE}/${r.id}`, { name: "renamed-one", location: { pathType: "^", path: "/renamed", subdomainPrefix: "pre" } });
+    const renamed = await a.client.put(`${BASE}/${r.id}`, {
+      name: "renamed-one",
+      location: { pathType: "^", path: "/renamed", subdomainPrefix: "pre" },
+    });
     expect(renamed.json.name).toBe("renamed-one");
     expect(renamed.json.location).toEqual({ pathType: "^", path: "/renamed", subdomainPrefix: "pre" });
     expect(renamed.json.url).toBe(`http://pre-${a.handle}.localhost:7070/renamed`);
@@ -409,7 +444,10 @@ describe("update", () => {
 
   test("stored-data rules come after 404: an unknown secret or tag in the body of a PUT to a missing or foreign id → 404", async () => {
     const mine = await create(a);
-    for (const [user, id] of [[a, MISSING], [b, mine.id]] as const) {
+    for (const [user, id] of [
+      [a, MISSING],
+      [b, mine.id],
+    ] as const) {
       const secret = await user.client.put(`${BASE}/${id}`, { settings: { secrets: { selected: ["NO_SUCH_SECRET"] } } });
       expect(secret.status, JSON.stringify(secret.json)).toBe(404);
       expect((await user.client.put(`${BASE}/${id}`, { tagIds: [MISSING] })).status).toBe(404);
@@ -485,7 +523,9 @@ describe("list, tags and delete", () => {
     const del = await a.client.delete(`${BASE}/${r.id}`);
     expect(del.status).toBe(204);
     expect((await a.client.get(`${BASE}/${r.id}`)).status).toBe(404);
-    const links = await srv.rt.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM entity_tags WHERE entity_type = 'responder' AND entity_id = ?", [r.id]);
+    const links = await srv.rt.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM entity_tags WHERE entity_type = 'responder' AND entity_id = ?", [
+      r.id,
+    ]);
     expect(links!.n).toBe(0);
     expect((await a.client.delete(`${BASE}/${r.id}`)).status).toBe(404);
   });
@@ -509,7 +549,9 @@ describe("url_style = path", () => {
   });
 
   test("subdomain style with an https public_url on the default port omits the port", async () => {
-    const hs = await startTestServer({ env: { SECBOX_SERVER_PUBLIC_URL: "https://secbox.example.com", SECBOX_RESPONDERS_DOMAIN: "hooks.example.com" } });
+    const hs = await startTestServer({
+      env: { SECBOX_SERVER_PUBLIC_URL: "https://secbox.example.com", SECBOX_RESPONDERS_DOMAIN: "hooks.example.com" },
+    });
     try {
       const u = await quickUser(hs);
       const r = await u.client.post(BASE, { name: "r", location: { pathType: "=", path: "/x", subdomainPrefix: "api" } });

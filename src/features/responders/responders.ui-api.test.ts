@@ -120,9 +120,25 @@ describe("_test (Try it)", () => {
     const r = await create(a, {
       method: "POST",
       location: { pathType: "*", path: "/try" },
-      settings: { requestsToTrack: 5, statusCode: 201, headers: [["x-b", "1"], ["content-type", "application/json"], ["x-b", "2"]], body: '{"ok":true}' },
+      settings: {
+        requestsToTrack: 5,
+        statusCode: 201,
+        headers: [
+          ["x-b", "1"],
+          ["content-type", "application/json"],
+          ["x-b", "2"],
+        ],
+        body: '{"ok":true}',
+      },
     });
-    const res = await a.client.post(`${BASE}/${r.id}/_test`, { path: "/try/7?debug=1", headers: [["content-type", "application/json"], ["x-one", "é"]], body: '{"qty":2}' });
+    const res = await a.client.post(`${BASE}/${r.id}/_test`, {
+      path: "/try/7?debug=1",
+      headers: [
+        ["content-type", "application/json"],
+        ["x-one", "é"],
+      ],
+      body: '{"qty":2}',
+    });
     expect(res.status, JSON.stringify(res.json)).toBe(200);
     const out = res.json;
     expect(out.responderId).toBe(r.id);
@@ -183,7 +199,15 @@ describe("_test (Try it)", () => {
       [{ path: "/x/../y" }, "path"],
       [{ path: "/x/%2E%2e/y" }, "path"],
       [{ headers: [["host", "evil.localhost"]] }, "headers[0]"],
-      [{ headers: [["x-ok", "1"], ["Content-Length", "5"]] }, "headers[1]"],
+      [
+        {
+          headers: [
+            ["x-ok", "1"],
+            ["Content-Length", "5"],
+          ],
+        },
+        "headers[1]",
+      ],
       [{ headers: [["bad name", "1"]] }, "headers[0]"],
       [{ headers: [["x", "a\r\nb: c"]] }, "headers[0]"],
       [{ headers: { x: "1" } }, "headers"],
@@ -206,7 +230,10 @@ describe("_test (Try it)", () => {
     const res = await p.client.post(`${BASE}/${mine.id}/_test`, { path: "/hello" });
     expect(res.json.request.url).toBe(`http://localhost:7070/api/webhooks/${p.handle}/hello`);
     expect(text(res.json.response.body)).toBe("mine");
-    expect(res.json.response.headers).toContainEqual(["content-security-policy", "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads"]);
+    expect(res.json.response.headers).toContainEqual([
+      "content-security-policy",
+      "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads",
+    ]);
     for (const path of [`/../${q.handle}/x`, `/%2e%2e/${q.handle}/x`, `/.%2E/${q.handle}`]) {
       const bad = await p.client.post(`${BASE}/${mine.id}/_test`, { path });
       expect(bad.status, path).toBe(400);

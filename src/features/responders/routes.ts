@@ -25,7 +25,8 @@ import {
   TrackedRequest,
 } from "./contract";
 
-const SCRIPT_CHECKED = "`settings.script` is compiled as it will run, never run: a syntax error is answered in `warnings` and the responder is saved anyway.";
+const SCRIPT_CHECKED =
+  "`settings.script` is compiled as it will run, never run: a syntax error is answered in `warnings` and the responder is saved anyway.";
 
 const ListQuery = ListQuerySchema;
 const IdParams = t.Object({ responder_id: t.String() });
@@ -83,7 +84,11 @@ export const respondersRoutes = ({ auth, responders, work }: RespondersRoutesDep
     )
     .get("/api/webhooks/responders/_stats", ({ user }) => responders.stats(user), {
       auth: "user",
-      detail: op({ tags, summary: "Stored request count and last request time per responder (name ascending)", responses: { 200: T.Array(ResponderStats) } }),
+      detail: op({
+        tags,
+        summary: "Stored request count and last request time per responder (name ascending)",
+        responses: { 200: T.Array(ResponderStats) },
+      }),
     })
     .get("/api/webhooks/responders/_info", ({ user }) => responders.info(user), {
       auth: "user",
@@ -149,7 +154,11 @@ export const respondersRoutes = ({ auth, responders, work }: RespondersRoutesDep
         await responders.clear(user, params.responder_id);
         set.status = 204;
       },
-      { auth: "user", params: IdParams, detail: op({ tags, summary: "Clear the tracked request history (KV data is kept)", responses: { 204: null } }) },
+      {
+        auth: "user",
+        params: IdParams,
+        detail: op({ tags, summary: "Clear the tracked request history (KV data is kept)", responses: { 204: null } }),
+      },
     )
     .get(
       "/api/webhooks/responders/:responder_id/_har",
@@ -166,7 +175,9 @@ export const respondersRoutes = ({ auth, responders, work }: RespondersRoutesDep
         detail: op({
           tags,
           summary: "Export the tracked history as HAR 1.2 (an attachment <name>-history.har)",
-          responses: { 200: media("application/json", Har, { headers: { "Content-Disposition": { description: 'attachment; filename="<name>-history.har"' } } }) },
+          responses: {
+            200: media("application/json", Har, { headers: { "Content-Disposition": { description: 'attachment; filename="<name>-history.har"' } } }),
+          },
           // entries are rendered on the work pool (har.ts): its queue may be full
           errors: { 429: ["RATE_LIMITED"], 503: ["UNAVAILABLE"] },
         }),

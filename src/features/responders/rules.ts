@@ -80,7 +80,7 @@ export class ResponderRules {
       if (typeof subdomainPrefix !== "string") throw invalid("location.subdomainPrefix: must be a string or null");
       if (!PREFIX_RE.test(subdomainPrefix))
         throw invalid("location.subdomainPrefix: must be 1 to 36 lower-case letters, digits or -, not starting or ending with -");
-      if (this.rt.config.responders.url_style === "path") throw invalid("location.subdomainPrefix: not available with responders.url_style = \"path\"");
+      if (this.rt.config.responders.url_style === "path") throw invalid('location.subdomainPrefix: not available with responders.url_style = "path"');
       prefix = subdomainPrefix;
     }
     return { pathType: pathType as PathType, path: path.slice(0, end), prefix };
@@ -213,6 +213,8 @@ export class ResponderRules {
       methodsOverlap(o.method, row.method),
     );
     if (clash)
-      throw conflict(`location: responder "${clash.name}" already serves ${row.path_type} ${row.path} for method ${clash.method}${row.subdomain_prefix ? ` on prefix ${row.subdomain_prefix}` : ""}`);
+      throw conflict(
+        `location: responder "${clash.name}" already serves ${row.path_type} ${row.path} for method ${clash.method}${row.subdomain_prefix ? ` on prefix ${row.subdomain_prefix}` : ""}`,
+      );
   }
 }

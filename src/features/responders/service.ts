@@ -23,7 +23,16 @@ import type { UsersService } from "../users/service";
 import type { ScriptChecker } from "../../sandbox/syntax";
 import type { ScriptRunner } from "../../sandbox/types";
 import { CaptureQueue } from "./capture";
-import type { Responder, ResponderInfo, ResponderInput, ResponderSaved, ResponderStats, ResponderTestResult, TrackedRequest, TryInput } from "./contract";
+import type {
+  Responder,
+  ResponderInfo,
+  ResponderInput,
+  ResponderSaved,
+  ResponderStats,
+  ResponderTestResult,
+  TrackedRequest,
+  TryInput,
+} from "./contract";
 import { ResponderEngine } from "./engine";
 import { harSource } from "./har-pages";
 import { buildHar, harContentDisposition, parseHistoryWindow } from "./har";
@@ -110,7 +119,9 @@ export class RespondersService {
    *  (a transaction) or at once (README "Running several instances": within 1 s of a change). */
   private async invalidate(userId: string, db: Db = this.rt.db): Promise<void> {
     db.afterCommit(() => this.engine.invalidateUser(userId));
-    await db.publish(INVALIDATE_TOPIC, userId).catch((err) => this.rt.log.error("responders: telling other instances failed", { error: String(err) }));
+    await db
+      .publish(INVALIDATE_TOPIC, userId)
+      .catch((err) => this.rt.log.error("responders: telling other instances failed", { error: String(err) }));
   }
 
   // ---- hits ----
@@ -225,7 +236,10 @@ export class RespondersService {
 
   /** The rows as wire objects (store.ts toResponder) with their URLs and tags. */
   private async wireMany(rows: ResponderRow[], handle: string): Promise<Responder[]> {
-    const tagMap = await this.deps.tags.tagsFor("responder", rows.map((r) => r.id));
+    const tagMap = await this.deps.tags.tagsFor(
+      "responder",
+      rows.map((r) => r.id),
+    );
     return rows.map((r) => toResponder(r, this.baseUrl(handle, r.subdomain_prefix), tagMap.get(r.id) ?? []));
   }
 
@@ -290,7 +304,8 @@ export class RespondersService {
     try {
       await this.rt.db.tx(async (tx) => {
         await this.rules.checkConflicts(tx, row, null);
-        if ((await respondersStore.count(tx, user.id)) >= max) throw limitReached(`responders: at most ${max} responders allowed on the ${user.tier} tier`);
+        if ((await respondersStore.count(tx, user.id)) >= max)
+          throw limitReached(`responders: at most ${max} responders allowed on the ${user.tier} tier`);
         await respondersStore.insert(tx, row);
         await this.deps.tags.setEntityTags(tx, "responder", row.id, user.id, tagIds);
       });
@@ -383,7 +398,8 @@ export class RespondersService {
     const w = parseHistoryWindow(query);
     const row = await this.owned(user, rawId);
     await this.capture.flush();
-    const rows = w.after || w.before || w.limit ? await respondersStore.historyWindow(this.rt.db, row.id, w) : await respondersStore.history(this.rt.db, row.id);
+    const rows =
+      w.after || w.before || w.limit ? await respondersStore.historyWindow(this.rt.db, row.id, w) : await respondersStore.history(this.rt.db, row.id);
     return rows.map(toTrackedRequest);
   }
 

@@ -114,7 +114,9 @@ export function toResponder(row: ResponderRow, baseUrl: string, tags: TagRef[]):
       ...(row.body ? { body: row.body } : {}),
       ...(row.script !== null ? { script: row.script } : {}),
       secrets: selectorFromText(row.secrets),
-      ...(row.notify_enabled !== null ? { notifications: { enabled: row.notify_enabled === 1, throttleSeconds: row.notify_throttle ?? DEFAULT_THROTTLE } } : {}),
+      ...(row.notify_enabled !== null
+        ? { notifications: { enabled: row.notify_enabled === 1, throttleSeconds: row.notify_throttle ?? DEFAULT_THROTTLE } }
+        : {}),
     },
     tags,
     tagIds: tags.map((t) => t.id),
@@ -204,9 +206,28 @@ export const respondersStore = {
          status_code, headers, body, script, secrets, notify_enabled, notify_throttle, notify_count, notify_from, notified_at, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
-        r.id, r.user_id, r.name, r.path_type, r.path, r.path_lower, r.subdomain_prefix, r.method, r.enabled, r.requests_to_track,
-        r.status_code, r.headers, r.body, r.script, r.secrets, r.notify_enabled, r.notify_throttle, r.notify_count, r.notify_from,
-        r.notified_at, r.created_at, r.updated_at,
+        r.id,
+        r.user_id,
+        r.name,
+        r.path_type,
+        r.path,
+        r.path_lower,
+        r.subdomain_prefix,
+        r.method,
+        r.enabled,
+        r.requests_to_track,
+        r.status_code,
+        r.headers,
+        r.body,
+        r.script,
+        r.secrets,
+        r.notify_enabled,
+        r.notify_throttle,
+        r.notify_count,
+        r.notify_from,
+        r.notified_at,
+        r.created_at,
+        r.updated_at,
       ],
     ),
 
@@ -220,9 +241,27 @@ export const respondersStore = {
          updated_at = ?
        WHERE id = ? AND user_id = ?`,
       [
-        r.name, r.path_type, r.path, r.path_lower, r.subdomain_prefix, r.method, r.enabled, r.requests_to_track, r.status_code,
-        r.headers, r.body, r.script, r.secrets, r.notify_enabled, r.notify_throttle, resetNotify ? 1 : 0, resetNotify ? 1 : 0, r.notify_from,
-        r.updated_at, r.id, r.user_id,
+        r.name,
+        r.path_type,
+        r.path,
+        r.path_lower,
+        r.subdomain_prefix,
+        r.method,
+        r.enabled,
+        r.requests_to_track,
+        r.status_code,
+        r.headers,
+        r.body,
+        r.script,
+        r.secrets,
+        r.notify_enabled,
+        r.notify_throttle,
+        resetNotify ? 1 : 0,
+        resetNotify ? 1 : 0,
+        r.notify_from,
+        r.updated_at,
+        r.id,
+        r.user_id,
       ],
     ),
 
@@ -243,8 +282,12 @@ export const respondersStore = {
   /** Bytes of the user's stored records (the storage recount). */
   historyBytesOfUser: async (db: Db, userId: string) =>
     Number(
-      (await db.get<{ n: number | null }>("SELECT SUM(q.size) AS n FROM responder_requests q JOIN responders e ON e.id = q.responder_id WHERE e.user_id = ?", [userId]))
-        ?.n ?? 0,
+      (
+        await db.get<{ n: number | null }>(
+          "SELECT SUM(q.size) AS n FROM responder_requests q JOIN responders e ON e.id = q.responder_id WHERE e.user_id = ?",
+          [userId],
+        )
+      )?.n ?? 0,
     ),
 
   /** Responders of the user whose stored selector mentions the secret id (candidates for `withoutSecret`). */
@@ -263,10 +306,13 @@ export const respondersStore = {
   historyWindow(db: Db, responderId: string, w: { after?: string; before?: string; limit?: number }) {
     const where = ["responder_id = ?"];
     const args: (string | number)[] = [responderId];
-    if (w.after !== undefined) where.push("id > ?"), args.push(w.after);
-    if (w.before !== undefined) where.push("id < ?"), args.push(w.before);
+    if (w.after !== undefined) (where.push("id > ?"), args.push(w.after));
+    if (w.before !== undefined) (where.push("id < ?"), args.push(w.before));
     if (w.limit !== undefined) args.push(w.limit);
-    return db.all<TrackedRow>(`SELECT * FROM responder_requests WHERE ${where.join(" AND ")} ORDER BY id DESC${w.limit !== undefined ? " LIMIT ?" : ""}`, args);
+    return db.all<TrackedRow>(
+      `SELECT * FROM responder_requests WHERE ${where.join(" AND ")} ORDER BY id DESC${w.limit !== undefined ? " LIMIT ?" : ""}`,
+      args,
+    );
   },
 
   record: (db: Db, responderId: string, id: string) =>
@@ -302,12 +348,14 @@ export const respondersStore = {
    *  the user's counter). */
   async trim(db: Db, userId: string, responderId: string, keep: number): Promise<number> {
     if (keep <= 0) return respondersStore.clear(db, userId, responderId);
-    const boundary = await db.get<{ id: string }>(
-      "SELECT id FROM responder_requests WHERE responder_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?",
-      [responderId, keep - 1],
-    );
+    const boundary = await db.get<{ id: string }>("SELECT id FROM responder_requests WHERE responder_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?", [
+      responderId,
+      keep - 1,
+    ]);
     if (!boundary) return 0;
-    const bytes = freed(await db.all<{ size: number }>("DELETE FROM responder_requests WHERE responder_id = ? AND id < ? RETURNING size", [responderId, boundary.id]));
+    const bytes = freed(
+      await db.all<{ size: number }>("DELETE FROM responder_requests WHERE responder_id = ? AND id < ? RETURNING size", [responderId, boundary.id]),
+    );
     await storageUsage.adjust(db, userId, "history", -bytes);
     return bytes;
   },
@@ -337,8 +385,25 @@ export const respondersStore = {
          body_size, status_code, response_status, response_headers, response_body, response_body_size, response_truncated, size)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
-        r.id, r.responder_id, r.created_at, r.created_at_ms, r.duration_ms, r.client_address, r.method, r.path, r.raw_query, r.headers, r.body,
-        r.body_size, r.status_code, r.response_status, r.response_headers, r.response_body, r.response_body_size, r.response_truncated, r.size,
+        r.id,
+        r.responder_id,
+        r.created_at,
+        r.created_at_ms,
+        r.duration_ms,
+        r.client_address,
+        r.method,
+        r.path,
+        r.raw_query,
+        r.headers,
+        r.body,
+        r.body_size,
+        r.status_code,
+        r.response_status,
+        r.response_headers,
+        r.response_body,
+        r.response_body_size,
+        r.response_truncated,
+        r.size,
       ],
     ),
 
@@ -393,6 +458,9 @@ export const respondersStore = {
   historyPage: (db: Db, responderId: string, beforeId: string | undefined, limit: number) =>
     beforeId === undefined
       ? db.all<TrackedRow>("SELECT * FROM responder_requests WHERE responder_id = ? ORDER BY id DESC LIMIT ?", [responderId, limit])
-      : db.all<TrackedRow>("SELECT * FROM responder_requests WHERE responder_id = ? AND id < ? ORDER BY id DESC LIMIT ?", [responderId, beforeId, limit]),
-
+      : db.all<TrackedRow>("SELECT * FROM responder_requests WHERE responder_id = ? AND id < ? ORDER BY id DESC LIMIT ?", [
+          responderId,
+          beforeId,
+          limit,
+        ]),
 };

@@ -39,9 +39,17 @@ function text(raw: unknown, field: string, optional: boolean): string | null {
 }
 
 function headerPairs(raw: unknown, field: string): string {
-  if (!Array.isArray(raw) || raw.length > MAX_HEADER_PAIRS) throw invalid(`${field}: must be an array of at most ${MAX_HEADER_PAIRS} [name, value] pairs`);
+  if (!Array.isArray(raw) || raw.length > MAX_HEADER_PAIRS)
+    throw invalid(`${field}: must be an array of at most ${MAX_HEADER_PAIRS} [name, value] pairs`);
   raw.forEach((pair, i) => {
-    if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== "string" || typeof pair[1] !== "string" || pair[0].length > MAX_TEXT || pair[1].length > MAX_TEXT)
+    if (
+      !Array.isArray(pair) ||
+      pair.length !== 2 ||
+      typeof pair[0] !== "string" ||
+      typeof pair[1] !== "string" ||
+      pair[0].length > MAX_TEXT ||
+      pair[1].length > MAX_TEXT
+    )
       throw invalid(`${field}[${i}]: must be a [name, value] pair of strings`);
   });
   return JSON.stringify(raw);
@@ -66,7 +74,8 @@ export function parseTrackedRecord(raw: unknown, field: string, maxBodyBytes: nu
   if (!isObject(raw)) throw invalid(`${field}: must be an object`);
   if (!isInt(raw.createdAt, 0, MAX_TIMESTAMP)) throw invalid(`${field}.createdAt: must be a unix timestamp`);
   if (!isInt(raw.durationMs, 0, 2_147_483_647)) throw invalid(`${field}.durationMs: must be a non-negative integer`);
-  if (typeof raw.method !== "string" || raw.method.length > MAX_METHOD_CHARS || !TOKEN_RE.test(raw.method)) throw invalid(`${field}.method: must be an HTTP method`);
+  if (typeof raw.method !== "string" || raw.method.length > MAX_METHOD_CHARS || !TOKEN_RE.test(raw.method))
+    throw invalid(`${field}.method: must be an HTTP method`);
   const req = body(raw.body, raw.bodySize, field, maxBodyBytes);
   if (raw.statusCode !== undefined && raw.statusCode !== null && !isInt(raw.statusCode, 100, 599))
     throw invalid(`${field}.statusCode: must be an integer from 100 to 599`);
@@ -194,7 +203,15 @@ export class ResponderTransfer {
   count = (db: Db, userId: string) => respondersStore.count(db, userId);
 
   /** Inserts a checked responder with `selector` (already in stored form). 409 on a name or location clash. */
-  async insert(tx: Db, userId: string, id: string, d: ResponderDraft, selector: SecretsSelector, createdAt: number, updatedAt: number): Promise<void> {
+  async insert(
+    tx: Db,
+    userId: string,
+    id: string,
+    d: ResponderDraft,
+    selector: SecretsSelector,
+    createdAt: number,
+    updatedAt: number,
+  ): Promise<void> {
     const row: ResponderRow = {
       id,
       user_id: userId,

@@ -46,17 +46,25 @@ const present = (v: unknown) => v !== undefined && v !== null;
 export function checkTryInput(raw: TryInput): TryRequest {
   let method: string | undefined;
   if (present(raw.method)) {
-    if (typeof raw.method !== "string" || !(STANDARD_METHODS as readonly string[]).includes(raw.method)) throw invalid(`method: must be one of ${STANDARD_METHODS.join(", ")}`);
+    if (typeof raw.method !== "string" || !(STANDARD_METHODS as readonly string[]).includes(raw.method))
+      throw invalid(`method: must be one of ${STANDARD_METHODS.join(", ")}`);
     method = raw.method;
   }
   let target: string | undefined;
   if (present(raw.path)) {
     if (typeof raw.path !== "string") throw invalid("path: must be a string");
     if (raw.path.length > TRY_MAX_TARGET) throw invalid(`path: must be at most ${TRY_MAX_TARGET} characters`);
-    if (!TRY_TARGET_RE.test(raw.path)) throw invalid("path: must start with / and hold only URL path and query characters (percent-encode the others, e.g. %20)");
+    if (!TRY_TARGET_RE.test(raw.path))
+      throw invalid("path: must start with / and hold only URL path and query characters (percent-encode the others, e.g. %20)");
     // A client resolves `.` and `..` before sending (so does URL parsing here): on the path form they would climb
     // out of /api/webhooks/<handle>, to another handle.
-    if (raw.path.split("?", 1)[0]!.split("/").some((seg) => /^(?:\.|%2e){1,2}$/i.test(seg))) throw invalid("path: must not contain . or .. segments");
+    if (
+      raw.path
+        .split("?", 1)[0]!
+        .split("/")
+        .some((seg) => /^(?:\.|%2e){1,2}$/i.test(seg))
+    )
+      throw invalid("path: must not contain . or .. segments");
     target = raw.path;
   }
   const headers: HeaderList = [];
@@ -65,7 +73,8 @@ export function checkTryInput(raw: TryInput): TryRequest {
     if (raw.headers.length > MAX_HEADERS) throw invalid(`headers: at most ${MAX_HEADERS} headers`);
     raw.headers.forEach((pair: unknown, i) => {
       const field = `headers[${i}]`;
-      if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== "string" || typeof pair[1] !== "string") throw invalid(`${field}: must be a [name, value] pair of strings`);
+      if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== "string" || typeof pair[1] !== "string")
+        throw invalid(`${field}: must be a [name, value] pair of strings`);
       const [name, value] = pair as [string, string];
       if (!TOKEN_RE.test(name)) throw invalid(`${field}: header name must be an RFC 9110 token`);
       if (RESERVED_HEADERS.has(name.toLowerCase())) throw invalid(`${field}: ${name.toLowerCase()} is set by Secbox`);
@@ -83,13 +92,13 @@ export function checkTryInput(raw: TryInput): TryRequest {
   return { method, target, headers, body };
 }
 
-
 /** The Request a client would send to `base` (the responder URL without its path); `host` is its authority. */
 export function buildTryRequest(t: Required<TryRequest>, base: string): Request {
   const url = new URL(base + t.target);
   // Only ever the responder's own URL space (checkTryInput refuses dot segments; this holds whatever comes in).
   const own = new URL(base);
-  if (url.origin !== own.origin || !(url.pathname === own.pathname || url.pathname.startsWith(own.pathname.replace(/\/$/, "") + "/"))) throw invalid("path: leaves the responder's URL");
+  if (url.origin !== own.origin || !(url.pathname === own.pathname || url.pathname.startsWith(own.pathname.replace(/\/$/, "") + "/")))
+    throw invalid("path: leaves the responder's URL");
   const headers = new Headers();
   for (const [name, value] of t.headers) headers.append(name, wireValue(value));
   headers.set("host", url.host);
@@ -106,7 +115,12 @@ export function responseHeaderList(headers: Headers): HeaderList {
 }
 
 /** Serves `t` on the responder's URL base through the engine, reads the whole response and the record it left. */
-export async function runTry(deps: { engine: ResponderEngine; capture: CaptureQueue; db: Db }, t: TryRequest, row: ResponderRow, base: string): Promise<ResponderTestResult> {
+export async function runTry(
+  deps: { engine: ResponderEngine; capture: CaptureQueue; db: Db },
+  t: TryRequest,
+  row: ResponderRow,
+  base: string,
+): Promise<ResponderTestResult> {
   const full: Required<TryRequest> = { ...t, method: t.method ?? (row.method === "ANY" ? "GET" : row.method), target: t.target ?? row.path };
   const request = buildTryRequest(full, base);
   const probe: HitProbe = {};

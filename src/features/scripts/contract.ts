@@ -29,27 +29,41 @@ export const UserScript = Named("UserScript", T.Object({ ...Head, content: T.Str
 export type UserScript = Static<typeof UserScript>;
 export const UserScriptSaved = Named(
   "UserScriptSaved",
-  T.Composite([UserScript, T.Object({ warnings: T.Optional(ScriptWarnings) })], { description: "the script, plus `warnings` when its content does not compile" }),
+  T.Composite([UserScript, T.Object({ warnings: T.Optional(ScriptWarnings) })], {
+    description: "the script, plus `warnings` when its content does not compile",
+  }),
 );
 export type UserScriptSaved = Static<typeof UserScriptSaved>;
 export const UserScriptSummary = Named(
   "UserScriptSummary",
-  T.Object({ ...Head, size: T.Integer({ minimum: 0, description: "content size in UTF-8 bytes" }), ...Tail }, { description: "a list item: UserScript without content" }),
+  T.Object(
+    { ...Head, size: T.Integer({ minimum: 0, description: "content size in UTF-8 bytes" }), ...Tail },
+    { description: "a list item: UserScript without content" },
+  ),
 );
 export type UserScriptSummary = Static<typeof UserScriptSummary>;
 
 export const ScriptContext = Named(
   "ScriptContext",
   StringEnum(Object.keys(SCRIPT_CONTEXTS), {
-    description: "responder (responder + universal), api_tracker (api_configurator + api_extractor + universal), page_tracker (page_extractor + universal)",
+    description:
+      "responder (responder + universal), api_tracker (api_configurator + api_extractor + universal), page_tracker (page_extractor + universal)",
   }),
 );
 export const ScriptListQuery = T.Object({ ...listQueryParams(SCRIPT_SORT_KEYS).properties, context: T.Optional(ScriptContext) });
-export const ScriptCreateParams = Named("ScriptCreateParams", T.Object({ name: ScriptName, scriptType: ScriptTypeEnum, content: Content, tagIds: TagIdsParam }));
+export const ScriptCreateParams = Named(
+  "ScriptCreateParams",
+  T.Object({ name: ScriptName, scriptType: ScriptTypeEnum, content: Content, tagIds: TagIdsParam }),
+);
 export const ScriptUpdateParams = Named(
   "ScriptUpdateParams",
   T.Object(
-    { name: Opt(ScriptName), scriptType: Opt(T.String({ description: "accepted only when equal to the stored type" })), content: Opt(Content), tagIds: TagIdsParam },
+    {
+      name: Opt(ScriptName),
+      scriptType: Opt(T.String({ description: "accepted only when equal to the stored type" })),
+      content: Opt(Content),
+      tagIds: TagIdsParam,
+    },
     { description: "name, content and/or tagIds", minProperties: 1 },
   ),
 );

@@ -44,7 +44,8 @@ export const scriptsRoutes = ({ auth, scripts }: ScriptsRoutesDeps) =>
           tags,
           summary: "Create a script",
           body: ScriptCreateParams,
-          description: "The content is compiled as it will run (page extractors as Chromium will, the others by QuickJS), never run: a syntax error is answered in `warnings`, the script is saved anyway.",
+          description:
+            "The content is compiled as it will run (page extractors as Chromium will, the others by QuickJS), never run: a syntax error is answered in `warnings`, the script is saved anyway.",
           responses: { 201: UserScriptSaved },
           errors: { 400: ["LIMIT_REACHED"], 409: ["DUPLICATE_NAME"] },
           example: { name: "hmac-sign", scriptType: "universal", content: "return { body: context.body }" },

@@ -21,7 +21,14 @@ afterAll(() => srv.stop());
 async function insertTag(userId: string, name: string, color = "default"): Promise<string> {
   const id = newId();
   const now = Math.floor(nowMs / 1000);
-  await srv.rt.db.run("INSERT INTO tags (id, user_id, name, color, created_at, updated_at) VALUES (?,?,?,?,?,?)", [id, userId, name, color, now, now]);
+  await srv.rt.db.run("INSERT INTO tags (id, user_id, name, color, created_at, updated_at) VALUES (?,?,?,?,?,?)", [
+    id,
+    userId,
+    name,
+    color,
+    now,
+    now,
+  ]);
   return id;
 }
 
@@ -38,7 +45,12 @@ async function create(user: TestUser, fields: Record<string, unknown> = {}) {
 
 describe("scripts: create and get", () => {
   test("POST 201 returns the full script; GET returns it with content", async () => {
-    const res = await a.client.post("/api/user/scripts", { name: "  hmac-sign  ", scriptType: "api_configurator", content: "const x = 1;", extra: "ignored" });
+    const res = await a.client.post("/api/user/scripts", {
+      name: "  hmac-sign  ",
+      scriptType: "api_configurator",
+      content: "const x = 1;",
+      extra: "ignored",
+    });
     expect(res.status).toBe(201);
     const s = res.json;
     expect(Object.keys(s)).toEqual(["id", "name", "scriptType", "content", "tags", "tagIds", "createdAt", "updatedAt"]);
@@ -249,7 +261,15 @@ describe("scripts: update", () => {
     const changed = await a.client.put(url, { scriptType: "universal", content: "new" });
     expect(changed.status).toBe(400);
     expect(changed.json.message).toContain("scriptType");
-    for (const body of [{}, { scriptType: "responder" }, { name: "" }, { content: "" }, { content: "€".repeat(17_067) }, { scriptType: "nope", content: "x" }, { tagIds: [newId()] }]) {
+    for (const body of [
+      {},
+      { scriptType: "responder" },
+      { name: "" },
+      { content: "" },
+      { content: "€".repeat(17_067) },
+      { scriptType: "nope", content: "x" },
+      { tagIds: [newId()] },
+    ]) {
       const res = await a.client.put(url, body);
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.json.code).toBe("INVALID_INPUT");

@@ -26,7 +26,8 @@ import { MAX_SCRIPT_BYTES, MAX_SCRIPT_NAME, SCRIPT_CONTEXTS, SCRIPT_TYPES } from
 import { scriptsStore, toScript, toSummary, type ScriptRow } from "./store";
 
 function scriptType(raw: unknown): ScriptType {
-  if (typeof raw !== "string" || !(SCRIPT_TYPES as readonly string[]).includes(raw)) throw invalid(`scriptType: must be one of ${SCRIPT_TYPES.join(", ")}`);
+  if (typeof raw !== "string" || !(SCRIPT_TYPES as readonly string[]).includes(raw))
+    throw invalid(`scriptType: must be one of ${SCRIPT_TYPES.join(", ")}`);
   return raw as ScriptType;
 }
 
@@ -65,7 +66,10 @@ export class ScriptsService {
       types = SCRIPT_CONTEXTS[context as ScriptContextName];
     }
     const { rows, total } = await scriptsStore.list(this.rt.db, userId, query, types);
-    const tagMap = await this.tags.tagsFor("script", rows.map((r) => r.id));
+    const tagMap = await this.tags.tagsFor(
+      "script",
+      rows.map((r) => r.id),
+    );
     return { items: rows.map((r) => toSummary(r, tagMap.get(r.id) ?? [])), total };
   }
 
@@ -86,7 +90,8 @@ export class ScriptsService {
     const warnings = await this.warnings(user.id, type, content);
     try {
       await this.rt.db.tx(async (tx) => {
-        if ((await scriptsStore.count(tx, user.id)) >= limit) throw limitReached(`scripts: at most ${limit} scripts allowed on the ${user.tier} tier`);
+        if ((await scriptsStore.count(tx, user.id)) >= limit)
+          throw limitReached(`scripts: at most ${limit} scripts allowed on the ${user.tier} tier`);
         await scriptsStore.insert(tx, row);
         await this.tags.setEntityTags(tx, "script", row.id, user.id, tagIds);
       });

@@ -66,7 +66,13 @@ export const scriptsStore = {
     ]),
 
   update: (db: Db, r: ScriptRow) =>
-    db.run("UPDATE scripts SET name = ?, content = ?, updated_at = ? WHERE id = ? AND user_id = ?", [r.name, r.content, r.updated_at, r.id, r.user_id]),
+    db.run("UPDATE scripts SET name = ?, content = ?, updated_at = ? WHERE id = ? AND user_id = ?", [
+      r.name,
+      r.content,
+      r.updated_at,
+      r.id,
+      r.user_id,
+    ]),
 
   delete: (db: Db, userId: string, id: string) => db.run("DELETE FROM scripts WHERE id = ? AND user_id = ?", [id, userId]),
 
@@ -103,5 +109,4 @@ export const scriptsStore = {
       r.id,
       r.user_id,
     ]),
-
 };

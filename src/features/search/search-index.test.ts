@@ -43,12 +43,20 @@ describe("content from 3 characters on (supplement §28)", () => {
       script: await created(u, "/api/user/scripts", { name: "first", scriptType: "universal", content: "// see QV9 here\nreturn 1;" }),
       responder: await created(u, "/api/webhooks/responders", { name: "second", location: { pathType: "=", path: "/hooks/qv9" } }),
       page: await created(u, "/api/web_scraping/page_trackers", { name: "third", enabled: false, target: { url: "https://qv9.example/" } }),
-      api: await created(u, "/api/web_scraping/api_trackers", { name: "fourth", enabled: false, target: { requests: [{ url: "https://a.example/" }, { url: "https://b.example/qv9" }] } }),
+      api: await created(u, "/api/web_scraping/api_trackers", {
+        name: "fourth",
+        enabled: false,
+        target: { requests: [{ url: "https://a.example/" }, { url: "https://b.example/qv9" }] },
+      }),
     };
     for (const q of ["q", "qv", "Qv", "v9", "9"]) expect({ q, ...(await found(q)) }).toEqual({ q, items: [], total: 0 });
     const three = await found("qV9");
     expect(three.total).toBe(4);
-    expect(three.items.map((i) => [i.id, i.matched]).sort()).toEqual(Object.values(ids).map((id) => [id, "content"]).sort());
+    expect(three.items.map((i) => [i.id, i.matched]).sort()).toEqual(
+      Object.values(ids)
+        .map((id) => [id, "content"])
+        .sort(),
+    );
     // Short queries still find names.
     const named = await created(u, "/api/user/tags", { name: "qv" });
     expect((await found("QV")).items.map((i) => [i.id, i.matched])).toEqual([[named, "name"]]);
@@ -71,7 +79,12 @@ describe("content from 3 characters on (supplement §28)", () => {
     const pid = await created(u, "/api/web_scraping/page_trackers", { name: "hostile-page", enabled: false, target: { url } });
     expect(await found(`${"a".repeat(199)}b`)).toEqual({ items: [], total: 0 });
     const hit = await found(`${"A".repeat(198)}B`);
-    expect(hit.items.map((i) => [i.id, i.matched]).sort()).toEqual([[sid, "content"], [pid, "content"]].sort());
+    expect(hit.items.map((i) => [i.id, i.matched]).sort()).toEqual(
+      [
+        [sid, "content"],
+        [pid, "content"],
+      ].sort(),
+    );
     await u.client.delete(`/api/user/scripts/${sid}`);
     await u.client.delete(`/api/web_scraping/page_trackers/${pid}`);
   });
@@ -118,7 +131,11 @@ describe("one search per user at a time (supplement §28)", () => {
     await started;
     try {
       const second = await search({ query: "held" });
-      expect({ status: second.status, code: second.json.code, retryAfter: second.headers.get("retry-after") }).toEqual({ status: 429, code: "RATE_LIMITED", retryAfter: "1" });
+      expect({ status: second.status, code: second.json.code, retryAfter: second.headers.get("retry-after") }).toEqual({
+        status: 429,
+        code: "RATE_LIMITED",
+        retryAfter: "1",
+      });
       expect(second.json.message).toContain("search");
       // Another user searches meanwhile.
       expect((await search({ query: "held" }, other)).json).toEqual({ items: [], total: 0 });
@@ -147,13 +164,23 @@ describe("the content index follows every write", () => {
     const s = await created(u, "/api/user/scripts", { name: "sync-s", scriptType: "universal", content: "return 'zebra-11';" });
     const r = await created(u, "/api/webhooks/responders", { name: "sync-r", location: { pathType: "=", path: "/zebra-11" } });
     const p = await created(u, "/api/web_scraping/page_trackers", { name: "sync-p", enabled: false, target: { url: "https://zebra-11.example/" } });
-    const a = await created(u, "/api/web_scraping/api_trackers", { name: "sync-a", enabled: false, target: { requests: [{ url: "https://x.example/zebra-11" }] } });
+    const a = await created(u, "/api/web_scraping/api_trackers", {
+      name: "sync-a",
+      enabled: false,
+      target: { requests: [{ url: "https://x.example/zebra-11" }] },
+    });
     expect((await found("zebra-11")).items.map((i) => i.id).sort()).toEqual([s, r, p, a].sort());
 
     expect((await u.client.put(`/api/user/scripts/${s}`, { content: "return 'lion-22';" })).status).toBe(200);
     expect((await u.client.put(`/api/webhooks/responders/${r}`, { location: { pathType: "=", path: "/Lion-22" } })).status).toBe(200);
     expect((await u.client.put(`/api/web_scraping/page_trackers/${p}`, { target: { url: "https://lion-22.example/" } })).status).toBe(204);
-    expect((await u.client.put(`/api/web_scraping/api_trackers/${a}`, { target: { requests: [{ url: "https://y.example/a" }, { url: "https://y.example/lion-22" }] } })).status).toBe(204);
+    expect(
+      (
+        await u.client.put(`/api/web_scraping/api_trackers/${a}`, {
+          target: { requests: [{ url: "https://y.example/a" }, { url: "https://y.example/lion-22" }] },
+        })
+      ).status,
+    ).toBe(204);
     expect(await found("zebra-11")).toEqual({ items: [], total: 0 });
     expect((await found("LION-22")).items.map((i) => i.id).sort()).toEqual([s, r, p, a].sort());
     // A rename leaves the content as it is.
@@ -171,23 +198,41 @@ describe("the content index follows every write", () => {
     const src = await quickUser(srv, { email: "src@search-index.example" });
     await created(src, "/api/user/scripts", { name: "imp-s", scriptType: "universal", content: "return 'otter-33';" });
     await created(src, "/api/webhooks/responders", { name: "imp-r", location: { pathType: "=", path: "/otter-33" } });
-    await created(src, "/api/web_scraping/api_trackers", { name: "imp-a", enabled: false, target: { requests: [{ url: "https://x.example/otter-33" }] } });
+    await created(src, "/api/web_scraping/api_trackers", {
+      name: "imp-a",
+      enabled: false,
+      target: { requests: [{ url: "https://x.example/otter-33" }] },
+    });
     expect((await found("otter-33", src)).total).toBe(3);
 
     // Import: another user takes the export.
-    const file = (await src.client.post("/api/user/data/_export", { include: { scripts: { type: "all" }, responders: { type: "all" }, apiTrackers: { type: "all" } } })).json;
+    const file = (
+      await src.client.post("/api/user/data/_export", {
+        include: { scripts: { type: "all" }, responders: { type: "all" }, apiTrackers: { type: "all" } },
+      })
+    ).json;
     const dst = await quickUser(srv);
     const imported = await dst.client.post("/api/user/data/_import", { data: file });
     expect(imported.status).toBe(200);
     const mine = await found("OTTER-33", dst);
-    expect(mine.items.map((i) => [i.type, i.matched]).sort()).toEqual([["apiTracker", "content"], ["responder", "content"], ["script", "content"]]);
+    expect(mine.items.map((i) => [i.type, i.matched]).sort()).toEqual([
+      ["apiTracker", "content"],
+      ["responder", "content"],
+      ["script", "content"],
+    ]);
 
     // Clone (operator).
     const cloned = await op.client.post("/api/users/_clone", { source: { email: src.email }, destination: { email: "clone@search-index.example" } });
     expect(cloned.status).toBe(200);
     const cloneRow = (await srv.services.users.getRowByEmail("clone@search-index.example"))!;
     const session = await srv.services.users.createSession(cloneRow.id);
-    const cloneUser: TestUser = { id: cloneRow.id, email: cloneRow.email, handle: cloneRow.handle, session, client: new ApiClient(srv.url, { session }) };
+    const cloneUser: TestUser = {
+      id: cloneRow.id,
+      email: cloneRow.email,
+      handle: cloneRow.handle,
+      session,
+      client: new ApiClient(srv.url, { session }),
+    };
     expect((await found("otter-33", cloneUser)).total).toBe(3);
 
     // Removal: the source's rows and, on SQLite, their FTS documents and user number go; the others' stay.
@@ -215,7 +260,9 @@ describe("the content index follows every write", () => {
            AND NOT EXISTS (SELECT 1 FROM trackers e WHERE d.tbl = 'trackers' AND e.id = d.entity_id)`,
       );
       expect(Number(orphans!.n)).toBe(0);
-      const rows = await db.get<{ n: number }>("SELECT (SELECT COUNT(*) FROM scripts) + (SELECT COUNT(*) FROM responders) + (SELECT COUNT(*) FROM trackers) AS n");
+      const rows = await db.get<{ n: number }>(
+        "SELECT (SELECT COUNT(*) FROM scripts) + (SELECT COUNT(*) FROM responders) + (SELECT COUNT(*) FROM trackers) AS n",
+      );
       expect(Number((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM search_docs"))!.n)).toBe(Number(rows!.n));
     }
     expect((await found("otter-33", dst)).total).toBe(3);

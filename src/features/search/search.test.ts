@@ -28,7 +28,16 @@ beforeAll(async () => {
   await make("secret", "/api/user/secrets", { name: "NEEDLE_SECRET", value: "findme-secret-value" });
   await make("script", "/api/user/scripts", { name: "needle script", scriptType: "universal", content: "return 1;" });
   await make("responder", "/api/webhooks/responders", { name: "Needle Responder", location: { pathType: "=", path: "/r" } });
-  await make("template", "/api/certificates/templates", { templateName: "needle-template", attributes: { commonName: "x", keyAlgorithm: { keyType: "ed25519" }, signatureAlgorithm: "ed25519", notValidBefore: 1767225600, notValidAfter: 1798761600 } });
+  await make("template", "/api/certificates/templates", {
+    templateName: "needle-template",
+    attributes: {
+      commonName: "x",
+      keyAlgorithm: { keyType: "ed25519" },
+      signatureAlgorithm: "ed25519",
+      notValidBefore: 1767225600,
+      notValidAfter: 1798761600,
+    },
+  });
   await make("key", "/api/certificates/private_keys", { keyName: "needle-key", alg: { keyType: "ed25519" } });
   await make("policy", "/api/web_security/csp", { name: "needle-policy", content: { type: "serialized", value: "default-src 'self'" } });
   await make("page", "/api/web_scraping/page_trackers", { name: "needle-page", enabled: false, target: { url: "https://example.com/" } });
@@ -36,7 +45,11 @@ beforeAll(async () => {
   // Content only (names do not contain the words).
   await make("contentScript", "/api/user/scripts", { name: "helper", scriptType: "responder", content: "// uses the MagicWord here\nreturn 2;" });
   await make("contentResponder", "/api/webhooks/responders", { name: "plain", location: { pathType: "*", path: "/Hooks/MagicWord" } });
-  await make("contentPage", "/api/web_scraping/page_trackers", { name: "status", enabled: false, target: { url: "https://status.magicword.example/" } });
+  await make("contentPage", "/api/web_scraping/page_trackers", {
+    name: "status",
+    enabled: false,
+    target: { url: "https://status.magicword.example/" },
+  });
   await make("contentApi", "/api/web_scraping/api_trackers", {
     name: "feed",
     enabled: false,
@@ -58,7 +71,17 @@ describe("search", () => {
     const res = await search({ query: "NEEDLE" });
     expect(res.status).toBe(200);
     expect(res.json.total).toBe(9);
-    expect(res.json.items.map((i: any) => i.type)).toEqual(["apiTracker", "pageTracker", "contentSecurityPolicy", "privateKey", "certificateTemplate", "responder", "script", "secret", "tag"]);
+    expect(res.json.items.map((i: any) => i.type)).toEqual([
+      "apiTracker",
+      "pageTracker",
+      "contentSecurityPolicy",
+      "privateKey",
+      "certificateTemplate",
+      "responder",
+      "script",
+      "secret",
+      "tag",
+    ]);
     expect(res.json.items[0]).toEqual({ type: "apiTracker", id: ids.api, name: "needle-api", matched: "name", updatedAt: expect.any(Number) });
     const updated = res.json.items.map((i: any) => i.updatedAt);
     expect([...updated].sort((a, b) => b - a)).toEqual(updated);
@@ -77,7 +100,10 @@ describe("search", () => {
 
   test("an id matches when equal to the query (any case); ranked after names, before content", async () => {
     const byId = await search({ query: ids.responder!.toUpperCase() });
-    expect(byId.json).toEqual({ items: [{ type: "responder", id: ids.responder, name: "Needle Responder", matched: "id", updatedAt: expect.any(Number) }], total: 1 });
+    expect(byId.json).toEqual({
+      items: [{ type: "responder", id: ids.responder, name: "Needle Responder", matched: "id", updatedAt: expect.any(Number) }],
+      total: 1,
+    });
     expect((await search({ query: ids.responder!.slice(0, 13) })).json.total).toBe(0);
     // A script named with another entity's id, and content holding it: name first, then id, then content.
     tick();
@@ -120,7 +146,9 @@ describe("search", () => {
     tick();
     const id = (await u.client.post("/api/user/tags", { name: "ärger-bericht" })).json.id;
     tick();
-    const resp = (await u.client.post("/api/webhooks/responders", { name: "ÄRGER-Hook", location: { pathType: "=", path: "/ärger".replace("ä", "%C3%A4") } })).json.id;
+    const resp = (
+      await u.client.post("/api/webhooks/responders", { name: "ÄRGER-Hook", location: { pathType: "=", path: "/ärger".replace("ä", "%C3%A4") } })
+    ).json.id;
     const res = await search({ query: "ÄrGeR" });
     expect(res.json.items.map((i: any) => i.id)).toEqual([resp, id]);
     expect(res.json.total).toBe(2);

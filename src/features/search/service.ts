@@ -63,7 +63,8 @@ function parseTypes(raw: unknown): readonly SearchType[] {
   if (raw === undefined || raw === null) return SEARCH_TYPES;
   if (!Array.isArray(raw)) throw invalid(`types: must be an array of ${SEARCH_TYPES.join(", ")}`);
   raw.forEach((t, i) => {
-    if (typeof t !== "string" || !(SEARCH_TYPES as readonly string[]).includes(t)) throw invalid(`types[${i}]: must be one of ${SEARCH_TYPES.join(", ")}`);
+    if (typeof t !== "string" || !(SEARCH_TYPES as readonly string[]).includes(t))
+      throw invalid(`types[${i}]: must be one of ${SEARCH_TYPES.join(", ")}`);
   });
   if (raw.length === 0) return SEARCH_TYPES;
   const wanted = new Set(raw as string[]);

@@ -21,7 +21,12 @@ export const secretsRoutes = ({ auth, secrets }: SecretsRoutesDeps) =>
     .get("/api/user/secrets", ({ user, query }) => secrets.list(user.id, query), {
       auth: "user",
       query: ListQuerySchema,
-      detail: op({ tags, summary: "List secrets (metadata only; common list query)", query: ListQueryParams, responses: { 200: Page("UserSecret", UserSecret) } }),
+      detail: op({
+        tags,
+        summary: "List secrets (metadata only; common list query)",
+        query: ListQueryParams,
+        responses: { 200: Page("UserSecret", UserSecret) },
+      }),
     })
     .post(
       "/api/user/secrets",
@@ -50,7 +55,13 @@ export const secretsRoutes = ({ auth, secrets }: SecretsRoutesDeps) =>
     .put("/api/user/secrets/:secret_id", ({ user, params, body }) => secrets.update(user.id, params.secret_id, body), {
       auth: "user",
       body: looseBody(SecretUpdateParams),
-      detail: op({ tags, summary: "Replace a secret's value and/or tags", body: SecretUpdateParams, responses: { 200: UserSecret }, example: { value: "ghp_rotated" } }),
+      detail: op({
+        tags,
+        summary: "Replace a secret's value and/or tags",
+        body: SecretUpdateParams,
+        responses: { 200: UserSecret },
+        example: { value: "ghp_rotated" },
+      }),
     })
     .delete(
       "/api/user/secrets/:secret_id",

@@ -69,7 +69,14 @@ describe("secrets CRUD", () => {
     tick();
     const res = await u.client.post("/api/user/secrets", { name: "GITHUB_TOKEN", value });
     expect(res.status).toBe(201);
-    expect(res.json).toEqual({ id: expect.any(String), name: "GITHUB_TOKEN", tags: [], tagIds: [], createdAt: nowMs / 1000, updatedAt: nowMs / 1000 });
+    expect(res.json).toEqual({
+      id: expect.any(String),
+      name: "GITHUB_TOKEN",
+      tags: [],
+      tagIds: [],
+      createdAt: nowMs / 1000,
+      updatedAt: nowMs / 1000,
+    });
     expect(res.text).not.toContain(value);
 
     const got = await u.client.get(`/api/user/secrets/${res.json.id}`);

@@ -30,7 +30,8 @@ const present = (v: unknown) => v !== undefined && v !== null;
 export function normalizeSecretName(raw: unknown, field = "name"): string {
   if (typeof raw !== "string") throw invalid(`${field}: must be a string`);
   const name = raw.trim();
-  if (!SECRET_NAME_RE.test(name)) throw invalid(`${field}: must start with a letter and contain only letters, digits, _ and - (1 to ${SECRET_NAME_MAX} characters)`);
+  if (!SECRET_NAME_RE.test(name))
+    throw invalid(`${field}: must start with a letter and contain only letters, digits, _ and - (1 to ${SECRET_NAME_MAX} characters)`);
   return name;
 }
 
@@ -257,7 +258,14 @@ export class SecretsService {
 
   /** Inserts a secret (name from normalizeSecretName, value from checkSecretValue), sealed under the master key. */
   async importInsert(tx: Db, userId: string, s: { id: string; name: string; value: string; createdAt: number; updatedAt: number }): Promise<void> {
-    await secretsStore.insert(tx, { id: s.id, user_id: userId, name: s.name, created_at: s.createdAt, updated_at: s.updatedAt, value_enc: this.rt.secretBox.seal(s.value, s.id) });
+    await secretsStore.insert(tx, {
+      id: s.id,
+      user_id: userId,
+      name: s.name,
+      created_at: s.createdAt,
+      updated_at: s.updatedAt,
+      value_enc: this.rt.secretBox.seal(s.value, s.id),
+    });
   }
 
   async importSetValue(tx: Db, userId: string, id: string, value: string, now: number): Promise<void> {

@@ -55,7 +55,8 @@ export const secretsStore = {
   setValue: (db: Db, userId: string, id: string, valueEnc: Uint8Array, now: number) =>
     db.run("UPDATE secrets SET value_enc = ?, updated_at = ? WHERE user_id = ? AND id = ?", [valueEnc, now, userId, id]),
 
-  touch: (db: Db, userId: string, id: string, now: number) => db.run("UPDATE secrets SET updated_at = ? WHERE user_id = ? AND id = ?", [now, userId, id]),
+  touch: (db: Db, userId: string, id: string, now: number) =>
+    db.run("UPDATE secrets SET updated_at = ? WHERE user_id = ? AND id = ?", [now, userId, id]),
 
   delete: (db: Db, userId: string, id: string) => db.run("DELETE FROM secrets WHERE user_id = ? AND id = ?", [userId, id]),
 
@@ -69,6 +70,7 @@ export const secretsStore = {
 
   /** Every secret of the user with its sealed value, name ascending. */
   allWithValues: (db: Db, userId: string) =>
-    db.all<SecretMetaRow & { value_enc: Uint8Array }>(`SELECT ${META}, e.value_enc FROM secrets e WHERE e.user_id = ? ORDER BY e.name, e.id`, [userId]),
-
+    db.all<SecretMetaRow & { value_enc: Uint8Array }>(`SELECT ${META}, e.value_enc FROM secrets e WHERE e.user_id = ? ORDER BY e.name, e.id`, [
+      userId,
+    ]),
 };

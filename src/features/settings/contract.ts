@@ -43,6 +43,9 @@ export const UserSettingsSetter = Named(
       "certificates.doNotShowPrivateKeysWarning": Opt(Members["certificates.doNotShowPrivateKeysWarning"]),
       "notifications.unsubscribed": Opt(Members["notifications.unsubscribed"]),
     },
-    { description: "key → new value, or null to remove it; an unknown key or an invalid value → 400 and nothing is applied; total stored size ≤ 64 KiB" },
+    {
+      description:
+        "key → new value, or null to remove it; an unknown key or an invalid value → 400 and nothing is applied; total stored size ≤ 64 KiB",
+    },
   ),
 );

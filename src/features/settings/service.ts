@@ -105,7 +105,8 @@ export class SettingsService {
     const merged = knownSettings(current);
     // The stored text is this JSON (store.ts).
     const size = utf8Length(JSON.stringify(merged));
-    if (o.enforceSize && size > MAX_SETTINGS_BYTES) throw invalid(`settings: total size must be at most ${MAX_SETTINGS_BYTES} bytes (would be ${size})`);
+    if (o.enforceSize && size > MAX_SETTINGS_BYTES)
+      throw invalid(`settings: total size must be at most ${MAX_SETTINGS_BYTES} bytes (would be ${size})`);
     await settingsStore.put(tx, userId, merged, nowSec(this.rt.clock));
     return merged;
   }

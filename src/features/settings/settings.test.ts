@@ -53,7 +53,8 @@ describe("settings", () => {
     expect(second.json).toEqual({ ...all, "certificates.doNotShowSelfSignedWarning": true });
     expect((await u.client.get(URL)).json).toEqual(second.json);
 
-    for (const theme of ["light", "dark", "system"]) expect((await u.client.post(URL, { "common.uiTheme": theme })).json["common.uiTheme"]).toBe(theme);
+    for (const theme of ["light", "dark", "system"])
+      expect((await u.client.post(URL, { "common.uiTheme": theme })).json["common.uiTheme"]).toBe(theme);
   });
 
   test("sidebarCollapsed: members optional, unknown members dropped, empty object allowed", async () => {

@@ -49,7 +49,8 @@ export class StatusService {
 
   async setLevel(raw: unknown): Promise<void> {
     const level = required(raw, "level");
-    if (typeof level !== "string" || !(STATUS_LEVELS as readonly string[]).includes(level)) throw invalid(`level: must be ${STATUS_LEVELS.join(" or ")}`);
+    if (typeof level !== "string" || !(STATUS_LEVELS as readonly string[]).includes(level))
+      throw invalid(`level: must be ${STATUS_LEVELS.join(" or ")}`);
     await statusStore.setLevel(this.rt.db, level);
   }
 }

@@ -59,7 +59,10 @@ describe("status", () => {
     expect(denied.json.code).toBe("NOT_OPERATOR");
 
     const op = await srv.createUser("ops@example.com");
-    expect((await op.client.post("/api/status", { level: "sideways" })).json).toEqual({ message: "level: must be available or unavailable", code: "INVALID_INPUT" });
+    expect((await op.client.post("/api/status", { level: "sideways" })).json).toEqual({
+      message: "level: must be available or unavailable",
+      code: "INVALID_INPUT",
+    });
     expect((await op.client.post("/api/status", {})).json).toEqual({ message: "level: is required", code: "INVALID_INPUT" });
     expect((await op.client.post("/api/status", { level: "unavailable" })).status).toBe(204);
     expect((await srv.anon.get("/api/status")).json.level).toBe("unavailable");
@@ -73,7 +76,11 @@ describe("status", () => {
     const res = await srv.anon.request("POST", "/api/status", { raw: "{not json", headers: { "content-type": "application/json" } });
     expect(res.status).toBe(401);
     const op = await srv.createUser("ops2@example.com");
-    const bad = await srv.anon.request("POST", "/api/status", { raw: "{not json", session: op.session, headers: { "content-type": "application/json" } });
+    const bad = await srv.anon.request("POST", "/api/status", {
+      raw: "{not json",
+      session: op.session,
+      headers: { "content-type": "application/json" },
+    });
     expect(bad.status).toBe(403); // not an operator: 403 before body 400
   });
 });

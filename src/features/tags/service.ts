@@ -13,15 +13,7 @@ import { tagsStore, toUserTag } from "./store";
 
 /** Entity types as stored in entity_tags.entity_type. */
 export type TaggableType =
-  | "secret"
-  | "script"
-  | "responder"
-  | "privateKey"
-  | "certificateTemplate"
-  | "contentSecurityPolicy"
-  | "pageTracker"
-  | "apiTracker";
-
+  "secret" | "script" | "responder" | "privateKey" | "certificateTemplate" | "contentSecurityPolicy" | "pageTracker" | "apiTracker";
 
 /** Tag name: trimmed, lower-cased, 1..50 characters, no control characters (supplement §6, platform normalizeName). */
 export function normalizeTagName(raw: unknown, field = "name"): string {
@@ -42,7 +34,6 @@ export function normalizeTagColor(raw: unknown, field = "color"): string {
 }
 
 const present = (v: unknown) => v !== undefined && v !== null;
-
 
 export class TagsService {
   constructor(private readonly rt: Runtime) {}
@@ -122,10 +113,14 @@ export class TagsService {
    */
   async resolveTagIds(userId: string, raw: unknown, field = "tagIds"): Promise<string[]> {
     if (!Array.isArray(raw)) throw invalid(`${field}: must be an array of tag ids`);
-    const ids = [...new Set(raw.map((v, i) => {
-      if (!isUuid(v)) throw invalid(`${field}[${i}]: must be a UUID`);
-      return v.toLowerCase();
-    }))];
+    const ids = [
+      ...new Set(
+        raw.map((v, i) => {
+          if (!isUuid(v)) throw invalid(`${field}[${i}]: must be a UUID`);
+          return v.toLowerCase();
+        }),
+      ),
+    ];
     if (ids.length > MAX_TAGS_PER_ENTITY) throw invalid(`${field}: at most ${MAX_TAGS_PER_ENTITY} tags per entity`);
     const owned = await tagsStore.ownedIds(this.rt.db, userId, ids);
     const unknown = ids.find((id) => !owned.has(id));
@@ -149,7 +144,10 @@ export class TagsService {
 
   /** Adds `tags` and `tagIds` (same order) to wire objects that have an `id`. */
   async decorate<T extends { id: string }>(type: TaggableType, items: T[]): Promise<(T & Tagged)[]> {
-    const map = await this.tagsFor(type, items.map((i) => i.id));
+    const map = await this.tagsFor(
+      type,
+      items.map((i) => i.id),
+    );
     return items.map((item) => {
       const tags = map.get(item.id) ?? [];
       return { ...item, tags, tagIds: tags.map((t) => t.id) };

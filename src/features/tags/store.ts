@@ -48,7 +48,13 @@ export const tagsStore = {
     ]),
 
   update: (db: Db, userId: string, id: string, fields: { name: string; color: string; updatedAt: number }) =>
-    db.run("UPDATE tags SET name = ?, color = ?, updated_at = ? WHERE user_id = ? AND id = ?", [fields.name, fields.color, fields.updatedAt, userId, id]),
+    db.run("UPDATE tags SET name = ?, color = ?, updated_at = ? WHERE user_id = ? AND id = ?", [
+      fields.name,
+      fields.color,
+      fields.updatedAt,
+      userId,
+      id,
+    ]),
 
   /** Deletes the tag; its entity_tags links go with it (ON DELETE CASCADE), entities' rows are untouched. */
   delete: (db: Db, userId: string, id: string) => db.run("DELETE FROM tags WHERE user_id = ? AND id = ?", [userId, id]),
@@ -105,5 +111,4 @@ export const tagsStore = {
     }
     return out;
   },
-
 };

@@ -13,7 +13,11 @@ beforeAll(async () => {
     clock: { now: () => nowMs },
     // New users get basic (the built-in default is ultimate, §27). The ultimate tier gets a tiny tag limit, standard
     // a large one; basic users keep the default of 100.
-    env: { SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic", SECBOX_SUBSCRIPTIONS_TIERS_ULTIMATE_MAX_TAGS: "2", SECBOX_SUBSCRIPTIONS_TIERS_STANDARD_MAX_TAGS: "200" },
+    env: {
+      SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic",
+      SECBOX_SUBSCRIPTIONS_TIERS_ULTIMATE_MAX_TAGS: "2",
+      SECBOX_SUBSCRIPTIONS_TIERS_STANDARD_MAX_TAGS: "200",
+    },
   });
   alice = await srv.createUser("alice@example.com");
 });

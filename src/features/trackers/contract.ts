@@ -23,7 +23,8 @@ export const SchedulerParseScheduleParams = Named(
   "SchedulerParseScheduleParams",
   T.Object({
     schedule: T.String({
-      description: "cron: 6 fields `second minute hour day-of-month month day-of-week` (UTC); 5 fields = seconds 0; 7 fields add a year; or @hourly, @daily, @weekly, @monthly",
+      description:
+        "cron: 6 fields `second minute hour day-of-month month day-of-week` (UTC); 5 fields = seconds 0; 7 fields add a year; or @hourly, @daily, @weekly, @monthly",
       examples: ["0 0 * * * *"],
     }),
   }),
@@ -71,7 +72,10 @@ const RetryStrategy = T.Object({
 });
 export type RetryStrategy = Static<typeof RetryStrategy>;
 const Job = T.Object({
-  schedule: T.String({ description: "cron: 6 fields (second minute hour day month weekday, UTC), 5 (seconds 0) or 7 (with year); or @hourly, @daily, @weekly, @monthly (expanded at save)" }),
+  schedule: T.String({
+    description:
+      "cron: 6 fields (second minute hour day month weekday, UTC), 5 (seconds 0) or 7 (with year); or @hourly, @daily, @weekly, @monthly (expanded at save)",
+  }),
   retryStrategy: T.Optional(RetryStrategy),
 });
 export type JobConfig = Static<typeof Job>;
@@ -186,11 +190,19 @@ export function trackerKindContract<Target extends TSchema, TargetParam extends 
     name: N,
     Tracker,
     /** The created tracker, plus `warnings` when a script of its target does not compile (§27). */
-    Saved: Named(`${N}Saved`, T.Composite([Tracker, T.Object({ warnings: T.Optional(ScriptWarnings) })], { description: "the tracker, plus `warnings` when a script does not compile" })),
+    Saved: Named(
+      `${N}Saved`,
+      T.Composite([Tracker, T.Object({ warnings: T.Optional(ScriptWarnings) })], {
+        description: "the tracker, plus `warnings` when a script does not compile",
+      }),
+    ),
     Log,
     LogsSummary: Named(`${N}LogsSummary`, Dict(T.Array(Log), { description: "tracker id → its 10 newest logs, newest first" })),
     CreateParams: Named(`${N}CreateParams`, T.Object(Members)),
-    UpdateParams: Named(`${N}UpdateParams`, T.Partial(T.Object(Members), { description: "present members replace; absent ones are kept; {} → 400", minProperties: 1 })),
+    UpdateParams: Named(
+      `${N}UpdateParams`,
+      T.Partial(T.Object(Members), { description: "present members replace; absent ones are kept; {} → 400", minProperties: 1 }),
+    ),
     HistoryParams: Named(`${N}GetHistoryParams`, HistoryParams),
     /** `_debug`: `target` as on create, `config` (only timeout is used), `secrets`. */
     DebugParams: Named(

@@ -25,7 +25,16 @@ import { Scheduler, type RunInfo } from "../../platform/jobs/scheduler";
 import { nowSec, tierLimits, type Runtime } from "../../platform/runtime";
 import { selectorFromText, selectorToText, withoutSecret } from "../secrets/service";
 import type { Revision, TrackerConfig, TrackerLog, TrackerWire } from "./contract";
-import { SUMMARY_LOGS, MAX_LOGS, type CommonInput, type KindHandler, type StoredTracker, type TrackerKind, type TrackersCoreDeps, type TrackerWrite } from "./core-types";
+import {
+  SUMMARY_LOGS,
+  MAX_LOGS,
+  type CommonInput,
+  type KindHandler,
+  type StoredTracker,
+  type TrackerKind,
+  type TrackersCoreDeps,
+  type TrackerWrite,
+} from "./core-types";
 import { checkBool, checkName, isPlainObject, present } from "./params";
 import { diffOf, TrackerRuns, type RunOutcome } from "./runs";
 import { TrackerScheduling } from "./scheduling";
@@ -201,7 +210,13 @@ export class TrackerCore {
     return out;
   }
 
-  async create<Target>(user: AuthUser, kind: TrackerKind, w: TrackerWrite<Target>, common: CommonInput, maxCount: number): Promise<TrackerWire<Target>> {
+  async create<Target>(
+    user: AuthUser,
+    kind: TrackerKind,
+    w: TrackerWrite<Target>,
+    common: CommonInput,
+    maxCount: number,
+  ): Promise<TrackerWire<Target>> {
     const handler = this.kind(kind);
     const secrets = await this.deps.secrets.normalizeSelector(user.id, common.secrets, "secrets");
     const tagIds = common.tagIds !== undefined ? await this.deps.tags.resolveTagIds(user.id, common.tagIds) : [];

@@ -12,7 +12,8 @@ import type { TrackerKindService } from "./kind-service";
 import { ScriptWarnings } from "../scripts/contract";
 
 /** §27: how a save checks a target's scripts. */
-const SCRIPT_CHECKED = "API configurators and extractors are compiled by QuickJS in their source forms; a page extractor is parsed, in the page's forms, as code for Chromium";
+const SCRIPT_CHECKED =
+  "API configurators and extractors are compiled by QuickJS in their source forms; a page extractor is parsed, in the page's forms, as code for Chromium";
 
 export interface TrackerRoutesSpec<Target> {
   /** Plugin name. */
@@ -35,14 +36,21 @@ export function trackerRoutes<Target>({ auth }: { auth: AuthPlugin }, spec: Trac
   const { base: BASE, service } = spec;
   const { Tracker, Saved, Log, LogsSummary, CreateParams, UpdateParams, HistoryParams } = spec.contract;
   const tags = ["web_scraping"];
-  const SAVE_ERRORS = { 400: ["LIMIT_REACHED" as const, "INVALID_SCHEDULE" as const, "SCHEDULE_TOO_FREQUENT" as const, "TARGET_NOT_ALLOWED" as const] };
+  const SAVE_ERRORS = {
+    400: ["LIMIT_REACHED" as const, "INVALID_SCHEDULE" as const, "SCHEDULE_TOO_FREQUENT" as const, "TARGET_NOT_ALLOWED" as const],
+  };
 
   return new Elysia({ name: spec.name })
     .use(auth)
     .get(BASE, ({ user, query }) => service.list(user.id, query), {
       auth: "user",
       query: ListQuerySchema,
-      detail: op({ tags, summary: `List ${spec.many} (common list query)`, query: ListQueryParams, responses: { 200: Page(spec.contract.name, Tracker) } }),
+      detail: op({
+        tags,
+        summary: `List ${spec.many} (common list query)`,
+        query: ListQueryParams,
+        responses: { 200: Page(spec.contract.name, Tracker) },
+      }),
     })
     .post(
       BASE,

@@ -142,7 +142,6 @@ export abstract class TrackerKindService<Target> {
     return { name: common.name!, enabled: common.enabled ?? true, config, target, notifications: common.notifications ?? false, secrets };
   }
 
-
   // ---- revisions and logs (supplement §17) ----
 
   history(userId: string, rawId: string | undefined, body: unknown): Promise<Revision[]> {

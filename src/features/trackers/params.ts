@@ -29,7 +29,6 @@ export interface TimeoutRange {
   readonly default: number;
 }
 
-
 export interface TargetOptions {
   allowPrivate: boolean;
 }
@@ -50,7 +49,8 @@ export function checkBool(raw: unknown, field: string): boolean {
 }
 
 export function checkInt(raw: unknown, field: string, min: number, max: number): number {
-  if (typeof raw !== "number" || !Number.isInteger(raw) || raw < min || raw > max) throw invalid(`${field}: must be an integer from ${min} to ${max}`);
+  if (typeof raw !== "number" || !Number.isInteger(raw) || raw < min || raw > max)
+    throw invalid(`${field}: must be an integer from ${min} to ${max}`);
   return raw;
 }
 
@@ -62,7 +62,9 @@ export function parseConfig(raw: unknown, opts: { limits: TierLimits; nowMs: num
   const maxRevisions = opts.limits.max_revisions;
   if (!present(raw)) return { revisions: Math.min(DEFAULT_REVISIONS, maxRevisions), timeout: opts.timeout.default };
   if (!isPlainObject(raw)) throw invalid(`${field}: must be an object`);
-  const revisions = present(raw.revisions) ? checkInt(raw.revisions, `${field}.revisions`, 1, maxRevisions) : Math.min(DEFAULT_REVISIONS, maxRevisions);
+  const revisions = present(raw.revisions)
+    ? checkInt(raw.revisions, `${field}.revisions`, 1, maxRevisions)
+    : Math.min(DEFAULT_REVISIONS, maxRevisions);
   const timeout = parseTimeout(raw.timeout, opts.timeout, `${field}.timeout`);
   const config: TrackerConfig = { revisions, timeout };
   if (present(raw.job)) config.job = parseJob(raw.job, opts.limits, opts.nowMs, `${field}.job`);
@@ -84,7 +86,9 @@ export function parseJob(raw: unknown, limits: TierLimits, nowMs: number, field:
     if (rs.type !== "constant") throw invalid(`${f}.type: must be constant`);
     const maxInterval = Math.min(RETRY_MAX_INTERVAL_MS, analysis.minIntervalMs);
     if (maxInterval < RETRY_MIN_INTERVAL_MS) {
-      throw invalid(`${f}: retries need at least ${RETRY_MIN_INTERVAL_MS} ms between scheduled runs; this schedule runs every ${analysis.minIntervalMs} ms`);
+      throw invalid(
+        `${f}: retries need at least ${RETRY_MIN_INTERVAL_MS} ms between scheduled runs; this schedule runs every ${analysis.minIntervalMs} ms`,
+      );
     }
     job.retryStrategy = {
       type: "constant",
@@ -100,7 +104,8 @@ export function parseUrl(raw: unknown, field: string, allowPrivate: boolean): st
   if (!present(raw)) throw invalid(`${field}: is required`);
   if (typeof raw !== "string") throw invalid(`${field}: must be a string`);
   const text = raw.trim();
-  if (text.length === 0 || text.length > MAX_URL_CHARS) throw invalid(`${field}: must be an http or https URL of at most ${MAX_URL_CHARS} characters`);
+  if (text.length === 0 || text.length > MAX_URL_CHARS)
+    throw invalid(`${field}: must be an http or https URL of at most ${MAX_URL_CHARS} characters`);
   let u: URL;
   try {
     u = new URL(text);

@@ -74,7 +74,11 @@ function looksLikeJsonString(bytes: Uint8Array): boolean {
  * asynchronous mode so a large diff never blocks the event loop; one that cannot be computed within the time
  * budget is replaced by a one-line notice.
  */
-export function unifiedDiff(older: { text: string; createdAt: number }, newer: { text: string; createdAt: number }, maxBytes = MAX_DIFF_BYTES): Promise<string> {
+export function unifiedDiff(
+  older: { text: string; createdAt: number },
+  newer: { text: string; createdAt: number },
+  maxBytes = MAX_DIFF_BYTES,
+): Promise<string> {
   return new Promise((resolve) => {
     createTwoFilesPatch(
       "previous",
@@ -87,7 +91,8 @@ export function unifiedDiff(older: { text: string; createdAt: number }, newer: {
         context: 3,
         timeout: DIFF_TIMEOUT_MS,
         headerOptions: { includeIndex: false, includeUnderline: false, includeFileHeaders: true },
-        callback: (patch: string | undefined) => resolve(patch === undefined ? "(the difference is too large to compute)\n" : cutUtf8(patch, maxBytes)),
+        callback: (patch: string | undefined) =>
+          resolve(patch === undefined ? "(the difference is too large to compute)\n" : cutUtf8(patch, maxBytes)),
       },
     );
   });

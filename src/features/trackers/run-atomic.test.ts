@@ -20,20 +20,32 @@ afterAll(async () => {
 
 test("a failure while writing the run's log leaves no revision and no change email; the next run writes all three once", async () => {
   const u = await srv.createUser();
-  const created = await u.client.post("/api/web_scraping/api_trackers", { name: "atomic", target: { requests: [{ url: `${up.url}/value` }] }, notifications: true });
+  const created = await u.client.post("/api/web_scraping/api_trackers", {
+    name: "atomic",
+    target: { requests: [{ url: `${up.url}/value` }] },
+    notifications: true,
+  });
   expect(created.status).toBe(201);
   const id = created.json.id;
   const base = `/api/web_scraping/api_trackers/${id}`;
   const count = async (sql: string) => (await srv.rt.db.get<{ n: number }>(sql, [id]))!.n;
   const revisions = () => count("SELECT COUNT(*) AS n FROM tracker_revisions WHERE tracker_id = ?");
-  const emails = () => count("SELECT COUNT(*) AS n FROM outbox WHERE kind = 'tracker_change' AND subject LIKE '%' || (SELECT name FROM trackers WHERE id = ?) || '%'");
+  const emails = () =>
+    count("SELECT COUNT(*) AS n FROM outbox WHERE kind = 'tracker_change' AND subject LIKE '%' || (SELECT name FROM trackers WHERE id = ?) || '%'");
 
   up.state.value = '{"version":"1.0.0"}';
   expect((await u.client.post(`${base}/_history`, { refresh: true })).status).toBe(200);
   expect(await revisions()).toBe(1);
 
   up.state.value = '{"version":"2.0.0"}';
-  const dropTrigger = await failingTrigger(srv.rt.db, "fail_run_log", "INSERT", "tracker_logs", `NEW.tracker_id = '${id}' AND NEW.status = 'success'`, "simulated failure");
+  const dropTrigger = await failingTrigger(
+    srv.rt.db,
+    "fail_run_log",
+    "INSERT",
+    "tracker_logs",
+    `NEW.tracker_id = '${id}' AND NEW.status = 'success'`,
+    "simulated failure",
+  );
   try {
     const res = await u.client.post(`${base}/_history`, { refresh: true });
     expect(res.status).toBe(200);

@@ -88,7 +88,9 @@ export class TrackerRuns {
     try {
       return await this.runClaimed(row, handler, limits, mode);
     } finally {
-      await store.releaseRun(this.rt.db, id).catch((err) => this.rt.log.error("trackers: releasing a run claim failed", { trackerId: id, error: errorText(err) }));
+      await store
+        .releaseRun(this.rt.db, id)
+        .catch((err) => this.rt.log.error("trackers: releasing a run claim failed", { trackerId: id, error: errorText(err) }));
     }
   }
 
@@ -174,7 +176,8 @@ export class TrackerRuns {
         let notify: PhaseRecord | undefined;
         if (revision) {
           let t = performance.now();
-          if (storage.diskLow) throw insufficientStorage("the server is low on disk space (server.min_free_disk_mib); no revision is stored until space is freed");
+          if (storage.diskLow)
+            throw insufficientStorage("the server is low on disk space (server.min_free_disk_mib); no revision is stored until space is freed");
           // The older revisions the new one pushes out go first (a refusal below rolls this transaction back).
           await store.trimRevisions(tx, row.user_id, id, keep - 1);
           if (!(await storage.tryAdd(tx, row.user_id, "revisions", revision.size)))
@@ -227,7 +230,10 @@ export class TrackerRuns {
     const alert = streak >= threshold && row.failing_notified !== 1 && row.notifications === 1;
     await store.setStreak(this.rt.db, id, streak, row.failing_notified === 1 || alert);
     if (alert) {
-      await this.sendQuietly(row.user_id, failingEmail(toStoredTracker(row), streak, outcome.error ?? "Run failed", this.now(), this.rt.config.server.public_url));
+      await this.sendQuietly(
+        row.user_id,
+        failingEmail(toStoredTracker(row), streak, outcome.error ?? "Run failed", this.now(), this.rt.config.server.public_url),
+      );
     }
   }
 

@@ -10,7 +10,12 @@ import { startUpstream, type Upstream } from "../../tests/fixtures/upstream";
 
 const BASE = "/api/web_scraping/api_trackers";
 const at = (h: number, m: number, s = 0) => Date.UTC(2026, 0, 1, h, m, s);
-const clock = { t: at(10, 17, 30), now() { return this.t; } };
+const clock = {
+  t: at(10, 17, 30),
+  now() {
+    return this.t;
+  },
+};
 const env = (up: Upstream) => ({
   // New users get basic (the built-in default is ultimate, §27): `basic` below is on basic's 1 h minimum.
   SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic",
@@ -42,7 +47,7 @@ async function advanceTo(s: TestServer, ms: number) {
   await s.services.trackers.scheduler.idle();
 }
 
-const logsOf = async (u: TestUser | ApiClient, id: string) => ((await ("client" in u ? u.client : u).get(`${BASE}/${id}/_logs`)).json as any[]);
+const logsOf = async (u: TestUser | ApiClient, id: string) => (await ("client" in u ? u.client : u).get(`${BASE}/${id}/_logs`)).json as any[];
 
 describe("POST /api/scheduler/parse_schedule", () => {
   const parse = (u: TestUser, schedule: unknown) => u.client.post("/api/scheduler/parse_schedule", { schedule });
@@ -84,7 +89,9 @@ describe("POST /api/scheduler/parse_schedule", () => {
 describe("scheduled runs", () => {
   test("runs at each occurrence; scheduledAt and lastRanAt follow; disabling unschedules, enabling reschedules", async () => {
     clock.t = at(10, 17, 30);
-    const t = (await ultra.client.post(BASE, { name: "every-minute", target: { url: `${up.url}/count` }, config: { job: { schedule: "0 * * * * *" } } })).json;
+    const t = (
+      await ultra.client.post(BASE, { name: "every-minute", target: { url: `${up.url}/count` }, config: { job: { schedule: "0 * * * * *" } } })
+    ).json;
     expect(t.scheduledAt).toBe(at(10, 18) / 1000);
     await advanceTo(srv, at(10, 17, 59));
     expect(await logsOf(ultra, t.id)).toHaveLength(0);
@@ -118,7 +125,9 @@ describe("scheduled runs", () => {
     clock.t = at(11, 0, 30);
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) {
-      const t = (await ultra.client.post(BASE, { name: `slow-${i}`, target: { url: `${up.url}/slow?ms=150` }, config: { job: { schedule: "0 5 * * * *" } } })).json;
+      const t = (
+        await ultra.client.post(BASE, { name: `slow-${i}`, target: { url: `${up.url}/slow?ms=150` }, config: { job: { schedule: "0 5 * * * *" } } })
+      ).json;
       ids.push(t.id);
     }
     up.concurrency.peak = 0;
@@ -134,7 +143,9 @@ describe("scheduled runs", () => {
 
   test("one tracker never runs twice at once: a manual refresh waits for the scheduled run", async () => {
     clock.t = at(12, 0, 30);
-    const t = (await ultra.client.post(BASE, { name: "exclusive", target: { url: `${up.url}/slow?ms=300` }, config: { job: { schedule: "0 1 * * * *" } } })).json;
+    const t = (
+      await ultra.client.post(BASE, { name: "exclusive", target: { url: `${up.url}/slow?ms=300` }, config: { job: { schedule: "0 1 * * * *" } } })
+    ).json;
     up.concurrency.peak = 0;
     clock.t = at(12, 1);
     srv.services.trackers.scheduler.tick();
@@ -178,7 +189,8 @@ describe("scheduled runs", () => {
   test("the owner's tier minimum applies at run time: after a downgrade, early occurrences are skipped", async () => {
     clock.t = at(16, 0, 30);
     const u = ultra;
-    const t = (await u.client.post(BASE, { name: "downgraded", target: { url: `${up.url}/count` }, config: { job: { schedule: "0 */5 * * * *" } } })).json;
+    const t = (await u.client.post(BASE, { name: "downgraded", target: { url: `${up.url}/count` }, config: { job: { schedule: "0 */5 * * * *" } } }))
+      .json;
     await srv.services.users.setSubscription(u.email, { tier: "standard" }); // 600 s minimum
     await advanceTo(srv, at(16, 5));
     expect(await logsOf(u, t.id)).toHaveLength(1);
@@ -189,7 +201,8 @@ describe("scheduled runs", () => {
   test("the tier gap counts from the last scheduled run's due time: a manual run or a late start never skips an occurrence on re-enable or schedule edit", async () => {
     clock.t = at(17, 30);
     const u = basic; // 1 h minimum
-    const t = (await u.client.post(BASE, { name: "gap-floor", target: { url: `${up.url}/count` }, config: { job: { schedule: "0 0 * * * *" } } })).json;
+    const t = (await u.client.post(BASE, { name: "gap-floor", target: { url: `${up.url}/count` }, config: { job: { schedule: "0 0 * * * *" } } }))
+      .json;
     expect(t.scheduledAt).toBe(at(18, 0) / 1000);
     expect((await u.client.post(`${BASE}/${t.id}/_history`, { refresh: true })).status).toBe(200); // manual run at 17:30
     await u.client.put(`${BASE}/${t.id}`, { enabled: false });
@@ -228,9 +241,13 @@ describe("restarts", () => {
       const u = await first.createUser(undefined, { tier: "ultimate" });
       const hourly: string[] = [];
       for (let i = 0; i < 8; i++) {
-        hourly.push((await u.client.post(BASE, { name: `hourly-${i}`, target: { url: `${up.url}/count` }, config: { job: { schedule: "0 0 * * * *" } } })).json.id);
+        hourly.push(
+          (await u.client.post(BASE, { name: `hourly-${i}`, target: { url: `${up.url}/count` }, config: { job: { schedule: "0 0 * * * *" } } })).json
+            .id,
+        );
       }
-      const daily = (await u.client.post(BASE, { name: "daily", target: { url: `${up.url}/count` }, config: { job: { schedule: "0 0 0 * * *" } } })).json.id;
+      const daily = (await u.client.post(BASE, { name: "daily", target: { url: `${up.url}/count` }, config: { job: { schedule: "0 0 0 * * *" } } }))
+        .json.id;
       await advanceTo(first, at(10, 0));
       await advanceTo(first, at(11, 0));
       for (const id of hourly) expect(await logsOf(u, id)).toHaveLength(2);

@@ -62,7 +62,9 @@ export class TrackerScheduling {
     scheduler.start();
     const resync = () => void this.resync().catch((err) => this.rt.log.error("trackers: resyncing schedules failed", { error: errorText(err) }));
     this.stops.push(
-      watchExternalCommits(this.rt.db, resync, (err) => this.rt.log.error("trackers: reading the database version failed", { error: errorText(err) })),
+      watchExternalCommits(this.rt.db, resync, (err) =>
+        this.rt.log.error("trackers: reading the database version failed", { error: errorText(err) }),
+      ),
       this.rt.db.subscribe(SCHEDULE_TOPIC, (payload) => {
         if (payload === "*") return resync();
         this.reschedule(payload).catch((err) => this.rt.log.error("trackers: rescheduling failed", { trackerId: payload, error: errorText(err) }));

@@ -38,6 +38,7 @@ export const API_PHASES = ["configurator", "request", "extractor"] as const;
 export const PAGE_MAX_SELECTOR_CHARS = 1024;
 export const PAGE_MAX_DELAY_MS = 30_000;
 export const PAGE_MAX_USER_AGENT_CHARS = 512;
-export const PAGE_BROWSER_CONTROLLED_HEADERS_RE = /^(host|connection|content-length|transfer-encoding|keep-alive|upgrade|te|trailer|cookie2|proxy-.*)$/i;
+export const PAGE_BROWSER_CONTROLLED_HEADERS_RE =
+  /^(host|connection|content-length|transfer-encoding|keep-alive|upgrade|te|trailer|cookie2|proxy-.*)$/i;
 export const PAGE_TIMEOUT_MS = { min: 5000, max: 120_000, default: 30_000 } as const;
 export const PAGE_PHASES = ["browser", "navigate", "extract"] as const;

@@ -128,7 +128,13 @@ export function toTrackerLog(r: LogRow): TrackerLog {
 }
 
 /** The API's revision (§17.1), without its diff (the core adds it from the next older revision). */
-export const toRevision = (r: RevisionRow): Revision => ({ id: r.id, trackerId: r.tracker_id, createdAt: r.created_at, size: r.size, data: revisionData(r.data) });
+export const toRevision = (r: RevisionRow): Revision => ({
+  id: r.id,
+  trackerId: r.tracker_id,
+  createdAt: r.created_at,
+  size: r.size,
+  data: revisionData(r.data),
+});
 
 const COLUMNS =
   "e.id, e.user_id, e.kind, e.name, e.enabled, e.config, e.target, e.notifications, e.secrets, e.schedule_anchor, e.last_ran_at, e.last_scheduled_at, e.failure_streak, e.failing_notified, e.created_at, e.updated_at";
@@ -137,7 +143,8 @@ const COLUMNS =
 const RELEASE =
   "claimed_until = CASE WHEN claimed_by = ? THEN NULL ELSE claimed_until END, claimed_by = CASE WHEN claimed_by = ? THEN NULL ELSE claimed_by END";
 
-const LOG_COLUMNS = "id, tracker_id, started_at, finished_at, duration_ms, status, is_manual, retry_attempt, has_changes, revision_size, error, phases";
+const LOG_COLUMNS =
+  "id, tracker_id, started_at, finished_at, duration_ms, status, is_manual, retry_attempt, has_changes, revision_size, error, phases";
 
 /** Fields a create or update writes. */
 export interface TrackerWrite {
@@ -207,7 +214,14 @@ export const trackersStore = {
 
   /** Bytes of the user's stored revisions (the storage recount). */
   revisionBytesOfUser: async (db: Db, userId: string) =>
-    Number((await db.get<{ n: number | null }>("SELECT SUM(v.size) AS n FROM tracker_revisions v JOIN trackers t ON t.id = v.tracker_id WHERE t.user_id = ?", [userId]))?.n ?? 0),
+    Number(
+      (
+        await db.get<{ n: number | null }>(
+          "SELECT SUM(v.size) AS n FROM tracker_revisions v JOIN trackers t ON t.id = v.tracker_id WHERE t.user_id = ?",
+          [userId],
+        )
+      )?.n ?? 0,
+    ),
 
   /** Enabled trackers (scheduler start); the caller keeps those with a job. */
   enabled: (db: Db) => db.all<TrackerRow>(`SELECT ${COLUMNS} FROM trackers e WHERE e.enabled = 1`),
@@ -235,15 +249,19 @@ export const trackersStore = {
   },
 
   /** Gives up this instance's claim (a run that ended before recordRun). */
-  releaseRun: (db: Db, id: string) => db.run("UPDATE trackers SET claimed_by = NULL, claimed_until = NULL WHERE id = ? AND claimed_by = ?", [id, db.instanceId]),
+  releaseRun: (db: Db, id: string) =>
+    db.run("UPDATE trackers SET claimed_by = NULL, claimed_until = NULL WHERE id = ? AND claimed_by = ?", [id, db.instanceId]),
 
   /** End of a run: its start, for a scheduled run (not a retry) its due time, and the run claim released. 0 changes =
    *  the tracker is gone. */
   recordRun: (db: Db, id: string, lastRanAt: number, scheduledAt?: number) =>
-    db.run(
-      `UPDATE trackers SET last_ran_at = ?${scheduledAt === undefined ? "" : ", last_scheduled_at = ?"}, ${RELEASE} WHERE id = ?`,
-      [lastRanAt, ...(scheduledAt === undefined ? [] : [scheduledAt]), db.instanceId, db.instanceId, id],
-    ),
+    db.run(`UPDATE trackers SET last_ran_at = ?${scheduledAt === undefined ? "" : ", last_scheduled_at = ?"}, ${RELEASE} WHERE id = ?`, [
+      lastRanAt,
+      ...(scheduledAt === undefined ? [] : [scheduledAt]),
+      db.instanceId,
+      db.instanceId,
+      id,
+    ]),
 
   setStreak: (db: Db, id: string, streak: number, notified: boolean) =>
     db.run("UPDATE trackers SET failure_streak = ?, failing_notified = ? WHERE id = ?", [streak, notified ? 1 : 0, id]),
@@ -251,9 +269,10 @@ export const trackersStore = {
   // ---- revisions ----
 
   revisions: (db: Db, trackerId: string) =>
-    db.all<RevisionRow>("SELECT id, tracker_id, created_at, size, data FROM tracker_revisions WHERE tracker_id = ? ORDER BY created_at DESC, id DESC", [
-      trackerId,
-    ]),
+    db.all<RevisionRow>(
+      "SELECT id, tracker_id, created_at, size, data FROM tracker_revisions WHERE tracker_id = ? ORDER BY created_at DESC, id DESC",
+      [trackerId],
+    ),
 
   newestRevision: (db: Db, trackerId: string) =>
     db.get<RevisionRow>(
@@ -263,7 +282,13 @@ export const trackersStore = {
 
   /** Inserts a revision; its bytes are the caller's to count (StorageQuota, before). */
   insertRevision: (db: Db, r: RevisionRow) =>
-    db.run("INSERT INTO tracker_revisions (id, tracker_id, created_at, size, data) VALUES (?, ?, ?, ?, ?)", [r.id, r.tracker_id, r.created_at, r.size, r.data]),
+    db.run("INSERT INTO tracker_revisions (id, tracker_id, created_at, size, data) VALUES (?, ?, ?, ?, ?)", [
+      r.id,
+      r.tracker_id,
+      r.created_at,
+      r.size,
+      r.data,
+    ]),
 
   /** Keeps the `keep` newest revisions of a tracker of `userId`; returns the bytes freed (given back to the user). */
   async trimRevisions(db: Db, userId: string, trackerId: string, keep: number): Promise<number> {
@@ -346,10 +371,10 @@ export const trackersStore = {
   /** Up to `limit` revisions, newest first, older than `before` when given (keyset paging of an export). */
   revisionsPage: (db: Db, trackerId: string, before: { createdAt: number; id: string } | undefined, limit: number) =>
     before === undefined
-      ? db.all<RevisionRow>("SELECT id, tracker_id, created_at, size, data FROM tracker_revisions WHERE tracker_id = ? ORDER BY created_at DESC, id DESC LIMIT ?", [
-          trackerId,
-          limit,
-        ])
+      ? db.all<RevisionRow>(
+          "SELECT id, tracker_id, created_at, size, data FROM tracker_revisions WHERE tracker_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+          [trackerId, limit],
+        )
       : db.all<RevisionRow>(
           `SELECT id, tracker_id, created_at, size, data FROM tracker_revisions
            WHERE tracker_id = ? AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY created_at DESC, id DESC LIMIT ?`,
@@ -359,5 +384,4 @@ export const trackersStore = {
   /** An imported tracker keeps the creation and update times of its file. */
   setTimes: (db: Db, id: string, createdAt: number, updatedAt: number) =>
     db.run("UPDATE trackers SET created_at = ?, updated_at = ? WHERE id = ?", [createdAt, updatedAt, id]),
-
 };

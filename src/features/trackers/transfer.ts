@@ -15,7 +15,10 @@ import type { TrackerKind } from "./core-types";
 import { trackersStore as store, toStoredTracker } from "./store";
 
 /** A tracker in an export file (§19.2): the API shape without tags, scheduledAt, lastRanAt and the run state. */
-export type TrackerExport<Target = unknown> = Omit<TrackerWire<Target>, "tags" | "tagIds" | "scheduledAt" | "lastRanAt" | "revisionCount" | "running">;
+export type TrackerExport<Target = unknown> = Omit<
+  TrackerWire<Target>,
+  "tags" | "tagIds" | "scheduledAt" | "lastRanAt" | "revisionCount" | "running"
+>;
 
 /** An imported tracker after the create rules; `secrets` still names the file's secrets. */
 export interface TrackerDraft<Target = unknown> {
@@ -73,7 +76,16 @@ export class TrackerTransfer {
   count = (db: Db, userId: string, kind: TrackerKind) => store.count(db, userId, kind);
 
   /** Inserts a checked tracker with `selector` (stored form). Its schedule starts at the next done(). */
-  async insert(tx: Db, userId: string, kind: TrackerKind, id: string, d: TrackerDraft, selector: SecretsSelector, createdAt: number, updatedAt: number): Promise<void> {
+  async insert(
+    tx: Db,
+    userId: string,
+    kind: TrackerKind,
+    id: string,
+    d: TrackerDraft,
+    selector: SecretsSelector,
+    createdAt: number,
+    updatedAt: number,
+  ): Promise<void> {
     await store.insert(tx, {
       id,
       userId,
@@ -117,7 +129,8 @@ export class TrackerTransfer {
     const bytes = revisions.reduce((n, r) => n + r.data.byteLength, 0);
     if (capped) await this.core.storage.add(tx, userId, "revisions", bytes);
     else await this.core.storage.force(tx, userId, "revisions", bytes);
-    for (const r of revisions) await store.insertRevision(tx, { id: newId(), tracker_id: trackerId, created_at: r.createdAt, size: r.data.byteLength, data: r.data });
+    for (const r of revisions)
+      await store.insertRevision(tx, { id: newId(), tracker_id: trackerId, created_at: r.createdAt, size: r.data.byteLength, data: r.data });
   }
 
   /** Deletes the tracker with its revisions and logs (cascade) and its tag links; unscheduled at done(). */

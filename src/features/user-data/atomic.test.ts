@@ -18,13 +18,22 @@ const id = (n: number) => `01890000-0000-7000-8000-${String(n).padStart(12, "0")
 
 beforeAll(async () => {
   srv = await startTestServer({
-    env: { SECBOX_SCHEDULER_ENABLED: "false", SECBOX_SERVER_MAX_IMPORT_BYTES: String(MAX_IMPORT), SECBOX_SUBSCRIPTIONS_TIERS_STANDARD_MAX_RESPONDERS: "3" },
+    env: {
+      SECBOX_SCHEDULER_ENABLED: "false",
+      SECBOX_SERVER_MAX_IMPORT_BYTES: String(MAX_IMPORT),
+      SECBOX_SUBSCRIPTIONS_TIERS_STANDARD_MAX_RESPONDERS: "3",
+    },
   });
   // The importing user (standard tier: at most 3 responders) already has data, history included.
   u = await quickUser(srv, { tier: "standard" });
   const tag = (await u.client.post("/api/user/tags", { name: "prod" })).json;
   await u.client.post("/api/user/secrets", { name: "KEEP", value: "v" });
-  await u.client.post("/api/webhooks/responders", { name: "existing", location: { pathType: "=", path: "/e" }, settings: { requestsToTrack: 2 }, tagIds: [tag.id] });
+  await u.client.post("/api/webhooks/responders", {
+    name: "existing",
+    location: { pathType: "=", path: "/e" },
+    settings: { requestsToTrack: 2 },
+    tagIds: [tag.id],
+  });
   await hit(srv, u, "/e", { method: "POST", body: "kept" });
   await u.client.post("/api/user/settings", { "common.uiTheme": "light" });
   other = await quickUser(srv);
@@ -63,11 +72,21 @@ const responder = (n: number, path: string, settings: Record<string, unknown> = 
 
 describe("all or nothing", () => {
   test("a bad entity after good ones: 400 naming type and sourceId; tags, secrets and settings before it not written", async () => {
-    await refused({ data: withResponders([responder(1, "/ok"), responder(2, "/bad", { statusCode: 700 })]), secretsPassphrase: "the passphrase" }, "INVALID_INPUT", `responders[${id(2)}]`, "settings.statusCode");
+    await refused(
+      { data: withResponders([responder(1, "/ok"), responder(2, "/bad", { statusCode: 700 })]), secretsPassphrase: "the passphrase" },
+      "INVALID_INPUT",
+      `responders[${id(2)}]`,
+      "settings.statusCode",
+    );
   });
 
   test("a tier limit on a value (requestsToTrack above the tier maximum)", async () => {
-    await refused({ data: withResponders([responder(3, "/deep", { requestsToTrack: 31 })]), secretsPassphrase: "the passphrase" }, "INVALID_INPUT", `responders[${id(3)}]`, "requestsToTrack");
+    await refused(
+      { data: withResponders([responder(3, "/deep", { requestsToTrack: 31 })]), secretsPassphrase: "the passphrase" },
+      "INVALID_INPUT",
+      `responders[${id(3)}]`,
+      "requestsToTrack",
+    );
   });
 
   test("a count limit breached in the middle of the transaction (standard: 3 responders)", async () => {
@@ -87,7 +106,11 @@ describe("all or nothing", () => {
 
   test("a forbidden rename (location and method overlap)", async () => {
     await refused(
-      { data: withResponders([responder(7, "/E")]), secretsPassphrase: "the passphrase", selections: { responders: [{ sourceId: id(7), action: "import", conflictResolution: "rename" }] } },
+      {
+        data: withResponders([responder(7, "/E")]),
+        secretsPassphrase: "the passphrase",
+        selections: { responders: [{ sourceId: id(7), action: "import", conflictResolution: "rename" }] },
+      },
       "INVALID_INPUT",
       `responders[${id(7)}]`,
       "rename is not allowed",
@@ -124,7 +147,10 @@ describe("hostile files", () => {
 
   test("deeply nested: 400 for the body, and valid: false for a nested file sent as text", async () => {
     const deep = `${"[".repeat(5000)}${"]".repeat(5000)}`;
-    const res = await u.client.request("POST", "/api/user/data/_import", { raw: `{"data":${deep}}`, headers: { "content-type": "application/json" } });
+    const res = await u.client.request("POST", "/api/user/data/_import", {
+      raw: `{"data":${deep}}`,
+      headers: { "content-type": "application/json" },
+    });
     expect(res.status).toBe(400);
     const asText = await u.client.post("/api/user/data/_import_preview", { data: deep });
     expect(asText.json).toMatchObject({ valid: false });
@@ -145,22 +171,78 @@ describe("hostile files", () => {
     expect(mine.id).not.toBe(theirResponder);
     expect(mine.tagIds).toEqual([]);
     expect(await snapshot(other.client)).toBe(otherBefore);
-    await refused({ data: { ...valid, data: { responders: valid.data.responders } }, mode: "apply", applyDeletions: { responders: [theirResponder] } }, "INVALID_INPUT", "applyDeletions.responders[0]");
-    await refused({ data: valid, selections: { responders: [{ sourceId: theirResponder, action: "import" }] } }, "INVALID_INPUT", "selections.responders[0].sourceId");
+    await refused(
+      { data: { ...valid, data: { responders: valid.data.responders } }, mode: "apply", applyDeletions: { responders: [theirResponder] } },
+      "INVALID_INPUT",
+      "applyDeletions.responders[0]",
+    );
+    await refused(
+      { data: valid, selections: { responders: [{ sourceId: theirResponder, action: "import" }] } },
+      "INVALID_INPUT",
+      "selections.responders[0].sourceId",
+    );
   });
 
   test("repeated source ids, scripts over the size limit, bad base64, wrong versions: 400 naming the problem", async () => {
     const base = (data: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ format: "secbox-export", version: 1, ...extra, data });
-    await refused({ data: base({ tags: [{ id: id(1), name: "a" }, { id: id(1).toUpperCase(), name: "b" }] }) }, "INVALID_INPUT", `tags[${id(1)}]: the id appears more than once`);
-    await refused({ data: base({ scripts: [{ id: id(2), name: "big", scriptType: "responder", content: "x".repeat(51_201) }] }) }, "INVALID_INPUT", `scripts[${id(2)}]: content`);
-    await refused({ data: base({ responders: [{ ...responder(3, "/h", { requestsToTrack: 2 }), history: [{ createdAt: 1, durationMs: 1, method: "GET", path: "/", headers: [], body: "not base64!", bodySize: 3 }] }] }) }, "INVALID_INPUT", `responders[${id(3)}]: history[0].body`);
-    await refused({ data: base({ privateKeys: [{ id: id(4), name: "k", alg: { keyType: "ed25519" }, encrypted: false, pkcs8: "%%%" }] }) }, "INVALID_INPUT", `privateKeys[${id(4)}]: pkcs8`);
-    await refused({ data: base({ privateKeys: [{ id: id(5), name: "k", alg: { keyType: "ed25519" }, encrypted: false, pkcs8: Buffer.from("not a key").toString("base64") }] }) }, "INVALID_INPUT", `privateKeys[${id(5)}]: pkcs8: is not DER`);
-    await refused({ data: base({ apiTrackers: [{ id: id(6), name: "t", target: { url: "https://example.com" }, revisions: [{ createdAt: 1, body: "A" }] }] }) }, "INVALID_INPUT", `apiTrackers[${id(6)}]: revisions[0].body`);
+    await refused(
+      {
+        data: base({
+          tags: [
+            { id: id(1), name: "a" },
+            { id: id(1).toUpperCase(), name: "b" },
+          ],
+        }),
+      },
+      "INVALID_INPUT",
+      `tags[${id(1)}]: the id appears more than once`,
+    );
+    await refused(
+      { data: base({ scripts: [{ id: id(2), name: "big", scriptType: "responder", content: "x".repeat(51_201) }] }) },
+      "INVALID_INPUT",
+      `scripts[${id(2)}]: content`,
+    );
+    await refused(
+      {
+        data: base({
+          responders: [
+            {
+              ...responder(3, "/h", { requestsToTrack: 2 }),
+              history: [{ createdAt: 1, durationMs: 1, method: "GET", path: "/", headers: [], body: "not base64!", bodySize: 3 }],
+            },
+          ],
+        }),
+      },
+      "INVALID_INPUT",
+      `responders[${id(3)}]: history[0].body`,
+    );
+    await refused(
+      { data: base({ privateKeys: [{ id: id(4), name: "k", alg: { keyType: "ed25519" }, encrypted: false, pkcs8: "%%%" }] }) },
+      "INVALID_INPUT",
+      `privateKeys[${id(4)}]: pkcs8`,
+    );
+    await refused(
+      {
+        data: base({
+          privateKeys: [{ id: id(5), name: "k", alg: { keyType: "ed25519" }, encrypted: false, pkcs8: Buffer.from("not a key").toString("base64") }],
+        }),
+      },
+      "INVALID_INPUT",
+      `privateKeys[${id(5)}]: pkcs8: is not DER`,
+    );
+    await refused(
+      { data: base({ apiTrackers: [{ id: id(6), name: "t", target: { url: "https://example.com" }, revisions: [{ createdAt: 1, body: "A" }] }] }) },
+      "INVALID_INPUT",
+      `apiTrackers[${id(6)}]: revisions[0].body`,
+    );
     await refused({ data: base({}, { version: 0 }) }, "INVALID_INPUT", "version: 0 is not supported");
     await refused({ data: base({}, { version: "1" }) }, "INVALID_INPUT", "version: must be an integer");
     await refused({ data: { ...base({}), format: "secbox-export-v2" } }, "INVALID_INPUT", "format");
-    await refused({ data: base({ tags: [{ id: id(7), name: "t", tagIds: [] }], secrets: "all" }) }, "INVALID_INPUT", "data.secrets: must be an array");
+    await refused(
+      { data: base({ tags: [{ id: id(7), name: "t", tagIds: [] }], secrets: "all" }) },
+      "INVALID_INPUT",
+      "data.secrets: must be an array",
+    );
   });
 
   test("a key of another algorithm than its alg, and a tracker aimed at a private address, are refused", async () => {
@@ -170,9 +252,19 @@ describe("hostile files", () => {
     const key = (await fullExport(u.client)).data.privateKeys[0];
     await u.client.delete(`/api/certificates/private_keys/${gen.json.id}`);
     before = await snapshot(u.client);
-    await refused({ data: { format: "secbox-export", version: 1, data: { privateKeys: [{ ...key, alg: { keyType: "ecdsa", curve: "secp256r1" } }] } } }, "INVALID_INPUT", "pkcs8: holds a key of another algorithm");
     await refused(
-      { data: { format: "secbox-export", version: 1, data: { apiTrackers: [{ id: id(8), name: "t", target: { url: "http://169.254.169.254/latest" } }] } } },
+      { data: { format: "secbox-export", version: 1, data: { privateKeys: [{ ...key, alg: { keyType: "ecdsa", curve: "secp256r1" } }] } } },
+      "INVALID_INPUT",
+      "pkcs8: holds a key of another algorithm",
+    );
+    await refused(
+      {
+        data: {
+          format: "secbox-export",
+          version: 1,
+          data: { apiTrackers: [{ id: id(8), name: "t", target: { url: "http://169.254.169.254/latest" } }] },
+        },
+      },
       "TARGET_NOT_ALLOWED",
       `apiTrackers[${id(8)}]`,
     );

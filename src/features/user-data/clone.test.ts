@@ -16,7 +16,14 @@ let trackerId: string;
 beforeAll(async () => {
   upstream = startUpstream();
   // basic by default: a clone without its subscription gets it, and is not re-checked against its limits
-  srv = await startTestServer({ env: { SECBOX_SECURITY_OPERATORS: OPERATOR, SECBOX_NETWORK_ALLOW_PRIVATE_TARGETS: "true", SECBOX_SCHEDULER_ENABLED: "false", SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic" } });
+  srv = await startTestServer({
+    env: {
+      SECBOX_SECURITY_OPERATORS: OPERATOR,
+      SECBOX_NETWORK_ALLOW_PRIVATE_TARGETS: "true",
+      SECBOX_SCHEDULER_ENABLED: "false",
+      SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic",
+    },
+  });
   op = await quickUser(srv, { email: OPERATOR });
   src = await quickUser(srv, { tier: "professional", email: "ana@clone.example" });
   const c = src.client;
@@ -25,10 +32,25 @@ beforeAll(async () => {
   await c.post("/api/webhooks/responders", {
     name: "counter",
     location: { pathType: "=", path: "/count" },
-    settings: { requestsToTrack: 50, script: "(async () => { const n = Number((await Secbox.kv.get('n')) ?? 0) + 1; await Secbox.kv.set('n', String(n)); return {body: String(n)}; })()" },
+    settings: {
+      requestsToTrack: 50,
+      script:
+        "(async () => { const n = Number((await Secbox.kv.get('n')) ?? 0) + 1; await Secbox.kv.set('n', String(n)); return {body: String(n)}; })()",
+    },
   });
   for (let i = 0; i < 3; i++) expect(await (await hit(srv, src, "/count")).text()).toBe(String(i + 1));
-  const template = (await c.post("/api/certificates/templates", { templateName: "t", attributes: { commonName: "x", keyAlgorithm: { keyType: "ed25519" }, signatureAlgorithm: "ed25519", notValidBefore: 1767225600, notValidAfter: 1798761600 } })).json;
+  const template = (
+    await c.post("/api/certificates/templates", {
+      templateName: "t",
+      attributes: {
+        commonName: "x",
+        keyAlgorithm: { keyType: "ed25519" },
+        signatureAlgorithm: "ed25519",
+        notValidBefore: 1767225600,
+        notValidAfter: 1798761600,
+      },
+    })
+  ).json;
   expect((await c.post(`/api/certificates/templates/${template.id}/_share`)).status).toBe(200);
   trackerId = (await c.post("/api/web_scraping/api_trackers", { name: "feed", enabled: false, target: { url: `${upstream.url}/value` } })).json.id;
   expect((await c.post(`/api/web_scraping/api_trackers/${trackerId}/_history`, { refresh: true })).status).toBe(200);
@@ -83,14 +105,29 @@ describe("clone", () => {
   });
 
   test("copies everything with history and subscription; the recovery link signs the operator in as the clone", async () => {
-    const res = await clone({ source: { email: src.email }, destination: { email: "Ana+Clone@clone.example", handle: "anaclone" }, recoveryLinkExpiresIn: 600 });
+    const res = await clone({
+      source: { email: src.email },
+      destination: { email: "Ana+Clone@clone.example", handle: "anaclone" },
+      recoveryLinkExpiresIn: 600,
+    });
     expect(res.status).toBe(200);
     const body = res.json;
     expect(body.id).toBe(body.user.id);
-    expect(body.user).toMatchObject({ email: "ana+clone@clone.example", handle: "anaclone", isActivated: true, subscription: { tier: "ultimate", endsAt: expect.any(Number) } });
+    expect(body.user).toMatchObject({
+      email: "ana+clone@clone.example",
+      handle: "anaclone",
+      isActivated: true,
+      subscription: { tier: "ultimate", endsAt: expect.any(Number) },
+    });
     expect(body.recoveryLink.url).toMatch(/^http:\/\/localhost:7070\/recover\?token=[A-Za-z0-9_-]{43}$/);
     expect(body.recoveryLink.expiresAt - Math.floor(Date.now() / 1000)).toBeWithin(480, 601); // 600 s from the server's now
-    expect(body.summary.results).toMatchObject({ secrets: { imported: 1 }, responders: { imported: 1 }, certificateTemplates: { imported: 1 }, apiTrackers: { imported: 1 }, settings: { imported: true } });
+    expect(body.summary.results).toMatchObject({
+      secrets: { imported: 1 },
+      responders: { imported: 1 },
+      certificateTemplates: { imported: 1 },
+      apiTrackers: { imported: 1 },
+      settings: { imported: true },
+    });
     expect(body.summary.warnings).toEqual([]);
 
     // An operator made it, so the address counts as proven (supplement §3.5).

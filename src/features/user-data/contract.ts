@@ -32,9 +32,14 @@ export const UserDataExportParams = Named(
   "UserDataExportParams",
   T.Object({
     include: Opt(
-      T.Object({ ...perType(Selection), settings: Opt(T.Boolean()) }, { description: "an absent type is not exported; an absent include exports everything without history, settings included" }),
+      T.Object(
+        { ...perType(Selection), settings: Opt(T.Boolean()) },
+        { description: "an absent type is not exported; an absent include exports everything without history, settings included" },
+      ),
     ),
-    secretsPassphrase: Opt(T.String({ minLength: MIN_PASSPHRASE_CHARS, description: "adds secret values, encrypted with it (argon2id + AES-256-GCM)" })),
+    secretsPassphrase: Opt(
+      T.String({ minLength: MIN_PASSPHRASE_CHARS, description: "adds secret values, encrypted with it (argon2id + AES-256-GCM)" }),
+    ),
   }),
 );
 export type ExportInput = Loose<typeof UserDataExportParams>;
@@ -50,13 +55,17 @@ export const ExportFile = T.Object(
   },
   { description: "the export file (supplement §19.2)" },
 );
-const FileParam = T.Union([T.Object({}, { additionalProperties: true }), T.String()], { description: "the export file (§19.2), as a JSON object or its text" });
+const FileParam = T.Union([T.Object({}, { additionalProperties: true }), T.String()], {
+  description: "the export file (§19.2), as a JSON object or its text",
+});
 const ModeParam = StringEnum(IMPORT_MODES, { description: "default merge" });
 export const UserDataImportPreviewParams = Named("UserDataImportPreviewParams", T.Object({ data: FileParam, mode: Opt(ModeParam) }));
 const ImportSelection = T.Object({
   sourceId: Uuid(),
   action: StringEnum(["import", "skip"]),
-  conflictResolution: Opt(StringEnum(CONFLICT_RESOLUTIONS, { description: "default: merge → rename (skip where renaming is not allowed), apply → overwrite" })),
+  conflictResolution: Opt(
+    StringEnum(CONFLICT_RESOLUTIONS, { description: "default: merge → rename (skip where renaming is not allowed), apply → overwrite" }),
+  ),
 });
 export const UserDataImportParams = Named(
   "UserDataImportParams",
@@ -83,7 +92,12 @@ export const UserDataImportPreview = Named(
     version: T.Optional(T.Integer()),
     summary: T.Object({ ...perType(() => TypeSummary), settings: T.Optional(T.Object({ included: T.Boolean(), hasExisting: T.Boolean() })) }),
     warnings: T.Array(T.String()),
-    toDelete: T.Optional(T.Object(perType(() => Deletion), { description: "apply mode only" })),
+    toDelete: T.Optional(
+      T.Object(
+        perType(() => Deletion),
+        { description: "apply mode only" },
+      ),
+    ),
   }),
 );
 export type Preview = Static<typeof UserDataImportPreview>;
@@ -102,7 +116,9 @@ export type ImportResult = Static<typeof UserDataImportResult>;
 export const CloneParams = Named(
   "CloneParams",
   T.Object({
-    source: T.Union([T.Object({ email: T.String({ format: "email" }) }), T.Object({ id: Uuid() })], { description: "the user to copy (unknown → 404)" }),
+    source: T.Union([T.Object({ email: T.String({ format: "email" }) }), T.Object({ id: Uuid() })], {
+      description: "the user to copy (unknown → 404)",
+    }),
     destination: T.Object({ email: T.String({ format: "email" }), handle: Opt(T.String({ pattern: "^[a-z0-9]{3,26}$" })) }),
     includeHistory: Opt(T.Boolean({ description: "default true: responder history and tracker revisions" })),
     copySubscription: Opt(T.Boolean({ description: "default true" })),

@@ -23,7 +23,14 @@ describe("secrets encryption (§19.2)", () => {
     expect(KDF_PARAMS).toEqual({ m: 19456, t: 2, p: 1 });
     const salt = new Uint8Array(16).fill(7);
     const key = await deriveKey("pässphrase ✓", salt, KDF_PARAMS);
-    const expected = argon2Sync("argon2id", { message: Buffer.from("pässphrase ✓", "utf8"), nonce: salt, parallelism: 1, tagLength: 32, memory: 19456, passes: 2 });
+    const expected = argon2Sync("argon2id", {
+      message: Buffer.from("pässphrase ✓", "utf8"),
+      nonce: salt,
+      parallelism: 1,
+      tagLength: 32,
+      memory: 19456,
+      passes: 2,
+    });
     expect(Buffer.from(key).equals(expected)).toBe(true);
   });
 
@@ -78,6 +85,8 @@ describe("secrets encryption (§19.2)", () => {
 
   test("the work thread's synchronous derivation gives the same key", async () => {
     const salt = new Uint8Array(16).fill(3);
-    expect(Buffer.from(deriveKeySync("correct horse", salt, KDF_PARAMS)).equals(Buffer.from(await deriveKey("correct horse", salt, KDF_PARAMS)))).toBe(true);
+    expect(
+      Buffer.from(deriveKeySync("correct horse", salt, KDF_PARAMS)).equals(Buffer.from(await deriveKey("correct horse", salt, KDF_PARAMS))),
+    ).toBe(true);
   });
 });

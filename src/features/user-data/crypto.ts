@@ -33,7 +33,6 @@ const TAG_BYTES = 16;
 /** §28: a file's parameters up to twice the documented ones, one lane. */
 export const MAX_KDF_PARAMS: KdfParams = { m: 2 * KDF_PARAMS.m, t: 2 * KDF_PARAMS.t, p: 1 };
 
-
 export function newSecretsEncryption(): { header: SecretsEncryption; salt: Uint8Array } {
   const salt = new Uint8Array(randomBytes(SALT_BYTES));
   return { header: { alg: "aes-256-gcm", kdf: "argon2id", kdfParams: { ...KDF_PARAMS }, salt: toBase64(salt) }, salt };
@@ -51,8 +50,10 @@ export function readSecretsEncryption(raw: unknown): { salt: Uint8Array; params:
   if (typeof k !== "object" || k === null || Array.isArray(k)) return "secretsEncryption.kdfParams: must be an object {m, t, p}";
   const max = MAX_KDF_PARAMS;
   if (!isInt(k.p, 1, max.p)) return `secretsEncryption.kdfParams.p: must be ${max.p} (at most twice the documented m and t, one lane)`;
-  if (!isInt(k.m, 8 * k.p, max.m)) return `secretsEncryption.kdfParams.m: must be an integer from ${8 * k.p} to ${max.m} (KiB; at most twice the documented ${KDF_PARAMS.m})`;
-  if (!isInt(k.t, 1, max.t)) return `secretsEncryption.kdfParams.t: must be an integer from 1 to ${max.t} (at most twice the documented ${KDF_PARAMS.t})`;
+  if (!isInt(k.m, 8 * k.p, max.m))
+    return `secretsEncryption.kdfParams.m: must be an integer from ${8 * k.p} to ${max.m} (KiB; at most twice the documented ${KDF_PARAMS.m})`;
+  if (!isInt(k.t, 1, max.t))
+    return `secretsEncryption.kdfParams.t: must be an integer from 1 to ${max.t} (at most twice the documented ${KDF_PARAMS.t})`;
   const salt = strictBase64(r.salt);
   if (!salt || salt.byteLength !== SALT_BYTES) return `secretsEncryption.salt: must be the base64 of ${SALT_BYTES} bytes`;
   return { salt, params: { m: k.m, t: k.t, p: k.p } };
@@ -60,7 +61,16 @@ export function readSecretsEncryption(raw: unknown): { salt: Uint8Array; params:
 
 /** The 32-byte AES key for a passphrase, computed on the calling thread (a work thread: tasks.ts). */
 export function deriveKeySync(passphrase: string, salt: Uint8Array, params: KdfParams): Uint8Array {
-  return new Uint8Array(argon2Sync("argon2id", { message: Buffer.from(passphrase, "utf8"), nonce: salt, parallelism: params.p, tagLength: 32, memory: params.m, passes: params.t }));
+  return new Uint8Array(
+    argon2Sync("argon2id", {
+      message: Buffer.from(passphrase, "utf8"),
+      nonce: salt,
+      parallelism: params.p,
+      tagLength: 32,
+      memory: params.m,
+      passes: params.t,
+    }),
+  );
 }
 
 /** The 32-byte AES key for a passphrase (argon2id on the native thread pool; for callers without a work pool). */

@@ -232,10 +232,26 @@ export function createHandlers(deps: UserDataDeps): Record<EntityType, TypeHandl
     conflict: byName,
     insert: (tx, userId, id, d, w) => {
       const t = timesOf(d, w.now);
-      return scripts.importInsert(tx, { id, user_id: userId, name: d.name, script_type: d.scriptType, content: d.content, created_at: t.createdAt, updated_at: t.updatedAt });
+      return scripts.importInsert(tx, {
+        id,
+        user_id: userId,
+        name: d.name,
+        script_type: d.scriptType,
+        content: d.content,
+        created_at: t.createdAt,
+        updated_at: t.updatedAt,
+      });
     },
     replace: (tx, userId, id, d, w) =>
-      scripts.importReplace(tx, { id, user_id: userId, name: d.name, script_type: d.scriptType, content: d.content, created_at: 0, updated_at: w.now }),
+      scripts.importReplace(tx, {
+        id,
+        user_id: userId,
+        name: d.name,
+        script_type: d.scriptType,
+        content: d.content,
+        created_at: 0,
+        updated_at: w.now,
+      }),
     remove: (tx, userId, id) => scripts.importDelete(tx, userId, id),
     count: (db, userId) => scripts.importCount(db, userId),
     maxCount: (l) => l.max_scripts,
@@ -314,12 +330,27 @@ export function createHandlers(deps: UserDataDeps): Record<EntityType, TypeHandl
     },
     async insert(tx, userId, id, d, w) {
       const t = timesOf(d, w.now);
-      await responders.transfer.insert(tx, userId, id, { ...d.responder, name: d.name }, w.selector(d.responder.settings.secrets, "settings.secrets"), t.createdAt, t.updatedAt);
+      await responders.transfer.insert(
+        tx,
+        userId,
+        id,
+        { ...d.responder, name: d.name },
+        w.selector(d.responder.settings.secrets, "settings.secrets"),
+        t.createdAt,
+        t.updatedAt,
+      );
       const recs = await records(tx, d.history, w, "responders", d.sourceId);
       if (recs) await responders.transfer.restoreHistory(tx, userId, id, recordsToRestore(recs as TrackedInput[], responderKeep(d, w)), w.storageCap);
     },
     async replace(tx, userId, id, d, w) {
-      await responders.transfer.replace(tx, userId, id, { ...d.responder, name: d.name }, w.selector(d.responder.settings.secrets, "settings.secrets"), responderKeep(d, w));
+      await responders.transfer.replace(
+        tx,
+        userId,
+        id,
+        { ...d.responder, name: d.name },
+        w.selector(d.responder.settings.secrets, "settings.secrets"),
+        responderKeep(d, w),
+      );
       const recs = await records(tx, d.history, w, "responders", d.sourceId);
       // Existing history is replaced only when the file has some (§19.4).
       if (recs) await responders.transfer.restoreHistory(tx, userId, id, recordsToRestore(recs as TrackedInput[], responderKeep(d, w)), w.storageCap);
@@ -417,7 +448,16 @@ export function createHandlers(deps: UserDataDeps): Record<EntityType, TypeHandl
       conflict: byName,
       async insert(tx, userId, id, d, w) {
         const t = timesOf(d, w.now);
-        await transfer.insert(tx, userId, kind, id, { ...d.tracker, name: d.name }, w.selector(d.tracker.secrets, "secrets"), t.createdAt, t.updatedAt);
+        await transfer.insert(
+          tx,
+          userId,
+          kind,
+          id,
+          { ...d.tracker, name: d.name },
+          w.selector(d.tracker.secrets, "secrets"),
+          t.createdAt,
+          t.updatedAt,
+        );
         const revs = await records(tx, d.revisions, w, type, d.sourceId);
         if (revs) await transfer.restoreRevisions(tx, userId, id, revisionsToRestore(revs as RevisionInput[], keep(d, w)), w.storageCap);
       },

@@ -21,7 +21,9 @@ beforeAll(async () => {
   ids.scope = (await c.post("/api/user/tags", { name: "scope" })).json.id;
   ids.secret = (await c.post("/api/user/secrets", { name: "TOKEN", value: "s3cr3t-✓" })).json.id;
   ids.script = (await c.post("/api/user/scripts", { name: "lib", scriptType: "universal", content: "return 1;", tagIds: [ids.prod] })).json.id;
-  ids.r1 = (await c.post("/api/webhooks/responders", { name: "r1", location: { pathType: "=", path: "/a" }, settings: { requestsToTrack: 3 } })).json.id;
+  ids.r1 = (
+    await c.post("/api/webhooks/responders", { name: "r1", location: { pathType: "=", path: "/a" }, settings: { requestsToTrack: 3 } })
+  ).json.id;
   ids.r2 = (await c.post("/api/webhooks/responders", { name: "r2", location: { pathType: "=", path: "/b" }, tagIds: [ids.prod] })).json.id;
   ids.key = (await c.post("/api/certificates/private_keys", { keyName: "web", alg: { keyType: "ecdsa", curve: "secp256r1" } })).json.id;
   await c.post("/api/user/settings", { "common.uiTheme": "dark", "common.globalScopeTagIds": [ids.scope] });
@@ -54,7 +56,18 @@ describe("export", () => {
     expect(f.version).toBe(1);
     expect(Number.isInteger(f.exportedAt)).toBe(true);
     expect(f.secretsEncryption).toBeUndefined();
-    expect(Object.keys(f.data)).toEqual(["tags", "scripts", "secrets", "responders", "certificateTemplates", "privateKeys", "contentSecurityPolicies", "pageTrackers", "apiTrackers", "settings"]);
+    expect(Object.keys(f.data)).toEqual([
+      "tags",
+      "scripts",
+      "secrets",
+      "responders",
+      "certificateTemplates",
+      "privateKeys",
+      "contentSecurityPolicies",
+      "pageTrackers",
+      "apiTrackers",
+      "settings",
+    ]);
     expect(f.data.tags.map((t: any) => t.name)).toEqual(["lonely", "prod", "scope"]);
     expect(f.data.secrets).toEqual([{ id: ids.secret, name: "TOKEN", tagIds: [], createdAt: expect.any(Number), updatedAt: expect.any(Number) }]);
     const r2 = f.data.responders.find((r: any) => r.id === ids.r2);
@@ -75,7 +88,11 @@ describe("export", () => {
   });
 
   test("a selection: only the listed ids; tags referenced by them come along; absent types are absent", async () => {
-    const f = (await exportOf({ include: { scripts: { type: "selected", ids: [ids.script] }, responders: { type: "selected", ids: [ids.r1!.toUpperCase()] } } })).json;
+    const f = (
+      await exportOf({
+        include: { scripts: { type: "selected", ids: [ids.script] }, responders: { type: "selected", ids: [ids.r1!.toUpperCase()] } },
+      })
+    ).json;
     expect(Object.keys(f.data)).toEqual(["tags", "scripts", "responders"]);
     expect(f.data.scripts.map((s: any) => s.id)).toEqual([ids.script]);
     expect(f.data.scripts[0].content).toBe("return 1;");
@@ -136,11 +153,15 @@ describe("export", () => {
 
   test("a large history streams out page by page and parses as one file", async () => {
     const u = await quickUser(srv, { tier: "ultimate" });
-    const r = (await u.client.post("/api/webhooks/responders", { name: "big", location: { pathType: "*", path: "/" }, settings: { requestsToTrack: 400 } })).json;
+    const r = (
+      await u.client.post("/api/webhooks/responders", { name: "big", location: { pathType: "*", path: "/" }, settings: { requestsToTrack: 400 } })
+    ).json;
     const body = "x".repeat(2000);
     // 10 at a time: the tier's max_concurrent_hits (more in flight would be refused with 429 on a slow machine)
     for (let i = 0; i < 400; i += 10) {
-      const statuses = await Promise.all(Array.from({ length: 10 }, async (_, k) => (await hit(srv, u, `/p${i + k}`, { method: "POST", body })).status));
+      const statuses = await Promise.all(
+        Array.from({ length: 10 }, async (_, k) => (await hit(srv, u, `/p${i + k}`, { method: "POST", body })).status),
+      );
       expect(statuses.every((s) => s === 200)).toBe(true);
     }
     const res = await fetch(`${srv.url}/api/user/data/_export`, {

@@ -269,7 +269,13 @@ type Before = string | { createdAt: number; id: string } | undefined;
 
 /** An entity's history records or revisions as the file's comma-separated JSON, in pieces: text written here (one
  *  record per turn of the loop), or bytes written by a work thread from records read here or (`pool.reads`) there. */
-async function* recordsOf(deps: UserDataDeps, kind: RecordKind, id: string, slice: TimeSlice, pool?: ExportPool): AsyncGenerator<string | Uint8Array> {
+async function* recordsOf(
+  deps: UserDataDeps,
+  kind: RecordKind,
+  id: string,
+  slice: TimeSlice,
+  pool?: ExportPool,
+): AsyncGenerator<string | Uint8Array> {
   let first = true;
   if (pool?.reads) {
     let before: Before;
@@ -309,12 +315,16 @@ export async function recordPage(deps: UserDataDeps, p: { kind: RecordKind; id: 
   }
   const rows = await deps.trackers.transfer.revisionsPage(p.id, p.before as { createdAt: number; id: string } | undefined, p.limit);
   const last = rows.at(-1);
-  return { items: rows.map((r) => ({ createdAt: r.created_at, data: r.data })) as unknown[], next: (last ? { createdAt: last.created_at, id: last.id } : undefined) as Before };
+  return {
+    items: rows.map((r) => ({ createdAt: r.created_at, data: r.data })) as unknown[],
+    next: (last ? { createdAt: last.created_at, id: last.id } : undefined) as Before,
+  };
 }
 
-export const recordPageTask = taskRef<{ kind: RecordKind; id: string; before: Before; limit: number }, { bytes: ArrayBuffer; count: number; next: Before }>(
-  "user-data.recordPage",
-);
+export const recordPageTask = taskRef<
+  { kind: RecordKind; id: string; before: Before; limit: number },
+  { bytes: ArrayBuffer; count: number; next: Before }
+>("user-data.recordPage");
 
 async function* historyPages(deps: UserDataDeps, responderId: string) {
   let before: string | undefined;

@@ -13,7 +13,13 @@ beforeAll(async () => {
 afterAll(() => srv.stop());
 
 const id = (n: number) => `01890000-0000-7000-8000-${String(n).padStart(12, "0")}`;
-const file = (data: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ format: "secbox-export", version: 1, exportedAt: 1767225600, ...extra, data });
+const file = (data: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  format: "secbox-export",
+  version: 1,
+  exportedAt: 1767225600,
+  ...extra,
+  data,
+});
 const responder = (n: number, name: string, path: string, more: Record<string, unknown> = {}) => ({
   id: id(n),
   name,
@@ -23,7 +29,15 @@ const responder = (n: number, name: string, path: string, more: Record<string, u
   settings: { requestsToTrack: 0, statusCode: 200, secrets: "none" },
   ...more,
 });
-const record = (createdAt: number, path: string) => ({ id: id(9000 + createdAt), createdAt, durationMs: 1, method: "GET", path, headers: [["host", "x"]], bodySize: 0 });
+const record = (createdAt: number, path: string) => ({
+  id: id(9000 + createdAt),
+  createdAt,
+  durationMs: 1,
+  method: "GET",
+  path,
+  headers: [["host", "x"]],
+  bodySize: 0,
+});
 
 async function names(u: TestUser, path: string): Promise<string[]> {
   return (await u.client.get(`${path}?pageSize=100`)).json.items.map((e: any) => e.name).sort();
@@ -33,11 +47,16 @@ describe("preview", () => {
   test("totals, conflicts (name; responder location overlap → renameAllowed false), settings, warnings", async () => {
     const u = await quickUser(srv);
     await u.client.post("/api/user/tags", { name: "prod" });
-    const existing = (await u.client.post("/api/webhooks/responders", { name: "orders", location: { pathType: "=", path: "/orders" }, method: "ANY" })).json;
+    const existing = (
+      await u.client.post("/api/webhooks/responders", { name: "orders", location: { pathType: "=", path: "/orders" }, method: "ANY" })
+    ).json;
     const other = (await u.client.post("/api/webhooks/responders", { name: "other", location: { pathType: "=", path: "/taken" } })).json;
     await u.client.post("/api/user/settings", { "common.uiTheme": "light" });
     const data = file({
-      tags: [{ id: id(1), name: "PROD", color: "default" }, { id: id(2), name: "new" }],
+      tags: [
+        { id: id(1), name: "PROD", color: "default" },
+        { id: id(2), name: "new" },
+      ],
       secrets: [{ id: id(3), name: "S1" }],
       responders: [responder(10, "orders", "/elsewhere"), responder(11, "fresh", "/TAKEN", { tagIds: [id(99)] }), responder(12, "orders2", "/free")],
       settings: { "common.uiTheme": "dark", "future.key": 1 },
@@ -89,14 +108,48 @@ describe("preview", () => {
       [file({}, { version: 2 }), "version: 2 is not supported"],
       [file({ tags: {} }), "data.tags: must be an array"],
       [file({ tags: [{ id: "x", name: "a" }] }), "tags[0].id: must be a UUID"],
-      [file({ tags: [{ id: id(1), name: "a" }, { id: id(1), name: "b" }] }), `tags[${id(1)}]: the id appears more than once`],
-      [file({ tags: [{ id: id(1), name: "a" }, { id: id(2), name: " A " }] }), `tags[${id(2)}]: name "a" is also used by tags[${id(1)}]`],
-      [file({ scripts: [{ id: id(1), name: "s", scriptType: "universal", content: "x".repeat(51_201) }] }), `scripts[${id(1)}]: content: must be 1 to 51200`],
-      [file({ responders: [responder(1, "a", "/a"), responder(2, "b", "/A")] }), `responders[${id(2)}]: location and method overlap responder ${id(1)}`],
+      [
+        file({
+          tags: [
+            { id: id(1), name: "a" },
+            { id: id(1), name: "b" },
+          ],
+        }),
+        `tags[${id(1)}]: the id appears more than once`,
+      ],
+      [
+        file({
+          tags: [
+            { id: id(1), name: "a" },
+            { id: id(2), name: " A " },
+          ],
+        }),
+        `tags[${id(2)}]: name "a" is also used by tags[${id(1)}]`,
+      ],
+      [
+        file({ scripts: [{ id: id(1), name: "s", scriptType: "universal", content: "x".repeat(51_201) }] }),
+        `scripts[${id(1)}]: content: must be 1 to 51200`,
+      ],
+      [
+        file({ responders: [responder(1, "a", "/a"), responder(2, "b", "/A")] }),
+        `responders[${id(2)}]: location and method overlap responder ${id(1)}`,
+      ],
       [file({ responders: [responder(1, "a", "/a", { settings: { statusCode: 99 } })] }), `responders[${id(1)}]: settings.statusCode`],
-      [file({ secrets: [{ id: id(1), name: "S", encryptedValue: "AAAA" }] }, { secretsEncryption: { alg: "aes-256-gcm", kdf: "argon2id", kdfParams: { m: 19456, t: 2, p: 1 }, salt: "AAAAAAAAAAAAAAAAAAAAAA==" } }), `secrets[${id(1)}]: encryptedValue`],
+      [
+        file(
+          { secrets: [{ id: id(1), name: "S", encryptedValue: "AAAA" }] },
+          { secretsEncryption: { alg: "aes-256-gcm", kdf: "argon2id", kdfParams: { m: 19456, t: 2, p: 1 }, salt: "AAAAAAAAAAAAAAAAAAAAAA==" } },
+        ),
+        `secrets[${id(1)}]: encryptedValue`,
+      ],
       [file({ secrets: [{ id: id(1), name: "S", encryptedValue: "A".repeat(40) }] }), "secretsEncryption: is required"],
-      [file({}, { secretsEncryption: { alg: "aes-256-gcm", kdf: "argon2id", kdfParams: { m: 4_000_000, t: 2, p: 1 }, salt: "AAAAAAAAAAAAAAAAAAAAAA==" } }), "secretsEncryption.kdfParams.m"],
+      [
+        file(
+          {},
+          { secretsEncryption: { alg: "aes-256-gcm", kdf: "argon2id", kdfParams: { m: 4_000_000, t: 2, p: 1 }, salt: "AAAAAAAAAAAAAAAAAAAAAA==" } },
+        ),
+        "secretsEncryption.kdfParams.m",
+      ],
       [file({ settings: { "common.uiTheme": "neon" } }), "settings.common.uiTheme"],
     ];
     for (const [data, message] of cases) {
@@ -125,7 +178,10 @@ describe("import", () => {
     const tok = (await u.client.post("/api/user/secrets", { name: "TOKEN", value: "mine" })).json;
     const mine = (await u.client.post("/api/webhooks/responders", { name: "mine", location: { pathType: "=", path: "/taken" } })).json;
     const data = file({
-      tags: [{ id: id(1), name: "prod", color: "danger" }, { id: id(2), name: "fresh" }],
+      tags: [
+        { id: id(1), name: "prod", color: "danger" },
+        { id: id(2), name: "fresh" },
+      ],
       secrets: [{ id: id(3), name: "TOKEN" }],
       responders: [
         responder(10, "mine", "/free", { tagIds: [id(1), id(2)], settings: { requestsToTrack: 0, statusCode: 200, secrets: { selected: [id(3)] } } }),
@@ -229,7 +285,11 @@ describe("import", () => {
     expect(after).toEqual(["/h", "/p5"]);
     expect((await u.client.get(`/api/webhooks/responders/${r.id}`)).json.settings.statusCode).toBe(204);
     // …with history in the file, it replaces them.
-    const replaced = file({ responders: [responder(1, "hooks", "/h", { settings: { requestsToTrack: 2, statusCode: 204, secrets: "none" }, history: [record(1767225000, "/only")] })] });
+    const replaced = file({
+      responders: [
+        responder(1, "hooks", "/h", { settings: { requestsToTrack: 2, statusCode: 204, secrets: "none" }, history: [record(1767225000, "/only")] }),
+      ],
+    });
     expect((await u.client.post("/api/user/data/_import", { data: replaced, mode: "apply" })).status).toBe(200);
     expect((await u.client.get(`/api/webhooks/responders/${r.id}/_history`)).json.map((x: any) => x.path)).toEqual(["/only"]);
   });
@@ -269,7 +329,10 @@ describe("import", () => {
     const off = await u.client.post("/api/user/data/_import", { data, importSettings: false });
     expect(off.json.results.settings).toEqual({ imported: false });
     expect((await u.client.get("/api/user/settings")).json["common.uiTheme"]).toBe("light");
-    const merged = await u.client.post("/api/user/data/_import", { data, selections: { tags: [{ sourceId: id(1), action: "import", conflictResolution: "skip" }] } });
+    const merged = await u.client.post("/api/user/data/_import", {
+      data,
+      selections: { tags: [{ sourceId: id(1), action: "import", conflictResolution: "skip" }] },
+    });
     expect(merged.json.warnings).toContain(`settings.common.globalScopeTagIds: tag "${id(77)}" was not imported; it is dropped`);
     const scoped = (await u.client.get("/api/user/tags?q=scoped")).json.items[0];
     expect((await u.client.get("/api/user/settings")).json).toEqual({
@@ -284,7 +347,11 @@ describe("import", () => {
   test("secrets with values: imported under the right passphrase, re-encrypted under the server key; renamed with _2", async () => {
     const src = await quickUser(srv);
     await src.client.post("/api/user/secrets", { name: "DB_PASSWORD", value: "hunter2" });
-    await src.client.post("/api/webhooks/responders", { name: "s", location: { pathType: "=", path: "/s" }, settings: { body: "${secrets.DB_PASSWORD}", secrets: "all" } });
+    await src.client.post("/api/webhooks/responders", {
+      name: "s",
+      location: { pathType: "=", path: "/s" },
+      settings: { body: "${secrets.DB_PASSWORD}", secrets: "all" },
+    });
     const exported = await fullExport(src.client, "export passphrase");
     const u = await quickUser(srv);
     const res = await u.client.post("/api/user/data/_import", { data: exported, secretsPassphrase: "export passphrase" });

@@ -22,7 +22,6 @@ import type { ConflictInfo, EntityType, ImportResult, Mode, Preview, Resolution,
 import { isObject, MAX_PROBLEMS, type FileReading, type ParsedFile } from "./file";
 import { CONFLICT_RESOLUTIONS, ENTITY_TYPES, IMPORT_MODES } from "./shared-rules";
 
-
 const MAX_WARNINGS = 200;
 
 export interface Selection {
@@ -170,7 +169,8 @@ export function analyze(
       const sel = selectorEntries(d);
       if (sel && typeof sel.parsed === "object")
         for (const entry of sel.parsed.entries)
-          if (!secretOf(entry)) warnings.add(`${type}[${d.sourceId}]: ${sel.where}: secret ${JSON.stringify(entry.slice(0, 100))} is not in the file; it is dropped`);
+          if (!secretOf(entry))
+            warnings.add(`${type}[${d.sourceId}]: ${sel.where}: secret ${JSON.stringify(entry.slice(0, 100))} is not in the file; it is dropped`);
     }
   }
 
@@ -192,7 +192,8 @@ export function analyze(
     }
     const scope = settings.find(([k]) => k === "common.globalScopeTagIds");
     for (const t of (scope?.[1] as string[] | undefined) ?? [])
-      if (!tagIds.has(t.toLowerCase())) warnings.add(`settings.common.globalScopeTagIds: tag ${JSON.stringify(t.slice(0, 100))} is not in the file; it is dropped`);
+      if (!tagIds.has(t.toLowerCase()))
+        warnings.add(`settings.common.globalScopeTagIds: tag ${JSON.stringify(t.slice(0, 100))} is not in the file; it is dropped`);
   }
   if (problems.length > 0) return { problems: problems.slice(0, MAX_PROBLEMS), warnings: warnings.done(), ...(code ? { code } : {}) };
   return { analysis: { file, drafts, ...(settings ? { settings } : {}), warnings: warnings.done(), secretOf }, problems, warnings: warnings.done() };
@@ -209,7 +210,10 @@ export async function existingOf(db: Db, handlers: Record<EntityType, TypeHandle
 export const typesOf = (c: Pick<Checked, "drafts">): EntityType[] => ENTITY_TYPES.filter((t) => c.drafts[t] !== undefined);
 
 /** Stored entities of each type in the file whose name no file entity has (what apply mode may delete). */
-export function deletable(analysis: Pick<Checked, "drafts">, existing: Partial<Record<EntityType, Existing[]>>): Partial<Record<EntityType, Existing[]>> {
+export function deletable(
+  analysis: Pick<Checked, "drafts">,
+  existing: Partial<Record<EntityType, Existing[]>>,
+): Partial<Record<EntityType, Existing[]>> {
   const out: Partial<Record<EntityType, Existing[]>> = {};
   for (const type of ENTITY_TYPES) {
     const drafts = analysis.drafts[type];
@@ -243,7 +247,9 @@ export function previewOf(
   const out: Preview = { valid: true, version: analysis.file.version, summary, warnings: analysis.warnings };
   if (mode === "apply") {
     const del = deletable(analysis, existing);
-    out.toDelete = Object.fromEntries(Object.entries(del).map(([type, list]) => [type, list!.map((e) => ({ id: e.id, name: e.name }))])) as NonNullable<Preview["toDelete"]>;
+    out.toDelete = Object.fromEntries(
+      Object.entries(del).map(([type, list]) => [type, list!.map((e) => ({ id: e.id, name: e.name }))]),
+    ) as NonNullable<Preview["toDelete"]>;
   }
   return out;
 }
@@ -409,7 +415,9 @@ function asExisting(d: Draft, id: string): Existing {
   return {
     id,
     name: d.name,
-    ...(r ? { location: { prefix: r.location.prefix, pathType: r.location.pathType, pathLower: r.location.path.toLowerCase(), method: r.method } } : {}),
+    ...(r
+      ? { location: { prefix: r.location.prefix, pathType: r.location.pathType, pathLower: r.location.path.toLowerCase(), method: r.method } }
+      : {}),
   };
 }
 

@@ -18,24 +18,43 @@ afterAll(() => srv.stop());
 
 const PREVIEW = "/api/user/data/_import_preview";
 const IMPORT = "/api/user/data/_import";
-const file = (data: Record<string, any>, extra: Record<string, unknown> = {}) => ({ format: "secbox-export", version: 1, exportedAt: 1767225600, ...extra, data });
+const file = (data: Record<string, any>, extra: Record<string, unknown> = {}) => ({
+  format: "secbox-export",
+  version: 1,
+  exportedAt: 1767225600,
+  ...extra,
+  data,
+});
 const uuid = () => crypto.randomUUID();
 
 /** A file with one secret sealed under argon2id with `params` (as §19.2, any parameters). */
 function sealedFile(params: { m: number; t: number; p: number }, passphrase: string, value: string) {
   const salt = randomBytes(16);
-  const key = argon2Sync("argon2id", { message: Buffer.from(passphrase), nonce: salt, parallelism: params.p, tagLength: 32, memory: params.m, passes: params.t });
+  const key = argon2Sync("argon2id", {
+    message: Buffer.from(passphrase),
+    nonce: salt,
+    parallelism: params.p,
+    tagLength: 32,
+    memory: params.m,
+    passes: params.t,
+  });
   const nonce = randomBytes(12);
   const c = createCipheriv("aes-256-gcm", key, nonce);
   const sealed = Buffer.concat([nonce, c.update(value, "utf8"), c.final(), c.getAuthTag()]).toString("base64");
-  return file({ secrets: [{ id: uuid(), name: `S_${uuid().slice(0, 8)}`, encryptedValue: sealed }] }, { secretsEncryption: { alg: "aes-256-gcm", kdf: "argon2id", kdfParams: params, salt: salt.toString("base64") } });
+  return file(
+    { secrets: [{ id: uuid(), name: `S_${uuid().slice(0, 8)}`, encryptedValue: sealed }] },
+    { secretsEncryption: { alg: "aes-256-gcm", kdf: "argon2id", kdfParams: params, salt: salt.toString("base64") } },
+  );
 }
 
 /** The same header as sealedFile but a value that no passphrase opens (nothing to derive for the test). */
 function unsealableFile(params: { m: number; t: number; p: number }) {
-  return file({ secrets: [{ id: uuid(), name: "S1", encryptedValue: randomBytes(40).toString("base64") }] }, {
-    secretsEncryption: { alg: "aes-256-gcm", kdf: "argon2id", kdfParams: params, salt: randomBytes(16).toString("base64") },
-  });
+  return file(
+    { secrets: [{ id: uuid(), name: "S1", encryptedValue: randomBytes(40).toString("base64") }] },
+    {
+      secretsEncryption: { alg: "aes-256-gcm", kdf: "argon2id", kdfParams: params, salt: randomBytes(16).toString("base64") },
+    },
+  );
 }
 
 describe("cost caps at the edge (§28)", () => {
@@ -79,7 +98,10 @@ describe("cost caps at the edge (§28)", () => {
     const keyFile = async (iterations: number) => {
       const id = uuid();
       const pkcs8 = Buffer.from(await encryptedPkcs8(der, "pw", iterations, true)).toString("base64");
-      return { id, data: file({ privateKeys: [{ id, name: `key ${iterations}`, alg: { keyType: "ecdsa", curve: "secp256r1" }, encrypted: true, pkcs8 }] }) };
+      return {
+        id,
+        data: file({ privateKeys: [{ id, name: `key ${iterations}`, alg: { keyType: "ecdsa", curve: "secp256r1" }, encrypted: true, pkcs8 }] }),
+      };
     };
     const over = await keyFile(1_000_001);
     const res = await u.client.post(IMPORT, { data: over.data });
@@ -133,7 +155,10 @@ describe("one at a time, and the loop stays free (issue 29)", () => {
 
   test("while one runs, a second upload of the same user is answered 429 before its body is read (here: before it is even sent)", async () => {
     const u = await quickUser(srv);
-    const first = u.client.request("POST", PREVIEW, { raw: JSON.stringify({ data: manyTags(160_000) }), headers: { "content-type": "application/json" } });
+    const first = u.client.request("POST", PREVIEW, {
+      raw: JSON.stringify({ data: manyTags(160_000) }),
+      headers: { "content-type": "application/json" },
+    });
     while (!srv.services.work.stats().running[u.id]) await Bun.sleep(5);
     const { port, hostname } = new URL(srv.url);
     const sock = connect({ host: hostname, port: Number(port) });
@@ -164,7 +189,11 @@ describe("one at a time, and the loop stays free (issue 29)", () => {
     expect(await answeredMeanwhile(watcher, preview)).toBeGreaterThanOrEqual(5);
     expect((await preview).status).toBe(200);
 
-    const policies = Array.from({ length: 20_000 }, (_, i) => ({ id: uuid(), name: `p${i}`, directives: [{ name: "default-src", value: ["'self'"] }] }));
+    const policies = Array.from({ length: 20_000 }, (_, i) => ({
+      id: uuid(),
+      name: `p${i}`,
+      directives: [{ name: "default-src", value: ["'self'"] }],
+    }));
     const imported = u.client.post(IMPORT, { data: file({ contentSecurityPolicies: policies }) });
     expect(await answeredMeanwhile(watcher, imported)).toBeGreaterThanOrEqual(5);
     const res = await imported;
@@ -189,7 +218,10 @@ describe("one at a time, and the loop stays free (issue 29)", () => {
       const input = msg?.t === "run" ? msg.input : undefined;
       if (input?.request) {
         const list: ArrayBuffer[] = Array.isArray(transfer) ? transfer : (transfer?.transfer ?? []);
-        posts.push({ bigString: typeof input.request.text === "string" && input.request.text.length >= MiB, moved: list.reduce((n, b) => n + b.byteLength, 0) });
+        posts.push({
+          bigString: typeof input.request.text === "string" && input.request.text.length >= MiB,
+          moved: list.reduce((n, b) => n + b.byteLength, 0),
+        });
       }
       return post.call(this, msg, transfer);
     } as typeof Worker.prototype.postMessage;
@@ -217,7 +249,8 @@ describe("one at a time, and the loop stays free (issue 29)", () => {
     });
     expect(created.status).toBe(201);
     const body = JSON.stringify({ data: "x".repeat(1_000_000) });
-    for (let i = 0; i < 40; i++) expect((await hit(srv, u, "/big", { method: "POST", body, headers: { "content-type": "application/json" } })).status).toBe(200);
+    for (let i = 0; i < 40; i++)
+      expect((await hit(srv, u, "/big", { method: "POST", body, headers: { "content-type": "application/json" } })).status).toBe(200);
     const exported = u.client.post("/api/user/data/_export", { include: { responders: { type: "all", includeHistory: true } } });
     expect(await answeredMeanwhile(watcher, exported)).toBeGreaterThanOrEqual(6);
     const res = await exported;

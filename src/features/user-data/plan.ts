@@ -115,12 +115,25 @@ async function storedOf(env: AnalyzeEnv, input: AnalyzeInput, analysis: Analysis
 
 /** On a work thread: a preview, or the plan of an import (400 naming the first problem). */
 export async function analyzeRequest(input: AnalyzeInput, env: AnalyzeEnv): Promise<{ output: AnalyzeOutput; transfer: ArrayBuffer[] }> {
-  const body = asBody("body" in input.request ? input.request.body : decodeBody(new RawBody(input.request.bytes, input.request.contentType, IMPORT_PATH)));
+  const body = asBody(
+    "body" in input.request ? input.request.body : decodeBody(new RawBody(input.request.bytes, input.request.contentType, IMPORT_PATH)),
+  );
   const mode = input.all ? input.all.mode : parseMode(body.mode);
   const reading = readFile(body.data);
   const { analysis, problems, warnings, code } = analyze(reading, env.handlers, { tier: input.tier, limits: input.limits });
   if (input.kind === "preview") {
-    if (!analysis) return { output: { preview: { valid: false, ...(reading.version !== undefined ? { version: reading.version } : {}), summary: {}, warnings: [...problems, ...warnings] } }, transfer: [] };
+    if (!analysis)
+      return {
+        output: {
+          preview: {
+            valid: false,
+            ...(reading.version !== undefined ? { version: reading.version } : {}),
+            summary: {},
+            warnings: [...problems, ...warnings],
+          },
+        },
+        transfer: [],
+      };
     const stored = await storedOf(env, input, analysis);
     return { output: { preview: previewOf(env.handlers, analysis, stored.existing, stored.hasSettings, mode) }, transfer: [] };
   }
@@ -138,14 +151,22 @@ export async function analyzeRequest(input: AnalyzeInput, env: AnalyzeEnv): Prom
     secretsPassphrase = input.all.secretsPassphrase;
   } else {
     selections = parseSelections(body.selections, analysis.file);
-    if (body.importSettings !== undefined && body.importSettings !== null && typeof body.importSettings !== "boolean") throw invalid("importSettings: must be a boolean");
+    if (body.importSettings !== undefined && body.importSettings !== null && typeof body.importSettings !== "boolean")
+      throw invalid("importSettings: must be a boolean");
     importSettings = body.importSettings !== false;
     applyDeletions = parseApplyDeletions(body.applyDeletions, mode, analysis.file);
     secretsPassphrase = passphrase(body.secretsPassphrase, "secretsPassphrase", 1);
   }
   const secretValues = openSecrets(analysis, selections, secretsPassphrase);
   const stored = await storedOf(env, input, analysis);
-  const kept = prefilter(env.handlers, analysis, stored.existing, { mode, selections, applyDeletions, secretValues, limits: input.limits, tierName: input.tier });
+  const kept = prefilter(env.handlers, analysis, stored.existing, {
+    mode,
+    selections,
+    applyDeletions,
+    secretValues,
+    limits: input.limits,
+    tierName: input.tier,
+  });
   return pack({ analysis, kept, mode, importSettings, selections, applyDeletions, notDeleted, secretValues });
 }
 
@@ -205,12 +226,15 @@ function prefilter(
       if (selection.action === "skip" || unwritable) {
         if (conflict && mapped) kept.push(d);
         else {
-          if (selection.action === "import") out.warnings.push(`${type}[${d.sourceId}]: the file has no value for secret ${JSON.stringify(d.name)}; it is skipped`);
+          if (selection.action === "import")
+            out.warnings.push(`${type}[${d.sourceId}]: the file has no value for secret ${JSON.stringify(d.name)}; it is skipped`);
           skipped++;
         }
         continue;
       }
-      const resolution = conflict ? (selection.conflictResolution ?? (o.mode === "apply" ? "overwrite" : conflict.renameAllowed ? "rename" : "skip")) : "insert";
+      const resolution = conflict
+        ? (selection.conflictResolution ?? (o.mode === "apply" ? "overwrite" : conflict.renameAllowed ? "rename" : "skip"))
+        : "insert";
       if (resolution === "skip") {
         if (mapped) kept.push(d);
         else skipped++;
@@ -231,7 +255,8 @@ function prefilter(
         used.add(name);
         d.renameTo = name;
       }
-      if (max !== undefined && count >= max) throw entityError(type, d.sourceId, limitReached(`at most ${max} ${type} allowed on the ${o.tierName} tier`));
+      if (max !== undefined && count >= max)
+        throw entityError(type, d.sourceId, limitReached(`at most ${max} ${type} allowed on the ${o.tierName} tier`));
       count++;
     }
     out.drafts[type] = kept;
@@ -268,13 +293,21 @@ function importAllChoices(env: AnalyzeEnv, analysis: Analysis, stored: Stored, a
 }
 
 /** The plain values of the secrets the import writes: missing or wrong passphrase → 400 BAD_PASSPHRASE. */
-export function openSecrets(analysis: Analysis, selections: Partial<Record<EntityType, Map<string, Selection>>> | undefined, secretsPassphrase: string | undefined): Map<string, string> {
+export function openSecrets(
+  analysis: Analysis,
+  selections: Partial<Record<EntityType, Map<string, Selection>>> | undefined,
+  secretsPassphrase: string | undefined,
+): Map<string, string> {
   const values = new Map<string, string>();
   const chosen = selections?.secrets;
-  const sealed = ((analysis.drafts.secrets ?? []) as (Draft & { sealed?: Uint8Array })[]).filter((d) => d.sealed && (!chosen || chosen.get(d.sourceId)?.action === "import"));
+  const sealed = ((analysis.drafts.secrets ?? []) as (Draft & { sealed?: Uint8Array })[]).filter(
+    (d) => d.sealed && (!chosen || chosen.get(d.sourceId)?.action === "import"),
+  );
   if (sealed.length === 0) return values;
   if (secretsPassphrase === undefined)
-    throw badPassphrase("secretsPassphrase: the file's secret values need the passphrase they were exported with (or leave secrets out through selections)");
+    throw badPassphrase(
+      "secretsPassphrase: the file's secret values need the passphrase they were exported with (or leave secrets out through selections)",
+    );
   const enc = analysis.file.encryption!;
   const key = deriveKeySync(secretsPassphrase, enc.salt, enc.params);
   for (const d of sealed) {
@@ -367,7 +400,9 @@ function pack(p: {
   const perType = <T>(record: Partial<Record<EntityType, T>> | undefined, items: (v: T, type: EntityType) => unknown[]) =>
     record === undefined
       ? undefined
-      : (Object.fromEntries(Object.entries(record).map(([type, v]) => [type, packArray(items(v as T, type as EntityType), tag, transfer)])) as Partial<Record<EntityType, ArrayBuffer[]>>);
+      : (Object.fromEntries(
+          Object.entries(record).map(([type, v]) => [type, packArray(items(v as T, type as EntityType), tag, transfer)]),
+        ) as Partial<Record<EntityType, ArrayBuffer[]>>);
   const plan: PlanWire = {
     mode: p.mode,
     importSettings: p.importSettings,
@@ -376,7 +411,9 @@ function pack(p: {
     tag,
     skipped: p.kept.skipped,
     // a secret's sealed value stays here: its plain value travels in secretValues
-    drafts: perType(p.kept.drafts, (drafts, type) => (type === "secrets" ? drafts.map(({ sealed: _s, ...d }: Draft & { sealed?: unknown }) => d) : drafts))!,
+    drafts: perType(p.kept.drafts, (drafts, type) =>
+      type === "secrets" ? drafts.map(({ sealed: _s, ...d }: Draft & { sealed?: unknown }) => d) : drafts,
+    )!,
     ...(p.selections ? { selections: perType(p.selections, (m) => [...m.entries()].filter(([id]) => keptIds.has(id))) } : {}),
     ...(p.applyDeletions ? { applyDeletions: perType(p.applyDeletions, (ids) => ids) } : {}),
     ...(p.notDeleted ? { notDeleted: p.notDeleted } : {}),
@@ -439,7 +476,13 @@ export async function unpackPlan(wire: PlanWire): Promise<Plan> {
   const entries = new Map(await unpack<[string, string]>(wire.secrets));
   const secretValues = new Map(await unpack<[string, string]>(wire.secretValues));
   return {
-    checked: { drafts, ...(wire.settings ? { settings: wire.settings } : {}), warnings: wire.warnings, secretOf: (entry) => entries.get(entry), skipped: wire.skipped },
+    checked: {
+      drafts,
+      ...(wire.settings ? { settings: wire.settings } : {}),
+      warnings: wire.warnings,
+      secretOf: (entry) => entries.get(entry),
+      skipped: wire.skipped,
+    },
     mode: wire.mode,
     importSettings: wire.importSettings,
     ...(selections ? { selections } : {}),

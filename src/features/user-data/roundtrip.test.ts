@@ -17,7 +17,9 @@ let first: any;
 
 beforeAll(async () => {
   upstream = startUpstream();
-  srv = await startTestServer({ env: { SECBOX_NETWORK_ALLOW_PRIVATE_TARGETS: "true", SECBOX_SECURITY_OPERATORS: OPERATOR, SECBOX_SCHEDULER_ENABLED: "false" } });
+  srv = await startTestServer({
+    env: { SECBOX_NETWORK_ALLOW_PRIVATE_TARGETS: "true", SECBOX_SECURITY_OPERATORS: OPERATOR, SECBOX_SCHEDULER_ENABLED: "false" },
+  });
   source = await quickUser(srv);
   dataset = await buildDataset(srv, source, upstream);
   first = await fullExport(source.client, PASS);
@@ -112,7 +114,9 @@ describe("round trip", () => {
     const signer = keys.find((k: any) => k.name === "signer");
     expect(signer.encrypted).toBe(true);
     expect((await fresh.client.post(`/api/certificates/private_keys/${signer.id}/_export`, { format: "pem" })).json.code).toBe("BAD_PASSPHRASE");
-    expect((await fresh.client.post(`/api/certificates/private_keys/${signer.id}/_export`, { format: "pem", passphrase: "key passphrase" })).status).toBe(200);
+    expect(
+      (await fresh.client.post(`/api/certificates/private_keys/${signer.id}/_export`, { format: "pem", passphrase: "key passphrase" })).status,
+    ).toBe(200);
     const web = keys.find((k: any) => k.name === "web");
     const a = (await fresh.client.post(`/api/certificates/private_keys/${web.id}/_export`, { format: "pkcs8" })).json.data;
     const origWeb = (await source.client.get("/api/certificates/private_keys?q=web")).json.items[0];

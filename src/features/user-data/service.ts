@@ -67,7 +67,14 @@ export class UserDataService {
     if (!unbounded) return limits;
     const big = Number.MAX_SAFE_INTEGER;
     const throttles = new Set(Object.values(this.rt.config.subscriptions.tiers).flatMap((t) => t.notification_throttles));
-    return { ...limits, max_requests_to_track: big, max_revisions: big, max_tracked_body_bytes: big, min_schedule_interval_sec: 0, notification_throttles: [...throttles] };
+    return {
+      ...limits,
+      max_requests_to_track: big,
+      max_revisions: big,
+      max_tracked_body_bytes: big,
+      min_schedule_interval_sec: 0,
+      notification_throttles: [...throttles],
+    };
   }
 
   // ---- export (§19.1, §19.2) ----
@@ -87,7 +94,11 @@ export class UserDataService {
   }
 
   /** Export of a selection as text chunks (the CLI exports everything with history). */
-  async exportWith(userId: string, include: Include, secretsPassphrase: string | undefined): Promise<{ fileName: string; chunks: AsyncGenerator<string> }> {
+  async exportWith(
+    userId: string,
+    include: Include,
+    secretsPassphrase: string | undefined,
+  ): Promise<{ fileName: string; chunks: AsyncGenerator<string> }> {
     const { fileName, chunks } = await this.exportChunks(userId, include, secretsPassphrase, false);
     return { fileName, chunks: asText(chunks) };
   }
@@ -160,7 +171,12 @@ export class UserDataService {
     return this.exclusive(user.id, async () => (await this.planned(user, body, "import")).result);
   }
 
-  private async planned(user: AuthUser, body: unknown, kind: "import" | "importAll", all?: AnalyzeInput["all"]): Promise<{ result: ImportResult; notDeleted?: ToDelete }> {
+  private async planned(
+    user: AuthUser,
+    body: unknown,
+    kind: "import" | "importAll",
+    all?: AnalyzeInput["all"],
+  ): Promise<{ result: ImportResult; notDeleted?: ToDelete }> {
     const out = await this.analyzeOff(user, body, kind, all);
     if (!("plan" in out)) throw new Error("import: the analysis answered a preview");
     const plan = await unpackPlan(out.plan);

@@ -39,7 +39,8 @@ export type UserRemovalHook = (tx: Db, userId: string) => Promise<void>;
 export function checkPassword(raw: unknown, field = "password"): string {
   if (typeof raw !== "string") throw invalid(`${field}: must be a string`);
   const len = charLength(raw);
-  if (len < PASSWORD_MIN || len > PASSWORD_MAX) throw new ApiError(400, "WEAK_PASSWORD", `${field}: must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
+  if (len < PASSWORD_MIN || len > PASSWORD_MAX)
+    throw new ApiError(400, "WEAK_PASSWORD", `${field}: must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
   return raw;
 }
 

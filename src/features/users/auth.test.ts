@@ -5,7 +5,7 @@ import { sha256Hex } from "../../platform/crypto/tokens";
 import { ApiClient, startTestServer, type TestServer } from "../../tests/harness";
 
 const PASSWORD = "correct horse battery";
-let nowMs = Date.UTC(2026, 0, 1) ;
+let nowMs = Date.UTC(2026, 0, 1);
 const clock = { now: () => nowMs };
 const advance = (sec: number) => (nowMs += sec * 1000);
 
@@ -273,7 +273,10 @@ describe("auth bodies (looseBody: the service checks every member)", () => {
     }
     const own = (body: unknown) => user.client.post("/api/auth/password", body);
     expect((await own({ newPassword: PASSWORD })).json).toEqual({ message: "currentPassword: is required", code: "INVALID_INPUT" });
-    expect((await own({ currentPassword: PASSWORD, newPassword: 12345678 })).json).toEqual({ message: "newPassword: must be a string", code: "INVALID_INPUT" });
+    expect((await own({ currentPassword: PASSWORD, newPassword: 12345678 })).json).toEqual({
+      message: "newPassword: must be a string",
+      code: "INVALID_INPUT",
+    });
     expect((await srv.anon.post("/api/auth/password", { newPassword: 1 })).status).toBe(401);
     // Unknown members are ignored (supplement §1).
     expect((await srv.anon.post("/api/auth/forgot", { email: "ghost@example.com", extra: { deep: true } })).status).toBe(204);
@@ -343,7 +346,8 @@ describe("POST /api/auth/forgot", () => {
     const mailSrv = await startTestServer({ clock: { now: () => mailNow }, env: { SECBOX_SMTP_HOST: "smtp.invalid" } });
     try {
       const user = await mailSrv.createUser("forgetful@example.com");
-      const current = async () => (await mailSrv.rt.db.get<{ id: string }>("SELECT id FROM recovery_tokens WHERE user_id = ? AND used_at IS NULL", [user.id]))?.id;
+      const current = async () =>
+        (await mailSrv.rt.db.get<{ id: string }>("SELECT id FROM recovery_tokens WHERE user_id = ? AND used_at IS NULL", [user.id]))?.id;
       const ids: (string | undefined)[] = [];
       for (let i = 0; i < 4; i++) {
         expect((await mailSrv.anon.post("/api/auth/forgot", { email: " Forgetful@Example.com" })).status).toBe(204);
@@ -352,7 +356,10 @@ describe("POST /api/auth/forgot", () => {
       expect(ids[0]).toBeDefined();
       expect(new Set(ids.slice(0, 3)).size).toBe(3); // each issue voids the previous one
       expect(ids[3]).toBe(ids[2]); // the 4th within the hour did nothing
-      const expires = await mailSrv.rt.db.get<{ expires_at: number; created_at: number }>("SELECT expires_at, created_at FROM recovery_tokens WHERE id = ?", [ids[2]!]);
+      const expires = await mailSrv.rt.db.get<{ expires_at: number; created_at: number }>(
+        "SELECT expires_at, created_at FROM recovery_tokens WHERE id = ?",
+        [ids[2]!],
+      );
       expect(expires!.expires_at - expires!.created_at).toBe(3600);
       mailNow += 3601_000;
       await mailSrv.anon.post("/api/auth/forgot", { email: "forgetful@example.com" });

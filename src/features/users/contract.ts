@@ -5,7 +5,12 @@ import { TIERS } from "../../config/schema";
 import { Named, Opt, StringEnum, T, UnixTime, Uuid, type Static } from "../../platform/http/contract";
 import { HANDLE_RE, PASSWORD_MAX, PASSWORD_MIN, RESERVED_HANDLES } from "./shared-rules";
 
-export const EmailParam = T.String({ format: "email", maxLength: 254, description: "trimmed and lower-cased; at most 254 characters", examples: ["ana@example.com"] });
+export const EmailParam = T.String({
+  format: "email",
+  maxLength: 254,
+  description: "trimmed and lower-cased; at most 254 characters",
+  examples: ["ana@example.com"],
+});
 const PasswordParam = T.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX, description: `${PASSWORD_MIN}..${PASSWORD_MAX} characters` });
 const Tier = StringEnum(TIERS);
 
@@ -34,7 +39,10 @@ export type RecoveryLink = Static<typeof RecoveryLink>;
 export const Credentials = Named("Credentials", T.Object({ email: EmailParam, password: PasswordParam }));
 export const SignInParams = Named("SignInParams", T.Object({ email: EmailParam, password: T.String() }));
 export const PasswordChangeParams = Named("PasswordChangeParams", T.Object({ currentPassword: T.String(), newPassword: PasswordParam }));
-export const RecoverParams = Named("RecoverParams", T.Object({ token: T.String({ description: "the recovery token of the link" }), newPassword: PasswordParam }));
+export const RecoverParams = Named(
+  "RecoverParams",
+  T.Object({ token: T.String({ description: "the recovery token of the link" }), newPassword: PasswordParam }),
+);
 export const ForgotParams = Named("ForgotParams", T.Object({ email: EmailParam }));
 export const RemoveParams = Named("RemoveParams", T.Object({ email: EmailParam }));
 export const SignupParams = Named(

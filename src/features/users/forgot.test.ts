@@ -8,7 +8,9 @@ let srv: TestServer;
 
 beforeAll(async () => {
   smtp = await startSmtpSink();
-  srv = await startTestServer({ env: { SECBOX_SMTP_HOST: "127.0.0.1", SECBOX_SMTP_PORT: String(smtp.port), SECBOX_SERVER_PUBLIC_URL: "https://secbox.lan" } });
+  srv = await startTestServer({
+    env: { SECBOX_SMTP_HOST: "127.0.0.1", SECBOX_SMTP_PORT: String(smtp.port), SECBOX_SERVER_PUBLIC_URL: "https://secbox.lan" },
+  });
 });
 afterAll(async () => {
   await srv.stop();

@@ -193,7 +193,19 @@ describe("proof paths", () => {
 
   test("the CLI (`users add`) proves the email", async () => {
     const proc = Bun.spawn(
-      ["bun", "run", resolve(import.meta.dir, "../../main.ts"), "users", "add", "--email", "cli@corp.example", "--password", PASSWORD, "--data-dir", srv.dataDir],
+      [
+        "bun",
+        "run",
+        resolve(import.meta.dir, "../../main.ts"),
+        "users",
+        "add",
+        "--email",
+        "cli@corp.example",
+        "--password",
+        PASSWORD,
+        "--data-dir",
+        srv.dataDir,
+      ],
       {
         env: { ...process.env, SECBOX_SECURITY_OPERATORS: OPERATORS, SECBOX_SERVER_LOG_LEVEL: "error", SECBOX_DATABASE_URL: srv.config.database.url },
         stdout: "pipe",
@@ -247,7 +259,10 @@ describe("upgrade (migration 0010)", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "secbox-proof-"));
     try {
       const db = await openDataDirDb(dataDir);
-      await migrate(db, MIGRATIONS.filter((m) => m.version < 10));
+      await migrate(
+        db,
+        MIGRATIONS.filter((m) => m.version < 10),
+      );
       await db.run(
         `INSERT INTO users (id, email, handle, password_hash, is_activated, tier, tier_started_at, unsubscribe_token, created_at, updated_at)
          VALUES ('0193b2c4-7e1a-7c3d-9a61-2f0c1d2e3f40', 'old-admin@corp.example', 'oldadmin', NULL, 1, 'basic', 100, 'tok', 100, 100)`,

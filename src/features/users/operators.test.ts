@@ -163,7 +163,10 @@ describe("POST /api/user/subscription", () => {
     const created = nowS();
     nowMs += 100_000;
     const endsAt = nowS() + 1000;
-    const set = await op.client.post("/api/user/subscription", { userEmail: "Subscriber@example.com", subscription: { tier: "professional", endsAt } });
+    const set = await op.client.post("/api/user/subscription", {
+      userEmail: "Subscriber@example.com",
+      subscription: { tier: "professional", endsAt },
+    });
     expect(set.status).toBe(204);
     let got = (await op.client.get(`/api/users/${user.id}`)).json;
     expect(got.subscription).toEqual({ tier: "professional", startedAt: nowS(), endsAt });
@@ -171,7 +174,15 @@ describe("POST /api/user/subscription", () => {
     const changedAt = nowS();
 
     nowMs += 50_000;
-    expect((await srv.anon.post("/api/user/subscription", { userEmail: "subscriber@example.com", subscription: { tier: "professional" } }, { token: botJwt })).status).toBe(204);
+    expect(
+      (
+        await srv.anon.post(
+          "/api/user/subscription",
+          { userEmail: "subscriber@example.com", subscription: { tier: "professional" } },
+          { token: botJwt },
+        )
+      ).status,
+    ).toBe(204);
     got = (await op.client.get(`/api/users/${user.id}`)).json;
     expect(got.subscription).toEqual({ tier: "professional", startedAt: changedAt });
     expect(changedAt).not.toBe(created);
@@ -252,7 +263,10 @@ describe("removal", () => {
     await srv.services.users.issueRecoveryToken(victim.id, 3600);
     // A tag and an entity link owned by the victim.
     const tagId = "0193b2c4-7e1a-7c3d-9a61-000000000001";
-    await srv.rt.db.run("INSERT INTO tags (id, user_id, name, color, created_at, updated_at) VALUES (?, ?, 'doomed', '#000000', 0, 0)", [tagId, victim.id]);
+    await srv.rt.db.run("INSERT INTO tags (id, user_id, name, color, created_at, updated_at) VALUES (?, ?, 'doomed', '#000000', 0, 0)", [
+      tagId,
+      victim.id,
+    ]);
     await srv.rt.db.run("INSERT INTO entity_tags (entity_type, entity_id, tag_id, user_id) VALUES ('secret', ?, ?, ?)", [
       "0193b2c4-7e1a-7c3d-9a61-000000000002",
       tagId,
@@ -262,7 +276,8 @@ describe("removal", () => {
 
     const res = await op.client.delete(`/api/users/${victim.id}`);
     expect(res.status).toBe(204);
-    for (const table of ["sessions", "api_keys", "recovery_tokens", "tags", "entity_tags"]) expect([table, await count(table, victim.id)]).toEqual([table, 0]);
+    for (const table of ["sessions", "api_keys", "recovery_tokens", "tags", "entity_tags"])
+      expect([table, await count(table, victim.id)]).toEqual([table, 0]);
     expect((await victim.client.get("/api/users/self")).status).toBe(401);
     expect((await srv.anon.get("/api/users/self", { token: key.token })).status).toBe(401);
     expect((await op.client.get(`/api/users/${victim.id}`)).status).toBe(404);

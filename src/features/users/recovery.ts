@@ -66,7 +66,14 @@ export class UserRecovery extends UserSessions {
       ],
       link: { label: "Confirm and set the password", url: link.url },
     });
-    await this.outbox.enqueue({ kind: "password_recovery", userId: row.id, to: row.email, subject: "[Secbox] Confirm your email address", text, html });
+    await this.outbox.enqueue({
+      kind: "password_recovery",
+      userId: row.id,
+      to: row.email,
+      subject: "[Secbox] Confirm your email address",
+      text,
+      html,
+    });
   }
 
   /**
@@ -79,7 +86,8 @@ export class UserRecovery extends UserSessions {
     const password = checkPassword(required(newPassword, "newPassword"), "newPassword");
     const now = this.now();
     // Check the token before the costly argon2id hash, so garbage tokens cost the server nothing.
-    if (!(await usersStore.recoveryTokenIsLive(this.rt.db, sha256Hex(token), now))) throw invalid("token: unknown, already used or expired", "INVALID_TOKEN");
+    if (!(await usersStore.recoveryTokenIsLive(this.rt.db, sha256Hex(token), now)))
+      throw invalid("token: unknown, already used or expired", "INVALID_TOKEN");
     const hash = await hashPassword(password);
     const userId = await this.rt.db.tx(async (tx) => {
       const id = await usersStore.consumeRecoveryToken(tx, sha256Hex(token), now);

@@ -74,7 +74,8 @@ export const usersRoutes = ({ auth, users, trustProxy }: UsersRoutesDeps) => {
           detail: op({
             tags: ["auth"],
             summary: "Sign in with email and password (sets the session cookie; throttled)",
-            description: "401 for an unknown email, a wrong password or a user without a password (always the same message); 429 after 10 failures per email and client IP in 15 minutes.",
+            description:
+              "401 for an unknown email, a wrong password or a user without a password (always the same message); 429 after 10 failures per email and client IP in 15 minutes.",
             body: SignInParams,
             responses: { 200: SESSION_COOKIE },
             errors: { 401: ["UNAUTHENTICATED"], 403: ["NOT_ACTIVATED"], 429: ["RATE_LIMITED"] },

@@ -53,7 +53,8 @@ export class UsersService extends UserRecovery implements Omit<IdentityLookup, "
   /** Operator sign-up: `activated` defaults to true; without a password only a recovery token lets the user in. */
   async adminSignup(input: LooseInput<typeof SignupParams>): Promise<User> {
     const email = required(input.email, "email");
-    if (input.activated !== undefined && input.activated !== null && typeof input.activated !== "boolean") throw invalid("activated: must be a boolean");
+    if (input.activated !== undefined && input.activated !== null && typeof input.activated !== "boolean")
+      throw invalid("activated: must be a boolean");
     const row = await this.create({
       email,
       password: input.password,

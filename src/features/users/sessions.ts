@@ -57,7 +57,13 @@ export class UserSessions extends UserAccounts {
   async createSession(userId: string): Promise<string> {
     const token = randomBase64Url(32);
     const now = this.now();
-    await usersStore.insertSession(this.rt.db, { id: newId(), userId, tokenHash: sha256Hex(token), now, expiresAt: now + this.rt.config.security.session_ttl });
+    await usersStore.insertSession(this.rt.db, {
+      id: newId(),
+      userId,
+      tokenHash: sha256Hex(token),
+      now,
+      expiresAt: now + this.rt.config.security.session_ttl,
+    });
     return token;
   }
 

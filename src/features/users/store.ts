@@ -89,7 +89,12 @@ export const usersStore = {
   },
   /** Records the first proof of the login email; a user already proven keeps the earlier proof. */
   async recordEmailProof(db: Db, id: string, proof: EmailProof, now: number) {
-    await db.run("UPDATE users SET email_proven_at = ?, email_proof = ?, updated_at = ? WHERE id = ? AND email_proven_at IS NULL", [now, proof, now, id]);
+    await db.run("UPDATE users SET email_proven_at = ?, email_proof = ?, updated_at = ? WHERE id = ? AND email_proven_at IS NULL", [
+      now,
+      proof,
+      now,
+      id,
+    ]);
   },
   async setSubscription(db: Db, id: string, tier: Tier, startedAt: number, endsAt: number | null, now: number) {
     await db.run("UPDATE users SET tier = ?, tier_started_at = ?, tier_ends_at = ?, updated_at = ? WHERE id = ?", [tier, startedAt, endsAt, now, id]);
@@ -142,7 +147,9 @@ export const usersStore = {
     ]);
   },
   async recoveryTokenIsLive(db: Db, hash: string, now: number): Promise<boolean> {
-    return (await db.get("SELECT 1 AS ok FROM recovery_tokens WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?", [hash, now])) !== undefined;
+    return (
+      (await db.get("SELECT 1 AS ok FROM recovery_tokens WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?", [hash, now])) !== undefined
+    );
   },
   /** Marks a live token used and returns its user id; undefined when unknown, used or expired. */
   async consumeRecoveryToken(db: Db, hash: string, now: number): Promise<string | undefined> {

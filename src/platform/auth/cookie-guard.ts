@@ -62,7 +62,8 @@ export function bombExpirations(header: string, path: string, rules: SessionCook
   const sessions = sessionCookiesIn(header, rules.names);
   const names = [...new Set(cookiePairs(header).map(([name]) => name))].filter((n) => n !== "" && !rules.names.includes(n) && TOKEN_RE.test(n));
   const groups: string[][] = sessions.length > 1 ? [expiredSessionCookies(rules)] : [];
-  for (const p of cookiePathsFor(path)) for (const name of names) groups.push([undefined, ...rules.domains].map((domain) => expiredCookie(name, p, domain, rules.secure)));
+  for (const p of cookiePathsFor(path))
+    for (const name of names) groups.push([undefined, ...rules.domains].map((domain) => expiredCookie(name, p, domain, rules.secure)));
   const lines: string[] = [];
   let bytes = 0;
   for (const group of groups) {

@@ -80,7 +80,8 @@ export function expiredSessionCookies(rules: SessionCookieRules): string[] {
   const { plain, secure } = rules;
   if (plain.startsWith(HOST_PREFIX)) return [expiredCookie(plain, "/", undefined, true)];
   const out: string[] = [];
-  for (const domain of [undefined, ...rules.domains]) for (const path of ["/", "/api"]) out.push(expiredCookie(plain, path, domain, secure || plain.startsWith("__Secure-")));
+  for (const domain of [undefined, ...rules.domains])
+    for (const path of ["/", "/api"]) out.push(expiredCookie(plain, path, domain, secure || plain.startsWith("__Secure-")));
   return out;
 }
 

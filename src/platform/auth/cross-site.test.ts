@@ -31,7 +31,10 @@ describe("POST /api/auth/signout", () => {
       expect((await srv.anon.get("/api/users/self", { session })).status).toBe(200);
     }
     // Same origin (by Origin or Sec-Fetch-Site) still signs out.
-    const same = await srv.anon.request("POST", "/api/auth/signout", { session, headers: { origin: `http://${host()}`, "sec-fetch-site": "same-origin" } });
+    const same = await srv.anon.request("POST", "/api/auth/signout", {
+      session,
+      headers: { origin: `http://${host()}`, "sec-fetch-site": "same-origin" },
+    });
     expect(same.status).toBe(204);
     expect(same.headers.get("set-cookie")).toBe("secbox_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0");
     expect((await srv.anon.get("/api/users/self", { session })).status).toBe(401);
@@ -54,7 +57,9 @@ describe("Sec-Fetch-Site on cookie-authenticated writes", () => {
     // A same-origin fetch passes, with or without Origin; GET is never checked.
     expect((await user.client.post("/api/user/tags", { name: "ok-1" }, { headers: { "sec-fetch-site": "same-origin" } })).status).toBe(201);
     expect((await user.client.post("/api/user/tags", { name: "ok-2" }, { headers: { "sec-fetch-site": "none" } })).status).toBe(201);
-    expect((await user.client.post("/api/user/tags", { name: "ok-3" }, { headers: { "sec-fetch-site": "same-site", origin: `http://${host()}` } })).status).toBe(201);
+    expect(
+      (await user.client.post("/api/user/tags", { name: "ok-3" }, { headers: { "sec-fetch-site": "same-site", origin: `http://${host()}` } })).status,
+    ).toBe(201);
     expect((await user.client.get("/api/user/tags", { headers: { "sec-fetch-site": "cross-site" } })).status).toBe(200);
   });
 
@@ -65,7 +70,11 @@ describe("Sec-Fetch-Site on cookie-authenticated writes", () => {
     const before = await sessions(user.id);
     const session = await srv.services.users.createSession(user.id);
     // forgot is public: the cookie is ignored, the request itself is served.
-    const forgot = await srv.anon.request("POST", "/api/auth/forgot", { session, body: { email: user.email }, headers: { "sec-fetch-site": "cross-site" } });
+    const forgot = await srv.anon.request("POST", "/api/auth/forgot", {
+      session,
+      body: { email: user.email },
+      headers: { "sec-fetch-site": "cross-site" },
+    });
     expect(forgot.status).toBe(204);
     expect(await sessions(user.id)).toBe(before + 1);
   });

@@ -4,7 +4,12 @@ import { SignJWT, jwtVerify } from "jose";
 const key = (secret: string) => new TextEncoder().encode(secret);
 
 export async function signJwt(secret: string, sub: string, ttlSec: number, nowSec: number): Promise<string> {
-  return new SignJWT({}).setProtectedHeader({ alg: "HS256", typ: "JWT" }).setSubject(sub).setIssuedAt(nowSec).setExpirationTime(nowSec + ttlSec).sign(key(secret));
+  return new SignJWT({})
+    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+    .setSubject(sub)
+    .setIssuedAt(nowSec)
+    .setExpirationTime(nowSec + ttlSec)
+    .sign(key(secret));
 }
 
 /** The `sub` of a valid token, or undefined for anything else (bad signature, alg, expiry, claims). */

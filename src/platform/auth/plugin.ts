@@ -150,7 +150,8 @@ export function authPlugin(deps: AuthDeps) {
           if (principal) principals.set(ctx.request, principal);
           if (refreshedToken) ctx.set.headers["set-cookie"] = sessionCookie(cookieName, refreshedToken, session_ttl, secure);
           if (ctx.body instanceof PendingBody) ctx.body = await ctx.body.read(); // a route that did not take it as it is
-          if (ctx.body instanceof RawBody) ctx.body = acceptForm && isMultipart(ctx.body) ? await decodeMultipart(ctx.body) : decodeBody(ctx.body, acceptForm);
+          if (ctx.body instanceof RawBody)
+            ctx.body = acceptForm && isMultipart(ctx.body) ? await decodeMultipart(ctx.body) : decodeBody(ctx.body, acceptForm);
         },
         resolve: ({ request }: { request: Request }) => {
           const principal = principals.get(request);

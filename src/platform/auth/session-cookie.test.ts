@@ -24,7 +24,8 @@ afterAll(async () => {
 const call = (srv: TestServer, path: string, cookie: string, init: RequestInit = {}) =>
   fetch(srv.url + path, { ...init, headers: { cookie, ...(init.headers as Record<string, string>) }, redirect: "manual" });
 
-const secretNames = async (srv: TestServer, user: TestUser) => (await srv.services.secrets.list(user.id, {} as any)).items.map((s: { name: string }) => s.name);
+const secretNames = async (srv: TestServer, user: TestUser) =>
+  (await srv.services.secrets.list(user.id, {} as any)).items.map((s: { name: string }) => s.name);
 
 /** The §28.1 expirations of the plain name for the UI host `ui.secbox.example.com` on http. */
 const HTTP_EXPIRY = [undefined, "ui.secbox.example.com", "secbox.example.com", "example.com"].flatMap((domain) =>
@@ -149,7 +150,16 @@ describe("https: responders never see nor set the __Host- session cookie", () =>
     };
     const trap = await mk({ name: "trap", location: { pathType: "=", path: "/trap" }, settings: { requestsToTrack: 5, body: "hi" } });
     await mk({ name: "echo", location: { pathType: "=", path: "/echo" }, settings: { script: "({ body: context.headers.cookie ?? '(none)' })" } });
-    await mk({ name: "plant", location: { pathType: "=", path: "/plant" }, settings: { headers: [["set-cookie", "__Host-secbox_session=x; Path=/; Secure"], ["set-cookie", "keep=1"]] } });
+    await mk({
+      name: "plant",
+      location: { pathType: "=", path: "/plant" },
+      settings: {
+        headers: [
+          ["set-cookie", "__Host-secbox_session=x; Path=/; Secure"],
+          ["set-cookie", "keep=1"],
+        ],
+      },
+    });
     const cookie = `theme=dark; __Host-secbox_session=${visitor.session}; lang=en`;
     expect(await (await call(https, `/api/webhooks/${owner.handle}/echo`, cookie)).text()).toBe("theme=dark; lang=en");
     expect((await call(https, `/api/webhooks/${owner.handle}/trap`, cookie)).status).toBe(200);
@@ -166,7 +176,9 @@ describe("a cookie bomb on the API host (§28): expired by the answer instead of
   const bomb = Array.from({ length: 12 }, (_, i) => `bomb${i}=${"x".repeat(4000)}`).join("; ");
   const expiryFor = (name: string, paths: string[]) =>
     paths.flatMap((path) =>
-      [undefined, "ui.secbox.example.com", "secbox.example.com", "example.com"].map((domain) => `${name}=; Path=${path}${domain ? `; Domain=${domain}` : ""}; ${EXPIRES}`),
+      [undefined, "ui.secbox.example.com", "secbox.example.com", "example.com"].map(
+        (domain) => `${name}=; Path=${path}${domain ? `; Domain=${domain}` : ""}; ${EXPIRES}`,
+      ),
     );
 
   test("API calls get JSON 431 COOKIES_TOO_LARGE that expires each cookie where it can live; the session stays", async () => {
@@ -208,7 +220,10 @@ describe("a cookie bomb on the API host (§28): expired by the answer instead of
 
   test("responder hits are not the API host's business: a path-form hit with the bomb is served", async () => {
     const owner = await http.createUser();
-    expect((await owner.client.post("/api/webhooks/responders", { name: "r", location: { pathType: "=", path: "/r" }, settings: { body: "served" } })).status).toBe(201);
+    expect(
+      (await owner.client.post("/api/webhooks/responders", { name: "r", location: { pathType: "=", path: "/r" }, settings: { body: "served" } }))
+        .status,
+    ).toBe(201);
     const hit = await call(http, `/api/webhooks/${owner.handle}/r`, bomb);
     expect(hit.status).toBe(200);
     expect(await hit.text()).toBe("served");

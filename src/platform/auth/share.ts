@@ -43,7 +43,13 @@ export class Shares {
 
   /** Idempotent: returns the existing share when there is one. The caller has checked ownership. */
   async share(ownerId: string, type: ShareableType, resourceId: string): Promise<UserShare> {
-    await shareStore.insertIfAbsent(this.db, { id: crypto.randomUUID(), user_id: ownerId, resource_type: type, resource_id: resourceId, created_at: nowSec(this.clock) });
+    await shareStore.insertIfAbsent(this.db, {
+      id: crypto.randomUUID(),
+      user_id: ownerId,
+      resource_type: type,
+      resource_id: resourceId,
+      created_at: nowSec(this.clock),
+    });
     return this.toWire((await shareStore.byResource(this.db, type, resourceId))!);
   }
 

@@ -40,12 +40,15 @@ export async function listTables(db: Db): Promise<string[]> {
   const rows =
     db.dialect === "sqlite"
       ? await db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-      : await db.all<{ name: string }>("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name");
+      : await db.all<{ name: string }>(
+          "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name",
+        );
   return rows.map((r) => r.name);
 }
 
 async function columns(db: Db, table: string): Promise<string[]> {
-  if (db.dialect === "sqlite") return (await db.all<{ name: string }>(`SELECT name FROM pragma_table_info('${table}') ORDER BY cid`)).map((r) => r.name);
+  if (db.dialect === "sqlite")
+    return (await db.all<{ name: string }>(`SELECT name FROM pragma_table_info('${table}') ORDER BY cid`)).map((r) => r.name);
   return (
     await db.all<{ name: string }>(
       "SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position",
@@ -88,7 +91,8 @@ export async function copyDatabase(source: Db, target: Db, onTable: (table: stri
   const names = (await listTables(source)).filter((t) => !NOT_COPIED.has(t) && !isSearchIndex(t));
   const targetNames = new Set(await listTables(target));
   for (const t of names) if (!targetNames.has(t)) throw new CopyError(`table ${t} is missing on the target`);
-  for (const t of names) if ((await count(target, t)) > 0) throw new CopyError(`the target is not empty (table ${t} has rows); migrate into an empty database`);
+  for (const t of names)
+    if ((await count(target, t)) > 0) throw new CopyError(`the target is not empty (table ${t} has rows); migrate into an empty database`);
   const order = await copyOrder(sqliteSide, names);
 
   const report: CopyReport = { tables: {}, rows: 0, verified: false };
@@ -160,7 +164,9 @@ function value(table: string, column: string, row: Row): Param {
   const v = row[column];
   if (v === undefined) return null;
   if (typeof v === "string" && v.includes("\u0000")) {
-    throw new CopyError(`${table}.${column} of row ${JSON.stringify(row.id ?? row.key ?? row.user_id ?? "?")} holds a NUL character, which PostgreSQL text cannot store`);
+    throw new CopyError(
+      `${table}.${column} of row ${JSON.stringify(row.id ?? row.key ?? row.user_id ?? "?")} holds a NUL character, which PostgreSQL text cannot store`,
+    );
   }
   return v as Param;
 }

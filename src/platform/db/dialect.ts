@@ -93,7 +93,12 @@ export function migrationToPostgres(sql: string): string {
   let i = 0;
   let plain = "";
   const flush = () => {
-    parts.push(plain.replace(/\bINTEGER\b/g, "BIGINT").replace(/\bBLOB\b/g, "BYTEA").replace(/\bTEXT\b/g, 'TEXT COLLATE "C"'));
+    parts.push(
+      plain
+        .replace(/\bINTEGER\b/g, "BIGINT")
+        .replace(/\bBLOB\b/g, "BYTEA")
+        .replace(/\bTEXT\b/g, 'TEXT COLLATE "C"'),
+    );
     plain = "";
   };
   while (i < text.length) {
@@ -125,7 +130,8 @@ export const ciLike = (dialect: Dialect, expr: string) => (dialect === "postgres
  * secbox_search_has (a linear search in lower(… COLLATE "C"): ASCII folding, as SQLite's, for JSON paths too), whose
  * high declared cost makes the planner narrow through the search indexes before it runs.
  */
-export const containsText = (dialect: Dialect, expr: string) => (dialect === "postgres" ? `secbox_search_has(${expr}, ?)` : `instr(lower(${expr}), ?) > 0`);
+export const containsText = (dialect: Dialect, expr: string) =>
+  dialect === "postgres" ? `secbox_search_has(${expr}, ?)` : `instr(lower(${expr}), ?) > 0`;
 
 /** The text at a JSON path ('$.url') of a JSON text expression. */
 export function jsonText(dialect: Dialect, expr: string, path: string): string {

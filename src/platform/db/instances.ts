@@ -87,6 +87,8 @@ export class InstanceRegistry {
 
   /** The instances alive now (operators: `secbox status`-like views, tests). */
   live(): Promise<{ id: string; host: string; pid: number; started_at: number; heartbeat_at: number }[]> {
-    return this.db.all("SELECT id, host, pid, started_at, heartbeat_at FROM instances WHERE heartbeat_at >= ? ORDER BY started_at, id", [Date.now() - LEASE_MS]);
+    return this.db.all("SELECT id, host, pid, started_at, heartbeat_at FROM instances WHERE heartbeat_at >= ? ORDER BY started_at, id", [
+      Date.now() - LEASE_MS,
+    ]);
   }
 }

@@ -96,7 +96,8 @@ describe("q and name sort with non-ASCII names", () => {
 
 describe("page and pageSize", () => {
   test("pageSize of any size is capped at 100; a huge page is past the end, never an error", async () => {
-    for (const size of ["1000000000", "99999999999999999999", "9".repeat(400)]) expect(await list(a, `?pageSize=${size}`)).toMatchObject({ total: 6 });
+    for (const size of ["1000000000", "99999999999999999999", "9".repeat(400)])
+      expect(await list(a, `?pageSize=${size}`)).toMatchObject({ total: 6 });
     expect((await list(a, "?pageSize=1000000000")).names).toHaveLength(6);
     for (const page of ["1000000000", "99999999999999999999", "9".repeat(400)]) {
       expect(await list(a, `?page=${page}`)).toMatchObject({ names: [], total: 6 });

@@ -92,11 +92,21 @@ describe("migrations", () => {
     const { db, drop } = await openTestDb(freshDir());
     try {
       // Untranslated: with dialect.ts's translation TEXT would become TEXT COLLATE "C" and the DO block would be torn.
-      const both = [{ version: 1, name: "0001_both", sql: "CREATE TABLE made_by_sqlite (x TEXT)", postgres: "DO $$ BEGIN CREATE TABLE made_by_pg (x TEXT); END $$;" }];
+      const both = [
+        {
+          version: 1,
+          name: "0001_both",
+          sql: "CREATE TABLE made_by_sqlite (x TEXT)",
+          postgres: "DO $$ BEGIN CREATE TABLE made_by_pg (x TEXT); END $$;",
+        },
+      ];
       expect((await migrate(db, both)).applied).toEqual([1]);
       const tables = await tableNames(db);
       expect([tables.includes("made_by_sqlite"), tables.includes("made_by_pg")]).toEqual(onPostgres ? [false, true] : [true, false]);
-      if (onPostgres) expect(await db.get("SELECT collation_name FROM information_schema.columns WHERE table_name = 'made_by_pg'")).toEqual({ collation_name: null });
+      if (onPostgres)
+        expect(await db.get("SELECT collation_name FROM information_schema.columns WHERE table_name = 'made_by_pg'")).toEqual({
+          collation_name: null,
+        });
     } finally {
       await drop();
     }
@@ -108,7 +118,9 @@ describe("migrations", () => {
     const { url, drop } = await openTestDb(freshDir());
     const admin = await PgDb.connect(url!, { max: 1 });
     const role = `search_${Math.random().toString(16).slice(2, 10)}`;
-    await admin.exec(`CREATE ROLE ${role} LOGIN; GRANT ALL ON SCHEMA public TO ${role}; REVOKE CREATE ON DATABASE ${new URL(url!).pathname.slice(1)} FROM PUBLIC`);
+    await admin.exec(
+      `CREATE ROLE ${role} LOGIN; GRANT ALL ON SCHEMA public TO ${role}; REVOKE CREATE ON DATABASE ${new URL(url!).pathname.slice(1)} FROM PUBLIC`,
+    );
     const asUser = new URL(url!);
     asUser.username = role;
     const db = await PgDb.connect(asUser.toString(), { max: 1 });

@@ -10,4 +10,3 @@ export class Mutex {
     return release;
   }
 }
-

@@ -61,7 +61,10 @@ describe.skipIf(!onPostgres)("PostgreSQL backend", () => {
     const kv = new KvService(a, { now: () => Date.now() });
     const limits = { maxEntries: 10, maxBytes: 10_000, maxTtlSec: 60, opsPerRun: 10 };
     const signal = new AbortController().signal;
-    for (const call of [{ m: "set", key: "k", value: "a\u0000b" }, { m: "get", key: "a\u0000" }]) {
+    for (const call of [
+      { m: "set", key: "k", value: "a\u0000b" },
+      { m: "get", key: "a\u0000" },
+    ]) {
       const err = (await kv.call("owner-1", call, limits, 5000, signal).catch((e) => e)) as Error;
       expect(err).toBeInstanceOf(KvError);
       expect(err.message).toContain("NUL");

@@ -63,7 +63,8 @@ function convert<T>(result: any): T[] {
       const v = row[name];
       if (v === null || v === undefined) continue;
       if (type === BOOL) row[name] = v ? 1 : 0;
-      else if (type === BYTEA) row[name] = v instanceof Uint8Array && v.constructor !== Uint8Array ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : v;
+      else if (type === BYTEA)
+        row[name] = v instanceof Uint8Array && v.constructor !== Uint8Array ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : v;
       else row[name] = typeof v === "number" ? v : Number(v);
     }
   }

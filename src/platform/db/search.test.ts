@@ -21,16 +21,17 @@ let dirs = 0;
 const fresh = () => openTestDb(join(root, `d${++dirs}`));
 
 let seed = 7;
-const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
 const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)]!;
 const PIECES = ["ab", "AB", "Ab", "x", "é", "É", "ß", "İ", "k", "K", "%", "_", "\\", '"', " ", "\n", "\t", "😀", "/", "-", "q", "Q", "aB%"];
 const text = (n: number) => Array.from({ length: n }, () => pick(PIECES)).join("");
 const asciiLower = (s: string) => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
 
 async function addUser(db: Db, id: string) {
-  await db.run("INSERT INTO users (id, email, handle, tier, tier_started_at, unsubscribe_token, created_at, updated_at) VALUES (?, ?, ?, 'basic', 0, ?, 0, 0)", [
-    id, `${id}@search.test`, id, id,
-  ]);
+  await db.run(
+    "INSERT INTO users (id, email, handle, tier, tier_started_at, unsubscribe_token, created_at, updated_at) VALUES (?, ?, ?, 'basic', 0, ?, 0, 0)",
+    [id, `${id}@search.test`, id, id],
+  );
 }
 
 interface Entity {
@@ -47,9 +48,22 @@ async function insert(db: Db, e: Entity) {
   const at = e.updatedAt;
   switch (e.type) {
     case "tag":
-      return db.run("INSERT INTO tags (id, user_id, name, color, created_at, updated_at) VALUES (?, ?, ?, 'default', ?, ?)", [e.id, e.user, e.name, at, at]);
+      return db.run("INSERT INTO tags (id, user_id, name, color, created_at, updated_at) VALUES (?, ?, ?, 'default', ?, ?)", [
+        e.id,
+        e.user,
+        e.name,
+        at,
+        at,
+      ]);
     case "script":
-      return db.run("INSERT INTO scripts (id, user_id, name, script_type, content, created_at, updated_at) VALUES (?, ?, ?, 'universal', ?, ?, ?)", [e.id, e.user, e.name, e.content[0]!, at, at]);
+      return db.run("INSERT INTO scripts (id, user_id, name, script_type, content, created_at, updated_at) VALUES (?, ?, ?, 'universal', ?, ?, ?)", [
+        e.id,
+        e.user,
+        e.name,
+        e.content[0]!,
+        at,
+        at,
+      ]);
     case "responder":
       return db.run(
         `INSERT INTO responders (id, user_id, name, path_type, path, path_lower, subdomain_prefix, method, enabled, requests_to_track, status_code, secrets, created_at, updated_at)
@@ -58,7 +72,9 @@ async function insert(db: Db, e: Entity) {
       );
     default: {
       const page = e.type === "pageTracker";
-      const target = page ? { url: e.content[0], headers: { "x-h": "zzz" } } : { requests: e.content.map((url) => ({ url, method: "GET", headers: { "x-h": "zzz" } })) };
+      const target = page
+        ? { url: e.content[0], headers: { "x-h": "zzz" } }
+        : { requests: e.content.map((url) => ({ url, method: "GET", headers: { "x-h": "zzz" } })) };
       return db.run(
         `INSERT INTO trackers (id, user_id, kind, name, enabled, config, target, notifications, secrets, schedule_anchor, created_at, updated_at)
          VALUES (?, ?, ?, ?, 0, '{}', ?, 0, '"none"', 0, ?, ?)`,
@@ -127,7 +143,12 @@ describe("runSearch against the model", () => {
       const type = types[i % types.length]!;
       const id = Bun.randomUUIDv7();
       const n = type === "apiTracker" ? 1 + Math.floor(rnd() * 3) : 1;
-      const content = type === "tag" ? [] : Array.from({ length: n }, () => (type === "pageTracker" || type === "apiTracker" ? `https://h.example/${text(6)}` : type === "responder" ? `/${text(5)}` : text(12)));
+      const content =
+        type === "tag"
+          ? []
+          : Array.from({ length: n }, () =>
+              type === "pageTracker" || type === "apiTracker" ? `https://h.example/${text(6)}` : type === "responder" ? `/${text(5)}` : text(12),
+            );
       const e: Entity = { type, id, user: pick(users), name: `${text(3)}${i}`, updatedAt: (at += Math.floor(rnd() * 3)), content };
       all.push(e);
       await insert(db, e);
@@ -136,7 +157,27 @@ describe("runSearch against the model", () => {
   afterAll(() => drop());
 
   test("every answer (items, ranks, order and total) equals the model's, for both users and any type set", async () => {
-    const queries = new Set<string>(["ab", "AB", "é", "É", "%", "_", "\\", '"', "😀", "k", "K", " q", "h.example", "HTTPS://H", "ß", "İ", "x%", all[3]!.id, all[7]!.id.toUpperCase()]);
+    const queries = new Set<string>([
+      "ab",
+      "AB",
+      "é",
+      "É",
+      "%",
+      "_",
+      "\\",
+      '"',
+      "😀",
+      "k",
+      "K",
+      " q",
+      "h.example",
+      "HTTPS://H",
+      "ß",
+      "İ",
+      "x%",
+      all[3]!.id,
+      all[7]!.id.toUpperCase(),
+    ]);
     for (const e of all.slice(0, 60)) {
       const cp = [...(e.content[0] ?? e.name)];
       const from = Math.floor(rnd() * Math.max(1, cp.length - 3));
@@ -179,7 +220,15 @@ describe("runSearch against the model", () => {
       },
     };
     const q = all.find((e) => e.type === "script")!.content[0]!.slice(0, 5);
-    expect(await runSearch(readOnly, "u-a", q, specs(SEARCH_TYPES), 20)).toEqual(model(all, "u-a", q, SEARCH_TYPES.filter((t) => types.includes(t as never)), 20));
+    expect(await runSearch(readOnly, "u-a", q, specs(SEARCH_TYPES), 20)).toEqual(
+      model(
+        all,
+        "u-a",
+        q,
+        SEARCH_TYPES.filter((t) => types.includes(t as never)),
+        20,
+      ),
+    );
   });
 });
 
@@ -188,8 +237,22 @@ test("long queries: each way of verifying finds exactly the rows that hold the q
   try {
     await migrate(db);
     await addUser(db, "long");
-    const contents = [`x${"a".repeat(40)}y`, "a".repeat(60), "ab".repeat(30), `q\\%_${"a".repeat(30)}.*+?[`, `Z${"a".repeat(20)}B${"a".repeat(20)}`, `${"a".repeat(17)}😀É`];
-    const rows = contents.map((c, i): Entity => ({ type: "script", id: Bun.randomUUIDv7(), user: "long", name: `s${i}`, updatedAt: i, content: [c] }));
+    const contents = [
+      `x${"a".repeat(40)}y`,
+      "a".repeat(60),
+      "ab".repeat(30),
+      `q\\%_${"a".repeat(30)}.*+?[`,
+      `Z${"a".repeat(20)}B${"a".repeat(20)}`,
+      `${"a".repeat(17)}😀É`,
+    ];
+    const rows = contents.map((c, i): Entity => ({
+      type: "script",
+      id: Bun.randomUUIDv7(),
+      user: "long",
+      name: `s${i}`,
+      updatedAt: i,
+      content: [c],
+    }));
     for (const r of rows) await insert(db, r);
     const queries = [
       `${"a".repeat(20)}y`, // last character unique
@@ -216,12 +279,27 @@ describe("migration 0016 and its triggers", () => {
   test("rows that existed before the migration are indexed by it", async () => {
     const { db, drop } = await fresh();
     try {
-      await migrate(db, MIGRATIONS.filter((m) => m.version < 16));
+      await migrate(
+        db,
+        MIGRATIONS.filter((m) => m.version < 16),
+      );
       await addUser(db, "old");
       const e = (type: string, content: string[]): Entity => ({ type, id: Bun.randomUUIDv7(), user: "old", name: type, updatedAt: 5, content });
-      const rows = [e("script", ["return 'Heron-5';"]), e("responder", ["/heron-5"]), e("pageTracker", ["https://heron-5.example/"]), e("apiTracker", ["https://a.example/", "https://b.example/HERON-5"])];
+      const rows = [
+        e("script", ["return 'Heron-5';"]),
+        e("responder", ["/heron-5"]),
+        e("pageTracker", ["https://heron-5.example/"]),
+        e("apiTracker", ["https://a.example/", "https://b.example/HERON-5"]),
+      ];
       for (const r of rows) await insert(db, r);
-      expect((await migrate(db, MIGRATIONS.filter((m) => m.version <= 16))).applied).toEqual([16]); // (later ones are not this test's)
+      expect(
+        (
+          await migrate(
+            db,
+            MIGRATIONS.filter((m) => m.version <= 16),
+          )
+        ).applied,
+      ).toEqual([16]); // (later ones are not this test's)
       const got = await runSearch(db, "old", "heron-5", specs(SEARCH_TYPES), 20);
       expect(got).toEqual(model(rows, "old", "heron-5", SEARCH_TYPES, 20));
       expect(got.total).toBe(4);
@@ -235,7 +313,8 @@ describe("migration 0016 and its triggers", () => {
     try {
       await migrate(db);
       for (const u of ["a", "b"]) await addUser(db, u);
-      const find = async (user: string, q: string) => (await runSearch(db, user, q, specs(["script", "responder", "pageTracker", "apiTracker"]), 20)).items.map((i) => i.id);
+      const find = async (user: string, q: string) =>
+        (await runSearch(db, user, q, specs(["script", "responder", "pageTracker", "apiTracker"]), 20)).items.map((i) => i.id);
       const s: Entity = { type: "script", id: Bun.randomUUIDv7(), user: "a", name: "s", updatedAt: 1, content: ["// puffin-1"] };
       const r: Entity = { type: "responder", id: Bun.randomUUIDv7(), user: "a", name: "r", updatedAt: 2, content: ["/puffin-1"] };
       const t: Entity = { type: "apiTracker", id: Bun.randomUUIDv7(), user: "a", name: "t", updatedAt: 3, content: ["https://x.example/puffin-1"] };
@@ -245,7 +324,10 @@ describe("migration 0016 and its triggers", () => {
 
       await db.run("UPDATE scripts SET content = ? WHERE id = ?", ["// gannet-2", s.id]);
       await db.run("UPDATE responders SET path = ?, path_lower = ? WHERE id = ?", ["/Gannet-2", "/gannet-2", r.id]);
-      await db.run("UPDATE trackers SET target = ? WHERE id = ?", [JSON.stringify({ requests: [{ url: "https://x.example/a" }, { url: "https://x.example/gannet-2" }] }), t.id]);
+      await db.run("UPDATE trackers SET target = ? WHERE id = ?", [
+        JSON.stringify({ requests: [{ url: "https://x.example/a" }, { url: "https://x.example/gannet-2" }] }),
+        t.id,
+      ]);
       // Columns search does not read leave the index as it is.
       await db.run("UPDATE scripts SET name = 's2', updated_at = 9 WHERE id = ?", [s.id]);
       await db.run("UPDATE trackers SET last_ran_at = 5 WHERE id = ?", [t.id]);
@@ -261,7 +343,11 @@ describe("migration 0016 and its triggers", () => {
         const docs = await db.all<{ entity_id: string; user_id: string }>(
           "SELECT d.entity_id, r.user_id FROM search_docs d JOIN search_ranges r ON d.id >= r.lo AND d.id < r.hi AND r.tbl = d.tbl",
         );
-        const owner = new Map([[s.id, "b"], [r.id, "a"], [t.id, "a"]]);
+        const owner = new Map([
+          [s.id, "b"],
+          [r.id, "a"],
+          [t.id, "a"],
+        ]);
         expect(docs.map((d) => [d.entity_id, d.user_id]).sort()).toEqual([...owner.entries()].sort());
       }
 

@@ -125,7 +125,7 @@ export function trigrams(s: string, max = MAX_TRIGRAMS): string[] {
 export function chunkPattern(s: string): string {
   const cp = [...s];
   const chunks: string[] = [];
-  for (let i = 0; i < cp.length; ) {
+  for (let i = 0; i < cp.length;) {
     const end = cp.length - i < 6 ? cp.length : i + 3;
     chunks.push(cp.slice(i, end).join(""));
     i = end;
@@ -145,7 +145,13 @@ export function compareHits(a: SearchHit, b: SearchHit): number {
 
 /** The user's matches over `specs` (in that order for equal ranks): their count and the first `limit` by rank.
  *  `text` is the query as validated by the search service (at most 200 characters, no U+0000). */
-export async function runSearch(db: Db, userId: string, text: string, specs: readonly SearchSpec[], limit: number): Promise<{ items: SearchItem[]; total: number }> {
+export async function runSearch(
+  db: Db,
+  userId: string,
+  text: string,
+  specs: readonly SearchSpec[],
+  limit: number,
+): Promise<{ items: SearchItem[]; total: number }> {
   const trimmed = text.trim();
   if (trimmed === "") return { items: [], total: 0 };
   const q = searchText(trimmed);
@@ -185,7 +191,13 @@ function contentCondition(d: Dialect, userId: string, spec: SearchSpec & { conte
 }
 
 /** The user's matching rows of one table: their count and the first `limit` in rank order. */
-export async function searchTable(db: Db, userId: string, spec: SearchSpec, q: SearchText, limit: number): Promise<{ total: number; hits: SearchHit[] }> {
+export async function searchTable(
+  db: Db,
+  userId: string,
+  spec: SearchSpec,
+  q: SearchText,
+  limit: number,
+): Promise<{ total: number; hits: SearchHit[] }> {
   const where = `e.user_id = ?${spec.filter ? ` AND (${spec.filter.sql})` : ""}`;
   const whereParams: Param[] = [userId, ...(spec.filter?.params ?? [])];
   const nameMatches = (name: string) => name.toLowerCase().includes(q.lower);
@@ -200,7 +212,10 @@ export async function searchTable(db: Db, userId: string, spec: SearchSpec, q: S
   let total = nameCount;
   const hits: SearchHit[] = [];
   if (nameCount > 0) {
-    const page = await db.all<Row>(`SELECT e.id, e.name, e.updated_at FROM ${spec.table} e WHERE ${ascii} AND ${nameLike} ORDER BY e.updated_at DESC, e.id DESC LIMIT ?`, [...byName, limit]);
+    const page = await db.all<Row>(
+      `SELECT e.id, e.name, e.updated_at FROM ${spec.table} e WHERE ${ascii} AND ${nameLike} ORDER BY e.updated_at DESC, e.id DESC LIMIT ?`,
+      [...byName, limit],
+    );
     for (const r of page) hits.push(hit(r, "name"));
   }
 
@@ -215,7 +230,10 @@ export async function searchTable(db: Db, userId: string, spec: SearchSpec, q: S
   const byContent = new Set<string>();
   if (q.content && spec.content) {
     const cond = contentCondition(db.dialect, userId, spec as SearchSpec & { content: ContentSpec }, q);
-    const rows = await db.all<Row>(`SELECT e.id, e.name, e.updated_at FROM ${spec.table} e WHERE ${where} AND ${cond.sql}`, [...whereParams, ...cond.params]);
+    const rows = await db.all<Row>(`SELECT e.id, e.name, e.updated_at FROM ${spec.table} e WHERE ${where} AND ${cond.sql}`, [
+      ...whereParams,
+      ...cond.params,
+    ]);
     const content: SearchHit[] = [];
     for (const r of rows) {
       if (nameMatches(r.name)) continue;

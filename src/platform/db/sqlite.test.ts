@@ -69,10 +69,12 @@ test("externalVersion counts the commits of announcing connections (CLI processe
   expect(db.externalVersion()).not.toBe(v1);
   // a rolled-back transaction announces nothing
   const v2 = db.externalVersion();
-  await expect(cli.tx(async (t) => {
-    await t.run("INSERT INTO e (n) VALUES (5)");
-    throw new Error("roll back");
-  })).rejects.toThrow("roll back");
+  await expect(
+    cli.tx(async (t) => {
+      await t.run("INSERT INTO e (n) VALUES (5)");
+      throw new Error("roll back");
+    }),
+  ).rejects.toThrow("roll back");
   expect(db.externalVersion()).toBe(v2);
   await own.close();
   await cli.close();

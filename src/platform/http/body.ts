@@ -18,7 +18,8 @@ export class RawBody {
 
   /** The body as UTF-8 text (lenient), decoded on first use. */
   get text(): string {
-    if (this.decoded === undefined) this.decoded = typeof this.source === "string" ? this.source : new TextDecoder("utf-8", { fatal: false }).decode(this.source);
+    if (this.decoded === undefined)
+      this.decoded = typeof this.source === "string" ? this.source : new TextDecoder("utf-8", { fatal: false }).decode(this.source);
     return this.decoded;
   }
 

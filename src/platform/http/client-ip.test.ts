@@ -11,7 +11,13 @@ describe("rateLimitKey", () => {
     expect(rateLimitKey("::FFFF:cb00:7107")).toBe("203.0.113.7");
     expect(rateLimitKey("[::ffff:203.0.113.7]")).toBe("203.0.113.7");
     const key = "2001:db8:1:2::/64";
-    for (const ip of ["2001:db8:1:2::1", "2001:0db8:0001:0002:ffff:ffff:ffff:ffff", "2001:DB8:1:2:a:b:c:d", "[2001:db8:1:2::99]", "2001:db8:1:2::1%eth0"])
+    for (const ip of [
+      "2001:db8:1:2::1",
+      "2001:0db8:0001:0002:ffff:ffff:ffff:ffff",
+      "2001:DB8:1:2:a:b:c:d",
+      "[2001:db8:1:2::99]",
+      "2001:db8:1:2::1%eth0",
+    ])
       expect([ip, rateLimitKey(ip)]).toEqual([ip, key]);
     expect(rateLimitKey("2001:db8:1:3::1")).toBe("2001:db8:1:3::/64");
     expect(rateLimitKey("::1")).toBe("0:0:0:0::/64");

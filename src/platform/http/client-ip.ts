@@ -11,7 +11,11 @@ export function clientIp(request: Request, peer: string | undefined, trustProxy:
     if (real) return real;
     const forwarded = request.headers.get("x-forwarded-for");
     if (forwarded) {
-      const last = forwarded.split(",").map((s) => s.trim()).filter(Boolean).at(-1);
+      const last = forwarded
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean)
+        .at(-1);
       if (last) return last;
     }
   }
@@ -29,7 +33,10 @@ export function rateLimitKey(ip: string): string {
   if (!g) return h;
   if (g[0] === 0 && g[1] === 0 && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0xffff)
     return `${g[6]! >> 8}.${g[6]! & 0xff}.${g[7]! >> 8}.${g[7]! & 0xff}`;
-  return `${g.slice(0, 4).map((n) => n.toString(16)).join(":")}::/64`;
+  return `${g
+    .slice(0, 4)
+    .map((n) => n.toString(16))
+    .join(":")}::/64`;
 }
 
 /** clientIp reduced to its rate-limit key: what every per-client limiter counts by. */

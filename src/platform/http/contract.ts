@@ -37,7 +37,10 @@ export const HeaderPair = T.Tuple([T.String({ description: "name" }), T.String({
 
 /** The page wrapper of a list (supplement §1): `Page_<item name>`. */
 export const Page = <S extends TSchema>(itemName: string, item: S) =>
-  Named(`Page_${itemName}`, T.Object({ items: T.Array(item), total: T.Integer({ minimum: 0, description: "items matching the filter across all pages" }) }));
+  Named(
+    `Page_${itemName}`,
+    T.Object({ items: T.Array(item), total: T.Integer({ minimum: 0, description: "items matching the filter across all pages" }) }),
+  );
 
 /** A response that is not JSON (text/plain, text/html) or that carries headers. */
 export interface Media {
@@ -46,7 +49,11 @@ export interface Media {
   headers?: Record<string, { description: string; schema?: Record<string, unknown> }>;
   description?: string;
 }
-export const media = (mediaType: string, schema?: TSchema, extra: Omit<Media, "mediaType" | "schema"> = {}): Media => ({ mediaType, schema, ...extra });
+export const media = (mediaType: string, schema?: TSchema, extra: Omit<Media, "mediaType" | "schema"> = {}): Media => ({
+  mediaType,
+  schema,
+  ...extra,
+});
 export const isMedia = (v: unknown): v is Media => typeof v === "object" && v !== null && typeof (v as Media).mediaType === "string";
 
 export interface RouteContract {

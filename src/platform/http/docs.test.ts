@@ -4,8 +4,22 @@ import { API_VERSION, DOCS_ASSETS } from "./docs";
 
 // The resource groups of interface.md's table: each is an API tag.
 const INTERFACE_TAGS = [
-  "webhooks", "certificates", "web_scraping", "web_security", "api_keys", "tags", "secrets", "scripts", "settings",
-  "user-data", "notifications", "users", "scheduler", "search", "messages", "status",
+  "webhooks",
+  "certificates",
+  "web_scraping",
+  "web_security",
+  "api_keys",
+  "tags",
+  "secrets",
+  "scripts",
+  "settings",
+  "user-data",
+  "notifications",
+  "users",
+  "scheduler",
+  "search",
+  "messages",
+  "status",
 ];
 
 let srv: TestServer;

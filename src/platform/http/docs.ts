@@ -30,7 +30,10 @@ export const DOCS_ASSETS: Record<string, { file: string; type: string }> = {
 
 /** The tags of interface.md's table (one per resource group), plus `auth` for the browser auth endpoints (§3.3). */
 export const API_TAGS: { name: string; description: string }[] = [
-  { name: "webhooks", description: "Responders: programmable HTTP endpoints that return a static or script-built response and can capture incoming requests" },
+  {
+    name: "webhooks",
+    description: "Responders: programmable HTTP endpoints that return a static or script-built response and can capture incoming requests",
+  },
   { name: "certificates", description: "Certificate templates (generate self-signed certificates), private keys, fetching a remote TLS chain" },
   { name: "web_scraping", description: "Scheduled trackers of web pages and of HTTP API endpoints, with revision history and change notification" },
   { name: "web_security", description: "Content security policies that can be built and serialized to a header string" },
@@ -71,14 +74,17 @@ export function apiDocument(routes: readonly RouteLike[], opts: DocsOptions) {
 }
 
 export function docsPlugin(opts: DocsOptions) {
-  const page = SwaggerUIRender({ title: "Secbox API", description: "Secbox API documentation" } as any, {
-    // Local copies instead of unpkg.com; absolute spec URL so /api-docs/ (trailing slash) works too.
-    cdn: `${ASSETS_PATH}/swagger-ui-bundle.js`,
-    theme: `${ASSETS_PATH}/swagger-ui.css`,
-    url: SPEC_PATH,
-    // Swagger UI would otherwise ask validator.swagger.io to validate the document.
-    validatorUrl: null,
-  } as any);
+  const page = SwaggerUIRender(
+    { title: "Secbox API", description: "Secbox API documentation" } as any,
+    {
+      // Local copies instead of unpkg.com; absolute spec URL so /api-docs/ (trailing slash) works too.
+      cdn: `${ASSETS_PATH}/swagger-ui-bundle.js`,
+      theme: `${ASSETS_PATH}/swagger-ui.css`,
+      url: SPEC_PATH,
+      // Swagger UI would otherwise ask validator.swagger.io to validate the document.
+      validatorUrl: null,
+    } as any,
+  );
   const pageHashes = inlineScriptHashes(page);
   const pageHeaders = (request: Request) => ({
     "content-type": "text/html; charset=utf-8",

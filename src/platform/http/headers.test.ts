@@ -15,8 +15,14 @@ beforeAll(async () => {
 afterAll(() => srv.stop());
 
 /** [what, response] pairs → [what, status, nosniff, cache-control] rows, for one readable comparison. */
-const row = (what: string, res: ApiResponse | Response) => [what, res.status, res.headers.get("x-content-type-options"), res.headers.get("cache-control")];
-const expectApiHeaders = (what: string, res: ApiResponse | Response, status: number) => expect(row(what, res)).toEqual([what, status, "nosniff", "no-store"]);
+const row = (what: string, res: ApiResponse | Response) => [
+  what,
+  res.status,
+  res.headers.get("x-content-type-options"),
+  res.headers.get("cache-control"),
+];
+const expectApiHeaders = (what: string, res: ApiResponse | Response, status: number) =>
+  expect(row(what, res)).toEqual([what, status, "nosniff", "no-store"]);
 
 describe("auth responses are no-store (session state and tokens)", () => {
   test("session probe, sign-up, sign-in, recovery, sign-out, password change", async () => {
@@ -33,7 +39,11 @@ describe("auth responses are no-store (session state and tokens)", () => {
     expectApiHeaders("recover", await srv.anon.post("/api/auth/recover", { token, newPassword: "another horse battery" }), 200);
     expectApiHeaders("recover, used token", await srv.anon.post("/api/auth/recover", { token, newPassword: "another horse battery" }), 400);
     const other = await srv.createUser();
-    expectApiHeaders("password", await other.client.post("/api/auth/password", { currentPassword: "correct horse battery", newPassword: "new horse battery" }), 204);
+    expectApiHeaders(
+      "password",
+      await other.client.post("/api/auth/password", { currentPassword: "correct horse battery", newPassword: "new horse battery" }),
+      204,
+    );
     expectApiHeaders("signout", await other.client.post("/api/auth/signout"), 204);
   });
 
@@ -60,7 +70,11 @@ describe("every API response: nosniff (and no-store unless the route chose other
     expectApiHeaders("invalid JSON", await raw("/api/user/tags", "{", user.session), 400);
     expectApiHeaders("validation", await user.client.post("/api/user/tags", { name: 5 }), 400);
     expectApiHeaders("service rule", await user.client.post("/api/user/tags", { name: "" }), 400);
-    expectApiHeaders("bad content type", await srv.anon.request("POST", "/api/user/tags", { raw: "x", session: user.session, headers: { "content-type": "text/plain" } }), 400);
+    expectApiHeaders(
+      "bad content type",
+      await srv.anon.request("POST", "/api/user/tags", { raw: "x", session: user.session, headers: { "content-type": "text/plain" } }),
+      400,
+    );
     expectApiHeaders("401", await srv.anon.get("/api/users/self"), 401);
     expectApiHeaders("403 operator", await user.client.get("/api/users?email=a@example.com"), 403);
     expectApiHeaders("cross-site", await user.client.post("/api/user/tags", { name: "x" }, { headers: { origin: "https://evil.example" } }), 403);
@@ -78,7 +92,11 @@ describe("every API response: nosniff (and no-store unless the route chose other
   });
 
   test("downloads (HAR, export) carry nosniff and no-store next to their own headers", async () => {
-    const r = await user.client.post("/api/webhooks/responders", { name: "hdr-har", location: { pathType: "=", path: "/h" }, settings: { requestsToTrack: 5, body: "x" } });
+    const r = await user.client.post("/api/webhooks/responders", {
+      name: "hdr-har",
+      location: { pathType: "=", path: "/h" },
+      settings: { requestsToTrack: 5, body: "x" },
+    });
     expect(r.status).toBe(201);
     const har = await user.client.get(`/api/webhooks/responders/${r.json.id}/_har`);
     expectApiHeaders("har", har, 200);

@@ -95,7 +95,10 @@ describe("check order: unknown route 404 before 413", () => {
     });
   };
   const send = (method: string, path: string, body: string | ReadableStream) =>
-    fetch(srv.url + path, { method, body, headers: { "content-type": "application/json" } }).then(async (r) => ({ status: r.status, json: (await r.json()) as any }));
+    fetch(srv.url + path, { method, body, headers: { "content-type": "application/json" } }).then(async (r) => ({
+      status: r.status,
+      json: (await r.json()) as any,
+    }));
 
   test("unknown path, or a known path with another method: 404 whatever the body size", async () => {
     for (const [method, path] of [
@@ -104,7 +107,11 @@ describe("check order: unknown route 404 before 413", () => {
       ["PUT", "/api/status"],
       ["DELETE", "/api/user/tags"],
     ]) {
-      expect([method, path, await send(method!, path!, big)]).toEqual([method, path, { status: 404, json: { message: "Not found", code: "NOT_FOUND" } }]);
+      expect([method, path, await send(method!, path!, big)]).toEqual([
+        method,
+        path,
+        { status: 404, json: { message: "Not found", code: "NOT_FOUND" } },
+      ]);
       expect((await send(method!, path!, chunked())).status).toBe(404);
     }
   });

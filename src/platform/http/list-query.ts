@@ -27,7 +27,10 @@ export const ListQuerySchema = t.Object({
 });
 
 const TagIdList = (description: string) =>
-  T.String({ description: `${description}; malformed entries are ignored`, examples: ["0193b2c4-7e1a-7c3d-9a61-2f0c1d2e3f40,0193b2c4-7e1a-7c3d-9a61-2f0c1d2e3f41"] });
+  T.String({
+    description: `${description}; malformed entries are ignored`,
+    examples: ["0193b2c4-7e1a-7c3d-9a61-2f0c1d2e3f40,0193b2c4-7e1a-7c3d-9a61-2f0c1d2e3f41"],
+  });
 
 /**
  * The common list query of the contract (OpenAPI document): `page`/`pageSize` integers, `order` enum, the
@@ -38,7 +41,12 @@ export function listQueryParams(sortKeys: readonly string[] = ["name", "createdA
     page: T.Optional(T.Integer({ minimum: 0, description: "zero-based page index, default 0" })),
     pageSize: T.Optional(T.Integer({ minimum: 0, description: "items per page, default 15; values above 100 become 100; 0 returns only the total" })),
     // Any other value is not an error (it falls back to name), so the keys are examples, not an enum.
-    sort: T.Optional(T.String({ description: `${sortKeys.join(", ")}; default name, any other value falls back to name (names sort case-insensitively; ties by id)`, examples: [...sortKeys] })),
+    sort: T.Optional(
+      T.String({
+        description: `${sortKeys.join(", ")}; default name, any other value falls back to name (names sort case-insensitively; ties by id)`,
+        examples: [...sortKeys],
+      }),
+    ),
     order: T.Optional(StringEnum(["asc", "desc"], { description: "default asc" })),
     q: T.Optional(T.String({ description: "trimmed, at most 200 characters: case-insensitive name substring, or an exact id" })),
     tags: T.Optional(TagIdList("comma-separated tag ids: items having ANY of them (OR)")),
@@ -61,7 +69,14 @@ function nonNegativeInt(name: string, raw: string | undefined, fallback: number,
   return Math.min(max, Number(s));
 }
 
-const idList = (raw: string | undefined) => [...new Set((raw ?? "").split(",").map((s) => s.trim().toLowerCase()).filter(isUuid))];
+const idList = (raw: string | undefined) => [
+  ...new Set(
+    (raw ?? "")
+      .split(",")
+      .map((s) => s.trim().toLowerCase())
+      .filter(isUuid),
+  ),
+];
 
 export function parseListQuery(query: Record<string, unknown>, sortKeys: readonly string[] = ["name", "createdAt", "updatedAt"]): ListQuery {
   const sort = first(query.sort) ?? "";

@@ -45,7 +45,22 @@ const ENTITIES: [string, string, string, Record<string, unknown>][] = [
 // NUL, TAB, LF, CR, ESC, DEL, C1 (NEL, CSI), a lone high and a lone low surrogate, inside the name.
 // Bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) and zero-width characters (U+200B–U+200D,
 // U+2060, U+FEFF): a name that reads differently from what it is (supplement §28.1).
-const INVISIBLE = ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"];
+const INVISIBLE = [
+  "\u202a",
+  "\u202b",
+  "\u202c",
+  "\u202d",
+  "\u202e",
+  "\u2066",
+  "\u2067",
+  "\u2068",
+  "\u2069",
+  "\u200b",
+  "\u200c",
+  "\u200d",
+  "\u2060",
+  "\ufeff",
+];
 const BAD = ["a\u0000b", "a\tb", "a\nb", "a\rb", "a\u001b[31mb", "a\u007fb", "a\u0085b", "a\u009bb", "a\ud800b", "a\udc00b", "a\ud83d"];
 
 describe("names", () => {
@@ -64,7 +79,10 @@ describe("names", () => {
       const expected = label === "tag" ? good.trim().toLowerCase() : good.trim();
       expect([label, made.json.name]).toEqual([label, expected]);
       // The read equals the create response.
-      const read = label === "API key" ? (await user.client.get(path)).json.find((k: { id: string }) => k.id === made.json.id) : (await user.client.get(`${path}/${made.json.id}`)).json;
+      const read =
+        label === "API key"
+          ? (await user.client.get(path)).json.find((k: { id: string }) => k.id === made.json.id)
+          : (await user.client.get(`${path}/${made.json.id}`)).json;
       // (shared-operation GETs wrap the object: {policy} / {template})
       expect([label, read.name ?? read.policy?.name ?? read.template?.name]).toEqual([label, expected]);
     }
@@ -96,13 +114,22 @@ describe("names", () => {
     expect((await user.client.put(`/api/user/tags/${tag.id}`, { name: "a\u202eb" })).status).toBe(400);
     const script = (await user.client.post("/api/user/scripts", { name: "plain-script", scriptType: "universal", content: "1" })).json;
     expect((await user.client.put(`/api/user/scripts/${script.id}`, { name: "a\u200bb" })).status).toBe(400);
-    const file = { format: "secbox-export", version: 1, exportedAt: now, data: { tags: [{ id: "0193aaaa-aaaa-7aaa-8aaa-aaaaaaaaaaaa", name: "x\u2066y", color: "default", createdAt: now, updatedAt: now }] } };
+    const file = {
+      format: "secbox-export",
+      version: 1,
+      exportedAt: now,
+      data: { tags: [{ id: "0193aaaa-aaaa-7aaa-8aaa-aaaaaaaaaaaa", name: "x\u2066y", color: "default", createdAt: now, updatedAt: now }] },
+    };
     const imported = await user.client.post("/api/user/data/_import", { data: file });
     expect([imported.status, imported.json.code]).toEqual([400, "INVALID_INPUT"]);
   });
 
   test("the HAR download's file name drops bidi controls and zero-width characters of names stored before the rule", async () => {
-    const made = await user.client.post("/api/webhooks/responders", { name: "har-name", location: { pathType: "=", path: "/har-name" }, settings: { body: "x" } });
+    const made = await user.client.post("/api/webhooks/responders", {
+      name: "har-name",
+      location: { pathType: "=", path: "/har-name" },
+      settings: { body: "x" },
+    });
     expect(made.status).toBe(201);
     await srv.rt.db.run("UPDATE responders SET name = ? WHERE id = ?", ["invoice\u202eexe.\u200bhar-\u2067x", made.json.id]);
     const res = await user.client.get(`/api/webhooks/responders/${made.json.id}/_har`);
@@ -112,7 +139,8 @@ describe("names", () => {
   });
 
   test("secrets keep their stricter pattern (controls were already refused)", async () => {
-    for (const bad of ["A\u0000B", "A\nB", "A\ud800"]) expect((await user.client.post("/api/user/secrets", { name: bad, value: "v" })).status).toBe(400);
+    for (const bad of ["A\u0000B", "A\nB", "A\ud800"])
+      expect((await user.client.post("/api/user/secrets", { name: bad, value: "v" })).status).toBe(400);
   });
 });
 
@@ -135,5 +163,6 @@ describe("emails", () => {
 
 test("hasForbiddenChars: Unicode Cc and unpaired surrogates only", () => {
   for (const ok of ["plain", "ünï", "😀", "a b", "\u00a0nbsp", "\u200bzero-width", "日本"]) expect([ok, hasForbiddenChars(ok)]).toEqual([ok, false]);
-  for (const bad of ["\u0000", "\u001f", "\u007f", "\u0080", "\u009f", "\ud800", "\udfff", "\ude00\ud83d"]) expect([bad, hasForbiddenChars(bad)]).toEqual([bad, true]);
+  for (const bad of ["\u0000", "\u001f", "\u007f", "\u0080", "\u009f", "\ud800", "\udfff", "\ude00\ud83d"])
+    expect([bad, hasForbiddenChars(bad)]).toEqual([bad, true]);
 });

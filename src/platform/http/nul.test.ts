@@ -19,11 +19,15 @@ beforeAll(async () => {
 afterAll(() => srv.stop());
 
 const N = "a\u0000b";
-const refused = (res: ApiResponse, message: string) => expect([res.status, res.json?.code, res.json?.message]).toEqual([400, "INVALID_INPUT", message]);
+const refused = (res: ApiResponse, message: string) =>
+  expect([res.status, res.json?.code, res.json?.message]).toEqual([400, "INVALID_INPUT", message]);
 
 describe("API bodies refuse U+0000 in any text, naming the first field", () => {
   test("a tracker's request body (the reported case); search keeps answering", async () => {
-    const res = await user.client.post("/api/web_scraping/api_trackers", { name: "nul-tracker", target: { requests: [{ url: "https://example.com/a" }, { url: "https://example.com/b", body: N }] } });
+    const res = await user.client.post("/api/web_scraping/api_trackers", {
+      name: "nul-tracker",
+      target: { requests: [{ url: "https://example.com/a" }, { url: "https://example.com/b", body: N }] },
+    });
     refused(res, "target.requests[1].body: must not contain U+0000");
     const search = await user.client.post("/api/search", { query: "example" });
     expect(search.status).toBe(200);
@@ -35,19 +39,44 @@ describe("API bodies refuse U+0000 in any text, naming the first field", () => {
     refused(await c.post("/api/user/scripts", { name: "s", scriptType: "universal", content: `1 // ${N}` }), "content: must not contain U+0000");
     refused(await c.post("/api/user/secrets", { name: "NUL_SECRET", value: N }), "value: must not contain U+0000");
     refused(
-      await c.post("/api/webhooks/responders", { name: "r", location: { pathType: "=", path: "/r" }, settings: { body: "ok", headers: [["x-a", "1"], ["x-b", N]] } }),
+      await c.post("/api/webhooks/responders", {
+        name: "r",
+        location: { pathType: "=", path: "/r" },
+        settings: {
+          body: "ok",
+          headers: [
+            ["x-a", "1"],
+            ["x-b", N],
+          ],
+        },
+      }),
       "settings.headers[1][1]: must not contain U+0000",
     );
-    refused(await c.post("/api/web_scraping/page_trackers", { name: "p", target: { url: "https://example.com/", extractor: `return 1 // ${N}` } }), "target.extractor: must not contain U+0000");
-    refused(await c.post("/api/web_scraping/api_trackers", { name: "t", target: { requests: [{ url: "https://example.com/", headers: { [`x${N}`]: "1" } }] } }), "target.requests[0].headers: member names must not contain U+0000");
-    refused(await c.post("/api/user/settings", { "common.sidebarCollapsed": { sections: ["ok", N] } }), "common.sidebarCollapsed.sections[1]: must not contain U+0000");
+    refused(
+      await c.post("/api/web_scraping/page_trackers", { name: "p", target: { url: "https://example.com/", extractor: `return 1 // ${N}` } }),
+      "target.extractor: must not contain U+0000",
+    );
+    refused(
+      await c.post("/api/web_scraping/api_trackers", {
+        name: "t",
+        target: { requests: [{ url: "https://example.com/", headers: { [`x${N}`]: "1" } }] },
+      }),
+      "target.requests[0].headers: member names must not contain U+0000",
+    );
+    refused(
+      await c.post("/api/user/settings", { "common.sidebarCollapsed": { sections: ["ok", N] } }),
+      "common.sidebarCollapsed.sections[1]: must not contain U+0000",
+    );
     refused(await c.post("/api/user/tags", { [N]: 1, name: "x" }), "body: member names must not contain U+0000");
     const tag = (await c.post("/api/user/tags", { name: "nul-update" })).json;
     refused(await c.put(`/api/user/tags/${tag.id}`, { name: N }), "name: must not contain U+0000");
     // Bodies that are not stored follow the same rule (one check for every route).
     refused(await c.post("/api/search", { query: N }), "query: must not contain U+0000");
     // Form bodies too (the one-click unsubscribe POST).
-    const form = await srv.anon.request("POST", "/api/notifications/unsubscribe", { raw: "List-Unsubscribe=One-Click&token=a%00b", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const form = await srv.anon.request("POST", "/api/notifications/unsubscribe", {
+      raw: "List-Unsubscribe=One-Click&token=a%00b",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     refused(form, "token: must not contain U+0000");
   });
 
@@ -70,7 +99,16 @@ describe("the import file answers with the import's own rules", () => {
     format: "secbox-export",
     version: 1,
     exportedAt: 1767225600,
-    data: { apiTrackers: [{ id: "01890000-0000-7000-8000-000000000001", name: "imported", config: { revisions: 3, timeout: 10000 }, target: { requests: [{ url: "https://example.com/", body }] } }] },
+    data: {
+      apiTrackers: [
+        {
+          id: "01890000-0000-7000-8000-000000000001",
+          name: "imported",
+          config: { revisions: 3, timeout: 10000 },
+          target: { requests: [{ url: "https://example.com/", body }] },
+        },
+      ],
+    },
   });
   const problem = "data.apiTrackers[0].target.requests[0].body: must not contain U+0000";
 
@@ -86,7 +124,10 @@ describe("the import file answers with the import's own rules", () => {
   });
 
   test("the import's other members are checked like any body", async () => {
-    refused(await user.client.post("/api/user/data/_import", { data: file("plain"), secretsPassphrase: N }), "secretsPassphrase: must not contain U+0000");
+    refused(
+      await user.client.post("/api/user/data/_import", { data: file("plain"), secretsPassphrase: N }),
+      "secretsPassphrase: must not contain U+0000",
+    );
   });
 
   test("nulProblem names paths as §2 does", () => {
@@ -100,12 +141,21 @@ describe("the import file answers with the import's own rules", () => {
 
 describe("responder hits accept any bytes", () => {
   test("a hit with NUL in its body and query is answered and recorded; so is a test request's body", async () => {
-    const made = await user.client.post("/api/webhooks/responders", { name: "nul-hit", location: { pathType: "=", path: "/nul" }, method: "ANY", settings: { requestsToTrack: 10, body: "got it" } });
+    const made = await user.client.post("/api/webhooks/responders", {
+      name: "nul-hit",
+      location: { pathType: "=", path: "/nul" },
+      method: "ANY",
+      settings: { requestsToTrack: 10, body: "got it" },
+    });
     expect(made.status).toBe(201);
     const bytes = new Uint8Array([0x61, 0x00, 0x62, 0x00]);
     const hit = await fetch(`${srv.url}/nul?x=%00`, { method: "POST", body: bytes, headers: { host: `${user.handle}.localhost:7070` } });
     expect([hit.status, await hit.text()]).toEqual([200, "got it"]);
-    const pathForm = await fetch(`${srv.url}/api/webhooks/${user.handle}/nul`, { method: "POST", body: "\u0000\u0000xyz", headers: { "content-type": "application/json" } });
+    const pathForm = await fetch(`${srv.url}/api/webhooks/${user.handle}/nul`, {
+      method: "POST",
+      body: "\u0000\u0000xyz",
+      headers: { "content-type": "application/json" },
+    });
     expect([pathForm.status, await pathForm.text()]).toEqual([200, "got it"]);
     const tried = await user.client.post(`/api/webhooks/responders/${made.json.id}/_test`, { method: "POST", body: N });
     expect([tried.status, tried.json.response?.statusCode]).toEqual([200, 200]);
@@ -123,9 +173,15 @@ describe("responder hits accept any bytes", () => {
 describe("data stored before the rule (migration 14)", () => {
   test("a tracker holding \\u0000 in its JSON text: cleaned to U+FFFD, search and lists answer", async () => {
     const u = await srv.createUser();
-    const made = await u.client.post("/api/web_scraping/api_trackers", { name: "old-nul", target: { requests: [{ url: "https://example.com/old", body: "a-b" }] } });
+    const made = await u.client.post("/api/web_scraping/api_trackers", {
+      name: "old-nul",
+      target: { requests: [{ url: "https://example.com/old", body: "a-b" }] },
+    });
     expect(made.status).toBe(201);
-    const page = await u.client.post("/api/web_scraping/page_trackers", { name: "old-page", target: { url: "https://example.com/page", extractor: "return 1 // x-y" } });
+    const page = await u.client.post("/api/web_scraping/page_trackers", {
+      name: "old-page",
+      target: { url: "https://example.com/page", extractor: "return 1 // x-y" },
+    });
     expect(page.status).toBe(201);
     // As an older version stored them: the NUL inside the JSON text (a literal backslash-u0000 beside it stays).
     const db = srv.rt.db;
@@ -133,7 +189,9 @@ describe("data stored before the rule (migration 14)", () => {
     await db.run("UPDATE trackers SET target = ? WHERE id = ?", [row!.target.replace("a-b", "a\\u0000b \\\\u0000 \\\\\\u0000"), made.json.id]);
     const prow = await db.get<{ target: string }>("SELECT target FROM trackers WHERE id = ?", [page.json.id]);
     await db.run("UPDATE trackers SET target = ? WHERE id = ?", [prow!.target.replace("x-y", "x\\u0000y"), page.json.id]);
-    expect(JSON.parse((await db.get<{ target: string }>("SELECT target FROM trackers WHERE id = ?", [made.json.id]))!.target).requests[0].body).toBe("a\u0000b \\u0000 \\\u0000");
+    expect(JSON.parse((await db.get<{ target: string }>("SELECT target FROM trackers WHERE id = ?", [made.json.id]))!.target).requests[0].body).toBe(
+      "a\u0000b \\u0000 \\\u0000",
+    );
 
     await db.tx((tx) => trackersWithoutNul(tx));
 

@@ -19,7 +19,9 @@ beforeAll(async () => {
 afterAll(() => srv.stop());
 
 const operations = () =>
-  Object.entries<any>(doc.paths).flatMap(([path, ops]) => Object.entries<any>(ops).map(([method, op]) => ({ path, method: method.toUpperCase(), op })));
+  Object.entries<any>(doc.paths).flatMap(([path, ops]) =>
+    Object.entries<any>(ops).map(([method, op]) => ({ path, method: method.toUpperCase(), op })),
+  );
 
 /** Every subschema of a value, depth first. */
 function* schemas(node: any): Generator<any> {
@@ -39,7 +41,8 @@ describe("OpenAPI document", () => {
     const ajv = new Ajv2020({ strict: false });
     addFormats(ajv);
     ajv.addSchema({ $id: "openapi.json", components: doc.components });
-    for (const name of Object.keys(doc.components.schemas)) expect(() => ajv.compile({ $ref: `openapi.json#/components/schemas/${name}` })).not.toThrow();
+    for (const name of Object.keys(doc.components.schemas))
+      expect(() => ajv.compile({ $ref: `openapi.json#/components/schemas/${name}` })).not.toThrow();
     // No pre-3.1 forms: tuples are prefixItems, integers are integers (not "string or integer").
     const all = [...schemas(doc)];
     expect(all.filter((s) => "additionalItems" in s || Array.isArray(s.items))).toEqual([]);
@@ -48,13 +51,27 @@ describe("OpenAPI document", () => {
 
   test("servers come from server.public_url; the spec's named schemas are listed and referenced", () => {
     expect(doc.servers).toEqual([{ url: "https://secbox.example.test", description: "server.public_url" }]);
-    for (const name of ["RespondersCreateParams", "Responder", "Page_Responder", "ApiTrackerCreateParams", "CertificateTemplateGetResponse", "UserApiKey", "ApiKeyCreateResponse", "Status", "Error"])
+    for (const name of [
+      "RespondersCreateParams",
+      "Responder",
+      "Page_Responder",
+      "ApiTrackerCreateParams",
+      "CertificateTemplateGetResponse",
+      "UserApiKey",
+      "ApiKeyCreateResponse",
+      "Status",
+      "Error",
+    ])
       expect(doc.components.schemas[name]).toBeDefined();
     const refs = new Set([...schemas(doc.paths)].filter((s) => typeof s.$ref === "string").map((s) => s.$ref));
     expect(refs).toContain("#/components/schemas/RespondersCreateParams");
     // the created responder plus its script's syntax warnings (§27)
-    expect(doc.paths["/api/webhooks/responders"].post.responses["201"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ResponderSaved" });
-    expect(doc.paths["/api/webhooks/responders/{responder_id}"].get.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Responder" });
+    expect(doc.paths["/api/webhooks/responders"].post.responses["201"].content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/ResponderSaved",
+    });
+    expect(doc.paths["/api/webhooks/responders/{responder_id}"].get.responses["200"].content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/Responder",
+    });
   });
 
   test("every operation: typed bodies with required members, uuid path ids, a response for every status, errors as Error with their codes", () => {
@@ -75,7 +92,8 @@ describe("OpenAPI document", () => {
         const resolved = body.$ref ? doc.components.schemas[body.$ref.split("/").pop()] : body;
         // A typed object (no member left untyped) whose required members are marked.
         expect([label, resolved.type]).toEqual([label, "object"]);
-        for (const [name, member] of Object.entries<any>(resolved.properties)) expect([label, name, Object.keys(member).length > 0]).toEqual([label, name, true]);
+        for (const [name, member] of Object.entries<any>(resolved.properties))
+          expect([label, name, Object.keys(member).length > 0]).toEqual([label, name, true]);
       }
     }
     const tags = doc.components.schemas.TagCreateParams;

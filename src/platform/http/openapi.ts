@@ -32,12 +32,43 @@ type Json = Record<string, any>;
 
 /** Every error code (supplement §2), the `code` enum of the shared `Error` schema. */
 export const ERROR_CODES: readonly ErrorCode[] = [
-  "INVALID_JSON", "BAD_CONTENT_TYPE", "INVALID_INPUT", "LIMIT_REACHED", "TARGET_NOT_ALLOWED", "UPSTREAM_FAILED", "INVALID_SCHEDULE",
-  "SCHEDULE_TOO_FREQUENT", "BAD_PASSPHRASE", "ALGORITHM_UNAVAILABLE", "BAD_PASSWORD", "WEAK_PASSWORD", "INVALID_TOKEN", "EMAIL_TAKEN",
-  "HANDLE_TAKEN", "VERIFICATION_FAILED", "COOLDOWN", "UNAUTHENTICATED", "FORBIDDEN", "NOT_OPERATOR", "API_KEY_NOT_ALLOWED", "NO_USER",
-  "SIGNUP_CLOSED", "NOT_ACTIVATED", "SIGNUP_RESERVED", "MAIL_NOT_CONFIGURED", "NOT_FOUND", "DUPLICATE_NAME", "CONFLICT",
-  "PAYLOAD_TOO_LARGE", "RATE_LIMITED", "INSUFFICIENT_STORAGE", "INTERNAL",
-  "PAYLOAD_TOO_LARGE", "RATE_LIMITED", "UNAVAILABLE", "INTERNAL",
+  "INVALID_JSON",
+  "BAD_CONTENT_TYPE",
+  "INVALID_INPUT",
+  "LIMIT_REACHED",
+  "TARGET_NOT_ALLOWED",
+  "UPSTREAM_FAILED",
+  "INVALID_SCHEDULE",
+  "SCHEDULE_TOO_FREQUENT",
+  "BAD_PASSPHRASE",
+  "ALGORITHM_UNAVAILABLE",
+  "BAD_PASSWORD",
+  "WEAK_PASSWORD",
+  "INVALID_TOKEN",
+  "EMAIL_TAKEN",
+  "HANDLE_TAKEN",
+  "VERIFICATION_FAILED",
+  "COOLDOWN",
+  "UNAUTHENTICATED",
+  "FORBIDDEN",
+  "NOT_OPERATOR",
+  "API_KEY_NOT_ALLOWED",
+  "NO_USER",
+  "SIGNUP_CLOSED",
+  "NOT_ACTIVATED",
+  "SIGNUP_RESERVED",
+  "MAIL_NOT_CONFIGURED",
+  "NOT_FOUND",
+  "DUPLICATE_NAME",
+  "CONFLICT",
+  "PAYLOAD_TOO_LARGE",
+  "RATE_LIMITED",
+  "INSUFFICIENT_STORAGE",
+  "INTERNAL",
+  "PAYLOAD_TOO_LARGE",
+  "RATE_LIMITED",
+  "UNAVAILABLE",
+  "INTERNAL",
 ];
 
 const ERROR_SCHEMA = {
@@ -133,7 +164,11 @@ class SchemaRegistry {
     }
     // A union of string literals → enum.
     const alts = out.anyOf;
-    if (Array.isArray(alts) && alts.length > 0 && alts.every((a) => isObj(a) && typeof a.const === "string" && Object.keys(a).every((k) => k === "const" || k === "type"))) {
+    if (
+      Array.isArray(alts) &&
+      alts.length > 0 &&
+      alts.every((a) => isObj(a) && typeof a.const === "string" && Object.keys(a).every((k) => k === "const" || k === "type"))
+    ) {
       delete out.anyOf;
       out.type = "string";
       out.enum = alts.map((a) => a.const);
@@ -181,7 +216,10 @@ function errorResponse(status: number, codes: ErrorCode[]): Json {
     content: {
       "application/json": {
         schema: {
-          allOf: [{ $ref: "#/components/schemas/Error" }, { type: "object", required: ["code"], properties: { code: { type: "string", enum: codes } } }],
+          allOf: [
+            { $ref: "#/components/schemas/Error" },
+            { type: "object", required: ["code"], properties: { code: { type: "string", enum: codes } } },
+          ],
         },
       },
     },
@@ -251,7 +289,9 @@ function buildOperation(route: RouteLike, contract: RouteContract, level: string
     else if (isMedia(spec)) {
       responses[status] = {
         description: spec.description ?? description,
-        ...(spec.headers ? { headers: mapValues(spec.headers, (h) => ({ description: h.description, schema: h.schema ?? { type: "string" } })) } : {}),
+        ...(spec.headers
+          ? { headers: mapValues(spec.headers, (h) => ({ description: h.description, schema: h.schema ?? { type: "string" } })) }
+          : {}),
         content: { [spec.mediaType]: spec.schema ? { schema: reg.convert(spec.schema) } : {} },
       };
     } else responses[status] = { description, content: { "application/json": { schema: reg.convert(spec) } } };
@@ -288,12 +328,18 @@ export function buildOpenApi(routes: readonly RouteLike[], opts: DocumentOptions
       schemas: Object.fromEntries(Object.entries(reg.schemas).sort(([a], [b]) => a.localeCompare(b))),
       securitySchemes: {
         session: { type: "apiKey", in: "cookie", name: opts.sessionCookie, description: "Browser session (set by /api/auth/signin)." },
-        apiKey: { type: "http", scheme: "bearer", bearerFormat: "sbx_ak_<64 hex>", description: "API key (POST /api/user/api_keys). Never an operator; not accepted by /api/user/api_keys*." },
+        apiKey: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "sbx_ak_<64 hex>",
+          description: "API key (POST /api/user/api_keys). Never an operator; not accepted by /api/user/api_keys*.",
+        },
         jwt: {
           type: "http",
           scheme: "bearer",
           bearerFormat: "JWT",
-          description: "HS256 service-account token (`secbox token`). A `sub` equal to a user's email acts as that user; any other `sub` has no user (user routes: 403 NO_USER).",
+          description:
+            "HS256 service-account token (`secbox token`). A `sub` equal to a user's email acts as that user; any other `sub` has no user (user routes: 403 NO_USER).",
         },
         operatorSession: {
           type: "apiKey",
@@ -301,8 +347,18 @@ export function buildOpenApi(routes: readonly RouteLike[], opts: DocumentOptions
           name: opts.sessionCookie,
           description: "Operator routes: the session of a user whose email is listed in security.operators and proven (others: 403 NOT_OPERATOR).",
         },
-        operatorJwt: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Operator routes: a service-account JWT whose `sub` is listed in security.operators." },
-        shareId: { type: "apiKey", in: "header", name: "X-User-Share-ID", description: "Share id of a shared certificate template or policy (alias X-Secbox-Share-ID)." },
+        operatorJwt: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT",
+          description: "Operator routes: a service-account JWT whose `sub` is listed in security.operators.",
+        },
+        shareId: {
+          type: "apiKey",
+          in: "header",
+          name: "X-User-Share-ID",
+          description: "Share id of a shared certificate template or policy (alias X-Secbox-Share-ID).",
+        },
       },
     },
   };

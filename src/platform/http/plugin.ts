@@ -10,7 +10,11 @@ function validationMessage(error: any): string {
   const all: any[] = Array.isArray(error?.all) ? error.all : [];
   const first = all.find((e) => e?.path !== undefined) ?? all[0];
   if (!first) return "Invalid input";
-  const path = String(first.path ?? "").replace(/^\//, "").replace(/\//g, ".") || (error.type ?? "body");
+  const path =
+    String(first.path ?? "")
+      .replace(/^\//, "")
+      .replace(/\//g, ".") ||
+    (error.type ?? "body");
   const schemaMsg = first.schema?.error ?? first.schema?.description;
   const message = String(first.message ?? "is invalid").replace(/^Expected required property$/, "is required");
   return `${path}: ${typeof schemaMsg === "string" && first.schema?.error ? schemaMsg : message}`;
@@ -30,51 +34,54 @@ export function errorResponse(status: number, code: string, message: string, hea
 const API_HEADERS = { "x-content-type-options": "nosniff", "cache-control": "no-store" };
 
 export function httpPlugin(limits: BodyLimits, log: Logger) {
-  return new Elysia({ name: "platform/http" })
-    .onRequest(({ request, set }) => {
-      const path = requestPath(request);
-      if (path === "/api" || path.startsWith("/api/")) Object.assign(set.headers, API_HEADERS);
-    })
-    // Check order (supplement §1): unknown route 404 → 413 → credentials. Both hooks run only for a matched
-    // route, before its `auth` transform: parse for every route that reads a body (Content-Length first, then
-    // counting the bytes as they arrive), transform for the others (a GET announcing a huge body).
-    .onParse({ as: "global" }, async ({ request, contentType }) => {
-      const path = requestPath(request);
-      const limit = bodyLimitFor(path, limits);
-      checkContentLength(request, limit);
-      const type = request.headers.get("content-type") ?? contentType ?? "";
-      if (limits.deferred?.(path) && /^\d+$/.test(request.headers.get("content-length") ?? "")) return new PendingBody(request, limit, type, path);
-      return new RawBody(await readBodyBytes(request, limit), type, path);
-    })
-    .onTransform({ as: "global" }, ({ request }) => {
-      checkContentLength(request, bodyLimitFor(requestPath(request), limits));
-    })
-    .onError({ as: "global" }, ({ code, error, request }) => {
-      // Errors thrown while reading the body (413) reach us wrapped in Elysia's ParseError.
-      const apiError = error instanceof ApiError ? error : (error as Error)?.cause instanceof ApiError ? ((error as Error).cause as ApiError) : undefined;
-      if (apiError) return errorResponse(apiError.status, apiError.code, apiError.message, apiError.headers);
-      switch (code) {
-        case "VALIDATION":
-          // A path parameter that does not even decode (`%ZZ`) names no resource: 404 like any malformed id.
-          if ((error as { type?: string }).type === "params") return errorResponse(404, "NOT_FOUND", "Not found");
-          return errorResponse(400, "INVALID_INPUT", validationMessage(error));
-        case "PARSE":
-          return errorResponse(400, "INVALID_JSON", "Request body could not be parsed");
-        case "NOT_FOUND":
-          return errorResponse(404, "NOT_FOUND", "Not found");
-        case "INVALID_COOKIE_SIGNATURE":
-        case "INVALID_FILE_TYPE":
-          return errorResponse(400, "INVALID_INPUT", "Invalid input");
-      }
-      // Backstop for input nested too deeply for a recursive walk (decodeBody already refuses deep JSON):
-      // a stack overflow while validating is the caller's input, not a server fault.
-      if (isStackOverflow(error)) {
-        log.warn("stack overflow handling a request", { method: request.method, path: requestPath(request) });
-        return errorResponse(400, "INVALID_INPUT", "Request input is nested too deeply");
-      }
-      if (/FOREIGN KEY constraint failed|violates foreign key constraint/i.test(String((error as Error)?.message)))
-        return errorResponse(400, "INVALID_INPUT", "A referenced resource does not exist (it may have just been deleted)");
-      log.error("unhandled error", { method: request.method, path: requestPath(request), error: String((error as Error)?.stack ?? error) });
-      return errorResponse(500, "INTERNAL", "Internal error");
-    });
+  return (
+    new Elysia({ name: "platform/http" })
+      .onRequest(({ request, set }) => {
+        const path = requestPath(request);
+        if (path === "/api" || path.startsWith("/api/")) Object.assign(set.headers, API_HEADERS);
+      })
+      // Check order (supplement §1): unknown route 404 → 413 → credentials. Both hooks run only for a matched
+      // route, before its `auth` transform: parse for every route that reads a body (Content-Length first, then
+      // counting the bytes as they arrive), transform for the others (a GET announcing a huge body).
+      .onParse({ as: "global" }, async ({ request, contentType }) => {
+        const path = requestPath(request);
+        const limit = bodyLimitFor(path, limits);
+        checkContentLength(request, limit);
+        const type = request.headers.get("content-type") ?? contentType ?? "";
+        if (limits.deferred?.(path) && /^\d+$/.test(request.headers.get("content-length") ?? "")) return new PendingBody(request, limit, type, path);
+        return new RawBody(await readBodyBytes(request, limit), type, path);
+      })
+      .onTransform({ as: "global" }, ({ request }) => {
+        checkContentLength(request, bodyLimitFor(requestPath(request), limits));
+      })
+      .onError({ as: "global" }, ({ code, error, request }) => {
+        // Errors thrown while reading the body (413) reach us wrapped in Elysia's ParseError.
+        const apiError =
+          error instanceof ApiError ? error : (error as Error)?.cause instanceof ApiError ? ((error as Error).cause as ApiError) : undefined;
+        if (apiError) return errorResponse(apiError.status, apiError.code, apiError.message, apiError.headers);
+        switch (code) {
+          case "VALIDATION":
+            // A path parameter that does not even decode (`%ZZ`) names no resource: 404 like any malformed id.
+            if ((error as { type?: string }).type === "params") return errorResponse(404, "NOT_FOUND", "Not found");
+            return errorResponse(400, "INVALID_INPUT", validationMessage(error));
+          case "PARSE":
+            return errorResponse(400, "INVALID_JSON", "Request body could not be parsed");
+          case "NOT_FOUND":
+            return errorResponse(404, "NOT_FOUND", "Not found");
+          case "INVALID_COOKIE_SIGNATURE":
+          case "INVALID_FILE_TYPE":
+            return errorResponse(400, "INVALID_INPUT", "Invalid input");
+        }
+        // Backstop for input nested too deeply for a recursive walk (decodeBody already refuses deep JSON):
+        // a stack overflow while validating is the caller's input, not a server fault.
+        if (isStackOverflow(error)) {
+          log.warn("stack overflow handling a request", { method: request.method, path: requestPath(request) });
+          return errorResponse(400, "INVALID_INPUT", "Request input is nested too deeply");
+        }
+        if (/FOREIGN KEY constraint failed|violates foreign key constraint/i.test(String((error as Error)?.message)))
+          return errorResponse(400, "INVALID_INPUT", "A referenced resource does not exist (it may have just been deleted)");
+        log.error("unhandled error", { method: request.method, path: requestPath(request), error: String((error as Error)?.stack ?? error) });
+        return errorResponse(500, "INTERNAL", "Internal error");
+      })
+  );
 }

@@ -50,7 +50,9 @@ const headerOf = (raw: string, name: string) =>
 /** A sign-in whose body never fully arrives: it stays in flight (the body parser waits) until `finish`. */
 async function heldRequest(port: number, extraHeaders = "") {
   const s = await openFrom(port);
-  s.write(`POST /api/auth/signin HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 40\r\n${extraHeaders}Connection: close\r\n\r\n{"email":`);
+  s.write(
+    `POST /api/auth/signin HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 40\r\n${extraHeaders}Connection: close\r\n\r\n{"email":`,
+  );
   return {
     async finish() {
       s.write(`"a@example.com","password":"x"}`.padEnd(31, " "));

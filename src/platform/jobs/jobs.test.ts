@@ -177,7 +177,8 @@ describe("fair share between owners", () => {
           release.push(() => resolve({ ok: true }));
         }),
     });
-    for (const id of ["a1", "a2", "a3", "a4", "b1"]) sched.add({ id, kind: "api", schedule: "* * * * * *", minGapMs: 0, owner: id[0] }, { anchorAt: now });
+    for (const id of ["a1", "a2", "a3", "a4", "b1"])
+      sched.add({ id, kind: "api", schedule: "* * * * * *", minGapMs: 0, owner: id[0] }, { anchorAt: now });
     now += 1000;
     sched.tick(now);
     await Bun.sleep(5);
@@ -194,7 +195,12 @@ describe("fair share between owners", () => {
 
 describe("scheduler", () => {
   function setup(opts: { random?: () => number } = {}) {
-    const clock = { t: T0, now() { return this.t; } };
+    const clock = {
+      t: T0,
+      now() {
+        return this.t;
+      },
+    };
     const lanes = new JobLanes({ api: 4 });
     const sched = new Scheduler({ clock, lanes, random: opts.random ?? (() => 0.5) });
     const runs: { id: string; info: RunInfo; at: number }[] = [];
@@ -278,7 +284,10 @@ describe("scheduler", () => {
     expect(s.runs).toHaveLength(3);
     // A retry that would land on or after the next occurrence is dropped.
     s.setFail(["k"]);
-    s.sched.add({ id: "k", kind: "api", schedule: "0 0 * * * *", minGapMs: MIN, retry: { intervalMs: 60 * MIN, maxAttempts: 3 } }, { anchorAt: at(11, 55) });
+    s.sched.add(
+      { id: "k", kind: "api", schedule: "0 0 * * * *", minGapMs: MIN, retry: { intervalMs: 60 * MIN, maxAttempts: 3 } },
+      { anchorAt: at(11, 55) },
+    );
     await s.at(at(12, 0));
     expect(s.settled.at(-1)).toEqual({ id: "k", ok: false });
     expect(s.sched.dueAt("k")).toBe(at(13, 0));
@@ -315,19 +324,31 @@ describe("scheduler", () => {
     const s = setup();
     // Restart at 05:30 after the 05:00 occurrence started 2 s late: 06:00 still runs.
     s.clock.t = at(5, 30);
-    s.sched.add({ id: "late", kind: "api", schedule: "0 0 * * * *", minGapMs: H }, { anchorAt: at(0, 0), lastRunAt: at(5, 0, 2), lastFireAt: at(5, 0), recover: true });
+    s.sched.add(
+      { id: "late", kind: "api", schedule: "0 0 * * * *", minGapMs: H },
+      { anchorAt: at(0, 0), lastRunAt: at(5, 0, 2), lastFireAt: at(5, 0), recover: true },
+    );
     expect(s.sched.dueAt("late")).toBe(at(6, 0));
     // Re-enabled / restarted at 05:45 after a manual run at 05:40 (last scheduled fire 05:00): 06:00 still runs.
     s.clock.t = at(5, 45);
-    s.sched.add({ id: "manual", kind: "api", schedule: "0 0 * * * *", minGapMs: H }, { anchorAt: at(5, 45), lastRunAt: at(5, 40), lastFireAt: at(5, 0) });
+    s.sched.add(
+      { id: "manual", kind: "api", schedule: "0 0 * * * *", minGapMs: H },
+      { anchorAt: at(5, 45), lastRunAt: at(5, 40), lastFireAt: at(5, 0) },
+    );
     expect(s.sched.dueAt("manual")).toBe(at(6, 0));
-    s.sched.add({ id: "manual-restart", kind: "api", schedule: "0 0 * * * *", minGapMs: H }, { anchorAt: at(0, 0), lastRunAt: at(5, 40), lastFireAt: at(5, 0), recover: true });
+    s.sched.add(
+      { id: "manual-restart", kind: "api", schedule: "0 0 * * * *", minGapMs: H },
+      { anchorAt: at(0, 0), lastRunAt: at(5, 40), lastFireAt: at(5, 0), recover: true },
+    );
     expect(s.sched.dueAt("manual-restart")).toBe(at(6, 0));
     // Only manual runs so far: no floor at all.
     s.sched.add({ id: "never", kind: "api", schedule: "0 0 * * * *", minGapMs: H }, { anchorAt: at(5, 45), lastRunAt: at(5, 40) });
     expect(s.sched.dueAt("never")).toBe(at(6, 0));
     // The floor still holds for occurrences closer than the gap to the last scheduled fire.
-    s.sched.add({ id: "frequent", kind: "api", schedule: "0 */10 * * * *", minGapMs: H }, { anchorAt: at(5, 45), lastRunAt: at(5, 40), lastFireAt: at(5, 10) });
+    s.sched.add(
+      { id: "frequent", kind: "api", schedule: "0 */10 * * * *", minGapMs: H },
+      { anchorAt: at(5, 45), lastRunAt: at(5, 40), lastFireAt: at(5, 10) },
+    );
     expect(s.sched.dueAt("frequent")).toBe(at(6, 10));
     await s.at(at(6, 0));
     expect(s.runs.map((r) => [r.id, r.info.dueAt])).toEqual([
@@ -342,7 +363,10 @@ describe("scheduler", () => {
     // Every 10 min, 30 min gap; last scheduled fire 05:00, down until 05:15 (05:10 missed): nothing before 05:30.
     const a = setup({ random: () => 0.5 });
     a.clock.t = at(5, 15);
-    a.sched.add({ id: "j", kind: "api", schedule: "0 */10 * * * *", minGapMs: 30 * MIN }, { anchorAt: at(0, 0), lastRunAt: at(5, 0), lastFireAt: at(5, 0), recover: true });
+    a.sched.add(
+      { id: "j", kind: "api", schedule: "0 */10 * * * *", minGapMs: 30 * MIN },
+      { anchorAt: at(0, 0), lastRunAt: at(5, 0), lastFireAt: at(5, 0), recover: true },
+    );
     expect(a.sched.dueAt("j")).toBe(at(5, 30));
     await a.at(at(5, 29, 59));
     expect(a.runs).toHaveLength(0);
@@ -351,7 +375,10 @@ describe("scheduler", () => {
     // 12 min gap, back at 05:11 (05:10 missed): the catch-up (05:11:30 by the window) waits until 05:12.
     const b = setup({ random: () => 0.5 });
     b.clock.t = at(5, 11);
-    b.sched.add({ id: "k", kind: "api", schedule: "0 */10 * * * *", minGapMs: 12 * MIN }, { anchorAt: at(0, 0), lastRunAt: at(5, 0), lastFireAt: at(5, 0), recover: true });
+    b.sched.add(
+      { id: "k", kind: "api", schedule: "0 */10 * * * *", minGapMs: 12 * MIN },
+      { anchorAt: at(0, 0), lastRunAt: at(5, 0), lastFireAt: at(5, 0), recover: true },
+    );
     expect(b.sched.dueAt("k")).toBe(at(5, 12));
     await b.at(at(5, 12));
     expect(b.runs.map((r) => [r.info.dueAt, r.info.catchUp])).toEqual([[at(5, 12), true]]);

@@ -164,7 +164,12 @@ export class Scheduler {
     const state = this.jobs.get(id);
     if (!state) return;
     state.spec = { ...state.spec, ...patch };
-    if (patch.minGapMs !== undefined && state.cronNext !== undefined && state.lastFireAt !== undefined && state.cronNext < state.lastFireAt + patch.minGapMs) {
+    if (
+      patch.minGapMs !== undefined &&
+      state.cronNext !== undefined &&
+      state.lastFireAt !== undefined &&
+      state.cronNext < state.lastFireAt + patch.minGapMs
+    ) {
       state.cronNext = this.nextAllowed(state, this.clock.now());
     }
   }

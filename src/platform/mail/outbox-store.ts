@@ -71,9 +71,10 @@ export const outboxStore = {
   },
   /** On a start with SMTP configured: recent held messages are queued, older ones fail. */
   async releaseHeld(db: Db, now: number, maxAgeSec: number) {
-    await db.run("UPDATE outbox SET status = 'failed', last_error = 'held longer than 7 days without SMTP' WHERE status = 'held' AND created_at < ?", [
-      now - maxAgeSec,
-    ]);
+    await db.run(
+      "UPDATE outbox SET status = 'failed', last_error = 'held longer than 7 days without SMTP' WHERE status = 'held' AND created_at < ?",
+      [now - maxAgeSec],
+    );
     await db.run("UPDATE outbox SET status = 'queued', next_attempt_at = ? WHERE status = 'held'", [now]);
   },
   list: (db: Db, status?: string) =>

@@ -14,9 +14,14 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function serverWithSmtp(sink: { port: number } | null, extra: Record<string, string> = {}, opts: { dataDir?: string; clock?: { now(): number } } = {}) {
+async function serverWithSmtp(
+  sink: { port: number } | null,
+  extra: Record<string, string> = {},
+  opts: { dataDir?: string; clock?: { now(): number } } = {},
+) {
   const env: Record<string, string> = { SECBOX_SECURITY_OPERATORS: OPS, ...extra };
-  if (sink) Object.assign(env, { SECBOX_SMTP_HOST: "127.0.0.1", SECBOX_SMTP_PORT: String(sink.port), SECBOX_SMTP_FROM: "Secbox <noreply@secbox.test>" });
+  if (sink)
+    Object.assign(env, { SECBOX_SMTP_HOST: "127.0.0.1", SECBOX_SMTP_PORT: String(sink.port), SECBOX_SMTP_FROM: "Secbox <noreply@secbox.test>" });
   const srv = await startTestServer({ env, ...opts });
   return srv;
 }
@@ -99,7 +104,12 @@ describe("outbox", () => {
   test("mail held without SMTP is sent once a server starts with SMTP configured; mail held over 7 days fails", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "secbox-held-"));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-    const clock = { t: Date.now(), now() { return this.t; } };
+    const clock = {
+      t: Date.now(),
+      now() {
+        return this.t;
+      },
+    };
     const first = await serverWithSmtp(null, {}, { dataDir, clock });
     const op = await first.createUser(OPS);
     await op.client.post("/api/users/email", { recipient: "old@example.com", subject: "too old", text: "t" });
@@ -128,7 +138,12 @@ describe("outbox", () => {
     const port = probe.port;
     await probe.close();
 
-    const clock = { t: Date.now(), now() { return this.t; } };
+    const clock = {
+      t: Date.now(),
+      now() {
+        return this.t;
+      },
+    };
     const first = await serverWithSmtp({ port }, {}, { dataDir, clock });
     const op = await first.createUser(OPS);
     expect((await op.client.post("/api/users/email", { recipient: "a@example.com", subject: "survivor", text: "still here" })).status).toBe(204);

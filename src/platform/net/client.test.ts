@@ -170,7 +170,25 @@ beforeAll(async () => {
   tlsDir = mkdtempSync(join(tmpdir(), "secbox-net-"));
   const gen = spawnSync(
     "openssl",
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-days", "1", "-keyout", join(tlsDir, "key.pem"), "-out", join(tlsDir, "cert.pem")],
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:P-256",
+      "-nodes",
+      "-subj",
+      "/CN=localhost",
+      "-addext",
+      "subjectAltName=DNS:localhost,IP:127.0.0.1",
+      "-days",
+      "1",
+      "-keyout",
+      join(tlsDir, "key.pem"),
+      "-out",
+      join(tlsDir, "cert.pem"),
+    ],
     { stdio: "ignore" },
   );
   if (gen.status !== 0) throw new Error("openssl failed");
@@ -183,10 +201,44 @@ beforeAll(async () => {
   ossl("req", "-x509", ...ec, "-subj", "/CN=Secbox Test Root", "-days", "1", "-keyout", "root.key", "-out", "root.pem");
   ossl("req", ...ec, "-subj", "/CN=Secbox Test Inter", "-keyout", "inter.key", "-out", "inter.csr");
   writeFileSync(join(tlsDir, "ca.ext"), "basicConstraints=critical,CA:TRUE\nkeyUsage=keyCertSign,cRLSign\n");
-  ossl("x509", "-req", "-in", "inter.csr", "-CA", "root.pem", "-CAkey", "root.key", "-set_serial", "2", "-days", "1", "-extfile", "ca.ext", "-out", "inter.pem");
+  ossl(
+    "x509",
+    "-req",
+    "-in",
+    "inter.csr",
+    "-CA",
+    "root.pem",
+    "-CAkey",
+    "root.key",
+    "-set_serial",
+    "2",
+    "-days",
+    "1",
+    "-extfile",
+    "ca.ext",
+    "-out",
+    "inter.pem",
+  );
   ossl("req", ...ec, "-subj", "/CN=chain.secbox.test", "-keyout", "leaf.key", "-out", "leaf.csr");
   writeFileSync(join(tlsDir, "leaf.ext"), "subjectAltName=DNS:chain.secbox.test\n");
-  ossl("x509", "-req", "-in", "leaf.csr", "-CA", "inter.pem", "-CAkey", "inter.key", "-set_serial", "3", "-days", "1", "-extfile", "leaf.ext", "-out", "leaf.pem");
+  ossl(
+    "x509",
+    "-req",
+    "-in",
+    "leaf.csr",
+    "-CA",
+    "inter.pem",
+    "-CAkey",
+    "inter.key",
+    "-set_serial",
+    "3",
+    "-days",
+    "1",
+    "-extfile",
+    "leaf.ext",
+    "-out",
+    "leaf.pem",
+  );
   const pem = (f: string) => readFileSync(join(tlsDir, f), "utf8");
   const sniOptions = {
     // Runs during the handshake, before the client sees secureConnect.
@@ -328,7 +380,14 @@ describe("requests", () => {
     expect(header(res.headers, "set-cookie")).toEqual(["a=1; Path=/", "b=2; Path=/"]);
     expect(header(res.headers, "x-multi")).toEqual(["one", "two"]);
     expect(res.headers.every(([n]) => n === n.toLowerCase())).toBe(true);
-    expect(stripHopByHop([["connection", "x-drop"], ["x-drop", "1"], ["keep-alive", "5"], ["x-keep", "2"]])).toEqual([["x-keep", "2"]]);
+    expect(
+      stripHopByHop([
+        ["connection", "x-drop"],
+        ["x-drop", "1"],
+        ["keep-alive", "5"],
+        ["x-keep", "2"],
+      ]),
+    ).toEqual([["x-keep", "2"]]);
   });
 
   test("invalid input", async () => {
@@ -423,7 +482,15 @@ describe("redirects", () => {
     const seen: string[] = [];
     const resolver = loopResolver({ "a.secbox.test": ["127.0.0.1"], "b.secbox.test": ["127.0.0.1"] }, seen);
     const to = encodeURIComponent(`http://b.secbox.test:${port}/final`);
-    const res = await outboundFetch(opts(`http://a.secbox.test:${port}/redirect?status=303&to=${to}`, { resolver, maxRedirects: 3, method: "POST", body: "x", headers: { authorization: "Bearer s3cret" } }));
+    const res = await outboundFetch(
+      opts(`http://a.secbox.test:${port}/redirect?status=303&to=${to}`, {
+        resolver,
+        maxRedirects: 3,
+        method: "POST",
+        body: "x",
+        headers: { authorization: "Bearer s3cret" },
+      }),
+    );
     expect(res.status).toBe(200);
     expect(res.url).toBe(`http://b.secbox.test:${port}/final`);
     const fin = JSON.parse(text(res.body));
@@ -447,7 +514,13 @@ describe("redirects", () => {
     // First hop allowed by a test policy that lets only 127.0.0.1 through; the hops are then checked normally.
     const refuseAddress = (ip: string) => ip !== "127.0.0.1" && isPrivateAddress(ip);
     const resolver = loopResolver({ "internal.secbox.test": ["10.0.0.7"], "mixed.secbox.test": ["127.0.0.1", "192.168.1.2"] });
-    for (const target of ["http://169.254.169.254/latest/meta-data/", `http://localhost:${port}/final`, `http://[::ffff:a9fe:a9fe]/`, "http://internal.secbox.test/", `http://mixed.secbox.test:${port}/final`]) {
+    for (const target of [
+      "http://169.254.169.254/latest/meta-data/",
+      `http://localhost:${port}/final`,
+      `http://[::ffff:a9fe:a9fe]/`,
+      "http://internal.secbox.test/",
+      `http://mixed.secbox.test:${port}/final`,
+    ]) {
       hits = [];
       const e = await failure(
         outboundFetch(opts(`${base}/redirect?to=${encodeURIComponent(target)}`, { allowPrivate: false, refuseAddress, resolver, maxRedirects: 5 })),
@@ -460,7 +533,9 @@ describe("redirects", () => {
   test("httpsOnly is re-checked on every hop", async () => {
     hits = [];
     const to = encodeURIComponent(`${base}/final`);
-    const e = await failure(outboundFetch(opts(`https://127.0.0.1:${tlsPort}/redirect?to=${to}`, { insecure: true, httpsOnly: true, maxRedirects: 2 })));
+    const e = await failure(
+      outboundFetch(opts(`https://127.0.0.1:${tlsPort}/redirect?to=${to}`, { insecure: true, httpsOnly: true, maxRedirects: 2 })),
+    );
     expect(e.code).toBe("INVALID_URL");
     expect(hits).toEqual([]);
   });
@@ -518,11 +593,17 @@ describe("limits", () => {
     expect(header(big.headers, "x-big")[0]?.length).toBe(20_000);
     // ... every other caller keeps 16 KiB, also now that the engine's process-wide limit is higher.
     const small = await failure(outboundFetch(opts(`${base}/big-header/20000`)));
-    expect({ code: small.code, message: small.message }).toEqual({ code: "TOO_LARGE", message: "Upstream response header too large (more than 16 KiB)" });
+    expect({ code: small.code, message: small.message }).toEqual({
+      code: "TOO_LARGE",
+      message: "Upstream response header too large (more than 16 KiB)",
+    });
     expect((await outboundFetch(opts(`${base}/big-header/15000`))).status).toBe(200);
     // Above 64 KiB: too large for anyone (here the engine's own limit trips first: the same answer).
     const over = await failure(outboundFetch(opts(`${base}/big-header/70000`, { maxHeaderBytes: 64 * 1024 })));
-    expect({ code: over.code, message: over.message }).toEqual({ code: "TOO_LARGE", message: "Upstream response header too large (more than 64 KiB)" });
+    expect({ code: over.code, message: over.message }).toEqual({
+      code: "TOO_LARGE",
+      message: "Upstream response header too large (more than 64 KiB)",
+    });
     const justOver = await failure(outboundFetch(opts(`${base}/big-header/${64 * 1024}`, { maxHeaderBytes: 64 * 1024 })));
     expect(justOver.message).toBe("Upstream response header too large (more than 64 KiB)");
     // Every redirect hop's head is held to the limit.
@@ -570,7 +651,12 @@ describe("limits", () => {
     const before = process.memoryUsage().rss;
     for (const path of ["/bomb/gzip", "/bomb/br"]) {
       const res = await outboundFetch(opts(`${base}${path}`, { maxBodyBytes: 2 * MiB, ...t }));
-      expect({ path, length: res.body.length, truncated: res.truncated, zeros: res.body.every((b) => b === 0) }).toEqual({ path, length: 2 * MiB, truncated: true, zeros: true });
+      expect({ path, length: res.body.length, truncated: res.truncated, zeros: res.body.every((b) => b === 0) }).toEqual({
+        path,
+        length: 2 * MiB,
+        truncated: true,
+        zeros: true,
+      });
       expect(header(res.headers, "x-original-content-encoding")).toHaveLength(1);
     }
     expect(process.memoryUsage().rss - before).toBeLessThan(256 * MiB);
@@ -614,7 +700,9 @@ describe("TLS", () => {
     const ok = await outboundFetch(opts(`https://127.0.0.1:${tlsPort}/`, { insecure: true, httpsOnly: true }));
     expect(ok.status).toBe(200);
     expect(text(ok.body)).toBe("secure");
-    const named = await outboundFetch(opts(`https://tls.secbox.test:${tlsPort}/`, { insecure: true, resolver: loopResolver({ "tls.secbox.test": ["127.0.0.1"] }) }));
+    const named = await outboundFetch(
+      opts(`https://tls.secbox.test:${tlsPort}/`, { insecure: true, resolver: loopResolver({ "tls.secbox.test": ["127.0.0.1"] }) }),
+    );
     expect(text(named.body)).toBe("secure");
     expect(named.remoteAddress).toBe("127.0.0.1");
     expect(tlsSeen[1]).toEqual({ servername: "tls.secbox.test", host: `tls.secbox.test:${tlsPort}` });
@@ -685,7 +773,9 @@ describe("connection reuse (keep-alive pinned to the checked address)", () => {
       expect(a.seen.length).toBe(2);
       expect(new Set(a.seen).size).toBe(1);
       // another name for the same address does not share it either (its own SNI/certificate name)
-      const other = await outboundFetch(opts(`http://other.secbox.test:${a.port}/`, { resolver: loopResolver({ "other.secbox.test": ["127.0.0.1"] }) }));
+      const other = await outboundFetch(
+        opts(`http://other.secbox.test:${a.port}/`, { resolver: loopResolver({ "other.secbox.test": ["127.0.0.1"] }) }),
+      );
       expect(text(other.body)).toBe("127.0.0.1");
       expect(new Set(a.seen).size).toBe(2);
     } finally {
@@ -741,7 +831,12 @@ describe("fetchPeerCertificates (certificate _fetch)", () => {
   test("returns the chain leaf first as PEM, SNI = host, through the checked address", async () => {
     chainSni = [];
     const resolver = loopResolver({ "chain.secbox.test": ["127.0.0.1"] });
-    const chain = await fetchPeerCertificates({ url: `https://chain.secbox.test:${chainPort}/any/path`, allowPrivate: true, resolver, timeoutMs: 3000 });
+    const chain = await fetchPeerCertificates({
+      url: `https://chain.secbox.test:${chainPort}/any/path`,
+      allowPrivate: true,
+      resolver,
+      timeoutMs: 3000,
+    });
     const file = (f: string) => norm(readFileSync(join(tlsDir, f), "utf8"));
     expect(chain.map(norm)).toEqual([file("leaf.pem"), file("inter.pem")]);
     for (let i = 0; i < 50 && chainSni.length === 0; i++) await Bun.sleep(10);
@@ -754,7 +849,9 @@ describe("fetchPeerCertificates (certificate _fetch)", () => {
     expect((await failure(fetchPeerCertificates({ url: `http://127.0.0.1:${tlsPort}/`, allowPrivate: true }))).code).toBe("INVALID_URL");
     expect((await failure(fetchPeerCertificates({ url: `https://127.0.0.1:${chainPort}/`, allowPrivate: false }))).code).toBe("TARGET_NOT_ALLOWED");
     const resolver = loopResolver({ "chain.secbox.test": ["127.0.0.1"] });
-    expect((await failure(fetchPeerCertificates({ url: `https://chain.secbox.test:${chainPort}/`, allowPrivate: false, resolver }))).code).toBe("TARGET_NOT_ALLOWED");
+    expect((await failure(fetchPeerCertificates({ url: `https://chain.secbox.test:${chainPort}/`, allowPrivate: false, resolver }))).code).toBe(
+      "TARGET_NOT_ALLOWED",
+    );
     // A plain-HTTP port: the handshake fails.
     const e = await failure(fetchPeerCertificates({ url: `https://127.0.0.1:${port}/`, allowPrivate: true, timeoutMs: 2000 }));
     expect(["TLS", "NETWORK"]).toContain(e.code);

@@ -32,15 +32,7 @@ import { parseOutboundUrl, resolveAllowed, type Resolver } from "./guard";
 import { TOKEN_RE } from "./shared-rules";
 
 export { OutboundError, type OutboundErrorCode, type OutboundErrorStage } from "./errors";
-export {
-  guardUrl,
-  isForbiddenHostname,
-  isPrivateAddress,
-  literalTargetRefused,
-  resolveAllowed,
-  systemResolver,
-  type Resolver,
-} from "./guard";
+export { guardUrl, isForbiddenHostname, isPrivateAddress, literalTargetRefused, resolveAllowed, systemResolver, type Resolver } from "./guard";
 
 export { DEFAULT_MAX_HEADER_BYTES, MAX_HEADER_BYTES, pooledConnections } from "./exchange";
 
@@ -112,7 +104,17 @@ const DROPPED_REQUEST_HEADERS = new Set([
   "content-length",
   "expect",
 ]);
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer", "proxy-authenticate", "proxy-authorization"]);
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "upgrade",
+  "te",
+  "trailer",
+  "proxy-authenticate",
+  "proxy-authorization",
+]);
 const CROSS_ORIGIN_DROPPED = new Set(["authorization", "cookie", "proxy-authorization", "host"]);
 const BODY_HEADERS = new Set(["content-type", "content-encoding", "content-language", "content-location"]);
 
@@ -197,7 +199,15 @@ async function run(flight: Flight, r: OutboundRequest): Promise<OutboundResponse
     if (!has(sent, "host")) sent.unshift(["Host", url.host]);
     const auth = userinfoAuth(url);
     if (auth && !has(sent, "authorization")) sent.push(["Authorization", auth]);
-    const res = await send(flight, { url, address, method: currentMethod, headers: sent, body, insecure: r.insecure === true, maxHeaderBytes: r.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES });
+    const res = await send(flight, {
+      url,
+      address,
+      method: currentMethod,
+      headers: sent,
+      body,
+      insecure: r.insecure === true,
+      maxHeaderBytes: r.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES,
+    });
     const status = res.statusCode ?? 0;
     const resHeaders = headerList(res);
 
@@ -244,7 +254,10 @@ async function run(flight: Flight, r: OutboundRequest): Promise<OutboundResponse
 export function outboundFetch(req: OutboundRequest): Promise<OutboundResponse> {
   if (!Number.isFinite(req.timeoutMs) || req.timeoutMs <= 0) return Promise.reject(invalidRequest("Invalid timeout"));
   if (!Number.isFinite(req.maxBodyBytes) || req.maxBodyBytes < 0) return Promise.reject(invalidRequest("Invalid body limit"));
-  if (req.maxHeaderBytes !== undefined && !(Number.isInteger(req.maxHeaderBytes) && req.maxHeaderBytes >= 1024 && req.maxHeaderBytes <= MAX_HEADER_BYTES))
+  if (
+    req.maxHeaderBytes !== undefined &&
+    !(Number.isInteger(req.maxHeaderBytes) && req.maxHeaderBytes >= 1024 && req.maxHeaderBytes <= MAX_HEADER_BYTES)
+  )
     return Promise.reject(invalidRequest("Invalid header limit"));
   const flight: Flight = { done: false, req: null };
   return new Promise<OutboundResponse>((resolve, reject) => {

@@ -112,7 +112,15 @@ describe("isPrivateAddress", () => {
 
 describe("isForbiddenHostname", () => {
   test("refused names", () => {
-    for (const h of ["localhost", "LOCALHOST.", "localhost..", "foo.localhost", "a.b.LocalHost", "metadata.google.internal", "Metadata.Google.Internal."]) {
+    for (const h of [
+      "localhost",
+      "LOCALHOST.",
+      "localhost..",
+      "foo.localhost",
+      "a.b.LocalHost",
+      "metadata.google.internal",
+      "Metadata.Google.Internal.",
+    ]) {
       expect(isForbiddenHostname(h)).toBe(true);
     }
   });

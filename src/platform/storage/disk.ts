@@ -71,12 +71,18 @@ export class DiskGuard {
     const low = free < this.minFreeBytes;
     if (low !== this.isLow) {
       if (low)
-        this.opts.log.error("storage: free disk space is below server.min_free_disk_mib; writes that add data are refused (507) until space is freed", {
-          dir: this.opts.dir,
+        this.opts.log.error(
+          "storage: free disk space is below server.min_free_disk_mib; writes that add data are refused (507) until space is freed",
+          {
+            dir: this.opts.dir,
+            freeMib: Math.floor(free / MiB),
+            minFreeMib: this.opts.minFreeMib,
+          },
+        );
+      else
+        this.opts.log.warn("storage: free disk space is back above server.min_free_disk_mib; writes are accepted again", {
           freeMib: Math.floor(free / MiB),
-          minFreeMib: this.opts.minFreeMib,
         });
-      else this.opts.log.warn("storage: free disk space is back above server.min_free_disk_mib; writes are accepted again", { freeMib: Math.floor(free / MiB) });
     }
     return (this.isLow = low);
   }

@@ -35,7 +35,12 @@ export type StorageCounter = (db: Db, userId: string) => Promise<number>;
 
 const LIMIT_TTL_MS = 5000;
 const RECOUNT_EVERY_MS = 24 * 3600 * 1000;
-const KIND_TEXT: Record<StorageKind, string> = { kv: "Secbox.kv data", history: "responder history", revisions: "tracker revisions", interactions: "interactions" };
+const KIND_TEXT: Record<StorageKind, string> = {
+  kv: "Secbox.kv data",
+  history: "responder history",
+  revisions: "tracker revisions",
+  interactions: "interactions",
+};
 
 export interface StorageQuotaOptions {
   db: Db;
@@ -61,13 +66,21 @@ export class StorageQuota {
   constructor(private readonly opts: StorageQuotaOptions) {
     this.db = opts.db;
     this.log = opts.log;
-    this.disk = new DiskGuard({ dir: opts.diskDir, minFreeMib: opts.minFreeDiskMib, log: opts.log, ...(opts.readFree ? { read: opts.readFree } : {}) });
+    this.disk = new DiskGuard({
+      dir: opts.diskDir,
+      minFreeMib: opts.minFreeDiskMib,
+      log: opts.log,
+      ...(opts.readFree ? { read: opts.readFree } : {}),
+    });
   }
 
   async start(): Promise<void> {
     await this.disk.start();
     if (this.recountTimer) return;
-    this.recountTimer = setInterval(() => void this.recountAll().catch((err) => this.log.error("storage: recount failed", { error: String(err) })), RECOUNT_EVERY_MS);
+    this.recountTimer = setInterval(
+      () => void this.recountAll().catch((err) => this.log.error("storage: recount failed", { error: String(err) })),
+      RECOUNT_EVERY_MS,
+    );
     this.recountTimer.unref?.();
   }
 
@@ -172,7 +185,13 @@ export class StorageQuota {
     let fixed = 0;
     for (const { user_id } of await storageUsage.userIds(this.db)) {
       const fixes = await this.recount(user_id);
-      for (const f of fixes) this.log.warn("storage: usage counter corrected by the recount", { userId: user_id, kind: f.kind, counted: f.counted, recounted: f.recounted });
+      for (const f of fixes)
+        this.log.warn("storage: usage counter corrected by the recount", {
+          userId: user_id,
+          kind: f.kind,
+          counted: f.counted,
+          recounted: f.recounted,
+        });
       fixed += fixes.length;
       await new Promise<void>((r) => setImmediate(r));
     }

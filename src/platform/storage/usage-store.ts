@@ -6,7 +6,12 @@ import type { Db } from "../db/db";
 export type StorageKind = "kv" | "history" | "revisions" | "interactions";
 export const STORAGE_KINDS: readonly StorageKind[] = ["kv", "history", "revisions", "interactions"];
 
-const COLUMN: Record<StorageKind, string> = { kv: "kv_bytes", history: "history_bytes", revisions: "revision_bytes", interactions: "interaction_bytes" };
+const COLUMN: Record<StorageKind, string> = {
+  kv: "kv_bytes",
+  history: "history_bytes",
+  revisions: "revision_bytes",
+  interactions: "interaction_bytes",
+};
 const TOTAL = "storage_usage.kv_bytes + storage_usage.history_bytes + storage_usage.revision_bytes + storage_usage.interaction_bytes";
 
 export interface StorageUsage {
@@ -26,13 +31,20 @@ interface UsageRow {
 }
 
 const toUsage = (r: UsageRow | undefined): StorageUsage => {
-  const u = { kv: Number(r?.kv_bytes ?? 0), history: Number(r?.history_bytes ?? 0), revisions: Number(r?.revision_bytes ?? 0), interactions: Number(r?.interaction_bytes ?? 0) };
+  const u = {
+    kv: Number(r?.kv_bytes ?? 0),
+    history: Number(r?.history_bytes ?? 0),
+    revisions: Number(r?.revision_bytes ?? 0),
+    interactions: Number(r?.interaction_bytes ?? 0),
+  };
   return { ...u, total: u.kv + u.history + u.revisions + u.interactions };
 };
 
 export const storageUsage = {
   async get(db: Db, userId: string): Promise<StorageUsage> {
-    return toUsage(await db.get<UsageRow>("SELECT kv_bytes, history_bytes, revision_bytes, interaction_bytes FROM storage_usage WHERE user_id = ?", [userId]));
+    return toUsage(
+      await db.get<UsageRow>("SELECT kv_bytes, history_bytes, revision_bytes, interaction_bytes FROM storage_usage WHERE user_id = ?", [userId]),
+    );
   },
 
   /**

@@ -19,8 +19,7 @@ import { errorResponse } from "../http/plugin";
 import type { Logger } from "../log";
 import { uiAssets, type UiAssets, type UiFile } from "./assets";
 
-export const isApiPath = (path: string) =>
-  path === "/api" || path.startsWith("/api/") || path === "/api-docs" || path.startsWith("/api-docs/");
+export const isApiPath = (path: string) => path === "/api" || path.startsWith("/api/") || path === "/api-docs" || path.startsWith("/api-docs/");
 
 /** The UI's CSP (`assets`: the source for `<origin>/assets/`; `scriptHashes`: the inline scripts index.html needs). */
 export function uiContentSecurityPolicy(assets: string, scriptHashes: readonly string[]): string {
@@ -95,7 +94,8 @@ export async function handleUi(request: Request, log: Logger, publicUrl: string)
     if (icon) return fileResponse(request, icon, { ...COMMON_HEADERS, "cache-control": "public, max-age=86400" });
   }
   // A path whose last segment has an extension names a file, not a page: 404 instead of the HTML shell.
-  if (path !== "/index.html" && /\.[A-Za-z0-9]+$/.test(path.slice(path.lastIndexOf("/") + 1))) return errorResponse(404, "NOT_FOUND", "Not found", COMMON_HEADERS);
+  if (path !== "/index.html" && /\.[A-Za-z0-9]+$/.test(path.slice(path.lastIndexOf("/") + 1)))
+    return errorResponse(404, "NOT_FOUND", "Not found", COMMON_HEADERS);
   return indexResponse(request, assets, uiContentSecurityPolicy(pathSource(request, publicUrl, "/assets/"), assets.scriptHashes));
 }
 

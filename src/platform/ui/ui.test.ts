@@ -17,7 +17,8 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => srv.stop());
 
-const get = (path: string, headers: Record<string, string> = {}) => fetch(srv.url + path, { headers, redirect: "manual", decompress: false } as RequestInit);
+const get = (path: string, headers: Record<string, string> = {}) =>
+  fetch(srv.url + path, { headers, redirect: "manual", decompress: false } as RequestInit);
 
 describe("web UI serving", () => {
   test("/ and any app route answer index.html, no-cache, with the hardening headers", async () => {
@@ -30,7 +31,8 @@ describe("web UI serving", () => {
       expect(res.headers.get("referrer-policy")).toBe("no-referrer");
       expect(res.headers.get("x-frame-options")).toBe("DENY");
       const csp = res.headers.get("content-security-policy") ?? "";
-      for (const d of ["default-src 'self'", "object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'", "connect-src 'self'"]) expect(csp).toContain(d);
+      for (const d of ["default-src 'self'", "object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'", "connect-src 'self'"])
+        expect(csp).toContain(d);
       expect(csp).not.toContain("unsafe-eval");
       expect(/script-src [^;]*unsafe-inline/.test(csp)).toBe(false);
       expect(await res.text()).toBe(indexHtml);

@@ -187,7 +187,9 @@ describe("work pool", () => {
     const dir = mkdtempSync(join(tmpdir(), "secbox-work-write-"));
     const db = openDatabase(dir);
     try {
-      await db.exec("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL); CREATE TABLE server_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+      await db.exec(
+        "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL); CREATE TABLE server_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+      );
       const version = db.externalVersion();
       const p = pool({ threads: 1, sqlitePath: join(dir, "secbox.db") });
       const order: string[] = [];

@@ -320,7 +320,11 @@ export class WorkPool implements Work {
     if (slot.dead) return;
     if (msg.t === "ready") {
       slot.ready = true;
-      slot.worker.postMessage({ t: "init", ...(this.o.sqlitePath !== undefined ? { sqlitePath: this.o.sqlitePath } : {}), env: this.o.env } satisfies ToWorker);
+      slot.worker.postMessage({
+        t: "init",
+        ...(this.o.sqlitePath !== undefined ? { sqlitePath: this.o.sqlitePath } : {}),
+        env: this.o.env,
+      } satisfies ToWorker);
       this.idleOrDispatch(slot);
       return;
     }

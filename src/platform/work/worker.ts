@@ -20,9 +20,7 @@ declare const self: Worker;
 export type ToWorker = { t: "init"; sqlitePath?: string; env: unknown } | { t: "run"; id: number; task: string; input: unknown };
 /** Work thread → main thread. */
 export type FromWorker =
-  | { t: "ready" }
-  | { t: "done"; id: number; ok: true; value: unknown }
-  | { t: "done"; id: number; ok: false; error: ReturnType<typeof toWireError> };
+  { t: "ready" } | { t: "done"; id: number; ok: true; value: unknown } | { t: "done"; id: number; ok: false; error: ReturnType<typeof toWireError> };
 
 /** Task modules by the first segment of their task names: "csp" serves "csp.evaluate". */
 export type TaskModules = Record<string, (env: unknown) => TaskImpl[] | Promise<TaskImpl[]>>;

@@ -64,11 +64,39 @@ export interface Exec {
 
 /** Handles an execution looks up or creates at most once (host functions, snippet factories, built-ins). */
 export type HelperSlot =
-  | "describe" | "construct" | "Uint8Array" | "isView" | "json" | "jsonParse" | "jsonStringify" | "define" | "toJSON" | "String"
-  | "enc" | "dec" | "encode" | "decode" | "proxy" | "atob" | "btoa" | "log" | "seal" | "sha256" | "sleep" | "cancel" | "op"
+  | "describe"
+  | "construct"
+  | "Uint8Array"
+  | "isView"
+  | "json"
+  | "jsonParse"
+  | "jsonStringify"
+  | "define"
+  | "toJSON"
+  | "String"
+  | "enc"
+  | "dec"
+  | "encode"
+  | "decode"
+  | "proxy"
+  | "atob"
+  | "btoa"
+  | "log"
+  | "seal"
+  | "sha256"
+  | "sleep"
+  | "cancel"
+  | "op"
   | "codeUnits"
-  | "secboxF" | "consoleF" | "textF" | "timersF" | "Promise" | "promiseResolve" | "fnToString"
-  | "importData" | "exportJson";
+  | "secboxF"
+  | "consoleF"
+  | "textF"
+  | "timersF"
+  | "Promise"
+  | "promiseResolve"
+  | "fnToString"
+  | "importData"
+  | "exportJson";
 
 /** A new execution record for `job` (its runtime and context are set by the caller). */
 export function newExec(job: RunJob): Exec {

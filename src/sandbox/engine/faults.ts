@@ -28,17 +28,19 @@ import { post } from "./results";
 export function guard(eng: Engine): void {
   const fault = (err: unknown): Error => (eng.fault ??= err instanceof Error ? err : new Error(String(err)));
   // The original glue minus its catch-all: a fault raised inside (or before) the callback leaves the instance.
-  const escaping = <A extends number[]>(inner: (...a: A) => number) => (_asyncify: unknown, ...a: A): number => {
-    if (eng.fault !== null) throw eng.fault;
-    let r: number;
-    try {
-      r = inner(...a);
-    } catch (err) {
-      throw fault(err);
-    }
-    if (eng.fault !== null) throw eng.fault;
-    return r;
-  };
+  const escaping =
+    <A extends number[]>(inner: (...a: A) => number) =>
+    (_asyncify: unknown, ...a: A): number => {
+      if (eng.fault !== null) throw eng.fault;
+      let r: number;
+      try {
+        r = inner(...a);
+      } catch (err) {
+        throw fault(err);
+      }
+      if (eng.fault !== null) throw eng.fault;
+      return r;
+    };
   installGuard(eng.mod!, (fn, name) => guarded(fn, name.startsWith("QTS_Free"), () => eng.fault, fault), escaping);
   // Host data that does not fit: the running execution's memory error, thrown where the data would have been made
   // (marshal.ts admit() refuses most of it before; this is for whatever gets past, e.g. free memory the worker no
@@ -118,7 +120,10 @@ export function contain(eng: Engine, exec: Exec): boolean {
     dropHandles(exec); // with its runtime: the next restore of the image takes their memory back
     if (tpl) tpl.dirty = true;
   }
-  const error: ScriptError = exec.reason === "timeout" || Date.now() >= exec.deadline ? timeoutError() : { kind: "error", name: "InternalError", message: "InternalError: stack overflow" };
+  const error: ScriptError =
+    exec.reason === "timeout" || Date.now() >= exec.deadline
+      ? timeoutError()
+      : { kind: "error", name: "InternalError", message: "InternalError: stack overflow" };
   const finished = exec.finished;
   exec.finished = true;
   // Nothing else alive: reap() (at the end of the slice) frees what finished and restores the image.
@@ -128,7 +133,11 @@ export function contain(eng: Engine, exec: Exec): boolean {
   }
   // Otherwise the result goes with the retirement (the pool settles it, then retires or replaces the worker).
   eng.draining = true;
-  eng.send({ t: "retire", reason: "a script ran the worker's native stack out while other executions were alive", results: finished ? [] : [{ id: exec.id, error, logs: exec.logs }] });
+  eng.send({
+    t: "retire",
+    reason: "a script ran the worker's native stack out while other executions were alive",
+    results: finished ? [] : [{ id: exec.id, error, logs: exec.logs }],
+  });
   return true;
 }
 

@@ -17,7 +17,9 @@ test("Math.random is seeded from the CSPRNG in every execution, also in runtimes
   const parked = pool.run({ source: "await new Promise((r) => setTimeout(r, 1000)); return 'parked'", context: {}, limits: LIMITS });
   await Bun.sleep(50);
   for (let round = 0; round < 3; round++) {
-    const runs = await Promise.all(Array.from({ length: 40 }, () => pool.run({ source: "[Math.random(), Math.random()]", context: {}, limits: LIMITS })));
+    const runs = await Promise.all(
+      Array.from({ length: 40 }, () => pool.run({ source: "[Math.random(), Math.random()]", context: {}, limits: LIMITS })),
+    );
     const values = runs.map((r) => (r.ok ? JSON.stringify(r.value) : r.error.message));
     expect(values.every((v) => v.startsWith("[0."))).toBe(true);
     expect(new Set(values).size).toBe(values.length);

@@ -91,7 +91,8 @@ export interface SourceImage {
 export function buildTemplate(eng: Engine): Template | string {
   const memory = eng.memory!;
   const sp = stackPointer(eng.instance);
-  if (sp === null || sp % 16 !== 0 || sp - WASM_STACK_BYTES < 1024 || sp >= memory.buffer.byteLength) return "stack pointer not where this build puts it";
+  if (sp === null || sp % 16 !== 0 || sp - WASM_STACK_BYTES < 1024 || sp >= memory.buffer.byteLength)
+    return "stack pointer not where this build puts it";
   // The static area ends where the stack's reserved region starts; in a fresh instance that region is unused.
   const staticEnd = sp - WASM_STACK_BYTES;
   if (!allZero(new Uint8Array(memory.buffer, staticEnd, WASM_STACK_BYTES - 65536))) return "the reserved stack region is in use in a fresh instance";
@@ -100,7 +101,20 @@ export function buildTemplate(eng: Engine): Template | string {
   const ctxPtr = contextPointer(ctx);
   const refs = hostRefsOf(rt);
   // The record of the executions that will run on this runtime; the job is a placeholder until the first one.
-  const exec = newExec({ t: "run", id: 0, cell: 0, token: 0, source: "", context: { json: "null", paths: [], bytes: [] }, memoryBytes: 0, timeoutMs: 0, stackBytes: 0, kv: false, proxy: false, owner: "" });
+  const exec = newExec({
+    t: "run",
+    id: 0,
+    cell: 0,
+    token: 0,
+    source: "",
+    context: { json: "null", paths: [], bytes: [] },
+    memoryBytes: 0,
+    timeoutMs: 0,
+    stackBytes: 0,
+    kv: false,
+    proxy: false,
+    owner: "",
+  });
   const discard = (why: string): string => {
     for (const h of exec.handles) if (h.alive) h.dispose();
     ctx.dispose();
@@ -127,7 +141,10 @@ export function buildTemplate(eng: Engine): Template | string {
   toJSONHook(exec);
   // The lazy globals themselves, built once per variant (op_proxy_request and Secbox.kv depend on the job): an
   // execution's first access returns the image's object instead of building it.
-  const built = { proxy: new Map(), plain: new Map(), kv: new Map(), noKv: new Map(), common: new Map() } as Record<string, Map<string, QuickJSHandle>>;
+  const built = { proxy: new Map(), plain: new Map(), kv: new Map(), noKv: new Map(), common: new Map() } as Record<
+    string,
+    Map<string, QuickJSHandle>
+  >;
   const build = (group: string, name: string, flags: { proxy: boolean; kv: boolean }, into: Map<string, QuickJSHandle>) => {
     exec.job = { ...exec.job, ...flags };
     exec.globals = new Map();
@@ -138,7 +155,12 @@ export function buildTemplate(eng: Engine): Template | string {
   build("sandbox", "Sandbox", { proxy: false, kv: false }, built.plain!);
   build("secbox", "Secbox", { proxy: false, kv: true }, built.kv!);
   build("secbox", "Secbox", { proxy: false, kv: false }, built.noKv!);
-  for (const [group, name] of [["console", "console"], ["text", "TextEncoder"], ["timers", "setTimeout"]] as const) build(group, name, { proxy: false, kv: false }, built.common!);
+  for (const [group, name] of [
+    ["console", "console"],
+    ["text", "TextEncoder"],
+    ["timers", "setTimeout"],
+  ] as const)
+    build(group, name, { proxy: false, kv: false }, built.common!);
   // One complete, read-only map per job variant (index: proxy × 2 + kv), shared by the executions.
   const globals = [false, true].flatMap((proxy) =>
     [false, true].map((kv) => new Map([...built.common!, ...(proxy ? built.proxy! : built.plain!), ...(kv ? built.kv! : built.noKv!)])),

@@ -37,7 +37,12 @@ export function call(exec: Exec, fn: QuickJSHandle, ...args: QuickJSHandle[]): Q
 }
 
 /** ctx.callFunction, through fastCall when the runtime has an argument block (the pristine runtime does). */
-export function callFn(exec: Exec, fn: QuickJSHandle, thisArg: QuickJSHandle, args: QuickJSHandle[]): { value?: QuickJSHandle; error?: QuickJSHandle } {
+export function callFn(
+  exec: Exec,
+  fn: QuickJSHandle,
+  thisArg: QuickJSHandle,
+  args: QuickJSHandle[],
+): { value?: QuickJSHandle; error?: QuickJSHandle } {
   if (exec.argv !== 0 && args.length <= ARGV_SLOTS) return fastCall(exec.ctx!, exec.mem!.words(), exec.argv, fn, thisArg, args);
   const r = exec.ctx!.callFunction(fn, thisArg, ...args);
   return r.error ? { error: r.error } : { value: r.value };
@@ -95,7 +100,10 @@ const packedBytesOf = (p: Packed): number => p.bytes.reduce((n, b) => n + b.byte
 function importPacked(exec: Exec, packed: Packed, install: boolean): QuickJSHandle {
   const ctx = exec.ctx!;
   // JSON text holds no raw U+0000 (JSON.stringify escapes it), so newString is exact here (see newString)
-  const args = [ctx.newString(packed.paths.length === 0 ? `[[],${packed.json}]` : `[${JSON.stringify(packed.paths)},${packed.json}]`), install ? ctx.true : ctx.false];
+  const args = [
+    ctx.newString(packed.paths.length === 0 ? `[[],${packed.json}]` : `[${JSON.stringify(packed.paths)},${packed.json}]`),
+    install ? ctx.true : ctx.false,
+  ];
   try {
     for (const b of packed.bytes) {
       // an empty one is made inside (a request without a body: no buffer to copy in)
@@ -194,7 +202,9 @@ export function newString(exec: Exec, s: string): QuickJSHandle {
   // the buffer (the host's copy, then QuickJS's), the parts made from it and the string they are joined into
   admit(exec, 3 * units.byteLength);
   exec.helpers.codeUnits ??= snippet(exec, CODE_UNITS_SNIPPET);
-  const buffer = ctx.newArrayBuffer(units.byteOffset === 0 && units.byteLength === units.buffer.byteLength ? (units.buffer as ArrayBuffer) : new Uint8Array(units).buffer);
+  const buffer = ctx.newArrayBuffer(
+    units.byteOffset === 0 && units.byteLength === units.buffer.byteLength ? (units.buffer as ArrayBuffer) : new Uint8Array(units).buffer,
+  );
   try {
     return call(exec, exec.helpers.codeUnits, buffer, wide ? ctx.true : ctx.false);
   } finally {
@@ -205,7 +215,9 @@ export function newString(exec: Exec, s: string): QuickJSHandle {
 /** A new ArrayBuffer in the context holding `bytes` (admitted: the host's copy in the instance, then QuickJS's). */
 export function newBuffer(exec: Exec, bytes: Uint8Array): QuickJSHandle {
   admit(exec, 2 * bytes.byteLength);
-  return exec.ctx!.newArrayBuffer(bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : new Uint8Array(bytes).buffer);
+  return exec.ctx!.newArrayBuffer(
+    bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? (bytes.buffer as ArrayBuffer) : new Uint8Array(bytes).buffer,
+  );
 }
 
 /** JSON.parse / JSON.stringify of the context (looked up once per execution; the first lookup happens before any
@@ -287,7 +299,8 @@ export function withBytes<T>(exec: Exec, h: QuickJSHandle, use: (bytes: Uint8Arr
     l.dispose();
   }
   try {
-    if (ctx.typeof(buffer) !== "object" || !Number.isInteger(offset) || offset < 0 || (length !== -1 && (!Number.isInteger(length) || length < 0))) return null;
+    if (ctx.typeof(buffer) !== "object" || !Number.isInteger(offset) || offset < 0 || (length !== -1 && (!Number.isInteger(length) || length < 0)))
+      return null;
     let copy: { value: Uint8Array; dispose(): void };
     try {
       copy = ctx.getArrayBuffer(buffer);

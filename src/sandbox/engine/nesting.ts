@@ -114,7 +114,7 @@ export function resumeOthers(eng: Engine, top: Exec, now: number): void {
   const limit = usageOf(eng, top.job.owner, perf) + (perf - top.sliceStart);
   const stackOwners = eng.stack.map((e) => e.job.owner).filter((o) => o !== "");
   const mayGo = (b: Exec) => b.parked && !b.finished && !stackOwners.includes(b.job.owner) && usageOf(eng, b.job.owner, perf) < limit;
-  for (let i = 0; i < eng.inbox.length; ) {
+  for (let i = 0; i < eng.inbox.length;) {
     const msg = eng.inbox[i]!;
     const b = eng.execs.get(msg.id);
     if (b === undefined || b.finished) {

@@ -21,11 +21,24 @@ describe("quickjs-emscripten internals", () => {
     await engine.init(512);
     expect(checkGlue(engine.mod!)).toBeNull();
     expect(checkFast(engine.mod!, engine.instance, engine.memory!)).toBeNull();
-    expect({ fast: engine.fast, fallback: engine.fallback, image: engine.snapshotting, stackTop: engine.stackTop !== null }).toEqual({ fast: true, fallback: null, image: true, stackTop: true });
+    expect({ fast: engine.fast, fallback: engine.fallback, image: engine.snapshotting, stackTop: engine.stackTop !== null }).toEqual({
+      fast: true,
+      fallback: null,
+      image: true,
+      stackTop: true,
+    });
   });
 
   test("a module whose host-callback glue is not as verified is refused: the guard has no slow path", () => {
-    expect(() => installGuard({} as never, (fn) => fn, (inner) => (_a, ...a) => inner(...a))).toThrow("unexpected quickjs-emscripten internals");
+    expect(() =>
+      installGuard(
+        {} as never,
+        (fn) => fn,
+        (inner) =>
+          (_a, ...a) =>
+            inner(...a),
+      ),
+    ).toThrow("unexpected quickjs-emscripten internals");
     expect(() => guardAllocations({} as never, () => new Error("refused"))).toThrow("unexpected quickjs-emscripten internals");
   });
 
@@ -53,7 +66,10 @@ describe("quickjs-emscripten internals", () => {
 
 describe("the slow safe path (versions other than the pinned ones)", () => {
   const warnings: string[] = [];
-  const log = { ...createLogger("error"), warn: (msg: string, fields?: Record<string, unknown>) => void warnings.push(`${msg} ${JSON.stringify(fields ?? {})}`) };
+  const log = {
+    ...createLogger("error"),
+    warn: (msg: string, fields?: Record<string, unknown>) => void warnings.push(`${msg} ${JSON.stringify(fields ?? {})}`),
+  };
   const pool = new ScriptPool({ workers: 2, queueLimit: 100, allowPrivate: false, log, quickjsVersions: { core: "0.31.0", variant: "0.31.0" } });
   const fast = new ScriptPool({ workers: 1, queueLimit: 100, allowPrivate: false, log: createLogger("error") });
   afterAll(async () => {
@@ -76,7 +92,10 @@ describe("the slow safe path (versions other than the pinned ones)", () => {
     const cases: [string, unknown][] = [
       ["1 + 1", {}],
       ["return context.n * 2", { n: 21 }],
-      ["await new Promise((r) => setTimeout(r, 5)); return Sandbox.core.decode(context.body).toUpperCase()", { body: new TextEncoder().encode("bytes in") }],
+      [
+        "await new Promise((r) => setTimeout(r, 5)); return Sandbox.core.decode(context.body).toUpperCase()",
+        { body: new TextEncoder().encode("bytes in") },
+      ],
       ["console.log('hi', 1); ({ bytes: new Uint8Array([1, 2, 3]), text: new TextDecoder().decode(new TextEncoder().encode('é')) })", {}],
       ["globalThis.leak = (globalThis.leak ?? 0) + 1; delete globalThis.Sandbox; return [leak, typeof Secbox.crypto.sha256]", {}],
       ["throw new TypeError('nope')", {}],
@@ -85,7 +104,10 @@ describe("the slow safe path (versions other than the pinned ones)", () => {
       ["({ f: () => 1 })", {}],
       // host data beyond the memory limit (issue 29), and a long string holding NULs (code units, not JSON)
       ["atob('A'.repeat(8 * 1024 * 1024)).length", {}],
-      ["const s = Sandbox.core.decode(new Uint8Array(5000).map((_, i) => i % 3 === 0 ? 0 : 0xe9)); return [s.length, s.charCodeAt(0), s.charCodeAt(1)]", {}],
+      [
+        "const s = Sandbox.core.decode(new Uint8Array(5000).map((_, i) => i % 3 === 0 ? 0 : 0xe9)); return [s.length, s.charCodeAt(0), s.charCodeAt(1)]",
+        {},
+      ],
       ["const s = atob(btoa('\\0\\xe9'.repeat(3000))); return [s.length, s.charCodeAt(0), s.charCodeAt(1), s.charCodeAt(5999)]", {}],
     ];
     for (let round = 0; round < 3; round++) {

@@ -21,7 +21,14 @@
 // @ts-ignore: not in the package's "exports" (Bun resolves and embeds it; tsc does not)
 import corePackage from "quickjs-emscripten-core/package.json" with { type: "json" };
 import variantPackage from "@jitl/quickjs-singlefile-mjs-release-sync/package.json" with { type: "json" };
-import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime, type QuickJSWASMModule } from "quickjs-emscripten-core";
+import {
+  newQuickJSWASMModuleFromVariant,
+  newVariant,
+  type QuickJSContext,
+  type QuickJSHandle,
+  type QuickJSRuntime,
+  type QuickJSWASMModule,
+} from "quickjs-emscripten-core";
 import baseVariant from "@jitl/quickjs-singlefile-mjs-release-sync";
 
 /** The package versions the internals below were verified for. */
@@ -49,7 +56,10 @@ export const ARGV_SLOTS = 8;
  *  below use) and, when not `shared`, the WebAssembly.Module the variant compiled from its embedded binary (for the
  *  next workers). The variant instantiates through WebAssembly.instantiate with `memory` among its imports: that
  *  call is watched, only while this worker initializes (nothing else runs on its thread meanwhile). */
-export async function loadQuickJS(memory: WebAssembly.Memory, shared?: WebAssembly.Module): Promise<{ mod: QuickJSWASMModule; instance: WebAssembly.Instance | null; compiled: WebAssembly.Module | null }> {
+export async function loadQuickJS(
+  memory: WebAssembly.Memory,
+  shared?: WebAssembly.Module,
+): Promise<{ mod: QuickJSWASMModule; instance: WebAssembly.Instance | null; compiled: WebAssembly.Module | null }> {
   let compiled: WebAssembly.Module | null = shared ?? null;
   let instance: WebAssembly.Instance | null = null;
   const real = WebAssembly.instantiate;
@@ -67,7 +77,9 @@ export async function loadQuickJS(memory: WebAssembly.Memory, shared?: WebAssemb
   };
   WebAssembly.instantiate = capture as typeof WebAssembly.instantiate;
   try {
-    const mod = await newQuickJSWASMModuleFromVariant(newVariant(baseVariant, shared ? { wasmMemory: memory, wasmModule: shared } : { wasmMemory: memory }));
+    const mod = await newQuickJSWASMModuleFromVariant(
+      newVariant(baseVariant, shared ? { wasmMemory: memory, wasmModule: shared } : { wasmMemory: memory }),
+    );
     return { mod, instance, compiled };
   } finally {
     WebAssembly.instantiate = real;
@@ -110,7 +122,10 @@ export type Ffi = (a?: unknown, b?: unknown, c?: unknown, d?: unknown) => unknow
 
 interface GlueInternals {
   ffi: Record<string, unknown>;
-  callbacks: { contextCallbacks: Map<number, { callFunction: (...a: number[]) => number }>; runtimeCallbacks: Map<number, { shouldInterrupt: (rt: number) => number }> };
+  callbacks: {
+    contextCallbacks: Map<number, { callFunction: (...a: number[]) => number }>;
+    runtimeCallbacks: Map<number, { shouldInterrupt: (rt: number) => number }>;
+  };
   module: { callbacks: { callFunction: unknown; shouldInterrupt: unknown } };
 }
 
@@ -127,14 +142,21 @@ export function installGuard(
   const m = mod as unknown as GlueInternals;
   const glue = m.module?.callbacks;
   const { contextCallbacks, runtimeCallbacks } = m.callbacks ?? {};
-  if (!(contextCallbacks instanceof Map) || !(runtimeCallbacks instanceof Map) || typeof glue?.callFunction !== "function" || typeof glue.shouldInterrupt !== "function") {
+  if (
+    !(contextCallbacks instanceof Map) ||
+    !(runtimeCallbacks instanceof Map) ||
+    typeof glue?.callFunction !== "function" ||
+    typeof glue.shouldInterrupt !== "function"
+  ) {
     throw new Error("sandbox: unexpected quickjs-emscripten internals: module callbacks");
   }
   for (const [name, fn] of Object.entries(m.ffi)) {
     if (!name.startsWith("QTS_") || typeof fn !== "function") continue;
     m.ffi[name] = wrap(fn as Ffi, name);
   }
-  glue.callFunction = escaping((ctx: number, thisPtr: number, argc: number, argv: number, fnId: number) => contextCallbacks.get(ctx)!.callFunction(ctx, thisPtr, argc, argv, fnId));
+  glue.callFunction = escaping((ctx: number, thisPtr: number, argc: number, argv: number, fnId: number) =>
+    contextCallbacks.get(ctx)!.callFunction(ctx, thisPtr, argc, argv, fnId),
+  );
   glue.shouldInterrupt = escaping((rt: number) => runtimeCallbacks.get(rt)!.shouldInterrupt(rt));
 }
 
@@ -185,7 +207,10 @@ export function guardAllocations(mod: QuickJSWASMModule, refused: (bytes: number
  */
 export function checkGlue(mod: QuickJSWASMModule): string | null {
   const glue = (mod as unknown as GlueInternals).module.callbacks;
-  const installed = { callFunction: glue.callFunction as (...a: unknown[]) => number, shouldInterrupt: glue.shouldInterrupt as (...a: unknown[]) => number };
+  const installed = {
+    callFunction: glue.callFunction as (...a: unknown[]) => number,
+    shouldInterrupt: glue.shouldInterrupt as (...a: unknown[]) => number,
+  };
   let calls = 0;
   let interrupts = 0;
   glue.callFunction = (...a: unknown[]) => (calls++, installed.callFunction(...a));
@@ -232,8 +257,11 @@ interface CallInternals {
 export function callInternals(ctx: QuickJSContext): CallInternals | null {
   const c = ctx as unknown as Partial<CallInternals>;
   const ok =
-    typeof c.ffi?.QTS_Call === "function" && typeof c.ffi.QTS_ResolveException === "function" && typeof c.ffi.QTS_FreeValuePointer === "function" &&
-    typeof c.ctx?.value === "number" && typeof c.memory?.heapValueHandle === "function";
+    typeof c.ffi?.QTS_Call === "function" &&
+    typeof c.ffi.QTS_ResolveException === "function" &&
+    typeof c.ffi.QTS_FreeValuePointer === "function" &&
+    typeof c.ctx?.value === "number" &&
+    typeof c.memory?.heapValueHandle === "function";
   return ok ? (c as CallInternals) : null;
 }
 
@@ -243,7 +271,14 @@ export function callInternals(ctx: QuickJSContext): CallInternals | null {
  * once in the runtime's memory. QTS_Call copies the values out of the block before it calls, so a nested call
  * (a host function the script calls back into) may reuse it.
  */
-export function fastCall(ctx: QuickJSContext, heap: Uint32Array, argv: number, fn: QuickJSHandle, thisArg: QuickJSHandle, args: QuickJSHandle[]): { value?: QuickJSHandle; error?: QuickJSHandle } {
+export function fastCall(
+  ctx: QuickJSContext,
+  heap: Uint32Array,
+  argv: number,
+  fn: QuickJSHandle,
+  thisArg: QuickJSHandle,
+  args: QuickJSHandle[],
+): { value?: QuickJSHandle; error?: QuickJSHandle } {
   const c = ctx as unknown as CallInternals;
   for (let i = 0; i < args.length; i++) heap[(argv >>> 2) + i] = args[i]!.value as unknown as number;
   const ctxPtr = c.ctx.value;
@@ -403,7 +438,14 @@ export function findRandomState(ctx: QuickJSContext, memory: WebAssembly.Memory,
  * the top chunk (`probe` − 8, where `probe` is a block the allocator just took from the top and freed), follows the
  * top when a block of `size` bytes is taken from it, and returns when the block is freed. Null if that is not so.
  */
-export function findTopPointer(memory: WebAssembly.Memory, staticEnd: number, probe: number, malloc: (n: number) => number, free: (p: number) => void, size: number): number | null {
+export function findTopPointer(
+  memory: WebAssembly.Memory,
+  staticEnd: number,
+  probe: number,
+  malloc: (n: number) => number,
+  free: (p: number) => void,
+  size: number,
+): number | null {
   const words = (): Uint32Array => new Uint32Array(memory.buffer, 0, staticEnd >>> 2);
   const top = probe - 8;
   const found: number[] = [];

@@ -84,7 +84,10 @@ export function dispatch(pool: ScriptPool): void {
       // While an owner hogs, no job waits behind one of its jobs: that one may run long.
       if (load > 0 && pool.hogs.size > 0 && holdsHog(pool, s)) continue;
       // ties: fewer jobs held (parked ones), then the worker that ran last (its caches are warm)
-      if (load < bestLoad || (load === bestLoad && (s.jobs.size < best!.jobs.size || (s.jobs.size === best!.jobs.size && s.lastIdleDispatch > best!.lastIdleDispatch)))) {
+      if (
+        load < bestLoad ||
+        (load === bestLoad && (s.jobs.size < best!.jobs.size || (s.jobs.size === best!.jobs.size && s.lastIdleDispatch > best!.lastIdleDispatch)))
+      ) {
         best = s;
         bestLoad = load;
       }

@@ -174,7 +174,9 @@ function onMessage(pool: ScriptPool, slot: Slot, msg: WorkerToMain): void {
       if (msg.fallback !== undefined && !pool.warnedFallback) {
         // once per pool: every worker of this build says the same
         pool.warnedFallback = true;
-        pool.opts.log.warn("sandbox: QuickJS runs without its verified fast internals (slower; see src/sandbox/engine/quickjs-internals.ts)", { reason: msg.fallback.slice(0, 300) });
+        pool.opts.log.warn("sandbox: QuickJS runs without its verified fast internals (slower; see src/sandbox/engine/quickjs-internals.ts)", {
+          reason: msg.fallback.slice(0, 300),
+        });
       }
       if (pool.compiling === slot) compiled(pool, msg.module ?? null);
       dispatch(pool);

@@ -27,10 +27,23 @@ const CodeMirrorEditor = lazy(() => import("./code-mirror"));
 export function CodeEditor(props: CodeEditorProps) {
   const id = useId();
   const fallback = (
-    <Textarea aria-label={props.label} value={props.value} onChange={(e) => props.onChange(e.currentTarget.value)} autosize minRows={12} styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }} />
+    <Textarea
+      aria-label={props.label}
+      value={props.value}
+      onChange={(e) => props.onChange(e.currentTarget.value)}
+      autosize
+      minRows={12}
+      styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }}
+    />
   );
   return (
-    <Input.Wrapper label={props.label} description={props.description} error={props.error} id={`${id}-wrapper`} labelProps={{ id: `${id}-label`, htmlFor: undefined, component: "div" } as never}>
+    <Input.Wrapper
+      label={props.label}
+      description={props.description}
+      error={props.error}
+      id={`${id}-wrapper`}
+      labelProps={{ id: `${id}-label`, htmlFor: undefined, component: "div" } as never}
+    >
       <Box mt={4} style={{ border: "1px solid var(--mantine-color-default-border)", borderRadius: 4, overflow: "hidden" }}>
         <Suspense fallback={fallback}>
           <CodeMirrorEditor {...props} labelledBy={`${id}-label`} />

@@ -88,7 +88,15 @@ export const lightTheme = [
   ),
 ];
 
-export default function CodeMirrorEditor({ value, onChange, labelledBy, minHeight = 320, readOnly = false, language = "javascript", lint }: CodeEditorProps & { labelledBy: string }) {
+export default function CodeMirrorEditor({
+  value,
+  onChange,
+  labelledBy,
+  minHeight = 320,
+  readOnly = false,
+  language = "javascript",
+  lint,
+}: CodeEditorProps & { labelledBy: string }) {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | null>(null);
   const theme = useRef(new Compartment());
@@ -126,7 +134,10 @@ export default function CodeMirrorEditor({ value, onChange, labelledBy, minHeigh
           EditorView.lineWrapping,
           EditorState.readOnly.of(readOnly),
           EditorView.contentAttributes.of({ "aria-labelledby": labelledBy, "aria-multiline": "true", role: "textbox" }),
-          EditorView.theme({ "&": { minHeight: `${minHeight}px`, fontSize: "13px" }, ".cm-scroller": { fontFamily: "var(--mantine-font-family-monospace)" } }),
+          EditorView.theme({
+            "&": { minHeight: `${minHeight}px`, fontSize: "13px" },
+            ".cm-scroller": { fontFamily: "var(--mantine-font-family-monospace)" },
+          }),
           theme.current.of(scheme === "dark" ? darkTheme : lightTheme),
           EditorView.updateListener.of((u) => {
             if (u.docChanged) onChangeRef.current(u.state.doc.toString());
@@ -169,7 +180,15 @@ export default function CodeMirrorEditor({ value, onChange, labelledBy, minHeigh
       <div ref={host} data-testid="code-editor" />
       {lint && (
         // the problem in words too (the gutter mark and tooltip need a mouse); announced politely as it changes
-        <Text size="xs" px="xs" py={4} c={problem ? "var(--mantine-color-error)" : "dimmed"} role="status" data-testid="syntax-status" style={{ borderTop: "1px solid var(--mantine-color-default-border)" }}>
+        <Text
+          size="xs"
+          px="xs"
+          py={4}
+          c={problem ? "var(--mantine-color-error)" : "dimmed"}
+          role="status"
+          data-testid="syntax-status"
+          style={{ borderTop: "1px solid var(--mantine-color-default-border)" }}
+        >
           {problem ?? "No syntax errors."}
         </Text>
       )}

@@ -21,7 +21,9 @@ const all: [string, string, ScriptRuntime][] = [
   ...CONFIGURATOR_EXAMPLES.map((e) => [`configurator: ${e.label}`, e.source, "quickjs"] as [string, string, ScriptRuntime]),
   ...EXTRACTOR_EXAMPLES.map((e) => [`extractor: ${e.label}`, e.source, "quickjs"] as [string, string, ScriptRuntime]),
   ...PAGE_EXTRACTOR_EXAMPLES.map((e) => [`page extractor: ${e.label}`, e.source, "chromium"] as [string, string, ScriptRuntime]),
-  ...SCRIPT_TYPES.map((t) => [`starter: ${t.value}`, t.starter, t.value === "page_extractor" ? "chromium" : "quickjs"] as [string, string, ScriptRuntime]),
+  ...SCRIPT_TYPES.map(
+    (t) => [`starter: ${t.value}`, t.starter, t.value === "page_extractor" ? "chromium" : "quickjs"] as [string, string, ScriptRuntime],
+  ),
 ];
 
 describe("the UI's examples compile", () => {
@@ -31,7 +33,10 @@ describe("the UI's examples compile", () => {
   });
 
   test("in the server's check", async () => {
-    const warnings = await check(all.map(([name, source, runtime]) => ({ field: name, source, runtime })), "u");
+    const warnings = await check(
+      all.map(([name, source, runtime]) => ({ field: name, source, runtime })),
+      "u",
+    );
     expect(warnings).toEqual([]);
   });
 });

@@ -17,7 +17,12 @@ describe("the same forms as the server", () => {
   });
 
   test("positions map back as the server maps them", () => {
-    for (const [s, line, col] of [["a\n  b c", 3, 5], ["\n\n   x +", 2, 3], ["foo(", 3, 1], ["x", 1, 1]] as const) {
+    for (const [s, line, col] of [
+      ["a\n  b c", 3, 5],
+      ["\n\n   x +", 2, 3],
+      ["foo(", 3, 1],
+      ["x", 1, 1],
+    ] as const) {
       const { offset: _, ...mine } = toSource(s, "unexpected token in expression: '}'", line, col);
       expect(mine).toEqual(serverToSource(s, "unexpected token in expression: '}'", line, col));
     }

@@ -60,7 +60,10 @@ export default function MergeViewImpl({ original, modified, mode, language = "te
       parent,
       state: EditorState.create({
         doc: modified,
-        extensions: [...base(`Changes from ${originalLabel} to ${modifiedLabel}`), unifiedMergeView({ original, mergeControls: false, gutter: true, collapseUnchanged: COLLAPSE })],
+        extensions: [
+          ...base(`Changes from ${originalLabel} to ${modifiedLabel}`),
+          unifiedMergeView({ original, mergeControls: false, gutter: true, collapseUnchanged: COLLAPSE }),
+        ],
       }),
     });
     return () => view.destroy();

@@ -11,7 +11,17 @@ export function useDialogItem<T>(resource: string, dialog: ListState["dialog"], 
   return { id, query, item: id === undefined ? undefined : query.data };
 }
 
-export function DialogStatus({ query, dialog, noun, onClose }: { query: UseQueryResult<unknown>; dialog: ListState["dialog"]; noun: string; onClose: () => void }) {
+export function DialogStatus({
+  query,
+  dialog,
+  noun,
+  onClose,
+}: {
+  query: UseQueryResult<unknown>;
+  dialog: ListState["dialog"];
+  noun: string;
+  onClose: () => void;
+}) {
   if (!dialog || dialog.mode === "create" || query.isSuccess) return null;
   return (
     <Modal opened onClose={onClose} title={`Open ${noun}`} closeButtonProps={{ "aria-label": "Close" }}>

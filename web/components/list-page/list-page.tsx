@@ -54,7 +54,21 @@ export interface ListPageProps<T extends ListRow> {
   refetchInterval?: (items: T[]) => number | false;
 }
 
-function RowActions<T extends ListRow>({ row, noun, onEdit, onDuplicate, onDelete, extra }: { row: T; noun: string; onEdit: (row: T) => void; onDuplicate?: (row: T) => void; onDelete: (row: T) => void; extra?: ReactNode }) {
+function RowActions<T extends ListRow>({
+  row,
+  noun,
+  onEdit,
+  onDuplicate,
+  onDelete,
+  extra,
+}: {
+  row: T;
+  noun: string;
+  onEdit: (row: T) => void;
+  onDuplicate?: (row: T) => void;
+  onDelete: (row: T) => void;
+  extra?: ReactNode;
+}) {
   return (
     <Menu position="bottom-end" withinPortal>
       <Menu.Target>
@@ -133,14 +147,26 @@ export function ListPage<T extends ListRow>(props: ListPageProps<T>) {
       textAlign: "right",
       width: 60,
       render: (row) => (
-        <RowActions row={row} noun={noun} onEdit={onEdit} onDuplicate={props.canDuplicate === false ? undefined : onDuplicate} onDelete={props.onDelete} extra={props.rowActions?.(row)} />
+        <RowActions
+          row={row}
+          noun={noun}
+          onEdit={onEdit}
+          onDuplicate={props.canDuplicate === false ? undefined : onDuplicate}
+          onDelete={props.onDelete}
+          extra={props.rowActions?.(row)}
+        />
       ),
     },
   ];
 
   let body: ReactNode;
   if (list.isError && !list.data) body = <ErrorState error={list.error} onRetry={() => list.refetch()} title={`Could not load the ${noun} list`} />;
-  else if (list.data && total === 0 && !filtered) body = <EmptyState title={props.empty.title} action={createButton}>{props.empty.body}</EmptyState>;
+  else if (list.data && total === 0 && !filtered)
+    body = (
+      <EmptyState title={props.empty.title} action={createButton}>
+        {props.empty.body}
+      </EmptyState>
+    );
   else
     body = (
       <DataTable<T>

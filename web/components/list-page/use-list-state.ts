@@ -38,7 +38,13 @@ export function parseListState(search: string, sortable: readonly string[], defa
     q: p.get("q") ?? "",
     tags: (p.get("tags") ?? "").split(",").filter(Boolean),
     match: p.get("match") === "all" ? "all" : "any",
-    dialog: edit ? { mode: "edit", id: edit } : duplicate ? { mode: "duplicate", id: duplicate } : p.get("create") === "1" ? { mode: "create" } : null,
+    dialog: edit
+      ? { mode: "edit", id: edit }
+      : duplicate
+        ? { mode: "duplicate", id: duplicate }
+        : p.get("create") === "1"
+          ? { mode: "create" }
+          : null,
   };
 }
 
@@ -73,7 +79,8 @@ export function useListState(sortable: readonly string[], defaultSort = "name") 
   const update = (patch: Partial<ListState>, opts: { replace?: boolean } = {}) => {
     // Any change of what is listed starts again at the first page.
     const next = { ...state, ...patch };
-    if (!("page" in patch) && ("q" in patch || "tags" in patch || "match" in patch || "sort" in patch || "order" in patch || "pageSize" in patch)) next.page = 1;
+    if (!("page" in patch) && ("q" in patch || "tags" in patch || "match" in patch || "sort" in patch || "order" in patch || "pageSize" in patch))
+      next.page = 1;
     navigate(location + toSearch(next, defaultSort), { replace: opts.replace ?? false });
   };
   return [state, update] as const;

@@ -24,7 +24,14 @@ export function TagBadge({ tag }: { tag: { name: string; color: string } }) {
   const theme = useMantineTheme();
   const bg = backgroundHex(tag.color, theme);
   return (
-    <Badge color={bg} c={readableOn(bg)} variant="filled" tt="none" radius="sm" styles={{ root: { flexShrink: 0, maxWidth: "none" }, label: { overflow: "visible" } }}>
+    <Badge
+      color={bg}
+      c={readableOn(bg)}
+      variant="filled"
+      tt="none"
+      radius="sm"
+      styles={{ root: { flexShrink: 0, maxWidth: "none" }, label: { overflow: "visible" } }}
+    >
       {tag.name}
     </Badge>
   );

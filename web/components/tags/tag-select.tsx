@@ -6,7 +6,13 @@ import { useAllTags } from "./use-all-tags";
 /** Tags on one entity: the API's rule (a form's `max`). */
 export const MAX_TAGS_PER_ENTITY = tagRules.MAX_TAGS_PER_ENTITY;
 
-export function TagSelect({ value, onChange, label = "Tags", max, ...props }: { value: string[]; onChange: (ids: string[]) => void; label?: string; max?: number } & Omit<MultiSelectProps, "value" | "onChange" | "data">) {
+export function TagSelect({
+  value,
+  onChange,
+  label = "Tags",
+  max,
+  ...props
+}: { value: string[]; onChange: (ids: string[]) => void; label?: string; max?: number } & Omit<MultiSelectProps, "value" | "onChange" | "data">) {
   const tags = useAllTags();
   return (
     <MultiSelect

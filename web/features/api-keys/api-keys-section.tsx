@@ -54,7 +54,11 @@ export function ApiKeysSection() {
   else if (keys.data.length === 0)
     body = (
       <Text size="sm" c="dimmed">
-        No API keys yet. Create one to call the API from scripts or CI (<Text span className="mono">Authorization: Bearer …</Text>).
+        No API keys yet. Create one to call the API from scripts or CI (
+        <Text span className="mono">
+          Authorization: Bearer …
+        </Text>
+        ).
       </Text>
     );
   else
@@ -107,7 +111,17 @@ export function ApiKeysSection() {
                     <Menu.Dropdown>
                       <Menu.Item onClick={() => askRegenerate(k)}>Regenerate</Menu.Item>
                       <Menu.Divider />
-                      <Menu.Item c="var(--app-danger-text)" onClick={() => confirmDelete({ what: "API key", name: k.name, consequence: "Anything using it gets 401 from now on. This cannot be undone.", onConfirm: () => remove.mutateAsync(k) })}>
+                      <Menu.Item
+                        c="var(--app-danger-text)"
+                        onClick={() =>
+                          confirmDelete({
+                            what: "API key",
+                            name: k.name,
+                            consequence: "Anything using it gets 401 from now on. This cannot be undone.",
+                            onConfirm: () => remove.mutateAsync(k),
+                          })
+                        }
+                      >
                         Delete API key
                       </Menu.Item>
                     </Menu.Dropdown>
@@ -121,7 +135,11 @@ export function ApiKeysSection() {
     );
 
   return (
-    <SettingsSection id="settings-api-keys" title="API keys" description="For scripts, CI and agents. A key is shown once, when it is created or regenerated.">
+    <SettingsSection
+      id="settings-api-keys"
+      title="API keys"
+      description="For scripts, CI and agents. A key is shown once, when it is created or regenerated."
+    >
       <Group>
         <Button onClick={() => setCreating(true)}>New API key</Button>
       </Group>

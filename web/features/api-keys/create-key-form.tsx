@@ -13,7 +13,8 @@ export function CreateKeyForm({ onCreated, onClose }: { onCreated: (k: ApiKeyCre
     mode: "controlled",
     initialValues: { name: "", expiry: "90", date: "" },
     validate: {
-      name: (v) => (v.trim() === "" ? "Enter a name, e.g. where the key is used" : v.trim().length > NAME_MAX ? `At most ${NAME_MAX} characters` : null),
+      name: (v) =>
+        v.trim() === "" ? "Enter a name, e.g. where the key is used" : v.trim().length > NAME_MAX ? `At most ${NAME_MAX} characters` : null,
       date: (v, all) => (all.expiry === "date" && expiryFor("date", v) === null ? "Pick a date in the future" : null),
     },
   });

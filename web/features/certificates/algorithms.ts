@@ -12,7 +12,9 @@ type Curve = Of<"ecdsa">["curve"];
 const KEY_TYPE_LABELS: Record<KeyType, string> = { rsa: "RSA", ecdsa: "ECDSA", ed25519: "Ed25519", dsa: "DSA" };
 /** The API's key types, in the order a form offers them (DSA last: it needs openssl on the server). */
 const KEY_TYPE_ORDER: KeyType[] = ["rsa", "ecdsa", "ed25519", "dsa"];
-export const KEY_TYPES: { value: KeyType; label: string }[] = KEY_TYPE_ORDER.filter((k) => (certRules.KEY_TYPES as readonly string[]).includes(k)).map((value) => ({
+export const KEY_TYPES: { value: KeyType; label: string }[] = KEY_TYPE_ORDER.filter((k) =>
+  (certRules.KEY_TYPES as readonly string[]).includes(k),
+).map((value) => ({
   value,
   label: KEY_TYPE_LABELS[value],
 }));
@@ -23,9 +25,18 @@ const CURVE_LABELS: Record<Curve, string> = { secp256r1: "P-256 (secp256r1)", se
 export const CURVES: { value: Curve; label: string }[] = certRules.CURVES.map((value) => ({ value, label: CURVE_LABELS[value] }));
 
 /** The size or curve a key type offers, with its default. */
-export function keyParams(keyType: string): { field: "keySize" | "curve"; label: string; options: { value: string; label: string }[]; fallback: string } | null {
-  if (keyType === "rsa") return { field: "keySize", label: "Key size", options: RSA_SIZES.map((s) => ({ value: s, label: `${s} bits${s === "1024" ? " (weak)" : s === "8192" ? " (slow)" : ""}` })), fallback: "2048" };
-  if (keyType === "dsa") return { field: "keySize", label: "Key size", options: DSA_SIZES.map((s) => ({ value: s, label: `${s} bits` })), fallback: "2048" };
+export function keyParams(
+  keyType: string,
+): { field: "keySize" | "curve"; label: string; options: { value: string; label: string }[]; fallback: string } | null {
+  if (keyType === "rsa")
+    return {
+      field: "keySize",
+      label: "Key size",
+      options: RSA_SIZES.map((s) => ({ value: s, label: `${s} bits${s === "1024" ? " (weak)" : s === "8192" ? " (slow)" : ""}` })),
+      fallback: "2048",
+    };
+  if (keyType === "dsa")
+    return { field: "keySize", label: "Key size", options: DSA_SIZES.map((s) => ({ value: s, label: `${s} bits` })), fallback: "2048" };
   if (keyType === "ecdsa") return { field: "curve", label: "Curve", options: CURVES, fallback: "secp256r1" };
   return null;
 }
@@ -40,7 +51,14 @@ export function keyAlgorithm(keyType: string, param: string): KeyAlgorithm {
     case "dsa":
       return { keyType, keySize: pick(DSA_SIZES, param, "2048") };
     case "ecdsa":
-      return { keyType, curve: pick(CURVES.map((c) => c.value), param, "secp256r1") };
+      return {
+        keyType,
+        curve: pick(
+          CURVES.map((c) => c.value),
+          param,
+          "secp256r1",
+        ),
+      };
     default:
       return { keyType: "ed25519" };
   }
@@ -70,7 +88,8 @@ const SIGNATURES: { value: SignatureAlgorithm; label: string; keys: readonly Key
 }));
 
 /** The signature algorithms the API accepts with `keyType` (§12.3), strongest first. */
-export const signaturesFor = (keyType: string) => SIGNATURES.filter((s) => s.keys.includes(keyType as KeyType)).map(({ value, label }) => ({ value, label }));
+export const signaturesFor = (keyType: string) =>
+  SIGNATURES.filter((s) => s.keys.includes(keyType as KeyType)).map(({ value, label }) => ({ value, label }));
 
 /** `current` when it fits `keyType`, else that key type's default (sha256, or ed25519 for Ed25519 keys). */
 export const fittingSignature = (keyType: string, current: string): SignatureAlgorithm =>

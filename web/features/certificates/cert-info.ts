@@ -145,7 +145,8 @@ export async function certificateToAttributes(pem: string): Promise<{ attributes
   const sig = cert.signatureAlgorithm as { name: string; hash?: { name: string } };
   const wanted = sig.name === "Ed25519" ? "ed25519" : (HASHES[sig.hash?.name ?? ""] ?? "sha256");
   const signatureAlgorithm = fittingSignature(keyAlgorithm.keyType, wanted);
-  if (signatureAlgorithm !== wanted) notes.push(`signature ${wanted} does not fit ${describeKeyAlgorithm(keyAlgorithm)}: ${signatureAlgorithm} instead`);
+  if (signatureAlgorithm !== wanted)
+    notes.push(`signature ${wanted} does not fit ${describeKeyAlgorithm(keyAlgorithm)}: ${signatureAlgorithm} instead`);
 
   const sanExt = cert.getExtension(lib.SubjectAlternativeNameExtension);
   const sans: string[] = [];
@@ -190,16 +191,30 @@ const sansText = (sans: { value: string }[]) => (sans.length ? `SANs ${sans.map(
 
 /** One line on a certificate: subject, SANs, validity, fingerprint. */
 export function certificateLine(c: CertInfo): string {
-  return [c.subject || "(empty subject)", sansText(c.sans), `valid ${day(c.notBefore)} to ${day(c.notAfter)}`, c.sha256 ? `SHA-256 ${c.sha256}` : "fingerprint needs HTTPS or localhost"].join(" · ");
+  return [
+    c.subject || "(empty subject)",
+    sansText(c.sans),
+    `valid ${day(c.notBefore)} to ${day(c.notAfter)}`,
+    c.sha256 ? `SHA-256 ${c.sha256}` : "fingerprint needs HTTPS or localhost",
+  ].join(" · ");
 }
 
 /**
  * What a generated file holds (§12.4), in one line. The certificate is read from the file where it is in the clear
  * (PEM bundle, DER); a PKCS#12 file keeps it encrypted, so its line describes it from the template.
  */
-export async function summarizeGenerated(format: string, bytes: Uint8Array<ArrayBuffer>, attributes: TemplateAttributes, passphrase: boolean): Promise<string> {
+export async function summarizeGenerated(
+  format: string,
+  bytes: Uint8Array<ArrayBuffer>,
+  attributes: TemplateAttributes,
+  passphrase: boolean,
+): Promise<string> {
   const fromTemplate = () =>
-    [subjectLine(attributes) || "(empty subject)", sansText((attributes.subjectAltNames ?? []).map((value) => ({ value }))), `valid ${day(new Date(Number(attributes.notValidBefore) * 1000))} to ${day(new Date(Number(attributes.notValidAfter) * 1000))}`].join(" · ");
+    [
+      subjectLine(attributes) || "(empty subject)",
+      sansText((attributes.subjectAltNames ?? []).map((value) => ({ value }))),
+      `valid ${day(new Date(Number(attributes.notValidBefore) * 1000))} to ${day(new Date(Number(attributes.notValidAfter) * 1000))}`,
+    ].join(" · ");
   const key = describeKeyAlgorithm(attributes.keyAlgorithm);
   switch (format) {
     case "pem": {

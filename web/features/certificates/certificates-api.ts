@@ -14,7 +14,8 @@ const path = (id: string) => ({ path: { template_id: id } });
 
 export const templatesApi = {
   list: (query: ListQuery) => call(api.GET("/api/certificates/templates", { params: { query } })),
-  get: (id: string, shareId?: string): Promise<TemplateGetResponse> => call(api.GET("/api/certificates/templates/{template_id}", { params: path(id), headers: shareHeaders(shareId) })),
+  get: (id: string, shareId?: string): Promise<TemplateGetResponse> =>
+    call(api.GET("/api/certificates/templates/{template_id}", { params: path(id), headers: shareHeaders(shareId) })),
   create: (body: { templateName: string; attributes: TemplateAttributes; tagIds: string[] }): Promise<CertificateTemplate> =>
     call(api.POST("/api/certificates/templates", { body })),
   update: (id: string, body: { templateName?: string; attributes?: TemplateAttributes; tagIds?: string[] }) =>

@@ -10,13 +10,40 @@ import { downloadExported, formatFileSize } from "../../components/download";
 import { templatesApi, type GenerateFormat } from "./certificates-api";
 
 export const GENERATE_FORMATS: { value: GenerateFormat; label: string; hint: string; passphrase: string | null }[] = [
-  { value: "pem", label: "PEM bundle (.zip)", hint: "certificate.crt and private_key.key, as web servers (nginx, Apache, HAProxy) take them", passphrase: "Encrypts private_key.key; leave empty for an unencrypted key" },
-  { value: "pkcs12", label: "PKCS#12 (.pfx)", hint: "Certificate and key in one password-protected file (Windows, Java keystores, browsers)", passphrase: "The file's password; leave empty for an empty password" },
+  {
+    value: "pem",
+    label: "PEM bundle (.zip)",
+    hint: "certificate.crt and private_key.key, as web servers (nginx, Apache, HAProxy) take them",
+    passphrase: "Encrypts private_key.key; leave empty for an unencrypted key",
+  },
+  {
+    value: "pkcs12",
+    label: "PKCS#12 (.pfx)",
+    hint: "Certificate and key in one password-protected file (Windows, Java keystores, browsers)",
+    passphrase: "The file's password; leave empty for an empty password",
+  },
   { value: "der", label: "DER certificate (.der)", hint: "The certificate alone, binary; no private key", passphrase: null },
-  { value: "pkcs8", label: "PKCS#8 private key (.p8)", hint: "The private key alone, binary DER; no certificate", passphrase: "Encrypts the key; leave empty for an unencrypted key" },
+  {
+    value: "pkcs8",
+    label: "PKCS#8 private key (.p8)",
+    hint: "The private key alone, binary DER; no certificate",
+    passphrase: "Encrypts the key; leave empty for an unencrypted key",
+  },
 ];
 
-export function GenerateDialog({ templateId, templateName, attributes, shareId, onClose }: { templateId: string; templateName: string; attributes: TemplateAttributes; shareId?: string; onClose: () => void }) {
+export function GenerateDialog({
+  templateId,
+  templateName,
+  attributes,
+  shareId,
+  onClose,
+}: {
+  templateId: string;
+  templateName: string;
+  attributes: TemplateAttributes;
+  shareId?: string;
+  onClose: () => void;
+}) {
   const [format, setFormat] = useState<GenerateFormat>("pem");
   const [passphrase, setPassphrase] = useState("");
   const [busy, setBusy] = useState(false);
@@ -61,7 +88,14 @@ export function GenerateDialog({ templateId, templateName, attributes, shareId, 
           </Stack>
         </Radio.Group>
         {chosen.passphrase !== null && (
-          <PasswordInput label="Passphrase (optional)" description={chosen.passphrase} autoComplete="new-password" value={passphrase} onChange={(e) => setPassphrase(e.currentTarget.value)} maxLength={certRules.MAX_PASSPHRASE} />
+          <PasswordInput
+            label="Passphrase (optional)"
+            description={chosen.passphrase}
+            autoComplete="new-password"
+            value={passphrase}
+            onChange={(e) => setPassphrase(e.currentTarget.value)}
+            maxLength={certRules.MAX_PASSPHRASE}
+          />
         )}
         {error && (
           <Alert color="red" role="alert" title="Could not generate">

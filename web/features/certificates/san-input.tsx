@@ -103,7 +103,13 @@ export function SanInput({
               <Text size="sm" className="mono" style={{ flex: 1, minWidth: 0, overflowWrap: "anywhere" }}>
                 {san}
               </Text>
-              <ActionIcon variant="subtle" color="gray" aria-label={`Remove ${san}`} disabled={disabled} onClick={() => onChange(value.filter((v) => v !== san))}>
+              <ActionIcon
+                variant="subtle"
+                color="gray"
+                aria-label={`Remove ${san}`}
+                disabled={disabled}
+                onClick={() => onChange(value.filter((v) => v !== san))}
+              >
                 <span aria-hidden="true">×</span>
               </ActionIcon>
             </Group>

@@ -44,7 +44,9 @@ export function SharedTemplatePage() {
             The template's owner can change or stop sharing it at any time.
           </Text>
         </Group>
-        {generating && <GenerateDialog templateId={t.id} templateName={t.name} attributes={t.attributes} shareId={shareId} onClose={() => setGenerating(false)} />}
+        {generating && (
+          <GenerateDialog templateId={t.id} templateName={t.name} attributes={t.attributes} shareId={shareId} onClose={() => setGenerating(false)} />
+        )}
       </Stack>
     );
   }

@@ -29,10 +29,30 @@ export function TemplateEditorPage() {
   const params = useParams<{ id?: string }>();
   const from = new URLSearchParams(useSearch()).get("from");
   const sourceId = params.id ?? from ?? undefined;
-  const source = useQuery({ queryKey: [TEMPLATES_KEY, "one", sourceId], queryFn: () => templatesApi.get(sourceId!), enabled: sourceId !== undefined, retry: false, staleTime: 0 });
+  const source = useQuery({
+    queryKey: [TEMPLATES_KEY, "one", sourceId],
+    queryFn: () => templatesApi.get(sourceId!),
+    enabled: sourceId !== undefined,
+    retry: false,
+    staleTime: 0,
+  });
   if (sourceId && source.isPending) return <LoadingState />;
-  if (sourceId && source.isError) return <ErrorState error={source.error} title="Could not open the template" onRetry={() => source.refetch()} back={{ href: "/certificates/templates", label: "Back to certificate templates" }} />;
-  return <TemplateEditor key={`${params.id ?? "new"}-${from ?? ""}`} existing={params.id ? source.data : undefined} copyOf={params.id ? undefined : source.data} />;
+  if (sourceId && source.isError)
+    return (
+      <ErrorState
+        error={source.error}
+        title="Could not open the template"
+        onRetry={() => source.refetch()}
+        back={{ href: "/certificates/templates", label: "Back to certificate templates" }}
+      />
+    );
+  return (
+    <TemplateEditor
+      key={`${params.id ?? "new"}-${from ?? ""}`}
+      existing={params.id ? source.data : undefined}
+      copyOf={params.id ? undefined : source.data}
+    />
+  );
 }
 
 function TemplateEditor({ existing, copyOf }: { existing?: TemplateGetResponse; copyOf?: TemplateGetResponse }) {
@@ -85,7 +105,9 @@ function TemplateEditor({ existing, copyOf }: { existing?: TemplateGetResponse; 
     confirmDeleteAndLeave({
       what: "template",
       name: existing!.template.name,
-      consequence: existing!.userShare ? "Its share link stops working. Certificates already generated are not affected. This cannot be undone." : "Certificates already generated are not affected. This cannot be undone.",
+      consequence: existing!.userShare
+        ? "Its share link stops working. Certificates already generated are not affected. This cannot be undone."
+        : "Certificates already generated are not affected. This cannot be undone.",
       remove: () => templatesApi.remove(existing!.template.id),
       beforeLeave: form.resetDirty,
       listPath: "/certificates/templates",
@@ -136,13 +158,25 @@ function TemplateEditor({ existing, copyOf }: { existing?: TemplateGetResponse; 
               )}
               <Group grow align="flex-start" wrap="wrap" preventGrowOverflow={false}>
                 <TextInput label="Template name" required miw={240} {...form.getInputProps("name")} />
-                <TagSelect max={MAX_TAGS_PER_ENTITY} miw={240} value={form.getValues().tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} />
+                <TagSelect
+                  max={MAX_TAGS_PER_ENTITY}
+                  miw={240}
+                  value={form.getValues().tagIds}
+                  onChange={(ids) => form.setFieldValue("tagIds", ids)}
+                />
               </Group>
               <SubjectFields form={form} />
               <KeyFields form={form} />
               <ValidityFields form={form} />
               <ExtensionFields form={form} />
-              <EditorActions createLabel="Create template" existing={!!existing} busy={busy} dirty={dirty} backHref="/certificates/templates" onDelete={remove} />
+              <EditorActions
+                createLabel="Create template"
+                existing={!!existing}
+                busy={busy}
+                dirty={dirty}
+                backHref="/certificates/templates"
+                onDelete={remove}
+              />
             </Stack>
           </form>
         </Grid.Col>
@@ -176,7 +210,14 @@ function TemplateEditor({ existing, copyOf }: { existing?: TemplateGetResponse; 
           )}
         </Grid.Col>
       </Grid>
-      {generating && existing && <GenerateDialog templateId={existing.template.id} templateName={existing.template.name} attributes={existing.template.attributes} onClose={() => setGenerating(false)} />}
+      {generating && existing && (
+        <GenerateDialog
+          templateId={existing.template.id}
+          templateName={existing.template.name}
+          attributes={existing.template.attributes}
+          onClose={() => setGenerating(false)}
+        />
+      )}
     </Stack>
   );
 }

@@ -7,7 +7,19 @@ import { useStatus } from "../users/users-api";
 import { formatDateTime } from "../../components/format";
 import { fittingSignature, KEY_TYPES, keyParams, signaturesFor } from "./algorithms";
 import { SanInput } from "./san-input";
-import { classifySan, describeValidity, EXTENDED_KEY_USAGES, fromLocalInput, KEY_USAGES, nowSec, SUBJECT_FIELDS, tlsServerWithoutSan, toLocalInput, VALIDITY_PRESETS, type TemplateFormValues } from "./template-model";
+import {
+  classifySan,
+  describeValidity,
+  EXTENDED_KEY_USAGES,
+  fromLocalInput,
+  KEY_USAGES,
+  nowSec,
+  SUBJECT_FIELDS,
+  tlsServerWithoutSan,
+  toLocalInput,
+  VALIDITY_PRESETS,
+  type TemplateFormValues,
+} from "./template-model";
 
 type Form = UseFormReturnType<TemplateFormValues>;
 
@@ -41,7 +53,11 @@ export function KeyFields({ form }: { form: Form }) {
         <Select
           label="Key algorithm"
           allowDeselect={false}
-          data={KEY_TYPES.map((k) => ({ value: k.value, label: k.value === "dsa" && !dsa ? "DSA (unavailable: no openssl)" : k.label, disabled: k.value === "dsa" && !dsa }))}
+          data={KEY_TYPES.map((k) => ({
+            value: k.value,
+            label: k.value === "dsa" && !dsa ? "DSA (unavailable: no openssl)" : k.label,
+            disabled: k.value === "dsa" && !dsa,
+          }))}
           {...form.getInputProps("keyType")}
           onChange={(keyType) => {
             if (!keyType) return;
@@ -55,12 +71,7 @@ export function KeyFields({ form }: { form: Form }) {
         ) : (
           <TextInput label="Key size" value="Fixed (256 bits)" readOnly disabled />
         )}
-        <Select
-          label="Signature algorithm"
-          allowDeselect={false}
-          data={signaturesFor(v.keyType)}
-          {...form.getInputProps("signatureAlgorithm")}
-        />
+        <Select label="Signature algorithm" allowDeselect={false} data={signaturesFor(v.keyType)} {...form.getInputProps("signatureAlgorithm")} />
       </SimpleGrid>
       <Text size="xs" c="dimmed" mt="xs">
         Only the signature algorithms that fit the key are offered. A fresh key pair is made each time a certificate is generated.
@@ -95,8 +106,20 @@ export function ValidityFields({ form }: { form: Form }) {
           </Group>
         </Group>
         <SimpleGrid cols={{ base: 1, sm: 2 }} spacing="sm">
-          <TextInput type="datetime-local" step={1} label="Not valid before" description={`Local time (${utcOffset()}) · ${utc(before)}`} {...form.getInputProps("notValidBefore")} />
-          <TextInput type="datetime-local" step={1} label="Not valid after" description={`Local time (${utcOffset()}) · ${utc(after)}`} {...form.getInputProps("notValidAfter")} />
+          <TextInput
+            type="datetime-local"
+            step={1}
+            label="Not valid before"
+            description={`Local time (${utcOffset()}) · ${utc(before)}`}
+            {...form.getInputProps("notValidBefore")}
+          />
+          <TextInput
+            type="datetime-local"
+            step={1}
+            label="Not valid after"
+            description={`Local time (${utcOffset()}) · ${utc(after)}`}
+            {...form.getInputProps("notValidAfter")}
+          />
         </SimpleGrid>
         {!Number.isNaN(before) && !Number.isNaN(after) && after > before && (
           <Text size="sm" c="dimmed">
@@ -108,7 +131,21 @@ export function ValidityFields({ form }: { form: Form }) {
   );
 }
 
-function UsageChecks<T extends string>({ label, description, options, value, onChange, disabled }: { label: string; description: string; options: { value: T; label: string; hint: string }[]; value: T[]; onChange: (v: T[]) => void; disabled: boolean }) {
+function UsageChecks<T extends string>({
+  label,
+  description,
+  options,
+  value,
+  onChange,
+  disabled,
+}: {
+  label: string;
+  description: string;
+  options: { value: T; label: string; hint: string }[];
+  value: T[];
+  onChange: (v: T[]) => void;
+  disabled: boolean;
+}) {
   return (
     <Checkbox.Group label={label} description={description} value={value} onChange={(v) => onChange(v as T[])}>
       <SimpleGrid cols={{ base: 1, sm: 2 }} spacing="xs" mt="xs">
@@ -129,8 +166,8 @@ function NoSanWarning({ commonName, onAdd }: { commonName: string; onAdd: (name:
     <Alert color="yellow" variant="light" title="No subject alternative name" data-testid="no-san-warning">
       <Stack gap="xs" align="flex-start">
         <Text size="sm">
-          This template is for a TLS server, and browsers accept a server certificate only for the names listed under subject alternative names: the common name alone is
-          ignored. Add the host names or IP addresses the server is reached at.
+          This template is for a TLS server, and browsers accept a server certificate only for the names listed under subject alternative names: the
+          common name alone is ignored. Add the host names or IP addresses the server is reached at.
         </Text>
         {cnUsable && (
           <Button size="compact-sm" variant="default" onClick={() => onAdd(cn)}>
@@ -148,7 +185,16 @@ export function ExtensionFields({ form }: { form: Form }) {
   return (
     <Fieldset legend="Version and extensions" variant="filled">
       <Stack gap="md">
-        <Input.Wrapper label="Version" description={v3 ? "Version 3 carries the extensions below" : "Versions 1 and 2 have no extensions: the CA flag, key usages and alternative names need version 3"} error={form.errors.version} labelProps={{ id: "cert-version-label", htmlFor: undefined, component: "div" } as never}>
+        <Input.Wrapper
+          label="Version"
+          description={
+            v3
+              ? "Version 3 carries the extensions below"
+              : "Versions 1 and 2 have no extensions: the CA flag, key usages and alternative names need version 3"
+          }
+          error={form.errors.version}
+          labelProps={{ id: "cert-version-label", htmlFor: undefined, component: "div" } as never}
+        >
           <div>
             <SegmentedControl
               mt={4}
@@ -163,9 +209,28 @@ export function ExtensionFields({ form }: { form: Form }) {
             />
           </div>
         </Input.Wrapper>
-        <Switch label="Certificate authority (CA)" description="May sign other certificates; a CA usually also has the Certificate signing and CRL signing key usages" disabled={!v3} {...form.getInputProps("isCa", { type: "checkbox" })} />
-        <UsageChecks label="Key usage" description="What the key may be used for (marked critical)" options={KEY_USAGES} value={v.keyUsage} onChange={(x) => form.setFieldValue("keyUsage", x)} disabled={!v3} />
-        <UsageChecks label="Extended key usage" description="The purposes the certificate is for" options={EXTENDED_KEY_USAGES} value={v.extendedKeyUsage} onChange={(x) => form.setFieldValue("extendedKeyUsage", x)} disabled={!v3} />
+        <Switch
+          label="Certificate authority (CA)"
+          description="May sign other certificates; a CA usually also has the Certificate signing and CRL signing key usages"
+          disabled={!v3}
+          {...form.getInputProps("isCa", { type: "checkbox" })}
+        />
+        <UsageChecks
+          label="Key usage"
+          description="What the key may be used for (marked critical)"
+          options={KEY_USAGES}
+          value={v.keyUsage}
+          onChange={(x) => form.setFieldValue("keyUsage", x)}
+          disabled={!v3}
+        />
+        <UsageChecks
+          label="Extended key usage"
+          description="The purposes the certificate is for"
+          options={EXTENDED_KEY_USAGES}
+          value={v.extendedKeyUsage}
+          onChange={(x) => form.setFieldValue("extendedKeyUsage", x)}
+          disabled={!v3}
+        />
         <SanInput
           value={v.subjectAltNames}
           onChange={(x) => form.setFieldValue("subjectAltNames", x)}

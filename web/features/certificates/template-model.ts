@@ -71,14 +71,21 @@ export function classifySan(raw: string): { kind: SanKind } | { error: string } 
 }
 
 /** Pasted text → names (split at commas, whitespace and newlines). */
-export const splitSans = (text: string) => text.split(/[\s,]+/).map((s) => s.trim()).filter(Boolean);
+export const splitSans = (text: string) =>
+  text
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /**
  * Typed or pasted text added to the list: every valid name is taken (duplicates once), every invalid one is left
  * out with its reason, so one bad entry never blocks the rest. `left` is the text that stays in the box (the
  * refused entries, or everything when the list would grow beyond MAX_SANS).
  */
-export function takeSans(current: string[], text: string): { next: string[]; refused: { name: string; error: string }[]; left: string; problem: string | null } {
+export function takeSans(
+  current: string[],
+  text: string,
+): { next: string[]; refused: { name: string; error: string }[]; left: string; problem: string | null } {
   const names = splitSans(text);
   const next = [...current];
   const refused: { name: string; error: string }[] = [];
@@ -89,13 +96,21 @@ export function takeSans(current: string[], text: string): { next: string[]; ref
   }
   if (next.length > MAX_SANS) return { next: current, refused, left: text, problem: `At most ${MAX_SANS} names` };
   const left = refused.map((r) => r.name).join(", ");
-  const problem = refused.length === 0 ? null : refused.length === 1 ? `Not added: ${refused[0]!.name}: ${refused[0]!.error}` : `Not added: ${refused.map((r) => r.name).join(", ")} (${refused[0]!.error})`;
+  const problem =
+    refused.length === 0
+      ? null
+      : refused.length === 1
+        ? `Not added: ${refused[0]!.name}: ${refused[0]!.error}`
+        : `Not added: ${refused.map((r) => r.name).join(", ")} (${refused[0]!.error})`;
   return { next, refused, left, problem };
 }
 
 /** The TLS-server template without any SAN: browsers ignore the common name and refuse such a certificate. */
 export const tlsServerWithoutSan = (v: Pick<TemplateFormValues, "version" | "extendedKeyUsage" | "subjectAltNames" | "sanDraft">) =>
-  v.version === "3" && v.extendedKeyUsage.includes("tlsWebServerAuthentication") && v.subjectAltNames.length === 0 && splitSans(v.sanDraft).every((n) => "error" in classifySan(n));
+  v.version === "3" &&
+  v.extendedKeyUsage.includes("tlsWebServerAuthentication") &&
+  v.subjectAltNames.length === 0 &&
+  splitSans(v.sanDraft).every((n) => "error" in classifySan(n));
 
 // ---- validity -----------------------------------------------------------------------------------------------------
 
@@ -126,7 +141,10 @@ export const nowSec = () => Math.floor(Date.now() / 1000);
 /** "for 365 days" / "expired 3 days ago" style description of a validity period. */
 export function describeValidity(before: number, after: number, now = nowSec()): string {
   const days = Math.round((after - before) / DAY);
-  const length = days >= 365 && days % 365 <= 1 ? `${Math.round(days / 365)} year${Math.round(days / 365) === 1 ? "" : "s"}` : `${days} day${days === 1 ? "" : "s"}`;
+  const length =
+    days >= 365 && days % 365 <= 1
+      ? `${Math.round(days / 365)} year${Math.round(days / 365) === 1 ? "" : "s"}`
+      : `${days} day${days === 1 ? "" : "s"}`;
   if (after <= now) return `${length}; expired`;
   if (before > now) return `${length}; not valid yet`;
   return length;
@@ -226,7 +244,10 @@ const subjectTooLong = (key: SubjectKey, v: string) => (chars(v) > SUBJECT_MAX_C
 export const templateValidation = {
   name: (v: string) => (v.trim() === "" ? "Enter a name" : chars(v.trim()) > NAME_MAX ? `At most ${NAME_MAX} characters` : null),
   commonName: (v: string, all: TemplateFormValues) =>
-    subjectTooLong("commonName", v) ?? (SUBJECT_FIELDS.every((f) => all[f.key].trim() === "") && all.country.trim() === "" && (all.subjectAltNames.length === 0 || all.version !== "3") ? "Give a subject (at least one field) or a subject alternative name" : null),
+    subjectTooLong("commonName", v) ??
+    (SUBJECT_FIELDS.every((f) => all[f.key].trim() === "") && all.country.trim() === "" && (all.subjectAltNames.length === 0 || all.version !== "3")
+      ? "Give a subject (at least one field) or a subject alternative name"
+      : null),
   organization: (v: string) => subjectTooLong("organization", v),
   organizationalUnit: (v: string) => subjectTooLong("organizationalUnit", v),
   locality: (v: string) => subjectTooLong("locality", v),
@@ -244,7 +265,8 @@ export const templateValidation = {
   },
   subjectAltNames: (v: string[]) => (v.length > MAX_SANS ? `At most ${MAX_SANS} names` : null),
   // What `takeSanDraft` could not take blocks the save, named.
-  sanDraft: (v: string, all: TemplateFormValues) => (all.version !== "3" || v.trim() === "" ? null : (takeSans(all.subjectAltNames, v).problem ?? "Press Add to add these names")),
+  sanDraft: (v: string, all: TemplateFormValues) =>
+    all.version !== "3" || v.trim() === "" ? null : (takeSans(all.subjectAltNames, v).problem ?? "Press Add to add these names"),
 };
 
 /** Before saving: the valid names still typed in the SAN box join the list; refused ones stay there (and block the save). */
@@ -261,7 +283,22 @@ export const API_FIELD_MAP: Record<string, string> = {
   "attributes.keyAlgorithm.curve": "keyParam",
   "attributes.keyAlgorithm.keyType": "keyType",
   ...Object.fromEntries(
-    ["commonName", "organization", "organizationalUnit", "locality", "stateOrProvince", "country", "signatureAlgorithm", "notValidBefore", "notValidAfter", "version", "isCa", "keyUsage", "extendedKeyUsage", "subjectAltNames"].map((k) => [`attributes.${k}`, k]),
+    [
+      "commonName",
+      "organization",
+      "organizationalUnit",
+      "locality",
+      "stateOrProvince",
+      "country",
+      "signatureAlgorithm",
+      "notValidBefore",
+      "notValidAfter",
+      "version",
+      "isCa",
+      "keyUsage",
+      "extendedKeyUsage",
+      "subjectAltNames",
+    ].map((k) => [`attributes.${k}`, k]),
   ),
   attributes: "commonName",
 };
@@ -276,7 +313,10 @@ export function subjectLine(a: TemplateAttributes): string {
     ["OU", a.organizationalUnit],
     ["CN", a.commonName],
   ];
-  return parts.filter(([, v]) => v).map(([k, v]) => `${k}=${v}`).join(", ");
+  return parts
+    .filter(([, v]) => v)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(", ");
 }
 
 export type { CertificateTemplate, TemplateAttributes };

@@ -17,7 +17,11 @@ function Row({ label, children }: { label: string; children: React.ReactNode }) 
   );
 }
 
-const none = <Text span size="sm" c="dimmed">none</Text>;
+const none = (
+  <Text span size="sm" c="dimmed">
+    none
+  </Text>
+);
 
 export function TemplateView({ attributes: a }: { attributes: TemplateAttributes }) {
   const before = Number(a.notValidBefore);
@@ -60,4 +64,3 @@ export function TemplateView({ attributes: a }: { attributes: TemplateAttributes
     </Table>
   );
 }
-

@@ -107,7 +107,14 @@ export function TemplatesPage() {
           title: "No certificate templates yet",
           body: "Describe a certificate once (names, key, validity, usages) and generate fresh ones from it for local HTTPS, tests or mutual TLS. Or fetch a live site's certificate and start from that.",
         }}
-        onDelete={(t) => confirmDelete({ what: "template", name: t.name, consequence: "Its share link, if any, stops working. Certificates already generated are not affected. This cannot be undone.", onConfirm: () => remove.mutateAsync(t) })}
+        onDelete={(t) =>
+          confirmDelete({
+            what: "template",
+            name: t.name,
+            consequence: "Its share link, if any, stops working. Certificates already generated are not affected. This cannot be undone.",
+            onConfirm: () => remove.mutateAsync(t),
+          })
+        }
       />
       {fetching === "1" && <FetchDialog onClose={() => setFetching(null)} />}
     </>

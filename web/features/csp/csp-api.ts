@@ -16,8 +16,10 @@ const path = (id: string) => ({ path: { policy_id: id } });
 
 export const cspApi = {
   list: (query: ListQuery) => call(api.GET("/api/web_security/csp", { params: { query } })),
-  get: (id: string, shareId?: string): Promise<PolicyGetResponse> => call(api.GET("/api/web_security/csp/{policy_id}", { params: path(id), headers: shareHeaders(shareId) })),
-  create: (body: { name: string; content: PolicyContent; tagIds: string[] }): Promise<PolicyCreated> => call(api.POST("/api/web_security/csp", { body })),
+  get: (id: string, shareId?: string): Promise<PolicyGetResponse> =>
+    call(api.GET("/api/web_security/csp/{policy_id}", { params: path(id), headers: shareHeaders(shareId) })),
+  create: (body: { name: string; content: PolicyContent; tagIds: string[] }): Promise<PolicyCreated> =>
+    call(api.POST("/api/web_security/csp", { body })),
   /** Resolves to the import's warnings (200 {warnings}) or [] (204). */
   update: async (id: string, body: { name?: string; directives?: Directive[]; content?: PolicyContent; tagIds?: string[] }): Promise<string[]> => {
     const res = await call(api.PUT("/api/web_security/csp/{policy_id}", { params: path(id), body }));
@@ -26,8 +28,16 @@ export const cspApi = {
   remove: (id: string) => call(api.DELETE("/api/web_security/csp/{policy_id}", { params: path(id) })),
   /** The policy value for a delivery (no header name, no <meta>). */
   serialize: (id: string, source: SerializeSource, shareId?: string): Promise<string> =>
-    call(api.POST("/api/web_security/csp/{policy_id}/_serialize", { params: path(id), body: { source }, headers: shareHeaders(shareId), parseAs: "text" })),
-  evaluate: (body: { policyId: string } | { serialized: string }): Promise<Finding[]> => call(api.POST("/api/web_security/csp/_evaluate", { body })).then((r) => r.findings),
+    call(
+      api.POST("/api/web_security/csp/{policy_id}/_serialize", {
+        params: path(id),
+        body: { source },
+        headers: shareHeaders(shareId),
+        parseAs: "text",
+      }),
+    ),
+  evaluate: (body: { policyId: string } | { serialized: string }): Promise<Finding[]> =>
+    call(api.POST("/api/web_security/csp/_evaluate", { body })).then((r) => r.findings),
   share: (id: string) => call(api.POST("/api/web_security/csp/{policy_id}/_share", { params: path(id) })),
   unshare: (id: string) => call(api.POST("/api/web_security/csp/{policy_id}/_unshare", { params: path(id) })),
 };

@@ -81,7 +81,14 @@ export function CspPage() {
           title: "No policies yet",
           body: "Start a policy from scratch, or import the one a site already sends (its header or <meta> tag) and see what the evaluator finds.",
         }}
-        onDelete={(p) => confirmDelete({ what: "policy", name: p.name, consequence: "Its share link, if any, stops working. This cannot be undone.", onConfirm: () => remove.mutateAsync(p) })}
+        onDelete={(p) =>
+          confirmDelete({
+            what: "policy",
+            name: p.name,
+            consequence: "Its share link, if any, stops working. This cannot be undone.",
+            onConfirm: () => remove.mutateAsync(p),
+          })
+        }
       />
       {importing === "1" && (
         <ImportDialog

@@ -59,7 +59,10 @@ function DirectiveRow({
       data-directive={d.name}
       aria-current={selected ? "true" : undefined}
       onFocusCapture={onSelect}
-      style={{ borderColor: selected ? "var(--mantine-primary-color-filled)" : undefined, boxShadow: selected ? "0 0 0 1px var(--mantine-primary-color-filled)" : undefined }}
+      style={{
+        borderColor: selected ? "var(--mantine-primary-color-filled)" : undefined,
+        boxShadow: selected ? "0 0 0 1px var(--mantine-primary-color-filled)" : undefined,
+      }}
     >
       <Stack gap={6}>
         <Group justify="space-between" wrap="nowrap" align="flex-start">

@@ -60,7 +60,11 @@ const OTHER_KINDS: Record<(typeof cspRules.OTHER_DIRECTIVES)[number], Exclude<Di
 const SOURCE_LISTS: readonly string[] = cspRules.SOURCE_LIST_DIRECTIVES;
 const kindOf = (name: DirectiveName): DirectiveKind => (SOURCE_LISTS.includes(name) ? "sources" : OTHER_KINDS[name as keyof typeof OTHER_KINDS]);
 
-export const DIRECTIVES: DirectiveInfo[] = (Object.keys(DESCRIPTIONS) as DirectiveName[]).map((name) => ({ name, kind: kindOf(name), description: DESCRIPTIONS[name] }));
+export const DIRECTIVES: DirectiveInfo[] = (Object.keys(DESCRIPTIONS) as DirectiveName[]).map((name) => ({
+  name,
+  kind: kindOf(name),
+  description: DESCRIPTIONS[name],
+}));
 
 export const directiveInfo = (name: string) => DIRECTIVES.find((d) => d.name === name);
 export const MAX_DIRECTIVES = cspRules.MAX_DIRECTIVES;
@@ -75,7 +79,14 @@ export const policyNameProblem = (name: string): string | null => {
 export const KEYWORDS: readonly string[] = cspRules.SOURCE_KEYWORDS;
 export const SANDBOX: readonly string[] = cspRules.SANDBOX_TOKENS;
 
-const { VALUE_RE, SCHEME_SOURCE_RE: SCHEME_RE, HOST_SOURCE_RE: HOST_RE, NONCE_SOURCE_RE: NONCE_RE, HASH_SOURCE_RE: HASH_RE, POLICY_NAME_RE } = cspRules;
+const {
+  VALUE_RE,
+  SCHEME_SOURCE_RE: SCHEME_RE,
+  HOST_SOURCE_RE: HOST_RE,
+  NONCE_SOURCE_RE: NONCE_RE,
+  HASH_SOURCE_RE: HASH_RE,
+  POLICY_NAME_RE,
+} = cspRules;
 const { TOKEN_RE } = netRules;
 
 /** A fresh random nonce source ('nonce-<22 base64 chars>') to suggest. */
@@ -93,8 +104,10 @@ export function valueProblem(name: string, v: string): string | null {
   switch (kind) {
     case "sources": {
       if (KEYWORDS.includes(`'${lower}'`)) return `keywords are quoted: '${lower}'`;
-      if (name === "frame-ancestors" && v.startsWith("'") && lower !== "'self'" && lower !== "'none'") return "frame-ancestors takes only hosts, schemes, 'self' and 'none'";
-      if (lower === "'inline-speculation-rules'" && name !== "script-src" && name !== "script-src-elem") return "only applies in script-src and script-src-elem";
+      if (name === "frame-ancestors" && v.startsWith("'") && lower !== "'self'" && lower !== "'none'")
+        return "frame-ancestors takes only hosts, schemes, 'self' and 'none'";
+      if (lower === "'inline-speculation-rules'" && name !== "script-src" && name !== "script-src-elem")
+        return "only applies in script-src and script-src-elem";
       if (KEYWORDS.includes(lower) || NONCE_RE.test(v) || HASH_RE.test(v)) return null;
       if (v.startsWith("'")) {
         if (/^'nonce-/i.test(v)) return "a nonce is base64: 'nonce-<base64>'";
@@ -119,7 +132,9 @@ export function valueProblem(name: string, v: string): string | null {
     case "trusted-types-for":
       return lower === "'script'" ? null : "must be 'script'";
     case "trusted-types":
-      return lower === "'none'" || lower === "'allow-duplicates'" || v === "*" || POLICY_NAME_RE.test(v) ? null : "a policy name, 'none', 'allow-duplicates' or *";
+      return lower === "'none'" || lower === "'allow-duplicates'" || v === "*" || POLICY_NAME_RE.test(v)
+        ? null
+        : "a policy name, 'none', 'allow-duplicates' or *";
     case "group":
       return TOKEN_RE.test(v) ? null : "a reporting group name";
     case "none":
@@ -131,7 +146,8 @@ export function valueProblem(name: string, v: string): string | null {
 /** What the directive's whole value list needs (§13.1), or null. */
 export function listProblem(name: string, values: string[]): string | null {
   const kind = directiveInfo(name)?.kind;
-  if ((kind === "sources" || kind === "uris") && values.length === 0) return kind === "sources" ? "Add at least one source ('none' blocks everything)" : "Add at least one URI";
+  if ((kind === "sources" || kind === "uris") && values.length === 0)
+    return kind === "sources" ? "Add at least one source ('none' blocks everything)" : "Add at least one URI";
   if ((kind === "webrtc" || kind === "trusted-types-for" || kind === "group") && values.length !== 1) return "Exactly one value";
   return null;
 }
@@ -144,8 +160,22 @@ export function suggestions(name: string): string[] {
       if (name === "frame-ancestors") return ["'self'", "'none'", "https:"];
       if (name === "base-uri" || name === "object-src") return ["'none'", "'self'"];
       if (name.startsWith("script-src") || name === "default-src")
-        return ["'self'", "'none'", "'strict-dynamic'", randomNonce(), "'unsafe-inline'", "'unsafe-eval'", "'wasm-unsafe-eval'", "'unsafe-hashes'", "'report-sample'", "https:", "data:", "blob:"];
-      if (name.startsWith("style-src")) return ["'self'", "'none'", randomNonce(), "'unsafe-inline'", "'unsafe-hashes'", "'report-sample'", "https:", "data:"];
+        return [
+          "'self'",
+          "'none'",
+          "'strict-dynamic'",
+          randomNonce(),
+          "'unsafe-inline'",
+          "'unsafe-eval'",
+          "'wasm-unsafe-eval'",
+          "'unsafe-hashes'",
+          "'report-sample'",
+          "https:",
+          "data:",
+          "blob:",
+        ];
+      if (name.startsWith("style-src"))
+        return ["'self'", "'none'", randomNonce(), "'unsafe-inline'", "'unsafe-hashes'", "'report-sample'", "https:", "data:"];
       return ["'self'", "'none'", "https:", "data:", "blob:", "wss:", "*"];
     case "sandbox":
       return [...SANDBOX];

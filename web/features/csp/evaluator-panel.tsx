@@ -49,7 +49,13 @@ export function EvaluatorPanel({
           <>
             <Group gap={6} aria-label="Findings by severity" role="group">
               {SEVERITIES.map((s) => (
-                <Badge key={s.value} color={s.color} variant={count(s.value) ? "filled" : "outline"} tt="none" c={(s.value === "low" || s.value === "medium") && count(s.value) ? "black" : undefined}>
+                <Badge
+                  key={s.value}
+                  color={s.color}
+                  variant={count(s.value) ? "filled" : "outline"}
+                  tt="none"
+                  c={(s.value === "low" || s.value === "medium") && count(s.value) ? "black" : undefined}
+                >
                   {count(s.value)} {s.label.toLowerCase()}
                 </Badge>
               ))}

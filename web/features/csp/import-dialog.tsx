@@ -16,7 +16,15 @@ const REMOTE_SOURCES: { value: RemoteSource; label: string; hint: string }[] = [
   { value: "meta", label: "<meta http-equiv> tag", hint: "A policy in the page's HTML" },
 ];
 
-export function ImportDialog({ target, onDone, onClose }: { target?: { id: string; name: string }; onDone: (result: { id: string; warnings: string[] }) => void; onClose: () => void }) {
+export function ImportDialog({
+  target,
+  onDone,
+  onClose,
+}: {
+  target?: { id: string; name: string };
+  onDone: (result: { id: string; warnings: string[] }) => void;
+  onClose: () => void;
+}) {
   const [mode, setMode] = useState<"text" | "url">("text");
   const [name, setName] = useState("");
   const [text, setText] = useState("");
@@ -37,7 +45,8 @@ export function ImportDialog({ target, onDone, onClose }: { target?: { id: strin
     setError(null);
     setNameError(null);
     try {
-      const content: PolicyContent = mode === "text" ? { type: "serialized", value: text } : { type: "remote", value: { url: url.trim(), source, followRedirects: follow } };
+      const content: PolicyContent =
+        mode === "text" ? { type: "serialized", value: text } : { type: "remote", value: { url: url.trim(), source, followRedirects: follow } };
       let result: { id: string; warnings: string[] };
       if (target) result = { id: target.id, warnings: await cspApi.update(target.id, { content }) };
       else {
@@ -55,7 +64,13 @@ export function ImportDialog({ target, onDone, onClose }: { target?: { id: strin
   };
 
   return (
-    <Modal opened onClose={onClose} title={target ? `Replace “${target.name}” from an import` : "Import a policy"} size="lg" closeButtonProps={{ "aria-label": "Close" }}>
+    <Modal
+      opened
+      onClose={onClose}
+      title={target ? `Replace “${target.name}” from an import` : "Import a policy"}
+      size="lg"
+      closeButtonProps={{ "aria-label": "Close" }}
+    >
       {warnings ? (
         <Stack>
           <Alert color="yellow" title={`Imported, with ${warnings.list.length} warning${warnings.list.length === 1 ? "" : "s"}`} role="status">
@@ -77,7 +92,9 @@ export function ImportDialog({ target, onDone, onClose }: { target?: { id: strin
       ) : (
         <form onSubmit={run} noValidate>
           <Stack>
-            {!target && <TextInput label="Name" required value={name} error={nameError} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />}
+            {!target && (
+              <TextInput label="Name" required value={name} error={nameError} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
+            )}
             {target && <Text size="sm">The imported directives replace all of this policy's directives.</Text>}
             <SegmentedControl
               aria-label="Import from"
@@ -102,7 +119,13 @@ export function ImportDialog({ target, onDone, onClose }: { target?: { id: strin
               />
             ) : (
               <>
-                <TextInput label="Page URL" description={`Secbox fetches the page (${cspRules.REMOTE_TIMEOUT_MS / 1000} s) and reads the policy it delivers.`} value={url} onChange={(e) => setUrl(dropDoubledScheme(e.currentTarget.value))} styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }} />
+                <TextInput
+                  label="Page URL"
+                  description={`Secbox fetches the page (${cspRules.REMOTE_TIMEOUT_MS / 1000} s) and reads the policy it delivers.`}
+                  value={url}
+                  onChange={(e) => setUrl(dropDoubledScheme(e.currentTarget.value))}
+                  styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }}
+                />
                 <Radio.Group label="Read the policy from" value={source} onChange={(v) => setSource(v as RemoteSource)}>
                   <Stack gap="xs" mt="xs">
                     {REMOTE_SOURCES.map((s) => (
@@ -110,7 +133,11 @@ export function ImportDialog({ target, onDone, onClose }: { target?: { id: strin
                     ))}
                   </Stack>
                 </Radio.Group>
-                <Checkbox label={`Follow redirects (up to ${cspRules.REMOTE_MAX_REDIRECTS})`} checked={follow} onChange={(e) => setFollow(e.currentTarget.checked)} />
+                <Checkbox
+                  label={`Follow redirects (up to ${cspRules.REMOTE_MAX_REDIRECTS})`}
+                  checked={follow}
+                  onChange={(e) => setFollow(e.currentTarget.checked)}
+                />
               </>
             )}
             {error && (

@@ -28,16 +28,37 @@ export function PolicyEditorPage() {
   const params = useParams<{ id?: string }>();
   const from = new URLSearchParams(useSearch()).get("from");
   const sourceId = params.id ?? from ?? undefined;
-  const source = useQuery({ queryKey: [CSP_KEY, "one", sourceId], queryFn: () => cspApi.get(sourceId!), enabled: sourceId !== undefined, retry: false, staleTime: 0 });
+  const source = useQuery({
+    queryKey: [CSP_KEY, "one", sourceId],
+    queryFn: () => cspApi.get(sourceId!),
+    enabled: sourceId !== undefined,
+    retry: false,
+    staleTime: 0,
+  });
   if (sourceId && source.isPending) return <LoadingState />;
-  if (sourceId && source.isError) return <ErrorState error={source.error} title="Could not open the policy" onRetry={() => source.refetch()} back={{ href: "/csp", label: "Back to content security policies" }} />;
-  return <PolicyEditor key={`${params.id ?? "new"}-${from ?? ""}-${params.id ? source.data?.policy.updatedAt : ""}`} existing={params.id ? source.data : undefined} copyOf={params.id ? undefined : source.data} />;
+  if (sourceId && source.isError)
+    return (
+      <ErrorState
+        error={source.error}
+        title="Could not open the policy"
+        onRetry={() => source.refetch()}
+        back={{ href: "/csp", label: "Back to content security policies" }}
+      />
+    );
+  return (
+    <PolicyEditor
+      key={`${params.id ?? "new"}-${from ?? ""}-${params.id ? source.data?.policy.updatedAt : ""}`}
+      existing={params.id ? source.data : undefined}
+      copyOf={params.id ? undefined : source.data}
+    />
+  );
 }
 
 let nextKey = 1;
 /** A new policy starts from `default-src 'self'`: same-origin only, the usual first step. */
 const STARTER = [{ name: "default-src", value: ["'self'"] }];
-const drafts = (p: PolicyGetResponse["policy"] | undefined): DraftDirective[] => (p?.directives ?? STARTER).map((d) => ({ key: nextKey++, name: d.name, value: d.value ?? [] }));
+const drafts = (p: PolicyGetResponse["policy"] | undefined): DraftDirective[] =>
+  (p?.directives ?? STARTER).map((d) => ({ key: nextKey++, name: d.name, value: d.value ?? [] }));
 const snapshot = (name: string, tagIds: string[], ds: DraftDirective[]) => JSON.stringify([name.trim(), tagIds, ds.map((d) => [d.name, d.value])]);
 /** `directives[2].value[0]: …` / `content.value[2]…: …` → the row it names. */
 const ROW_ERROR = /^(?:content\.value|directives)\[(\d+)\][^:]*: (.+)$/;
@@ -48,7 +69,9 @@ function PolicyEditor({ existing, copyOf }: { existing?: PolicyGetResponse; copy
   const [name, setName] = useState(existing ? existing.policy.name : copyOf ? `${copyOf.policy.name} (copy)`.slice(0, MAX_POLICY_NAME) : "");
   const [tagIds, setTagIds] = useState<string[]>(base?.tagIds ?? []);
   const [directives, setDirectives] = useState<DraftDirective[]>(() => drafts(base));
-  const [initial, setInitial] = useState(() => (existing ? snapshot(existing.policy.name, existing.policy.tagIds, drafts(existing.policy)) : snapshot("", [], drafts(undefined))));
+  const [initial, setInitial] = useState(() =>
+    existing ? snapshot(existing.policy.name, existing.policy.tagIds, drafts(existing.policy)) : snapshot("", [], drafts(undefined)),
+  );
   const [selected, setSelected] = useState<string | null>(null);
   // Set only by a finding's click or a newly added directive: that row scrolls into view and focuses its input.
   const [focusRequest, setFocusRequest] = useState<{ name: string | null; n: number }>({ name: null, n: 0 });
@@ -64,7 +87,11 @@ function PolicyEditor({ existing, copyOf }: { existing?: PolicyGetResponse; copy
   const evaluation = useEvaluation(serialized, existing && !dirty ? { id: existing.policy.id, updatedAt: existing.policy.updatedAt } : null);
   const present = new Set(directives.map((d) => d.name));
   const select = (directive: string) => {
-    const target = present.has(directive) ? directive : present.has("default-src") && directiveInfo(directive)?.kind === "sources" ? "default-src" : null;
+    const target = present.has(directive)
+      ? directive
+      : present.has("default-src") && directiveInfo(directive)?.kind === "sources"
+        ? "default-src"
+        : null;
     if (!target) return;
     setSelected(target);
     setFocusRequest((f) => ({ name: target, n: f.n + 1 }));
@@ -164,12 +191,27 @@ function PolicyEditor({ existing, copyOf }: { existing?: PolicyGetResponse; copy
               }}
               rowErrors={rowErrors}
             />
-            <EditorActions createLabel="Create policy" existing={!!existing} busy={busy} dirty={dirty} backHref="/csp" onSave={save} onDelete={remove} />
+            <EditorActions
+              createLabel="Create policy"
+              existing={!!existing}
+              busy={busy}
+              dirty={dirty}
+              backHref="/csp"
+              onSave={save}
+              onDelete={remove}
+            />
           </Stack>
         </Grid.Col>
         <Grid.Col span={{ base: 12, md: 5 }}>
           <Stack gap="md">
-            <EvaluatorPanel findings={evaluation.data} loading={evaluation.isFetching} error={evaluation.error} empty={directives.length === 0} present={present} onSelect={select} />
+            <EvaluatorPanel
+              findings={evaluation.data}
+              loading={evaluation.isFetching}
+              error={evaluation.error}
+              empty={directives.length === 0}
+              present={present}
+              onSelect={select}
+            />
             {existing ? (
               <>
                 <SerializePanel policyId={existing.policy.id} updatedAt={existing.policy.updatedAt} stale={dirty} />

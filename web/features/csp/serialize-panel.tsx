@@ -10,8 +10,16 @@ import { cspApi, CSP_KEY, type SerializeSource } from "./csp-api";
 
 const SOURCES: { value: SerializeSource; label: string; note: string }[] = [
   { value: "enforcingHeader", label: "Header", note: "Browsers enforce it: violations are blocked (and reported)." },
-  { value: "reportOnlyHeader", label: "Report-only header", note: "Browsers only report violations: try a policy without breaking the site. sandbox is left out (not allowed here)." },
-  { value: "meta", label: "<meta> tag", note: "For pages you cannot set headers for; put it early in <head>. frame-ancestors, report-uri, report-to and sandbox do not work in <meta> and are left out." },
+  {
+    value: "reportOnlyHeader",
+    label: "Report-only header",
+    note: "Browsers only report violations: try a policy without breaking the site. sandbox is left out (not allowed here).",
+  },
+  {
+    value: "meta",
+    label: "<meta> tag",
+    note: "For pages you cannot set headers for; put it early in <head>. frame-ancestors, report-uri, report-to and sandbox do not work in <meta> and are left out.",
+  },
 ];
 
 const escapeAttr = (s: string) => s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
@@ -22,9 +30,22 @@ export function deliveryLine(source: SerializeSource, value: string): string {
   return `${source === "reportOnlyHeader" ? "Content-Security-Policy-Report-Only" : "Content-Security-Policy"}: ${value}`;
 }
 
-export function SerializePanel({ policyId, updatedAt, shareId, stale }: { policyId: string; updatedAt: string | number; shareId?: string; stale?: boolean }) {
+export function SerializePanel({
+  policyId,
+  updatedAt,
+  shareId,
+  stale,
+}: {
+  policyId: string;
+  updatedAt: string | number;
+  shareId?: string;
+  stale?: boolean;
+}) {
   const [source, setSource] = useState<SerializeSource>("enforcingHeader");
-  const q = useQuery({ queryKey: [CSP_KEY, "serialize", policyId, source, updatedAt, shareId], queryFn: () => cspApi.serialize(policyId, source, shareId) });
+  const q = useQuery({
+    queryKey: [CSP_KEY, "serialize", policyId, source, updatedAt, shareId],
+    queryFn: () => cspApi.serialize(policyId, source, shareId),
+  });
   const line = q.data !== undefined ? deliveryLine(source, q.data) : "";
   const note = SOURCES.find((s) => s.value === source)!.note;
   return (
@@ -33,7 +54,13 @@ export function SerializePanel({ policyId, updatedAt, shareId, stale }: { policy
         <Title order={2} size="h5" id="serialize-title">
           Serialize
         </Title>
-        <SegmentedControl aria-label="Delivery" value={source} onChange={(v) => setSource(v as SerializeSource)} data={SOURCES.map(({ value, label }) => ({ value, label }))} fullWidth />
+        <SegmentedControl
+          aria-label="Delivery"
+          value={source}
+          onChange={(v) => setSource(v as SerializeSource)}
+          data={SOURCES.map(({ value, label }) => ({ value, label }))}
+          fullWidth
+        />
         <Text size="xs" c="dimmed">
           {note}
           {stale ? " This is the saved policy: save to include your changes." : ""}
@@ -48,7 +75,12 @@ export function SerializePanel({ policyId, updatedAt, shareId, stale }: { policy
           </Code>
         )}
         <Group>
-          <CopyButton value={line} label={source === "meta" ? "Copy tag" : "Copy header"} what={source === "meta" ? "Meta tag" : "Header"} disabled={!line} />
+          <CopyButton
+            value={line}
+            label={source === "meta" ? "Copy tag" : "Copy header"}
+            what={source === "meta" ? "Meta tag" : "Header"}
+            disabled={!line}
+          />
         </Group>
       </Stack>
     </Paper>

@@ -6,7 +6,15 @@ import { findTopic, helpPath, type HelpTopicSlug } from "./topics";
 
 export function HelpLink({ topic, section }: { topic: HelpTopicSlug; section?: string }) {
   return (
-    <Button component={Link} href={helpPath(topic, section)} variant="subtle" color="gray" size="sm" leftSection={<HelpIcon />} aria-label={`Help: ${findTopic(topic)!.title}`}>
+    <Button
+      component={Link}
+      href={helpPath(topic, section)}
+      variant="subtle"
+      color="gray"
+      size="sm"
+      leftSection={<HelpIcon />}
+      aria-label={`Help: ${findTopic(topic)!.title}`}
+    >
       Help
     </Button>
   );

@@ -48,7 +48,9 @@ export function HelpTopicPage({ params }: { params: { topic: string } }) {
   // The sections, read from what was rendered (the ids are rehype-slug's).
   useLayoutEffect(() => {
     const root = body.current;
-    setSections(root ? [...root.querySelectorAll<HTMLElement>("h2[id]")].map((h) => ({ id: h.id, text: (h.textContent ?? "").replace(/#$/, "").trim() })) : []);
+    setSections(
+      root ? [...root.querySelectorAll<HTMLElement>("h2[id]")].map((h) => ({ id: h.id, text: (h.textContent ?? "").replace(/#$/, "").trim() })) : [],
+    );
   }, [topic?.slug]);
 
   useEffect(() => {
@@ -63,7 +65,11 @@ export function HelpTopicPage({ params }: { params: { topic: string } }) {
       <Stack>
         <PageHeader title="Help topic not found" />
         <Text>
-          There is no help topic “{params.topic}”. <Anchor component={Link} href="/help">See every help topic</Anchor>.
+          There is no help topic “{params.topic}”.{" "}
+          <Anchor component={Link} href="/help">
+            See every help topic
+          </Anchor>
+          .
         </Text>
       </Stack>
     );

@@ -4,7 +4,13 @@
 import { findTopic, helpPath } from "./topics";
 
 /** Where a link of a help page leads, in the app. */
-export type HelpHref = { kind: "topic"; to: string } | { kind: "same-page"; to: string } | { kind: "readme" } | { kind: "server"; to: string } | { kind: "external"; to: string } | { kind: "none" };
+export type HelpHref =
+  | { kind: "topic"; to: string }
+  | { kind: "same-page"; to: string }
+  | { kind: "readme" }
+  | { kind: "server"; to: string }
+  | { kind: "external"; to: string }
+  | { kind: "none" };
 
 /** Classifies a help page's link target. */
 export function resolveHelpHref(href: string | undefined): HelpHref {

@@ -6,4 +6,7 @@ import { lazyPage } from "../../components/lazy-page";
 const HelpIndexPage = lazyPage(() => import("./help-page").then((m) => m.HelpIndexPage));
 const HelpTopicPage = lazyPage(() => import("./help-page").then((m) => m.HelpTopicPage));
 
-export const helpRoutes = [<Route key="help" path="/help" component={HelpIndexPage} />, <Route key="help-topic" path="/help/:topic" component={HelpTopicPage} />];
+export const helpRoutes = [
+  <Route key="help" path="/help" component={HelpIndexPage} />,
+  <Route key="help-topic" path="/help/:topic" component={HelpTopicPage} />,
+];

@@ -38,7 +38,9 @@ const images = (md: string) => [...prose(md).matchAll(/!\[[^\]]*\]\(([^)\s]+)\)/
 
 describe("help topics", () => {
   test("every topic has its Markdown file, and every Markdown file is a topic", () => {
-    const files = readdirSync(PAGES_DIR).filter((f) => f.endsWith(".md")).sort();
+    const files = readdirSync(PAGES_DIR)
+      .filter((f) => f.endsWith(".md"))
+      .sort();
     expect(files).toEqual(HELP_TOPICS.map((t) => `${t.slug}.md`).sort());
     expect(new Set(HELP_TOPICS.map((t) => t.slug)).size).toBe(HELP_TOPICS.length);
   });
@@ -84,7 +86,11 @@ describe("help topics", () => {
   });
 
   test("the screenshots a help page shows to readers of its source exist", () => {
-    const missing = HELP_TOPICS.flatMap((t) => images(SOURCE(t.slug)).filter((src) => !existsSync(resolve(PAGES_DIR, src))).map((src) => `${t.slug}.md → ${src}`));
+    const missing = HELP_TOPICS.flatMap((t) =>
+      images(SOURCE(t.slug))
+        .filter((src) => !existsSync(resolve(PAGES_DIR, src)))
+        .map((src) => `${t.slug}.md → ${src}`),
+    );
     expect(missing).toEqual([]);
   });
 
@@ -102,7 +108,9 @@ describe("help topics", () => {
     const found: string[] = [];
     const broken: string[] = [];
     const walk = (dir: string): string[] =>
-      readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith(".tsx") ? [join(dir, e.name)] : []));
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith(".tsx") ? [join(dir, e.name)] : [],
+      );
     for (const file of walk(resolve(HERE, "../.."))) {
       const text = readFileSync(file, "utf8");
       for (const m of text.matchAll(/<HelpLink topic=(?:"([a-z0-9-]+)"|\{[^}]*\})(?: section="([\w-]+)")?/g)) {

@@ -12,7 +12,13 @@ import { formatDateTime } from "../../components/format";
 import { notifyError, notifySuccess } from "../../components/notify";
 import { ErrorState, LoadingState } from "../../components/states";
 import { SettingsSection } from "../settings/settings-section";
-import { CODE_DIGITS, NOTIFICATION_EMAIL_KEY, notificationEmailApi, RESEND_COOLDOWN_SEC, type NotificationDestination } from "./notification-email-api";
+import {
+  CODE_DIGITS,
+  NOTIFICATION_EMAIL_KEY,
+  notificationEmailApi,
+  RESEND_COOLDOWN_SEC,
+  type NotificationDestination,
+} from "./notification-email-api";
 
 function useNow(active: boolean) {
   const [now, setNow] = useState(Date.now());
@@ -33,7 +39,13 @@ function AddressForm({ current, onDone, onCancel }: { current?: string; onDone: 
     initialValues: { email: "" },
     validate: {
       email: (v) =>
-        !/^[^\s@]+@[^\s@]+$/.test(v.trim()) ? "Enter an email address" : v.trim().toLowerCase() === self?.email ? "That is your login email already; notifications go there by default" : v.trim().toLowerCase() === current ? "That address is already set" : null,
+        !/^[^\s@]+@[^\s@]+$/.test(v.trim())
+          ? "Enter an email address"
+          : v.trim().toLowerCase() === self?.email
+            ? "That is your login email already; notifications go there by default"
+            : v.trim().toLowerCase() === current
+              ? "That address is already set"
+              : null,
     },
   });
   const [busy, setBusy] = useState(false);
@@ -51,7 +63,14 @@ function AddressForm({ current, onDone, onCancel }: { current?: string; onDone: 
   return (
     <form onSubmit={submit} noValidate>
       <Group align="flex-start" gap="sm" wrap="wrap">
-        <TextInput label="Notification email" type="email" autoComplete="email" style={{ flex: "1 1 260px" }} maw={380} {...form.getInputProps("email")} />
+        <TextInput
+          label="Notification email"
+          type="email"
+          autoComplete="email"
+          style={{ flex: "1 1 260px" }}
+          maw={380}
+          {...form.getInputProps("email")}
+        />
         <Group gap="xs" mt={25}>
           <Button type="submit" loading={busy}>
             Send code
@@ -111,8 +130,9 @@ function PendingPanel({ dest, onChange }: { dest: NotificationDestination; onCha
       </Group>
       <Text size="sm" c="dimmed">
         We emailed a {CODE_DIGITS}-digit code to {dest.address}
-        {sentAt > 0 && ` at ${formatDateTime(sentAt / 1000)}`}. {codeExpired ? "That code has expired: send a new one." : `It is valid until ${formatDateTime(expiresAt / 1000)}.`} Until you
-        enter it, notifications keep going to your login email.
+        {sentAt > 0 && ` at ${formatDateTime(sentAt / 1000)}`}.{" "}
+        {codeExpired ? "That code has expired: send a new one." : `It is valid until ${formatDateTime(expiresAt / 1000)}.`} Until you enter it,
+        notifications keep going to your login email.
       </Text>
       {error && (
         <Alert color="red" role="alert">
@@ -130,7 +150,15 @@ function PendingPanel({ dest, onChange }: { dest: NotificationDestination; onCha
             <Text size="sm" fw={500} id="verification-code-label" mb={4}>
               Verification code
             </Text>
-            <PinInput length={CODE_DIGITS} type="number" oneTimeCode value={code} onChange={setCode} aria-labelledby="verification-code-label" getInputProps={(i) => ({ "aria-label": `Digit ${i + 1} of ${CODE_DIGITS}` })} />
+            <PinInput
+              length={CODE_DIGITS}
+              type="number"
+              oneTimeCode
+              value={code}
+              onChange={setCode}
+              aria-labelledby="verification-code-label"
+              getInputProps={(i) => ({ "aria-label": `Digit ${i + 1} of ${CODE_DIGITS}` })}
+            />
           </div>
           <Button type="submit" loading={busy} disabled={code.length !== CODE_DIGITS}>
             Verify
@@ -191,7 +219,11 @@ export function NotificationEmailSection() {
     );
 
   return (
-    <SettingsSection id="settings-notification-email" title="Notification email" description="Where tracker changes and responder summaries are sent, if not to your login email.">
+    <SettingsSection
+      id="settings-notification-email"
+      title="Notification email"
+      description="Where tracker changes and responder summaries are sent, if not to your login email."
+    >
       {status.data && !status.data.features.mail && (
         <Alert color="yellow" title="Mail is not configured on this server">
           Codes and notifications are queued but not sent until the operator configures SMTP.

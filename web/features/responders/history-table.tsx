@@ -43,7 +43,13 @@ const Row = memo(function Row({ r, selected, onOpen }: { r: TrackedRecord; selec
   return (
     <Table.Tr className={selected ? "history-row history-row-selected" : "history-row"} aria-selected={selected} data-record={r.id}>
       <Table.Td>
-        <button type="button" className="history-open" onClick={() => onOpen(r.id)} aria-label={`Open ${r.method} ${target} at ${recordTime(r)}`} aria-current={selected || undefined}>
+        <button
+          type="button"
+          className="history-open"
+          onClick={() => onOpen(r.id)}
+          aria-label={`Open ${r.method} ${target} at ${recordTime(r)}`}
+          aria-current={selected || undefined}
+        >
           <span className="history-method">{r.method}</span> <span className="history-target">{target}</span>
         </button>
       </Table.Td>
@@ -74,9 +80,25 @@ const Row = memo(function Row({ r, selected, onOpen }: { r: TrackedRecord; selec
 });
 
 /** The table lays out at fixed column widths (rows arriving at the top do not make the browser measure every row). */
-export function HistoryTable({ records, selectedId, onOpen }: { records: TrackedRecord[]; selectedId: string | undefined; onOpen: (id: string) => void }) {
+export function HistoryTable({
+  records,
+  selectedId,
+  onOpen,
+}: {
+  records: TrackedRecord[];
+  selectedId: string | undefined;
+  onOpen: (id: string) => void;
+}) {
   return (
-    <Table layout="fixed" highlightOnHover verticalSpacing={4} horizontalSpacing="xs" stickyHeader aria-label="Captured requests" data-testid="history-table">
+    <Table
+      layout="fixed"
+      highlightOnHover
+      verticalSpacing={4}
+      horizontalSpacing="xs"
+      stickyHeader
+      aria-label="Captured requests"
+      data-testid="history-table"
+    >
       <Table.Thead>
         <Table.Tr>
           <Table.Th>Request</Table.Th>

@@ -14,7 +14,8 @@ import { isProxyHeader, type HeaderPairs, type TrackedRecord } from "./responder
 const headerValue = (headers: HeaderPairs, name: string) => headers.find(([n]) => (n ?? "").toLowerCase() === name)?.[1] ?? "";
 
 /** Failure bodies of supplement §11.5 step 6 (and §11.7's proxy errors): a script that failed, timed out or whose proxy call did. */
-const FAILURE_RE = /^(Script failed: |Script timed out|Script queue is full|URL not allowed|Failed to connect to upstream|Upstream |Failed to decompress|Response header |Response could not be sent)/;
+const FAILURE_RE =
+  /^(Script failed: |Script timed out|Script queue is full|URL not allowed|Failed to connect to upstream|Upstream |Failed to decompress|Response header |Response could not be sent)/;
 
 export function scriptFailure(record: Pick<TrackedRecord, "response">): string | null {
   const res = record.response;
@@ -88,7 +89,8 @@ export function RequestDetail({ record, base, title = "Request" }: { record: Tra
             {`${record.method} ${target} HTTP/1.1`}
           </Code>
           <Text size="xs" c="dimmed">
-            {recordDateTime(record)} · {record.clientAddress ? `from ${record.clientAddress}` : "no client address"} · answered in {Number(record.durationMs)} ms
+            {recordDateTime(record)} · {record.clientAddress ? `from ${record.clientAddress}` : "no client address"} · answered in{" "}
+            {Number(record.durationMs)} ms
           </Text>
         </Stack>
         {failure && (
@@ -119,13 +121,26 @@ export function RequestDetail({ record, base, title = "Request" }: { record: Tra
         <Section
           title="Headers"
           actions={
-            proxyCount > 0 && <Switch size="xs" label={`Show proxy headers (${proxyCount})`} checked={showProxy} onChange={(e) => setShowProxy(e.currentTarget.checked)} />
+            proxyCount > 0 && (
+              <Switch
+                size="xs"
+                label={`Show proxy headers (${proxyCount})`}
+                checked={showProxy}
+                onChange={(e) => setShowProxy(e.currentTarget.checked)}
+              />
+            )
           }
         >
           <HeadersTable headers={headers} label="Request headers" />
         </Section>
         <Section title="Body">
-          <BodyView label="Request body" base64={record.body} size={Number(record.bodySize)} contentType={headerValue(record.headers, "content-type")} filename={`request-${record.id}.bin`} />
+          <BodyView
+            label="Request body"
+            base64={record.body}
+            size={Number(record.bodySize)}
+            contentType={headerValue(record.headers, "content-type")}
+            filename={`request-${record.id}.bin`}
+          />
         </Section>
         <Section title="Response">
           {res ? (
@@ -139,7 +154,13 @@ export function RequestDetail({ record, base, title = "Request" }: { record: Tra
                 )}
               </Group>
               <HeadersTable headers={res.headers} label="Response headers" />
-              <BodyView label="Response body" base64={res.body} size={Number(res.bodySize)} contentType={headerValue(res.headers, "content-type")} filename={`response-${record.id}.bin`} />
+              <BodyView
+                label="Response body"
+                base64={res.body}
+                size={Number(res.bodySize)}
+                contentType={headerValue(res.headers, "content-type")}
+                filename={`response-${record.id}.bin`}
+              />
             </Stack>
           ) : (
             <Stack gap={6}>
@@ -149,7 +170,8 @@ export function RequestDetail({ record, base, title = "Request" }: { record: Tra
                 </Group>
               )}
               <Text size="sm" c="dimmed">
-                {status !== undefined ? "Headers and body not stored." : "Not stored."} A script stores them by returning <Code>trackResponse: true</Code>; a failed script’s response is always stored.
+                {status !== undefined ? "Headers and body not stored." : "Not stored."} A script stores them by returning{" "}
+                <Code>trackResponse: true</Code>; a failed script’s response is always stored.
               </Text>
             </Stack>
           )}

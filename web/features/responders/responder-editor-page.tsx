@@ -2,7 +2,21 @@
 // form: where it listens (method, path type, path, subdomain prefix, the resulting URL as you type), the default
 // response (status, ordered headers, body with a mode from its Content-Type), the script (with examples and the
 // user's script library), secrets access, history depth and notifications, tags. API errors land on their field.
-import { Alert, Anchor, Code, Fieldset, Group, MultiSelect, NumberInput, SegmentedControl, Select, Stack, Switch, Text, TextInput } from "@mantine/core";
+import {
+  Alert,
+  Anchor,
+  Code,
+  Fieldset,
+  Group,
+  MultiSelect,
+  NumberInput,
+  SegmentedControl,
+  Select,
+  Stack,
+  Switch,
+  Text,
+  TextInput,
+} from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
@@ -37,12 +51,33 @@ export function ResponderEditorPage() {
   const params = useParams<{ id?: string }>();
   const from = new URLSearchParams(useSearch()).get("from");
   const sourceId = params.id ?? from ?? undefined;
-  const source = useQuery({ queryKey: [RESPONDERS_KEY, "one", sourceId], queryFn: () => respondersApi.get(sourceId!), enabled: sourceId !== undefined, retry: false, staleTime: 0 });
+  const source = useQuery({
+    queryKey: [RESPONDERS_KEY, "one", sourceId],
+    queryFn: () => respondersApi.get(sourceId!),
+    enabled: sourceId !== undefined,
+    retry: false,
+    staleTime: 0,
+  });
   const info = useResponderInfo();
   if ((sourceId && source.isPending) || info.isPending) return <LoadingState />;
-  if (sourceId && source.isError) return <ErrorState error={source.error} title="Could not open the responder" onRetry={() => source.refetch()} back={{ href: "/responders", label: "Back to responders" }} />;
+  if (sourceId && source.isError)
+    return (
+      <ErrorState
+        error={source.error}
+        title="Could not open the responder"
+        onRetry={() => source.refetch()}
+        back={{ href: "/responders", label: "Back to responders" }}
+      />
+    );
   if (info.isError) return <ErrorState error={info.error} onRetry={() => info.refetch()} />;
-  return <ResponderEditor key={`${params.id ?? "new"}-${from ?? ""}`} info={info.data} existing={params.id ? source.data : undefined} copyOf={params.id ? undefined : source.data} />;
+  return (
+    <ResponderEditor
+      key={`${params.id ?? "new"}-${from ?? ""}`}
+      info={info.data}
+      existing={params.id ? source.data : undefined}
+      copyOf={params.id ? undefined : source.data}
+    />
+  );
 }
 
 function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; existing?: Responder; copyOf?: Responder }) {
@@ -50,7 +85,8 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
   const secrets = useAllSecrets();
   const start = initialValues(existing ?? copyOf, copyOf !== undefined);
   if (!existing && !copyOf) start.requestsToTrack = Math.min(Number(start.requestsToTrack), Number(info.maxRequestsToTrack));
-  if (!info.notificationThrottles.map(Number).includes(Number(start.throttle)) && info.notificationThrottles.length) start.throttle = String(info.notificationThrottles[0]);
+  if (!info.notificationThrottles.map(Number).includes(Number(start.throttle)) && info.notificationThrottles.length)
+    start.throttle = String(info.notificationThrottles[0]);
   // Numbers out of range are said at once (on blur), never clamped silently (issue 30).
   const form = useForm<ResponderValues>({
     mode: "controlled",
@@ -117,7 +153,15 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
           <Stack gap="sm">
             <Group align="flex-start" grow wrap="wrap" preventGrowOverflow={false}>
               <TextInput label="Name" required miw={240} description="Unique among your responders" {...form.getInputProps("name")} data-autofocus />
-              <Select label="Method" miw={160} maw={220} data={[...METHODS]} allowDeselect={false} description="ANY answers every method" {...form.getInputProps("method")} />
+              <Select
+                label="Method"
+                miw={160}
+                maw={220}
+                data={[...METHODS]}
+                allowDeselect={false}
+                description="ANY answers every method"
+                {...form.getInputProps("method")}
+              />
             </Group>
             <div>
               <Text component="div" size="sm" fw={500} id="path-type-label">
@@ -134,12 +178,23 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
               </Text>
             </div>
             <Group align="flex-start" grow wrap="wrap" preventGrowOverflow={false}>
-              <TextInput label="Path" required miw={240} description="Starts with /; letters, digits, - . _ ~ and %XX escapes" styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }} spellCheck={false} {...form.getInputProps("path")} onChange={(e) => form.setFieldValue("path", dropDoubledSlash(e.currentTarget.value))} />
+              <TextInput
+                label="Path"
+                required
+                miw={240}
+                description="Starts with /; letters, digits, - . _ ~ and %XX escapes"
+                styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }}
+                spellCheck={false}
+                {...form.getInputProps("path")}
+                onChange={(e) => form.setFieldValue("path", dropDoubledSlash(e.currentTarget.value))}
+              />
               <TextInput
                 label="Subdomain prefix"
                 miw={200}
                 disabled={prefixUnavailable}
-                description={prefixUnavailable ? "Not available: this server gives responders path URLs" : "Optional: a separate host for this responder"}
+                description={
+                  prefixUnavailable ? "Not available: this server gives responders path URLs" : "Optional: a separate host for this responder"
+                }
                 styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }}
                 spellCheck={false}
                 {...form.getInputProps("subdomainPrefix")}
@@ -163,7 +218,16 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
 
         <Fieldset legend="Default response">
           <Stack gap="sm">
-            <NumberInput label="Status code" required min={responderRules.MIN_STATUS} max={responderRules.MAX_STATUS} clampBehavior="none" allowDecimal={false} w={180} {...form.getInputProps("statusCode")} />
+            <NumberInput
+              label="Status code"
+              required
+              min={responderRules.MIN_STATUS}
+              max={responderRules.MAX_STATUS}
+              clampBehavior="none"
+              allowDecimal={false}
+              w={180}
+              {...form.getInputProps("statusCode")}
+            />
             <HeaderListEditor
               label="Headers"
               description="Sent in this order; a name may repeat (e.g. several set-cookie). ${secrets.NAME} in a value is replaced when the responder has access to that secret."
@@ -221,7 +285,8 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
                 ]}
               />
               <Text size="xs" c="dimmed" mt={4}>
-                As <Code>context.secrets.NAME</Code> in the script and <Code>{"${secrets.NAME}"}</Code> in the body and header values. “All” includes secrets you add later.
+                As <Code>context.secrets.NAME</Code> in the script and <Code>{"${secrets.NAME}"}</Code> in the body and header values. “All” includes
+                secrets you add later.
               </Text>
             </div>
             {v.secretsMode === "selected" && (
@@ -270,7 +335,14 @@ function ResponderEditor({ info, existing, copyOf }: { info: ResponderInfo; exis
         </Fieldset>
 
         <Group align="flex-end" wrap="wrap" gap="lg">
-          <TagSelect max={MAX_TAGS_PER_ENTITY} value={v.tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} error={form.errors.tagIds} style={{ flex: "1 1 320px" }} maw={520} />
+          <TagSelect
+            max={MAX_TAGS_PER_ENTITY}
+            value={v.tagIds}
+            onChange={(ids) => form.setFieldValue("tagIds", ids)}
+            error={form.errors.tagIds}
+            style={{ flex: "1 1 320px" }}
+            maw={520}
+          />
           <Switch label="Enabled" description="A disabled responder answers 404" {...form.getInputProps("enabled", { type: "checkbox" })} />
         </Group>
 

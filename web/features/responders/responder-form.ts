@@ -152,10 +152,14 @@ export const validate = {
         : PATH_RE.test(v.trim())
           ? null
           : "Only URL path characters: letters, digits, - . _ ~ ! $ & ' ( ) * + , ; = : @ / and %XX escapes",
-  subdomainPrefix: (v: string) => (v.trim() === "" || PREFIX_RE.test(v.trim()) ? null : "Lower-case letters, digits and -, not at the start or end; at most 36"),
+  subdomainPrefix: (v: string) =>
+    v.trim() === "" || PREFIX_RE.test(v.trim()) ? null : "Lower-case letters, digits and -, not at the start or end; at most 36",
   statusCode: (v: number | string) =>
-    Number.isInteger(Number(v)) && Number(v) >= MIN_STATUS && Number(v) <= MAX_STATUS && v !== "" ? null : `A status from ${MIN_STATUS} to ${MAX_STATUS}`,
+    Number.isInteger(Number(v)) && Number(v) >= MIN_STATUS && Number(v) <= MAX_STATUS && v !== ""
+      ? null
+      : `A status from ${MIN_STATUS} to ${MAX_STATUS}`,
   body: (v: string) => (utf8Length(v) > MAX_BODY_BYTES ? `At most ${MAX_BODY_BYTES / 1024 / 1024} MiB` : null),
   script: (v: string) => (utf8Length(v) > MAX_SCRIPT_BYTES ? `Over the ${MAX_SCRIPT_BYTES.toLocaleString()}-byte limit` : null),
-  secretIds: (v: string[], values: ResponderValues) => (values.secretsMode === "selected" && v.length === 0 ? "Pick at least one secret, or choose None" : null),
+  secretIds: (v: string[], values: ResponderValues) =>
+    values.secretsMode === "selected" && v.length === 0 ? "Pick at least one secret, or choose None" : null,
 };

@@ -25,7 +25,15 @@ export function ResponderPage() {
   const { id } = useParams<{ id: string }>();
   const responder = useQuery({ queryKey: [RESPONDERS_KEY, "one", id], queryFn: () => respondersApi.get(id), retry: false, staleTime: 0 });
   if (responder.isPending) return <LoadingState />;
-  if (responder.isError) return <ErrorState error={responder.error} title="Could not open the responder" onRetry={() => responder.refetch()} back={{ href: "/responders", label: "Back to responders" }} />;
+  if (responder.isError)
+    return (
+      <ErrorState
+        error={responder.error}
+        title="Could not open the responder"
+        onRetry={() => responder.refetch()}
+        back={{ href: "/responders", label: "Back to responders" }}
+      />
+    );
   return <ResponderView key={responder.data.id} responder={responder.data} />;
 }
 
@@ -42,7 +50,10 @@ function ResponderView({ responder }: { responder: Responder }) {
   const stats = useResponderStats();
   // What the live history holds (RequestsTab reports it): the tab's count follows the rows it shows.
   const [live, setLive] = useState<LiveCount | null>(null);
-  const names = useQuery({ queryKey: [RESPONDERS_KEY, "names"], queryFn: async () => new Map((await respondersApi.list({ pageSize: 100 })).items.map((r) => [r.id, r.name])) });
+  const names = useQuery({
+    queryKey: [RESPONDERS_KEY, "names"],
+    queryFn: async () => new Map((await respondersApi.list({ pageSize: 100 })).items.map((r) => [r.id, r.name])),
+  });
   const stored = stats.data?.find((s) => s.responderId === responder.id)?.requestCount;
   const count = requestCount(live, stored === undefined ? undefined : Number(stored));
 
@@ -108,8 +119,9 @@ function ResponderView({ responder }: { responder: Responder }) {
           </Group>
           <Text size="sm" c="dimmed">
             Path <Code>{responder.location.pathType}</Code> <Code>{responder.location.path}</Code> · default status {Number(s.statusCode)}
-            {s.headers?.length ? ` · ${s.headers.length} header${s.headers.length === 1 ? "" : "s"}` : ""} · {s.script ? "scripted" : "static"} · secrets{" "}
-            {typeof s.secrets === "string" ? s.secrets : `${s.secrets.selected.length} selected`} · {track === 0 ? "keeps no requests" : `keeps the last ${track} requests`}
+            {s.headers?.length ? ` · ${s.headers.length} header${s.headers.length === 1 ? "" : "s"}` : ""} · {s.script ? "scripted" : "static"} ·
+            secrets {typeof s.secrets === "string" ? s.secrets : `${s.secrets.selected.length} selected`} ·{" "}
+            {track === 0 ? "keeps no requests" : `keeps the last ${track} requests`}
             {s.notifications?.enabled ? ` · email summaries on${mailOff ? ` (${MAIL_OFF.toLowerCase()})` : ""}` : ""}
           </Text>
           <TagBadges tags={responder.tags} />
@@ -217,7 +229,12 @@ function RequestsTab({
   const selected = requestId ? live.records.find((r) => r.id === requestId) : undefined;
   const open = useCallback((id: string) => onOpen(id), [onOpen]);
   const m = responder.method === "ANY" ? "POST" : responder.method;
-  const curl = m === "GET" ? `curl '${responder.url}?hello=world'` : m === "HEAD" ? `curl --head '${responder.url}'` : `curl -X ${m} '${responder.url}' -H 'content-type: application/json' --data '{"hello":"world"}'`;
+  const curl =
+    m === "GET"
+      ? `curl '${responder.url}?hello=world'`
+      : m === "HEAD"
+        ? `curl --head '${responder.url}'`
+        : `curl -X ${m} '${responder.url}' -H 'content-type: application/json' --data '{"hello":"world"}'`;
 
   if (track === 0)
     return (
@@ -307,11 +324,11 @@ function RequestsTab({
               </Group>
             ) : (
               live.hasOlder && (
-              <Group justify="center" mt="xs">
-                <Button size="xs" variant="default" loading={live.loadingOlder} onClick={live.loadOlder}>
-                  Load older
-                </Button>
-              </Group>
+                <Group justify="center" mt="xs">
+                  <Button size="xs" variant="default" loading={live.loadingOlder} onClick={live.loadOlder}>
+                    Load older
+                  </Button>
+                </Group>
               )
             )}
           </Grid.Col>
@@ -321,7 +338,9 @@ function RequestsTab({
             ) : (
               <Paper withBorder p="lg" radius="sm">
                 <Text size="sm" c="dimmed">
-                  {requestId ? "This request is no longer in the history shown (it may have been cleared, or evicted by newer ones)." : "Pick a request to see its headers, body and response."}
+                  {requestId
+                    ? "This request is no longer in the history shown (it may have been cleared, or evicted by newer ones)."
+                    : "Pick a request to see its headers, body and response."}
                 </Text>
               </Paper>
             )}

@@ -26,7 +26,8 @@ export const respondersApi = {
   list: (query: ListQuery) => call(api.GET("/api/webhooks/responders", { params: { query } })),
   get: getResponder,
   create: (body: ResponderPayload) => call(api.POST("/api/webhooks/responders", { body })),
-  update: (responderId: string, body: Partial<ResponderPayload>) => call(api.PUT("/api/webhooks/responders/{responder_id}", { params: id(responderId), body })),
+  update: (responderId: string, body: Partial<ResponderPayload>) =>
+    call(api.PUT("/api/webhooks/responders/{responder_id}", { params: id(responderId), body })),
   remove: (responderId: string) => call(api.DELETE("/api/webhooks/responders/{responder_id}", { params: id(responderId) })),
   stats: () => call(api.GET("/api/webhooks/responders/_stats")),
   info: () => call(api.GET("/api/webhooks/responders/_info")),
@@ -34,7 +35,10 @@ export const respondersApi = {
   history: (responderId: string, w: { after?: string; before?: string; limit?: number }, signal?: AbortSignal) =>
     call(
       api.GET("/api/webhooks/responders/{responder_id}/_history", {
-        params: { ...id(responderId), query: { ...(w.after ? { after: w.after } : {}), ...(w.before ? { before: w.before } : {}), ...(w.limit ? { limit: w.limit } : {}) } },
+        params: {
+          ...id(responderId),
+          query: { ...(w.after ? { after: w.after } : {}), ...(w.before ? { before: w.before } : {}), ...(w.limit ? { limit: w.limit } : {}) },
+        },
         signal,
       }),
     ),
@@ -46,7 +50,8 @@ export const respondersApi = {
 export const RESPONDERS_KEY = "responders";
 
 /** The responder URL without its location path (the base records' paths go on, §11.12). */
-export const baseOf = (r: Pick<Responder, "url" | "location">) => (r.url.endsWith(r.location.path) ? r.url.slice(0, r.url.length - r.location.path.length) : r.url);
+export const baseOf = (r: Pick<Responder, "url" | "location">) =>
+  r.url.endsWith(r.location.path) ? r.url.slice(0, r.url.length - r.location.path.length) : r.url;
 
 /** ANY first (the editor's default), then the methods a request can have. */
 export const METHODS = ["ANY", ...responderRules.STANDARD_METHODS] as const satisfies readonly Responder["method"][];

@@ -22,7 +22,13 @@ import { HelpLink } from "../help/help-link";
 const SORTABLE = ["name", "createdAt", "updatedAt", "lastRequestedAt"] as const;
 
 export function useResponderStats() {
-  return useQuery({ queryKey: [RESPONDERS_KEY, "stats"], queryFn: respondersApi.stats, staleTime: 0, refetchInterval: 5000, refetchIntervalInBackground: false });
+  return useQuery({
+    queryKey: [RESPONDERS_KEY, "stats"],
+    queryFn: respondersApi.stats,
+    staleTime: 0,
+    refetchInterval: 5000,
+    refetchIntervalInBackground: false,
+  });
 }
 
 export function MethodBadge({ method }: { method: string }) {
@@ -46,7 +52,16 @@ export function UrlCell({ url, name, wrap = false, maw = 420 }: { url: string; n
         </ActionIcon>
       </LazyTooltip>
       <LazyTooltip label="Open in a new tab">
-        <ActionIcon component="a" href={url} target="_blank" rel="noopener noreferrer" variant="subtle" color="gray" size="sm" aria-label={`Open ${name} in a new tab`}>
+        <ActionIcon
+          component="a"
+          href={url}
+          target="_blank"
+          rel="noopener noreferrer"
+          variant="subtle"
+          color="gray"
+          size="sm"
+          aria-label={`Open ${name} in a new tab`}
+        >
           <ExternalIcon />
         </ActionIcon>
       </LazyTooltip>
@@ -58,7 +73,10 @@ export function UrlCell({ url, name, wrap = false, maw = 420 }: { url: string; n
 function Totals({ stats }: { stats: ResponderStats[] | undefined }) {
   if (!stats || stats.length === 0) return null;
   const requests = stats.reduce((n, s) => n + Number(s.requestCount), 0);
-  const last = stats.reduce<number | undefined>((m, s) => (s.lastRequestedAt !== undefined && (m === undefined || Number(s.lastRequestedAt) > m) ? Number(s.lastRequestedAt) : m), undefined);
+  const last = stats.reduce<number | undefined>(
+    (m, s) => (s.lastRequestedAt !== undefined && (m === undefined || Number(s.lastRequestedAt) > m) ? Number(s.lastRequestedAt) : m),
+    undefined,
+  );
   const items: [string, React.ReactNode][] = [
     ["Responders", stats.length.toLocaleString()],
     ["With requests", stats.filter((s) => Number(s.requestCount) > 0).length.toLocaleString()],
@@ -134,13 +152,24 @@ export function RespondersPage() {
         const n = Number(byId.get(r.id)?.requestCount ?? 0);
         const track = Number(r.settings.requestsToTrack);
         return (
-          <Text size="sm" className="nowrap" title={track === 0 ? "This responder tracks no requests" : `Keeps the last ${track}`} c={track === 0 ? "dimmed" : undefined}>
+          <Text
+            size="sm"
+            className="nowrap"
+            title={track === 0 ? "This responder tracks no requests" : `Keeps the last ${track}`}
+            c={track === 0 ? "dimmed" : undefined}
+          >
             {track === 0 ? "off" : n.toLocaleString()}
           </Text>
         );
       },
     },
-    { accessor: "lastRequestedAt", title: "Last hit", sortable: true, visibleMediaQuery: "(min-width: 36em)", render: (r) => <Time value={byId.get(r.id)?.lastRequestedAt} fallback="never" /> },
+    {
+      accessor: "lastRequestedAt",
+      title: "Last hit",
+      sortable: true,
+      visibleMediaQuery: "(min-width: 36em)",
+      render: (r) => <Time value={byId.get(r.id)?.lastRequestedAt} fallback="never" />,
+    },
     {
       accessor: "enabled",
       title: "Enabled",
@@ -175,7 +204,14 @@ export function RespondersPage() {
         title: "No responders yet",
         body: "Create one, send a request to its URL (curl, a webhook from another service, your browser) and see it arrive here within a second. A script can shape the answer: routing, authentication checks, proxying to a real server.",
       }}
-      onDelete={(r) => confirmDelete({ what: "responder", name: r.name, consequence: "Its URL stops answering; its request history and KV data are deleted. This cannot be undone.", onConfirm: () => remove.mutateAsync(r) })}
+      onDelete={(r) =>
+        confirmDelete({
+          what: "responder",
+          name: r.name,
+          consequence: "Its URL stops answering; its request history and KV data are deleted. This cannot be undone.",
+          onConfirm: () => remove.mutateAsync(r),
+        })
+      }
     />
   );
 }

@@ -28,7 +28,11 @@ const { TRY_MAX_BODY_BYTES, TRY_MAX_TARGET, TRY_TARGET_RE } = responderRules;
 /** The checks of `_test` that need no server (try-request.ts has the last word: dot segments, headers). */
 const tryValidation = {
   path: (v: string) =>
-    v.trim().length > TRY_MAX_TARGET ? `At most ${TRY_MAX_TARGET} characters` : TRY_TARGET_RE.test(v.trim()) ? null : "Start with / and percent-encode other characters (e.g. %20)",
+    v.trim().length > TRY_MAX_TARGET
+      ? `At most ${TRY_MAX_TARGET} characters`
+      : TRY_TARGET_RE.test(v.trim())
+        ? null
+        : "Start with / and percent-encode other characters (e.g. %20)",
   body: (v: string) => (utf8Length(v) > TRY_MAX_BODY_BYTES ? `At most ${TRY_MAX_BODY_BYTES / 1024 / 1024} MiB` : null),
 };
 
@@ -58,7 +62,12 @@ export function TryItPanel({ responder, names, onSent }: { responder: Responder;
     setBusy(true);
     setError(null);
     try {
-      const out = await respondersApi.tryIt(responder.id, { method: values.method, path: values.path.trim(), headers: toHeaderPairs(values.headers), body: values.body });
+      const out = await respondersApi.tryIt(responder.id, {
+        method: values.method,
+        path: values.path.trim(),
+        headers: toHeaderPairs(values.headers),
+        body: values.body,
+      });
       setResult(out);
       onSent();
     } catch (err) {
@@ -76,8 +85,8 @@ export function TryItPanel({ responder, names, onSent }: { responder: Responder;
       <form onSubmit={send} noValidate>
         <Stack gap="sm" maw={900}>
           <Text size="sm" c="dimmed">
-            Sends a request to this responder’s URL as a client would, and shows what it answered next to what it recorded. It counts as a real request: the
-            script runs and the history records it.
+            Sends a request to this responder’s URL as a client would, and shows what it answered next to what it recorded. It counts as a real
+            request: the script runs and the history records it.
           </Text>
           {error && (
             <Alert color="red" role="alert">
@@ -95,8 +104,22 @@ export function TryItPanel({ responder, names, onSent }: { responder: Responder;
               {...form.getInputProps("path")}
             />
           </Group>
-          <HeaderListEditor label="Request headers" rows={v.headers} max={responderRules.MAX_HEADERS} onChange={(rows) => form.setFieldValue("headers", rows)} errorOf={(i, part) => form.errors[`headers.${i}.${part}`]} error={form.errors.headers} />
-          <CodeEditor label="Request body" language={bodyLanguage(v.headers)} minHeight={100} value={v.body} onChange={(b) => form.setFieldValue("body", b)} error={form.errors.body} />
+          <HeaderListEditor
+            label="Request headers"
+            rows={v.headers}
+            max={responderRules.MAX_HEADERS}
+            onChange={(rows) => form.setFieldValue("headers", rows)}
+            errorOf={(i, part) => form.errors[`headers.${i}.${part}`]}
+            error={form.errors.headers}
+          />
+          <CodeEditor
+            label="Request body"
+            language={bodyLanguage(v.headers)}
+            minHeight={100}
+            value={v.body}
+            onChange={(b) => form.setFieldValue("body", b)}
+            error={form.errors.body}
+          />
           <Group>
             <Button type="submit" loading={busy}>
               Send request
@@ -124,27 +147,33 @@ export function TryItPanel({ responder, names, onSent }: { responder: Responder;
           <Grid gap="md">
             <Grid.Col span={{ base: 12, lg: 6 }}>
               <Paper withBorder p="sm" radius="sm">
-              <Stack gap={6}>
-                <Title order={2} size="h4">
-                  Response
-                </Title>
-                <Text size="xs" c="dimmed" className="mono" style={{ overflowWrap: "anywhere" }}>
-                  {result.request.method} {result.request.url}
-                </Text>
-                <Group gap="xs">
-                  <StatusBadge status={Number(res.statusCode)} />
-                  <Text size="xs" c="dimmed">
-                    in {Number(result.durationMs)} ms
+                <Stack gap={6}>
+                  <Title order={2} size="h4">
+                    Response
+                  </Title>
+                  <Text size="xs" c="dimmed" className="mono" style={{ overflowWrap: "anywhere" }}>
+                    {result.request.method} {result.request.url}
                   </Text>
-                </Group>
-                <HeadersTable headers={res.headers} label="Try it response headers" />
-                <BodyView label="Try it response body" base64={res.body} size={Number(res.bodySize)} contentType={contentType} filename="response.bin" />
-                {res.truncated && (
-                  <Text size="xs" c="dimmed">
-                    Showing the first 1 MiB of the body.
-                  </Text>
-                )}
-              </Stack>
+                  <Group gap="xs">
+                    <StatusBadge status={Number(res.statusCode)} />
+                    <Text size="xs" c="dimmed">
+                      in {Number(result.durationMs)} ms
+                    </Text>
+                  </Group>
+                  <HeadersTable headers={res.headers} label="Try it response headers" />
+                  <BodyView
+                    label="Try it response body"
+                    base64={res.body}
+                    size={Number(res.bodySize)}
+                    contentType={contentType}
+                    filename="response.bin"
+                  />
+                  {res.truncated && (
+                    <Text size="xs" c="dimmed">
+                      Showing the first 1 MiB of the body.
+                    </Text>
+                  )}
+                </Stack>
               </Paper>
             </Grid.Col>
             <Grid.Col span={{ base: 12, lg: 6 }}>

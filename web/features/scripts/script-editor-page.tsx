@@ -29,10 +29,30 @@ export function ScriptEditorPage() {
   const params = useParams<{ id?: string }>();
   const from = new URLSearchParams(useSearch()).get("from");
   const sourceId = params.id ?? from ?? undefined;
-  const source = useQuery({ queryKey: [SCRIPTS_KEY, "one", sourceId], queryFn: () => scriptsApi.get(sourceId!), enabled: sourceId !== undefined, retry: false, staleTime: 0 });
+  const source = useQuery({
+    queryKey: [SCRIPTS_KEY, "one", sourceId],
+    queryFn: () => scriptsApi.get(sourceId!),
+    enabled: sourceId !== undefined,
+    retry: false,
+    staleTime: 0,
+  });
   if (sourceId && source.isPending) return <LoadingState />;
-  if (sourceId && source.isError) return <ErrorState error={source.error} title="Could not open the script" onRetry={() => source.refetch()} back={{ href: "/scripts", label: "Back to scripts" }} />;
-  return <ScriptEditor key={`${params.id ?? "new"}-${from ?? ""}`} existing={params.id ? source.data : undefined} copyOf={params.id ? undefined : source.data} />;
+  if (sourceId && source.isError)
+    return (
+      <ErrorState
+        error={source.error}
+        title="Could not open the script"
+        onRetry={() => source.refetch()}
+        back={{ href: "/scripts", label: "Back to scripts" }}
+      />
+    );
+  return (
+    <ScriptEditor
+      key={`${params.id ?? "new"}-${from ?? ""}`}
+      existing={params.id ? source.data : undefined}
+      copyOf={params.id ? undefined : source.data}
+    />
+  );
 }
 
 function ScriptEditor({ existing, copyOf }: { existing?: Script; copyOf?: Script }) {
@@ -48,7 +68,12 @@ function ScriptEditor({ existing, copyOf }: { existing?: Script; copyOf?: Script
     },
     validate: {
       name: (v) => (v.trim() === "" ? "Enter a name" : v.trim().length > MAX_SCRIPT_NAME ? `At most ${MAX_SCRIPT_NAME} characters` : null),
-      content: (v) => (v.trim() === "" ? "The script is empty" : utf8Length(v) > MAX_SCRIPT_BYTES ? `Over the ${MAX_SCRIPT_BYTES.toLocaleString()}-byte limit` : null),
+      content: (v) =>
+        v.trim() === ""
+          ? "The script is empty"
+          : utf8Length(v) > MAX_SCRIPT_BYTES
+            ? `Over the ${MAX_SCRIPT_BYTES.toLocaleString()}-byte limit`
+            : null,
     },
   });
   const [error, setError] = useState<string | null>(null);
@@ -101,7 +126,11 @@ function ScriptEditor({ existing, copyOf }: { existing?: Script; copyOf?: Script
         <Anchor component={Link} href="/scripts" size="sm">
           ← All scripts
         </Anchor>
-        <PageHeader title={existing ? `Script “${existing.name}”` : copyOf ? "Duplicate script" : "New script"} description={type?.hint} help={<HelpLink topic="sandbox" />} />
+        <PageHeader
+          title={existing ? `Script “${existing.name}”` : copyOf ? "Duplicate script" : "New script"}
+          description={type?.hint}
+          help={<HelpLink topic="sandbox" />}
+        />
         {error && (
           <Alert color="red" role="alert">
             {error}

@@ -32,7 +32,12 @@ export const SCRIPT_TYPES: { value: ScriptType; label: string; hint: string; sta
     hint: "Runs inside the tracked page and returns the content to compare (the DOM is available).",
     starter: `// Runs inside the loaded page; return a string or JSON value to compare between runs.\nreturn document.querySelector("h1")?.textContent?.trim() ?? "";\n`,
   },
-  { value: "universal", label: "Universal", hint: "Shared helper code usable in every kind of script.", starter: `// Helper code you copy into responders and trackers.\n` },
+  {
+    value: "universal",
+    label: "Universal",
+    hint: "Shared helper code usable in every kind of script.",
+    starter: `// Helper code you copy into responders and trackers.\n`,
+  },
 ];
 
 export const scriptTypeLabel = (t: string) => SCRIPT_TYPES.find((s) => s.value === t)?.label ?? t;

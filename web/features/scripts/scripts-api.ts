@@ -7,7 +7,8 @@ export const scriptsApi = {
   list: (query: ListQuery) => call(api.GET("/api/user/scripts", { params: { query } })),
   get: (id: string) => call(api.GET("/api/user/scripts/{script_id}", { params: { path: { script_id: id } } })),
   create: (body: { name: string; scriptType: ScriptType; content: string; tagIds: string[] }) => call(api.POST("/api/user/scripts", { body })),
-  update: (id: string, body: { name?: string; content?: string; tagIds?: string[] }) => call(api.PUT("/api/user/scripts/{script_id}", { params: { path: { script_id: id } }, body })),
+  update: (id: string, body: { name?: string; content?: string; tagIds?: string[] }) =>
+    call(api.PUT("/api/user/scripts/{script_id}", { params: { path: { script_id: id } }, body })),
   remove: (id: string) => call(api.DELETE("/api/user/scripts/{script_id}", { params: { path: { script_id: id } } })),
 };
 

@@ -72,8 +72,18 @@ export function ScriptsPage() {
       onCreate={() => navigate("/scripts/new")}
       onEdit={(s) => navigate(`/scripts/${s.id}`)}
       onDuplicate={(s) => navigate(`/scripts/new?from=${s.id}`)}
-      empty={{ title: "No scripts yet", body: "Keep the snippets you use in responders and trackers here: response builders, request signers, extractors. Each runs in a sandbox with time and memory limits." }}
-      onDelete={(s) => confirmDelete({ what: "script", name: s.name, consequence: "Responders and trackers that copied it keep their copy. This cannot be undone.", onConfirm: () => remove.mutateAsync(s) })}
+      empty={{
+        title: "No scripts yet",
+        body: "Keep the snippets you use in responders and trackers here: response builders, request signers, extractors. Each runs in a sandbox with time and memory limits.",
+      }}
+      onDelete={(s) =>
+        confirmDelete({
+          what: "script",
+          name: s.name,
+          consequence: "Responders and trackers that copied it keep their copy. This cannot be undone.",
+          onConfirm: () => remove.mutateAsync(s),
+        })
+      }
     />
   );
 }

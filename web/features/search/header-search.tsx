@@ -10,7 +10,17 @@ const SearchPalette = lazy(() => import("./search-palette"));
 
 function SearchIcon({ size = 16 }: { size?: number }) {
   return (
-    <svg width={size} height={size} viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth={2} strokeLinecap="round" strokeLinejoin="round" aria-hidden="true">
+    <svg
+      width={size}
+      height={size}
+      viewBox="0 0 24 24"
+      fill="none"
+      stroke="currentColor"
+      strokeWidth={2}
+      strokeLinecap="round"
+      strokeLinejoin="round"
+      aria-hidden="true"
+    >
       <circle cx="11" cy="11" r="7" />
       <path d="m20 20-3.5-3.5" />
     </svg>
@@ -36,7 +46,11 @@ export function HeaderSearch() {
         px="sm"
         h={34}
         w={260}
-        style={{ border: "1px solid var(--mantine-color-default-border)", borderRadius: "var(--mantine-radius-sm)", background: "var(--mantine-color-default)" }}
+        style={{
+          border: "1px solid var(--mantine-color-default-border)",
+          borderRadius: "var(--mantine-radius-sm)",
+          background: "var(--mantine-color-default)",
+        }}
       >
         <Group gap={8} wrap="nowrap" justify="space-between">
           <Group gap={8} wrap="nowrap" c="dimmed">

@@ -94,7 +94,10 @@ function PaletteBody({ initial }: { initial: string }) {
   if (text.trim() === "") status = "Type to search names, ids, script sources, responder paths and tracker URLs.";
   else if (search.isError && !shown) status = `Search failed: ${errorMessage(search.error)}`;
   else if (!shown || search.isPlaceholderData) status = "Searching…";
-  else if (shown.total === 0) status = short ? `No name or id matches “${query}”. Type ${CONTENT_MIN} characters or more to search contents too.` : `Nothing matches “${query}”.`;
+  else if (shown.total === 0)
+    status = short
+      ? `No name or id matches “${query}”. Type ${CONTENT_MIN} characters or more to search contents too.`
+      : `Nothing matches “${query}”.`;
   else {
     const count = shown.total > flat.length ? `${flat.length} of ${shown.total} results` : `${shown.total} result${shown.total === 1 ? "" : "s"}`;
     status = short ? `${count} by name or id. Type ${CONTENT_MIN} characters or more to search contents too.` : `${count} by name, id or content.`;
@@ -120,10 +123,23 @@ function PaletteBody({ initial }: { initial: string }) {
         autoComplete="off"
         spellCheck={false}
       />
-      <Text size="xs" c="dimmed" role="status" aria-live="polite" data-testid="search-status" data-for={shown && !search.isPlaceholderData ? query : undefined}>
+      <Text
+        size="xs"
+        c="dimmed"
+        role="status"
+        aria-live="polite"
+        data-testid="search-status"
+        data-for={shown && !search.isPlaceholderData ? query : undefined}
+      >
         {status}
       </Text>
-      <div id={listId} role="listbox" aria-label="Search results" data-testid="search-results" style={{ maxHeight: "min(60vh, 520px)", overflowY: "auto" }}>
+      <div
+        id={listId}
+        role="listbox"
+        aria-label="Search results"
+        data-testid="search-results"
+        style={{ maxHeight: "min(60vh, 520px)", overflowY: "auto" }}
+      >
         {groups.map((g) => (
           <div key={g.type} role="group" aria-labelledby={`${id}-${g.type}`}>
             <Text id={`${id}-${g.type}`} size="xs" fw={700} tt="uppercase" c="dimmed" px="xs" pt="sm" pb={4}>

@@ -19,7 +19,17 @@ export interface SecretFormResult {
   tagIds: string[];
 }
 
-export function SecretForm({ mode, initial, onSubmit, onClose }: { mode: "create" | "edit" | "duplicate"; initial?: Secret; onSubmit: (v: SecretFormResult) => Promise<unknown>; onClose: () => void }) {
+export function SecretForm({
+  mode,
+  initial,
+  onSubmit,
+  onClose,
+}: {
+  mode: "create" | "edit" | "duplicate";
+  initial?: Secret;
+  onSubmit: (v: SecretFormResult) => Promise<unknown>;
+  onClose: () => void;
+}) {
   const editing = mode === "edit";
   const form = useForm({
     mode: "controlled",
@@ -29,7 +39,10 @@ export function SecretForm({ mode, initial, onSubmit, onClose }: { mode: "create
       tagIds: initial?.tagIds ?? ([] as string[]),
     },
     validate: {
-      name: (v) => (editing || NAME_RE.test(v.trim()) ? null : `Start with a letter; then letters, digits, _ or -, up to ${secretRules.SECRET_NAME_MAX} characters`),
+      name: (v) =>
+        editing || NAME_RE.test(v.trim())
+          ? null
+          : `Start with a letter; then letters, digits, _ or -, up to ${secretRules.SECRET_NAME_MAX} characters`,
       value: (v) => {
         if (!editing && v === "") return "Enter the value";
         if (utf8Length(v) > MAX_VALUE_BYTES) return `At most ${MAX_VALUE_BYTES.toLocaleString()} bytes`;
@@ -64,7 +77,11 @@ export function SecretForm({ mode, initial, onSubmit, onClose }: { mode: "create
             )}
             <TextInput
               label="Name"
-              description={editing ? "A secret's name cannot change; scripts read it as context.secrets.NAME" : "Scripts read it as context.secrets.NAME: a letter, then letters, digits, _ or -"}
+              description={
+                editing
+                  ? "A secret's name cannot change; scripts read it as context.secrets.NAME"
+                  : "Scripts read it as context.secrets.NAME: a letter, then letters, digits, _ or -"
+              }
               required={!editing}
               readOnly={editing}
               data-autofocus={!editing || undefined}
@@ -73,7 +90,11 @@ export function SecretForm({ mode, initial, onSubmit, onClose }: { mode: "create
             />
             <Textarea
               label={editing ? "Replace value" : "Value"}
-              description={editing ? "The current value is never shown. Leave empty to keep it; anything typed here replaces it." : `Up to ${MAX_VALUE_BYTES / 1024} KiB. Once saved it is encrypted and never shown again.`}
+              description={
+                editing
+                  ? "The current value is never shown. Leave empty to keep it; anything typed here replaces it."
+                  : `Up to ${MAX_VALUE_BYTES / 1024} KiB. Once saved it is encrypted and never shown again.`
+              }
               required={!editing}
               autosize
               minRows={2}
@@ -84,7 +105,12 @@ export function SecretForm({ mode, initial, onSubmit, onClose }: { mode: "create
               styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }}
               {...form.getInputProps("value")}
             />
-            <TagSelect max={MAX_TAGS_PER_ENTITY} value={form.getValues().tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} error={form.errors.tagIds} />
+            <TagSelect
+              max={MAX_TAGS_PER_ENTITY}
+              value={form.getValues().tagIds}
+              onChange={(ids) => form.setFieldValue("tagIds", ids)}
+              error={form.errors.tagIds}
+            />
             <Group justify="flex-end">
               <Button variant="default" type="button" onClick={requestClose}>
                 Cancel

@@ -65,8 +65,18 @@ export function SecretsPage() {
         taggable
         state={state}
         update={update}
-        empty={{ title: "No secrets yet", body: "Keep tokens and passwords out of your scripts: store them here, encrypted at rest, and give a responder or tracker access to the ones it needs." }}
-        onDelete={(s) => confirmDelete({ what: "secret", name: s.name, consequence: "Scripts that read it get undefined from now on. This cannot be undone.", onConfirm: () => remove.mutateAsync(s) })}
+        empty={{
+          title: "No secrets yet",
+          body: "Keep tokens and passwords out of your scripts: store them here, encrypted at rest, and give a responder or tracker access to the ones it needs.",
+        }}
+        onDelete={(s) =>
+          confirmDelete({
+            what: "secret",
+            name: s.name,
+            consequence: "Scripts that read it get undefined from now on. This cannot be undone.",
+            onConfirm: () => remove.mutateAsync(s),
+          })
+        }
       />
       <DialogStatus query={current} dialog={dialog} noun="secret" onClose={close} />
       {dialog && (dialog.mode === "create" || item) && (

@@ -15,7 +15,19 @@ export interface TagFormValues {
   custom: string;
 }
 
-export function TagForm({ opened, mode, initial, onSubmit, onClose }: { opened: boolean; mode: "create" | "edit" | "duplicate"; initial?: Tag; onSubmit: (v: { name: string; color: string }) => Promise<unknown>; onClose: () => void }) {
+export function TagForm({
+  opened,
+  mode,
+  initial,
+  onSubmit,
+  onClose,
+}: {
+  opened: boolean;
+  mode: "create" | "edit" | "duplicate";
+  initial?: Tag;
+  onSubmit: (v: { name: string; color: string }) => Promise<unknown>;
+  onClose: () => void;
+}) {
   const named = initial ? isNamedColor(initial.color) : true;
   const form = useForm<TagFormValues>({
     mode: "controlled",
@@ -25,7 +37,8 @@ export function TagForm({ opened, mode, initial, onSubmit, onClose }: { opened: 
       custom: initial && !named ? initial.color : "#",
     },
     validate: {
-      name: (v) => (v.trim() === "" ? "Enter a name" : v.trim().length > tagRules.TAG_NAME_MAX ? `At most ${tagRules.TAG_NAME_MAX} characters` : null),
+      name: (v) =>
+        v.trim() === "" ? "Enter a name" : v.trim().length > tagRules.TAG_NAME_MAX ? `At most ${tagRules.TAG_NAME_MAX} characters` : null,
       custom: (v, values) => (values.color === "custom" && !HEX_COLOR.test(v) ? "Use #rgb or #rrggbb" : null),
     },
   });
@@ -51,39 +64,55 @@ export function TagForm({ opened, mode, initial, onSubmit, onClose }: { opened: 
   return (
     <FormModal opened={opened} title={title} dirty={form.isDirty()} onClose={onClose} size="md">
       {(requestClose) => (
-      <form onSubmit={submit} noValidate>
-        <Stack>
-          {error && (
-            <Alert color="red" role="alert">
-              {error}
-            </Alert>
-          )}
-          <TextInput label="Name" description="Lower-cased, up to 50 characters" data-autofocus required {...form.getInputProps("name")} />
-          <Radio.Group label="Colour" {...form.getInputProps("color")}>
-            <Stack gap={6} mt={4}>
-              {TAG_COLORS.map((c) => (
-                <Radio key={c} value={c} label={<Group gap={8} wrap="nowrap"><ColorSwatch color={`var(--mantine-color-${mantineColor(c)}-9)`} size={16} aria-hidden="true" style={{ border: "1px solid var(--mantine-color-default-border)" }} /><Text size="sm">{TAG_COLOR_LABELS[c]}</Text></Group>} />
-              ))}
-              <Radio value="custom" label="Custom colour" />
-            </Stack>
-          </Radio.Group>
-          {v.color === "custom" && <ColorInput label="Custom colour (hex)" format="hex" withEyeDropper={false} {...form.getInputProps("custom")} />}
-          <Group gap="xs">
-            <Text size="sm" c="dimmed">
-              Preview:
-            </Text>
-            <TagBadge tag={{ name: v.name.trim().toLowerCase() || "tag", color: HEX_COLOR.test(color) || isNamedColor(color) ? color : "default" }} />
-          </Group>
-          <Group justify="flex-end">
-            <Button variant="default" type="button" onClick={requestClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={busy}>
-              {mode === "edit" ? "Save" : "Create tag"}
-            </Button>
-          </Group>
-        </Stack>
-      </form>
+        <form onSubmit={submit} noValidate>
+          <Stack>
+            {error && (
+              <Alert color="red" role="alert">
+                {error}
+              </Alert>
+            )}
+            <TextInput label="Name" description="Lower-cased, up to 50 characters" data-autofocus required {...form.getInputProps("name")} />
+            <Radio.Group label="Colour" {...form.getInputProps("color")}>
+              <Stack gap={6} mt={4}>
+                {TAG_COLORS.map((c) => (
+                  <Radio
+                    key={c}
+                    value={c}
+                    label={
+                      <Group gap={8} wrap="nowrap">
+                        <ColorSwatch
+                          color={`var(--mantine-color-${mantineColor(c)}-9)`}
+                          size={16}
+                          aria-hidden="true"
+                          style={{ border: "1px solid var(--mantine-color-default-border)" }}
+                        />
+                        <Text size="sm">{TAG_COLOR_LABELS[c]}</Text>
+                      </Group>
+                    }
+                  />
+                ))}
+                <Radio value="custom" label="Custom colour" />
+              </Stack>
+            </Radio.Group>
+            {v.color === "custom" && <ColorInput label="Custom colour (hex)" format="hex" withEyeDropper={false} {...form.getInputProps("custom")} />}
+            <Group gap="xs">
+              <Text size="sm" c="dimmed">
+                Preview:
+              </Text>
+              <TagBadge
+                tag={{ name: v.name.trim().toLowerCase() || "tag", color: HEX_COLOR.test(color) || isNamedColor(color) ? color : "default" }}
+              />
+            </Group>
+            <Group justify="flex-end">
+              <Button variant="default" type="button" onClick={requestClose}>
+                Cancel
+              </Button>
+              <Button type="submit" loading={busy}>
+                {mode === "edit" ? "Save" : "Create tag"}
+              </Button>
+            </Group>
+          </Stack>
+        </form>
       )}
     </FormModal>
   );

@@ -43,7 +43,16 @@ export function TagsPage() {
         </Anchor>
       ),
     },
-    { accessor: "color", title: "Colour", render: (t) => <Text size="sm" className="mono">{t.color}</Text>, visibleMediaQuery: "(min-width: 48em)" },
+    {
+      accessor: "color",
+      title: "Colour",
+      render: (t) => (
+        <Text size="sm" className="mono">
+          {t.color}
+        </Text>
+      ),
+      visibleMediaQuery: "(min-width: 48em)",
+    },
     { accessor: "createdAt", title: "Created", sortable: true, render: (t) => <Time value={t.createdAt} />, visibleMediaQuery: "(min-width: 48em)" },
     { accessor: "updatedAt", title: "Updated", sortable: true, render: (t) => <Time value={t.updatedAt} /> },
   ];
@@ -62,8 +71,18 @@ export function TagsPage() {
         columns={columns}
         state={state}
         update={update}
-        empty={{ title: "No tags yet", body: "Tags group related things across every tool, for example “prod”, “staging” or a customer's name. Create one, then pick it when you edit a secret, script or responder." }}
-        onDelete={(t) => confirmDelete({ what: "tag", name: t.name, consequence: "It is removed from everything that carries it. This cannot be undone.", onConfirm: () => remove.mutateAsync(t) })}
+        empty={{
+          title: "No tags yet",
+          body: "Tags group related things across every tool, for example “prod”, “staging” or a customer's name. Create one, then pick it when you edit a secret, script or responder.",
+        }}
+        onDelete={(t) =>
+          confirmDelete({
+            what: "tag",
+            name: t.name,
+            consequence: "It is removed from everything that carries it. This cannot be undone.",
+            onConfirm: () => remove.mutateAsync(t),
+          })
+        }
       />
       <DialogStatus query={current} dialog={dialog} noun="tag" onClose={close} />
       {formOpen && (

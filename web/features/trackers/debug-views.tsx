@@ -137,7 +137,17 @@ export function ConsoleLogs({ logs, title = "Console" }: { logs: { level: string
 }
 
 /** One stage of a pipeline: skipped (no script), or its input, output, console and error. */
-export function StageCard({ title, stage, skipped, children }: { title: string; stage?: { params: unknown; result: unknown; error: string | null; logs: { level: string; message: string }[] } | null; skipped?: string; children?: ReactNode }) {
+export function StageCard({
+  title,
+  stage,
+  skipped,
+  children,
+}: {
+  title: string;
+  stage?: { params: unknown; result: unknown; error: string | null; logs: { level: string; message: string }[] } | null;
+  skipped?: string;
+  children?: ReactNode;
+}) {
   const state = stage === undefined ? "not run" : stage === null ? "skipped" : stage.error ? "failed" : "ok";
   const tone: Tone = state === "ok" ? "ok" : state === "failed" ? "fail" : "neutral";
   return (
@@ -147,7 +157,9 @@ export function StageCard({ title, stage, skipped, children }: { title: string; 
           <Title order={3} size="h5">
             {title}
           </Title>
-          <StateBadge tone={tone}>{state === "ok" ? "OK" : state === "failed" ? "Failed" : state === "skipped" ? (skipped ?? "Skipped") : "Not run"}</StateBadge>
+          <StateBadge tone={tone}>
+            {state === "ok" ? "OK" : state === "failed" ? "Failed" : state === "skipped" ? (skipped ?? "Skipped") : "Not run"}
+          </StateBadge>
         </Group>
         {stage?.error && (
           <Alert color="red" p="xs" role="alert">
@@ -167,7 +179,15 @@ export function StageCard({ title, stage, skipped, children }: { title: string; 
 
 /** The editors' test and debug results: a drawer with "Run again", a running indicator (with `runningText` when the
  *  run takes a while) and the results. */
-export function ResultsDrawer(props: { opened: boolean; onClose: () => void; title: string; running: boolean; runningText?: string; onRerun: () => void; children: ReactNode }) {
+export function ResultsDrawer(props: {
+  opened: boolean;
+  onClose: () => void;
+  title: string;
+  running: boolean;
+  runningText?: string;
+  onRerun: () => void;
+  children: ReactNode;
+}) {
   const { opened, onClose, title, running, runningText, onRerun, children } = props;
   return (
     <Drawer opened={opened} onClose={onClose} title={title} position="right" size="xl" closeButtonProps={{ "aria-label": "Close" }}>

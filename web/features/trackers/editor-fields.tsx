@@ -9,7 +9,17 @@ import { MAX_TAGS_PER_ENTITY, TagSelect } from "../../components/tags/tag-select
 import { secretsApi } from "../secrets/secrets-api";
 import { rowKey, type CommonValues, type KeyedHeader, type SecretsMode } from "./editor-values";
 
-export function Section({ title, description, children, actions }: { title: string; description?: ReactNode; children: ReactNode; actions?: ReactNode }) {
+export function Section({
+  title,
+  description,
+  children,
+  actions,
+}: {
+  title: string;
+  description?: ReactNode;
+  children: ReactNode;
+  actions?: ReactNode;
+}) {
   return (
     <Paper withBorder p="md" radius="md" component="section" aria-label={title}>
       <Stack gap="sm">
@@ -40,11 +50,27 @@ export function BasicsFields({ form, noun }: { form: Form; noun: string }) {
     <Section title="Basics">
       <Group align="flex-start" grow wrap="wrap" preventGrowOverflow={false}>
         <TextInput label="Name" required miw={240} description={`Unique among your ${noun}s`} {...form.getInputProps("name")} />
-        <TagSelect max={MAX_TAGS_PER_ENTITY} miw={240} value={v.tagIds} onChange={(ids) => form.setFieldValue("tagIds", ids)} error={form.errors.tagIds} />
+        <TagSelect
+          max={MAX_TAGS_PER_ENTITY}
+          miw={240}
+          value={v.tagIds}
+          onChange={(ids) => form.setFieldValue("tagIds", ids)}
+          error={form.errors.tagIds}
+        />
       </Group>
       <Group gap="xl">
-        <Switch label="Enabled" aria-label="Enabled" description="Disabled trackers do not run on schedule" {...form.getInputProps("enabled", { type: "checkbox" })} />
-        <Switch label="Email me on change" aria-label="Email me on change" description={<MailDescription normal="With the diff, to your notification email" />} {...form.getInputProps("notifications", { type: "checkbox" })} />
+        <Switch
+          label="Enabled"
+          aria-label="Enabled"
+          description="Disabled trackers do not run on schedule"
+          {...form.getInputProps("enabled", { type: "checkbox" })}
+        />
+        <Switch
+          label="Email me on change"
+          aria-label="Email me on change"
+          description={<MailDescription normal="With the diff, to your notification email" />}
+          {...form.getInputProps("notifications", { type: "checkbox" })}
+        />
       </Group>
     </Section>
   );
@@ -52,7 +78,11 @@ export function BasicsFields({ form, noun }: { form: Form; noun: string }) {
 
 function SecretsAccess({ form }: { form: Form }) {
   const v = form.getValues();
-  const secrets = useQuery({ queryKey: ["secrets", "all"], queryFn: async () => (await secretsApi.list({ pageSize: 100, sort: "name" })).items, enabled: v.secretsMode === "selected" });
+  const secrets = useQuery({
+    queryKey: ["secrets", "all"],
+    queryFn: async () => (await secretsApi.list({ pageSize: 100, sort: "name" })).items,
+    enabled: v.secretsMode === "selected",
+  });
   return (
     <Stack gap={6}>
       <Text size="sm" fw={500} id="secrets-access-label">
@@ -93,8 +123,26 @@ export function RunFields({ form, timeout, timeoutHelp }: { form: Form; timeout:
     <Section title="Runs">
       <Group gap="md" align="flex-start" wrap="wrap">
         {/* Out of range is said (validation, the API's 400 under the field), never clamped silently (issue 30). */}
-        <NumberInput label="Timeout (seconds)" description={timeoutHelp} min={timeout.min} max={timeout.max} clampBehavior="none" allowDecimal={false} w={240} {...form.getInputProps("timeoutSec")} />
-        <NumberInput label="Revisions to keep" description="Older ones are removed; your plan sets the maximum" min={1} max={1000} clampBehavior="none" allowDecimal={false} w={240} {...form.getInputProps("revisions")} />
+        <NumberInput
+          label="Timeout (seconds)"
+          description={timeoutHelp}
+          min={timeout.min}
+          max={timeout.max}
+          clampBehavior="none"
+          allowDecimal={false}
+          w={240}
+          {...form.getInputProps("timeoutSec")}
+        />
+        <NumberInput
+          label="Revisions to keep"
+          description="Older ones are removed; your plan sets the maximum"
+          min={1}
+          max={1000}
+          clampBehavior="none"
+          allowDecimal={false}
+          w={240}
+          {...form.getInputProps("revisions")}
+        />
       </Group>
       <SecretsAccess form={form} />
     </Section>
@@ -102,7 +150,17 @@ export function RunFields({ form, timeout, timeoutHelp }: { form: Form; timeout:
 }
 
 /** Name/value rows with add and remove; `label` names the list for screen readers. */
-export function HeadersField({ value, onChange, label, error }: { value: KeyedHeader[]; onChange: (rows: KeyedHeader[]) => void; label: string; error?: ReactNode }) {
+export function HeadersField({
+  value,
+  onChange,
+  label,
+  error,
+}: {
+  value: KeyedHeader[];
+  onChange: (rows: KeyedHeader[]) => void;
+  label: string;
+  error?: ReactNode;
+}) {
   const set = (i: number, patch: Partial<KeyedHeader>) => onChange(value.map((r, j) => (j === i ? { ...r, ...patch } : r)));
   return (
     <Stack gap={6} role="group" aria-label={label}>
@@ -116,9 +174,29 @@ export function HeadersField({ value, onChange, label, error }: { value: KeyedHe
       )}
       {value.map((r, i) => (
         <Group key={r.key} gap="xs" wrap="nowrap" align="flex-start">
-          <TextInput aria-label={`${label}: name ${i + 1}`} placeholder="name" value={r.name} onChange={(e) => set(i, { name: e.currentTarget.value })} style={{ flex: "0 1 220px" }} styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }} />
-          <TextInput aria-label={`${label}: value ${i + 1}`} placeholder="value" value={r.value} onChange={(e) => set(i, { value: e.currentTarget.value })} style={{ flex: "1 1 auto" }} styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }} />
-          <ActionIcon variant="subtle" color="gray" size="lg" aria-label={`Remove header ${r.name || i + 1}`} onClick={() => onChange(value.filter((_, j) => j !== i))}>
+          <TextInput
+            aria-label={`${label}: name ${i + 1}`}
+            placeholder="name"
+            value={r.name}
+            onChange={(e) => set(i, { name: e.currentTarget.value })}
+            style={{ flex: "0 1 220px" }}
+            styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }}
+          />
+          <TextInput
+            aria-label={`${label}: value ${i + 1}`}
+            placeholder="value"
+            value={r.value}
+            onChange={(e) => set(i, { value: e.currentTarget.value })}
+            style={{ flex: "1 1 auto" }}
+            styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }}
+          />
+          <ActionIcon
+            variant="subtle"
+            color="gray"
+            size="lg"
+            aria-label={`Remove header ${r.name || i + 1}`}
+            onClick={() => onChange(value.filter((_, j) => j !== i))}
+          >
             <span aria-hidden="true">✕</span>
           </ActionIcon>
         </Group>
@@ -128,7 +206,13 @@ export function HeadersField({ value, onChange, label, error }: { value: KeyedHe
           {error}
         </Text>
       )}
-      <Button size="compact-sm" variant="subtle" style={{ alignSelf: "flex-start" }} onClick={() => onChange([...value, { key: rowKey(), name: "", value: "" }])} disabled={value.length >= 100}>
+      <Button
+        size="compact-sm"
+        variant="subtle"
+        style={{ alignSelf: "flex-start" }}
+        onClick={() => onChange([...value, { key: rowKey(), name: "", value: "" }])}
+        disabled={value.length >= 100}
+      >
         + Add header
       </Button>
     </Stack>

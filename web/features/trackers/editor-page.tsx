@@ -25,7 +25,10 @@ import { HelpLink } from "../help/help-link";
 export interface EditorSpec<T extends AnyTracker, V extends CommonValues, B> {
   kind: TrackerKind<T>;
   /** The kind's typed create and update (update sends every member, like create). */
-  save: { create: (body: B) => Promise<{ id: string; warnings?: string[] }>; update: (id: string, body: B) => Promise<{ warnings?: string[] } | undefined | void> };
+  save: {
+    create: (body: B) => Promise<{ id: string; warnings?: string[] }>;
+    update: (id: string, body: B) => Promise<{ warnings?: string[] } | undefined | void>;
+  };
   /** The scripts the form holds: checked before a save (one that does not compile asks first, §27). */
   scripts: (v: V) => EditorScript[];
   /** The create/update body: commonBody(v) plus the kind's target. */
@@ -47,21 +50,52 @@ export function TrackerEditorPage<T extends AnyTracker, V extends CommonValues, 
   const params = useParams<{ id?: string }>();
   const from = new URLSearchParams(useSearch()).get("from");
   const sourceId = params.id ?? from ?? undefined;
-  const source = useQuery({ queryKey: trackerKeys.one(spec.kind, sourceId ?? ""), queryFn: () => spec.kind.api.get(sourceId!), enabled: sourceId !== undefined, retry: false, staleTime: 0 });
+  const source = useQuery({
+    queryKey: trackerKeys.one(spec.kind, sourceId ?? ""),
+    queryFn: () => spec.kind.api.get(sourceId!),
+    enabled: sourceId !== undefined,
+    retry: false,
+    staleTime: 0,
+  });
   if (sourceId && source.isPending) return <LoadingState />;
-  if (sourceId && source.isError) return <ErrorState error={source.error} title={`Could not open the ${spec.kind.noun}`} onRetry={() => source.refetch()} back={{ href: spec.kind.path, label: `Back to ${spec.kind.title}` }} />;
-  return <Editor key={`${params.id ?? "new"}-${from ?? ""}`} spec={spec} existing={params.id ? source.data : undefined} copyOf={params.id ? undefined : source.data} />;
+  if (sourceId && source.isError)
+    return (
+      <ErrorState
+        error={source.error}
+        title={`Could not open the ${spec.kind.noun}`}
+        onRetry={() => source.refetch()}
+        back={{ href: spec.kind.path, label: `Back to ${spec.kind.title}` }}
+      />
+    );
+  return (
+    <Editor
+      key={`${params.id ?? "new"}-${from ?? ""}`}
+      spec={spec}
+      existing={params.id ? source.data : undefined}
+      copyOf={params.id ? undefined : source.data}
+    />
+  );
 }
 
-function Editor<T extends AnyTracker, V extends CommonValues, B>({ spec, existing, copyOf }: { spec: EditorSpec<T, V, B>; existing?: T; copyOf?: T }) {
+function Editor<T extends AnyTracker, V extends CommonValues, B>({
+  spec,
+  existing,
+  copyOf,
+}: {
+  spec: EditorSpec<T, V, B>;
+  existing?: T;
+  copyOf?: T;
+}) {
   const { kind } = spec;
   const qc = useQueryClient();
   const form = useForm<V>({
     mode: "controlled",
     initialValues: spec.initialValues(existing ?? copyOf, copyOf !== undefined),
     validate: {
-      name: (v: string) => (v.trim() === "" ? "Enter a name" : v.trim().length > trackerRules.NAME_MAX ? `At most ${trackerRules.NAME_MAX} characters` : null),
-      timeoutSec: (v: number) => (Number.isInteger(v) && v >= spec.timeout.min && v <= spec.timeout.max ? null : `From ${spec.timeout.min} to ${spec.timeout.max} seconds`),
+      name: (v: string) =>
+        v.trim() === "" ? "Enter a name" : v.trim().length > trackerRules.NAME_MAX ? `At most ${trackerRules.NAME_MAX} characters` : null,
+      timeoutSec: (v: number) =>
+        Number.isInteger(v) && v >= spec.timeout.min && v <= spec.timeout.max ? null : `From ${spec.timeout.min} to ${spec.timeout.max} seconds`,
       revisions: (v: number) => (Number.isInteger(v) && v >= 1 ? null : "At least 1"),
       ...spec.validate,
     } as never,
@@ -96,7 +130,7 @@ function Editor<T extends AnyTracker, V extends CommonValues, B>({ spec, existin
         navigateSaved(`${kind.path}/${id}`, { replace: !existing });
       } catch (err) {
         const f = errorFieldPath(errorMessage(err), spec.errorFields);
-        if (f && (f.field.split(".")[0]! in form.getValues())) {
+        if (f && f.field.split(".")[0]! in form.getValues()) {
           form.setFieldError(f.field as never, f.message);
           setError("The API refused a field; see the message under it.");
         } else setError(errorMessage(err));
@@ -129,7 +163,12 @@ function Editor<T extends AnyTracker, V extends CommonValues, B>({ spec, existin
         <BasicsFields form={anyForm} noun={kind.noun} />
         {spec.sections(form)}
         <Section title="Schedule" description="All times are UTC.">
-          <ScheduleField value={form.getValues().schedule} onChange={(s) => form.setFieldValue("schedule", s as never)} error={form.errors["schedule.cron"]} retryError={form.errors["schedule.retryMinutes"]} />
+          <ScheduleField
+            value={form.getValues().schedule}
+            onChange={(s) => form.setFieldValue("schedule", s as never)}
+            error={form.errors["schedule.cron"]}
+            retryError={form.errors["schedule.retryMinutes"]}
+          />
         </Section>
         <RunFields form={anyForm} timeout={spec.timeout} timeoutHelp={spec.timeout.help} />
         <Group gap="xs">

@@ -30,12 +30,25 @@ let seq = 0;
 /** A React key for a list row of the form (headers, requests). */
 export const rowKey = () => `r${++seq}`;
 
-export const headersFrom = (h: Record<string, string> | undefined): KeyedHeader[] => Object.entries(h ?? {}).map(([name, value]) => ({ key: rowKey(), name, value }));
-export const headersBody = (rows: KeyedHeader[]): Record<string, string> => Object.fromEntries(rows.filter((r) => r.name.trim() !== "").map((r) => [r.name.trim(), r.value]));
+export const headersFrom = (h: Record<string, string> | undefined): KeyedHeader[] =>
+  Object.entries(h ?? {}).map(([name, value]) => ({ key: rowKey(), name, value }));
+export const headersBody = (rows: KeyedHeader[]): Record<string, string> =>
+  Object.fromEntries(rows.filter((r) => r.name.trim() !== "").map((r) => [r.name.trim(), r.value]));
 
 /** The editor's common values for a new tracker, a copy (`copy`) or an existing one. */
 export function commonFrom(t: AnyTracker | undefined, opts: { copy: boolean; timeoutSec: number }): CommonValues {
-  if (!t) return { name: "", enabled: true, notifications: false, tagIds: [], secretsMode: "none", secretIds: [], timeoutSec: opts.timeoutSec, revisions: trackerRules.DEFAULT_REVISIONS, schedule: { ...DEFAULT_SCHEDULE } };
+  if (!t)
+    return {
+      name: "",
+      enabled: true,
+      notifications: false,
+      tagIds: [],
+      secretsMode: "none",
+      secretIds: [],
+      timeoutSec: opts.timeoutSec,
+      revisions: trackerRules.DEFAULT_REVISIONS,
+      schedule: { ...DEFAULT_SCHEDULE },
+    };
   const s = t.secrets;
   return {
     name: opts.copy ? `${t.name} (copy)`.slice(0, trackerRules.NAME_MAX) : t.name,
@@ -82,7 +95,10 @@ const COMMON_FIELDS: [RegExp, string][] = [
  * The form field an API 400 names, e.g. "target.requests[0].url: must be …" → {field: "requests.0.url", message}.
  * `kindFields` maps the kind's own paths (with [n] written as .n); undefined when the message names no field.
  */
-export function errorFieldPath(message: string, kindFields: [RegExp, string | ((m: RegExpExecArray) => string)][]): { field: string; message: string } | undefined {
+export function errorFieldPath(
+  message: string,
+  kindFields: [RegExp, string | ((m: RegExpExecArray) => string)][],
+): { field: string; message: string } | undefined {
   const m = /^([A-Za-z][\w.[\]-]*): (.+)$/s.exec(message);
   if (!m) return undefined;
   const path = m[1]!.replace(/\[(\d+)\]/g, ".$1");

@@ -16,19 +16,39 @@ import { invalidateKind, useLogs } from "./trackers-api";
 
 type Phase = TrackerLog["phases"][number];
 
-const PHASE_COLOUR: Record<string, string> = { success: "var(--mantine-color-teal-filled)", failure: "var(--mantine-color-red-filled)", skipped: "var(--mantine-color-gray-5)" };
+const PHASE_COLOUR: Record<string, string> = {
+  success: "var(--mantine-color-teal-filled)",
+  failure: "var(--mantine-color-red-filled)",
+  skipped: "var(--mantine-color-gray-5)",
+};
 
 /** The waterfall: one row per phase, offset by the phases before it. `compact` draws one stacked bar instead. */
 export function PhaseBar({ phases, compact = false }: { phases: Phase[]; compact?: boolean }) {
-  const total = Math.max(1, phases.reduce((s, p) => s + Number(p.durationMs), 0));
+  const total = Math.max(
+    1,
+    phases.reduce((s, p) => s + Number(p.durationMs), 0),
+  );
   const summary = phases.map((p) => `${p.phase} ${p.status} ${Number(p.durationMs)} ms`).join(", ");
   if (compact)
     return (
-      <Box role="img" aria-label={`Phases: ${summary}`} w={140} h={10} style={{ display: "flex", borderRadius: 3, overflow: "hidden", background: "var(--mantine-color-default-border)" }}>
+      <Box
+        role="img"
+        aria-label={`Phases: ${summary}`}
+        w={140}
+        h={10}
+        style={{ display: "flex", borderRadius: 3, overflow: "hidden", background: "var(--mantine-color-default-border)" }}
+      >
         {phases
           .filter((p) => Number(p.durationMs) > 0 || p.status === "failure")
           .map((p) => (
-            <div key={p.phase} style={{ width: `${Math.max(3, (Number(p.durationMs) / total) * 100)}%`, background: PHASE_COLOUR[p.status] ?? PHASE_COLOUR.skipped, borderRight: "2px solid var(--mantine-color-body)" }} />
+            <div
+              key={p.phase}
+              style={{
+                width: `${Math.max(3, (Number(p.durationMs) / total) * 100)}%`,
+                background: PHASE_COLOUR[p.status] ?? PHASE_COLOUR.skipped,
+                borderRight: "2px solid var(--mantine-color-body)",
+              }}
+            />
           ))}
       </Box>
     );
@@ -47,7 +67,17 @@ export function PhaseBar({ phases, compact = false }: { phases: Phase[]; compact
             </Text>
             <Box style={{ flex: 1, position: "relative", height: 12, background: "var(--mantine-color-default-hover)", borderRadius: 2 }}>
               {p.status !== "skipped" && (
-                <div style={{ position: "absolute", left: `${left}%`, width: `${width}%`, top: 0, bottom: 0, borderRadius: 2, background: PHASE_COLOUR[p.status] }} />
+                <div
+                  style={{
+                    position: "absolute",
+                    left: `${left}%`,
+                    width: `${width}%`,
+                    top: 0,
+                    bottom: 0,
+                    borderRadius: 2,
+                    background: PHASE_COLOUR[p.status],
+                  }}
+                />
               )}
             </Box>
             <Text size="xs" w={110} ta="right" c={p.status === "failure" ? "red" : "dimmed"} className="nowrap">
@@ -110,7 +140,12 @@ export function LogsPanel<T extends AnyTracker>({ kind, tracker }: { kind: Track
   });
   if (logs.isPending) return <LoadingState label="Loading logs" />;
   if (logs.isError) return <ErrorState error={logs.error} onRetry={() => logs.refetch()} title="Could not load the logs" />;
-  if (logs.data.length === 0) return <EmptyState title="No runs logged">Each run (scheduled, retried or by hand) leaves a log with its phases and timings; the 50 newest are kept.</EmptyState>;
+  if (logs.data.length === 0)
+    return (
+      <EmptyState title="No runs logged">
+        Each run (scheduled, retried or by hand) leaves a log with its phases and timings; the 50 newest are kept.
+      </EmptyState>
+    );
   // The newest run opens by default, so its phases show at once.
   const open = expanded ?? [logs.data[0]!.id];
 
@@ -120,7 +155,12 @@ export function LogsPanel<T extends AnyTracker>({ kind, tracker }: { kind: Track
         <Text size="sm" c="dimmed">
           {logs.data.length} run{logs.data.length === 1 ? "" : "s"} logged (the 50 newest are kept). Select a run to see its phases.
         </Text>
-        <Button size="compact-sm" variant="subtle" color="red" onClick={() => confirmDelete({ what: "the logs of", name: tracker.name, onConfirm: () => clear.mutateAsync() })}>
+        <Button
+          size="compact-sm"
+          variant="subtle"
+          color="red"
+          onClick={() => confirmDelete({ what: "the logs of", name: tracker.name, onConfirm: () => clear.mutateAsync() })}
+        >
           Clear logs
         </Button>
       </Group>
@@ -130,7 +170,11 @@ export function LogsPanel<T extends AnyTracker>({ kind, tracker }: { kind: Track
         highlightOnHover
         records={logs.data}
         idAccessor="id"
-        rowExpansion={{ allowMultiple: true, expanded: { recordIds: open, onRecordIdsChange: (ids: unknown[]) => setExpanded(ids as string[]) }, content: ({ record }) => <LogDetail log={record} /> }}
+        rowExpansion={{
+          allowMultiple: true,
+          expanded: { recordIds: open, onRecordIdsChange: (ids: unknown[]) => setExpanded(ids as string[]) },
+          content: ({ record }) => <LogDetail log={record} />,
+        }}
         columns={[
           {
             accessor: "startedAt",
@@ -149,18 +193,29 @@ export function LogsPanel<T extends AnyTracker>({ kind, tracker }: { kind: Track
           {
             accessor: "status",
             title: "Status",
-            render: (l) => (
-              <StateBadge tone={l.status === "failure" ? "fail" : "ok"}>{l.status === "failure" ? "Failed" : "OK"}</StateBadge>
-            ),
+            render: (l) => <StateBadge tone={l.status === "failure" ? "fail" : "ok"}>{l.status === "failure" ? "Failed" : "OK"}</StateBadge>,
           },
           { accessor: "trigger", title: "Trigger", visibleMediaQuery: "(min-width: 48em)", render: (l) => <Text size="sm">{trigger(l)}</Text> },
-          { accessor: "durationMs", title: "Duration", textAlign: "right", visibleMediaQuery: "(min-width: 36em)", render: (l) => <Text size="sm" className="nowrap">{Number(l.durationMs).toLocaleString()} ms</Text> },
+          {
+            accessor: "durationMs",
+            title: "Duration",
+            textAlign: "right",
+            visibleMediaQuery: "(min-width: 36em)",
+            render: (l) => (
+              <Text size="sm" className="nowrap">
+                {Number(l.durationMs).toLocaleString()} ms
+              </Text>
+            ),
+          },
           {
             accessor: "phases",
             title: "Phases",
             visibleMediaQuery: "(min-width: 36em)",
             render: (l) => (
-              <Tooltip label={l.phases.map((p) => `${p.phase}: ${p.status === "skipped" ? "skipped" : `${Number(p.durationMs)} ms`}`).join(" · ")} openDelay={300}>
+              <Tooltip
+                label={l.phases.map((p) => `${p.phase}: ${p.status === "skipped" ? "skipped" : `${Number(p.durationMs)} ms`}`).join(" · ")}
+                openDelay={300}
+              >
                 <Box>
                   <PhaseBar phases={l.phases} compact />
                 </Box>

@@ -26,7 +26,9 @@ export function numericValue(data: unknown): number | undefined {
 }
 
 /** Points to chart, oldest first, when at least two revisions are numeric and none of the others is not. */
-export function numericSeries(revisions: { id: string; createdAt: number | string; data: unknown }[]): { id: string; at: number; value: number }[] | undefined {
+export function numericSeries(
+  revisions: { id: string; createdAt: number | string; data: unknown }[],
+): { id: string; at: number; value: number }[] | undefined {
   const points = revisions.map((r) => ({ id: r.id, at: Number(r.createdAt), value: numericValue(r.data) }));
   if (points.length < 2 || points.some((p) => p.value === undefined)) return undefined;
   // The list is newest first; revisions of the same second keep that order, reversed (a stable sort by time).
@@ -49,7 +51,8 @@ export function resourcesOf(data: unknown): { content: unknown; resources: Resou
   const rec = data as Record<string, unknown>;
   if (!("content" in rec) || !Array.isArray(rec.resources)) return undefined;
   const resources = rec.resources.filter(
-    (r): r is Resource => typeof r === "object" && r !== null && typeof (r as Resource).url === "string" && typeof (r as Resource).sha256 === "string",
+    (r): r is Resource =>
+      typeof r === "object" && r !== null && typeof (r as Resource).url === "string" && typeof (r as Resource).sha256 === "string",
   );
   return { content: rec.content, resources };
 }
@@ -93,7 +96,14 @@ export function changeSize(diff: string | undefined): { added: number; removed: 
 
 /** A file name for downloading a revision: "<tracker>-<UTC date-time>.json|.txt", safe on every file system. */
 export function revisionFileName(trackerName: string, createdAt: number | string, data: unknown): string {
-  const stamp = new Date(Number(createdAt) * 1000).toISOString().replace(/\.\d+Z$/, "Z").replace(/:/g, "-");
-  const base = trackerName.replace(/[^\w.-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 80) || "revision";
+  const stamp = new Date(Number(createdAt) * 1000)
+    .toISOString()
+    .replace(/\.\d+Z$/, "Z")
+    .replace(/:/g, "-");
+  const base =
+    trackerName
+      .replace(/[^\w.-]+/g, "-")
+      .replace(/^-+|-+$/g, "")
+      .slice(0, 80) || "revision";
   return `${base}-${stamp}.${isJsonData(data) ? "json" : "txt"}`;
 }

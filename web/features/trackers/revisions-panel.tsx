@@ -2,7 +2,21 @@
 // and a comparison of any two revisions side by side or inline (JSON pretty-printed first, as the API's own diffs).
 // Page trackers with the resource inventory also get the scripts-and-stylesheets diff. The compared pair and the
 // mode are in the URL (?from=&to=&view=). The shown revision can be copied or downloaded.
-import { Box, Button, Code, Grid, Group, Paper, SegmentedControl, Select, Stack, Text, Title, UnstyledButton, useComputedColorScheme } from "@mantine/core";
+import {
+  Box,
+  Button,
+  Code,
+  Grid,
+  Group,
+  Paper,
+  SegmentedControl,
+  Select,
+  Stack,
+  Text,
+  Title,
+  UnstyledButton,
+  useComputedColorScheme,
+} from "@mantine/core";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import type { TrackerRevision } from "../../api/types";
 import { confirmDelete } from "../../components/confirm";
@@ -104,7 +118,8 @@ export function RevisionsPanel<T extends AnyTracker>({ kind, tracker }: { kind: 
   if (revisions.length === 0)
     return (
       <EmptyState title="No revisions yet">
-        A revision is stored at the first run and then each time the tracked value changes. Use “Run now” to check it once; {tracker.config.job ? "it also runs on its schedule." : "it has no schedule."}
+        A revision is stored at the first run and then each time the tracked value changes. Use “Run now” to check it once;{" "}
+        {tracker.config.job ? "it also runs on its schedule." : "it has no schedule."}
       </EmptyState>
     );
 
@@ -133,7 +148,14 @@ export function RevisionsPanel<T extends AnyTracker>({ kind, tracker }: { kind: 
               size="compact-xs"
               variant="subtle"
               color="red"
-              onClick={() => confirmDelete({ what: "every revision of", name: tracker.name, consequence: "The next run stores a new first revision. This cannot be undone.", onConfirm: () => clear.mutateAsync() })}
+              onClick={() =>
+                confirmDelete({
+                  what: "every revision of",
+                  name: tracker.name,
+                  consequence: "The next run stores a new first revision. This cannot be undone.",
+                  onConfirm: () => clear.mutateAsync(),
+                })
+              }
             >
               Clear revisions
             </Button>
@@ -150,7 +172,15 @@ export function RevisionsPanel<T extends AnyTracker>({ kind, tracker }: { kind: 
         <Stack gap="sm">
           <Group gap="sm" align="flex-end" wrap="wrap">
             {from && (
-              <Select label="Compare" data={options} value={from.id} onChange={(v) => v && setParams({ from: v })} allowDeselect={false} style={{ flex: "1 1 200px" }} comboboxProps={{ withinPortal: true }} />
+              <Select
+                label="Compare"
+                data={options}
+                value={from.id}
+                onChange={(v) => v && setParams({ from: v })}
+                allowDeselect={false}
+                style={{ flex: "1 1 200px" }}
+                comboboxProps={{ withinPortal: true }}
+              />
             )}
             <Select
               label={from ? "with" : "Revision"}
@@ -178,7 +208,11 @@ export function RevisionsPanel<T extends AnyTracker>({ kind, tracker }: { kind: 
             <Button size="compact-sm" variant="default" onClick={() => copyWithToast(toText, "Revision")}>
               Copy revision
             </Button>
-            <Button size="compact-sm" variant="default" onClick={() => download(revisionFileName(tracker.name, to.createdAt, to.data), toText, isJsonData(to.data))}>
+            <Button
+              size="compact-sm"
+              variant="default"
+              onClick={() => download(revisionFileName(tracker.name, to.createdAt, to.data), toText, isJsonData(to.data))}
+            >
               Download
             </Button>
             <Text size="xs" c="dimmed">
@@ -205,7 +239,12 @@ export function RevisionsPanel<T extends AnyTracker>({ kind, tracker }: { kind: 
               <Text size="xs" c="dimmed" mb={4}>
                 The oldest revision kept: nothing older to compare with.
               </Text>
-              <Code block tabIndex={0} aria-label={`Revision of ${revisionLabel(to)}`} style={{ maxHeight: 480, overflow: "auto", whiteSpace: "pre-wrap", overflowWrap: "anywhere" }}>
+              <Code
+                block
+                tabIndex={0}
+                aria-label={`Revision of ${revisionLabel(to)}`}
+                style={{ maxHeight: 480, overflow: "auto", whiteSpace: "pre-wrap", overflowWrap: "anywhere" }}
+              >
                 {toText}
               </Code>
             </Box>

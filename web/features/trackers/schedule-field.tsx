@@ -18,7 +18,17 @@ const PRESETS: { value: SchedulePreset; label: string }[] = [
   { value: "custom", label: "Custom cron" },
 ];
 
-const utc = new Intl.DateTimeFormat(undefined, { weekday: "short", day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZone: "UTC", hour12: false });
+const utc = new Intl.DateTimeFormat(undefined, {
+  weekday: "short",
+  day: "numeric",
+  month: "short",
+  year: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+  timeZone: "UTC",
+  hour12: false,
+});
 const pad = (n: number) => String(n).padStart(2, "0");
 
 /** The API's message without the field prefix ("schedule: runs as often as …" → "Runs as often as …"). */
@@ -31,7 +41,17 @@ const bare = (err: unknown) => {
 const RETRY_MIN_MINUTES = trackerRules.RETRY_MIN_INTERVAL_MS / 60_000;
 const RETRY_MAX_MINUTES = trackerRules.RETRY_MAX_INTERVAL_MS / 60_000;
 
-export function ScheduleField({ value, onChange, error, retryError }: { value: ScheduleValue; onChange: (v: ScheduleValue) => void; error?: ReactNode; retryError?: ReactNode }) {
+export function ScheduleField({
+  value,
+  onChange,
+  error,
+  retryError,
+}: {
+  value: ScheduleValue;
+  onChange: (v: ScheduleValue) => void;
+  error?: ReactNode;
+  retryError?: ReactNode;
+}) {
   const set = (patch: Partial<ScheduleValue>) => onChange({ ...value, ...patch });
   const cron = presetCron(value);
   const parsed = useParsedSchedule(cron);
@@ -61,7 +81,16 @@ export function ScheduleField({ value, onChange, error, retryError }: { value: S
       )}
       <Group gap="sm" align="flex-start" wrap="wrap">
         {value.preset === "hourly" && (
-          <NumberInput label="Minute past the hour" min={0} max={59} clampBehavior="strict" allowDecimal={false} w={200} value={value.minute} onChange={(v) => set({ minute: Number(v) || 0 })} />
+          <NumberInput
+            label="Minute past the hour"
+            min={0}
+            max={59}
+            clampBehavior="strict"
+            allowDecimal={false}
+            w={200}
+            value={value.minute}
+            onChange={(v) => set({ minute: Number(v) || 0 })}
+          />
         )}
         {value.preset === "weekly" && (
           <Select
@@ -74,11 +103,15 @@ export function ScheduleField({ value, onChange, error, retryError }: { value: S
             comboboxProps={{ withinPortal: true }}
           />
         )}
-        {(value.preset === "daily" || value.preset === "weekly") && <TextInput type="time" label="Time (UTC)" w={160} value={time} onChange={(e) => setTime(e.currentTarget.value)} />}
+        {(value.preset === "daily" || value.preset === "weekly") && (
+          <TextInput type="time" label="Time (UTC)" w={160} value={time} onChange={(e) => setTime(e.currentTarget.value)} />
+        )}
         {value.preset !== "manual" && (
           <TextInput
             label="Cron expression (UTC)"
-            description={value.preset === "custom" ? "second minute hour day-of-month month day-of-week; 5 fields mean second 0" : "What this preset saves"}
+            description={
+              value.preset === "custom" ? "second minute hour day-of-month month day-of-week; 5 fields mean second 0" : "What this preset saves"
+            }
             readOnly={value.preset !== "custom"}
             styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }}
             style={{ flex: "1 1 260px" }}
@@ -103,7 +136,10 @@ export function ScheduleField({ value, onChange, error, retryError }: { value: S
             <List size="xs" spacing={0} data-testid="next-runs">
               {parsed.data.nextOccurrences.map((t) => (
                 <List.Item key={String(t)}>
-                  {utc.format(new Date(Number(t) * 1000))} UTC <Text span size="xs" c="dimmed">({formatRelative(t)})</Text>
+                  {utc.format(new Date(Number(t) * 1000))} UTC{" "}
+                  <Text span size="xs" c="dimmed">
+                    ({formatRelative(t)})
+                  </Text>
                 </List.Item>
               ))}
             </List>
@@ -130,7 +166,15 @@ export function ScheduleField({ value, onChange, error, retryError }: { value: S
                 onChange={(v) => set({ retryMinutes: Number(v) || 1 })}
                 error={retryError}
               />
-              <NumberInput label="Attempts" min={1} max={trackerRules.RETRY_MAX_ATTEMPTS} allowDecimal={false} w={120} value={value.retryAttempts} onChange={(v) => set({ retryAttempts: Number(v) || 1 })} />
+              <NumberInput
+                label="Attempts"
+                min={1}
+                max={trackerRules.RETRY_MAX_ATTEMPTS}
+                allowDecimal={false}
+                w={120}
+                value={value.retryAttempts}
+                onChange={(v) => set({ retryAttempts: Number(v) || 1 })}
+              />
             </Group>
           )}
           {value.retry && (

@@ -35,7 +35,7 @@ function weekdayWords(field: string): string | undefined {
 }
 
 const ordinal = (n: number) => {
-  const s = n % 100 >= 11 && n % 100 <= 13 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" } as Record<number, string>)[n % 10] ?? "th";
+  const s = n % 100 >= 11 && n % 100 <= 13 ? "th" : (({ 1: "st", 2: "nd", 3: "rd" } as Record<number, string>)[n % 10] ?? "th");
   return `${n}${s}`;
 };
 
@@ -129,7 +129,16 @@ export interface ScheduleValue {
   retryAttempts: number;
 }
 
-export const DEFAULT_SCHEDULE: ScheduleValue = { preset: "manual", minute: 0, hour: 6, weekday: 1, cron: "0 0 6 * * *", retry: false, retryMinutes: 5, retryAttempts: 3 };
+export const DEFAULT_SCHEDULE: ScheduleValue = {
+  preset: "manual",
+  minute: 0,
+  hour: 6,
+  weekday: 1,
+  cron: "0 0 6 * * *",
+  retry: false,
+  retryMinutes: 5,
+  retryAttempts: 3,
+};
 
 /** The cron a preset stands for (undefined for manual). */
 export function presetCron(v: ScheduleValue): string | undefined {
@@ -148,10 +157,16 @@ export function presetCron(v: ScheduleValue): string | undefined {
 }
 
 /** The editor's value for a stored job: a preset when the cron is exactly one, else custom. */
-export function scheduleFromJob(job: { schedule: string; retryStrategy?: { interval: number | string; maxAttempts: number | string } } | undefined): ScheduleValue {
+export function scheduleFromJob(
+  job: { schedule: string; retryStrategy?: { interval: number | string; maxAttempts: number | string } } | undefined,
+): ScheduleValue {
   if (!job) return { ...DEFAULT_SCHEDULE };
   const retry = job.retryStrategy
-    ? { retry: true, retryMinutes: Math.max(1, Math.round(Number(job.retryStrategy.interval) / 60_000)), retryAttempts: Number(job.retryStrategy.maxAttempts) }
+    ? {
+        retry: true,
+        retryMinutes: Math.max(1, Math.round(Number(job.retryStrategy.interval) / 60_000)),
+        retryAttempts: Number(job.retryStrategy.maxAttempts),
+      }
     : { retry: false, retryMinutes: DEFAULT_SCHEDULE.retryMinutes, retryAttempts: DEFAULT_SCHEDULE.retryAttempts };
   const base = { ...DEFAULT_SCHEDULE, ...retry, cron: job.schedule };
   const f = job.schedule.trim().split(/\s+/);

@@ -27,7 +27,14 @@ export function StateBadge({ tone, children, ...props }: { tone: Tone; children:
   const dark = useComputedColorScheme("light") === "dark";
   const [bg, fg] = (dark ? DARK : LIGHT)[tone];
   return (
-    <Badge tt="none" variant="filled" color={bg} c={fg} styles={{ root: { flexShrink: 0, maxWidth: "none" }, label: { overflow: "visible" } }} {...props}>
+    <Badge
+      tt="none"
+      variant="filled"
+      color={bg}
+      c={fg}
+      styles={{ root: { flexShrink: 0, maxWidth: "none" }, label: { overflow: "visible" } }}
+      {...props}
+    >
       {children}
     </Badge>
   );

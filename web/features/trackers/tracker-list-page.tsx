@@ -27,7 +27,14 @@ function RunNowButton<T extends AnyTracker>({ kind, tracker }: { kind: TrackerKi
   const run = useRunNow(kind, tracker);
   const running = useIsRunning(kind, tracker);
   return (
-    <Button size="compact-sm" variant="default" loading={running} disabled={running} onClick={() => run.mutate()} aria-label={`Run now: ${tracker.name}`}>
+    <Button
+      size="compact-sm"
+      variant="default"
+      loading={running}
+      disabled={running}
+      onClick={() => run.mutate()}
+      aria-label={`Run now: ${tracker.name}`}
+    >
       Run now
     </Button>
   );
@@ -42,7 +49,14 @@ function EnabledSwitch<T extends AnyTracker>({ kind, tracker }: { kind: TrackerK
     onSettled: () => invalidateKind(qc, kind),
   });
   const checked = toggle.isPending ? toggle.variables : tracker.enabled;
-  return <Switch checked={checked} disabled={toggle.isPending} onChange={(e) => toggle.mutate(e.currentTarget.checked)} aria-label={`${tracker.name} enabled`} />;
+  return (
+    <Switch
+      checked={checked}
+      disabled={toggle.isPending}
+      onChange={(e) => toggle.mutate(e.currentTarget.checked)}
+      aria-label={`${tracker.name} enabled`}
+    />
+  );
 }
 
 function FailingBanner<T extends AnyTracker>({ kind, failing }: { kind: TrackerKind<T>; failing: string[] }) {
@@ -61,7 +75,13 @@ function FailingBanner<T extends AnyTracker>({ kind, failing }: { kind: TrackerK
   );
   const more = failing.length - links.length;
   return (
-    <Alert color="red" variant="outline" title={`${failing.length} ${kind.noun}${failing.length === 1 ? " is" : "s are"} failing`} data-testid="failing-banner" py="xs">
+    <Alert
+      color="red"
+      variant="outline"
+      title={`${failing.length} ${kind.noun}${failing.length === 1 ? " is" : "s are"} failing`}
+      data-testid="failing-banner"
+      py="xs"
+    >
       <Group gap="xs" wrap="wrap">
         <Text size="sm">Latest run failed:</Text>
         {links.flatMap((l, i) => (i === 0 ? [l] : [<span key={`s${i}`}>·</span>, l]))}
@@ -71,7 +91,15 @@ function FailingBanner<T extends AnyTracker>({ kind, failing }: { kind: TrackerK
   );
 }
 
-export function TrackerListPage<T extends AnyTracker>({ kind, description, empty }: { kind: TrackerKind<T>; description: ReactNode; empty: { title: string; body: ReactNode } }) {
+export function TrackerListPage<T extends AnyTracker>({
+  kind,
+  description,
+  empty,
+}: {
+  kind: TrackerKind<T>;
+  description: ReactNode;
+  empty: { title: string; body: ReactNode };
+}) {
   const [state, update] = useListState(SORTABLE);
   const [, navigate] = useLocation();
   const qc = useQueryClient();
@@ -124,7 +152,12 @@ export function TrackerListPage<T extends AnyTracker>({ kind, description, empty
         </Stack>
       ),
     },
-    { accessor: "lastRanAt", title: "Last run", visibleMediaQuery: "(min-width: 48em)", render: (t) => <Time value={t.lastRanAt} fallback="Never" /> },
+    {
+      accessor: "lastRanAt",
+      title: "Last run",
+      visibleMediaQuery: "(min-width: 48em)",
+      render: (t) => <Time value={t.lastRanAt} fallback="Never" />,
+    },
     {
       accessor: "revisionCount",
       title: "Revisions",
@@ -162,7 +195,12 @@ export function TrackerListPage<T extends AnyTracker>({ kind, description, empty
       onDuplicate={(t) => navigate(`${kind.path}/new?from=${t.id}`)}
       empty={empty}
       onDelete={(t) =>
-        confirmDelete({ what: kind.noun, name: t.name, consequence: "Its revisions and logs are deleted with it. This cannot be undone.", onConfirm: () => remove.mutateAsync(t) })
+        confirmDelete({
+          what: kind.noun,
+          name: t.name,
+          consequence: "Its revisions and logs are deleted with it. This cannot be undone.",
+          onConfirm: () => remove.mutateAsync(t),
+        })
       }
     />
   );

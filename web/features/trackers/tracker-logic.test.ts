@@ -24,21 +24,22 @@ describe("schedules in words", () => {
   });
 
   test("anything else is not put into words", () => {
-    for (const c of ["0 0 6 * 1 *", "0 0 6 1 * 1", "0 0-30 6 * * *", "0 0 6 * * 1#2", "0 0 6 * * * 2030", "nonsense", ""]) expect(describeCron(c)).toBeNull();
+    for (const c of ["0 0 6 * 1 *", "0 0 6 1 * 1", "0 0-30 6 * * *", "0 0 6 * * 1#2", "0 0 6 * * * 2030", "nonsense", ""])
+      expect(describeCron(c)).toBeNull();
     expect(scheduleWords("0 0 6 * 1 *")).toBe("Cron 0 0 6 * 1 * (UTC)");
     expect(scheduleWords(undefined)).toBe("Manual only");
     expect(scheduleWords("0 0 6 * * *")).toBe("Every day at 06:00 UTC");
   });
 
   test("intervals", () => {
-    expect([formatInterval(10_000), formatInterval(900_000), formatInterval(3_600_000), formatInterval(5_400_000), formatInterval(86_400_000), formatInterval(604_800_000)]).toEqual([
-      "10 s",
-      "15 min",
-      "1 h",
-      "1 h 30 min",
-      "1 day",
-      "7 days",
-    ]);
+    expect([
+      formatInterval(10_000),
+      formatInterval(900_000),
+      formatInterval(3_600_000),
+      formatInterval(5_400_000),
+      formatInterval(86_400_000),
+      formatInterval(604_800_000),
+    ]).toEqual(["10 s", "15 min", "1 h", "1 h 30 min", "1 day", "7 days"]);
   });
 
   test("presets round-trip through the stored cron; other crons are custom", () => {
@@ -83,14 +84,29 @@ describe("revision values", () => {
     ]);
     expect(numericSeries(revs.slice(0, 1))).toBeUndefined(); // one point is no chart
     // Two revisions in the same second: the list order (newest first) decides.
-    expect(numericSeries([{ id: "new", createdAt: 7, data: 2 }, { id: "old", createdAt: 7, data: 1 }])?.map((p) => p.id)).toEqual(["old", "new"]);
+    expect(
+      numericSeries([
+        { id: "new", createdAt: 7, data: 2 },
+        { id: "old", createdAt: 7, data: 1 },
+      ])?.map((p) => p.id),
+    ).toEqual(["old", "new"]);
     expect(numericSeries([...revs, { id: "c", createdAt: 5, data: "text" }])).toBeUndefined();
   });
 
   test("resource inventory: added, removed and changed scripts and stylesheets; unchanged counted", () => {
     const r = (url: string, type: string, sha256: string, size = 10) => ({ url, type, size, sha256 });
-    const before = [r("https://a/app.js", "script", "aa"), r("https://a/old.js", "script", "bb"), r("https://a/site.css", "stylesheet", "cc"), r("https://a/same.js", "script", "dd")];
-    const after = [r("https://a/app.js", "script", "ab", 12), r("https://a/new.css", "stylesheet", "ee"), r("https://a/site.css", "stylesheet", "cc"), r("https://a/same.js", "script", "dd")];
+    const before = [
+      r("https://a/app.js", "script", "aa"),
+      r("https://a/old.js", "script", "bb"),
+      r("https://a/site.css", "stylesheet", "cc"),
+      r("https://a/same.js", "script", "dd"),
+    ];
+    const after = [
+      r("https://a/app.js", "script", "ab", 12),
+      r("https://a/new.css", "stylesheet", "ee"),
+      r("https://a/site.css", "stylesheet", "cc"),
+      r("https://a/same.js", "script", "dd"),
+    ];
     const { changes, unchanged } = diffResources(before, after);
     expect(unchanged).toBe(2);
     expect(changes.map((c) => [c.change, c.url])).toEqual([
@@ -104,7 +120,7 @@ describe("revision values", () => {
   });
 
   test("change size from a unified diff; file names", () => {
-    const diff = "--- previous\n+++ current\n@@ -1,3 +1,3 @@\n {\n-  \"v\": 1\n+  \"v\": 2\n+  \"w\": 3\n }";
+    const diff = '--- previous\n+++ current\n@@ -1,3 +1,3 @@\n {\n-  "v": 1\n+  "v": 2\n+  "w": 3\n }';
     expect(changeSize(diff)).toEqual({ added: 2, removed: 1 });
     expect(changeSize(undefined)).toBeUndefined();
     expect(revisionFileName("release feed/β", 1767225600, { v: 1 })).toBe("release-feed-2026-01-01T00-00-00Z.json");

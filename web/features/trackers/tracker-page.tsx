@@ -26,7 +26,15 @@ export function TrackerPage<T extends AnyTracker>({ kind, details }: { kind: Tra
   const { id } = useParams<{ id: string }>();
   const tracker = useTracker(kind, id);
   if (tracker.isPending) return <LoadingState />;
-  if (tracker.isError) return <ErrorState error={tracker.error} title={`Could not open this ${kind.noun}`} onRetry={() => tracker.refetch()} back={{ href: kind.path, label: `Back to ${kind.title}` }} />;
+  if (tracker.isError)
+    return (
+      <ErrorState
+        error={tracker.error}
+        title={`Could not open this ${kind.noun}`}
+        onRetry={() => tracker.refetch()}
+        back={{ href: kind.path, label: `Back to ${kind.title}` }}
+      />
+    );
   return <TrackerView key={id} kind={kind} tracker={tracker.data} details={details} />;
 }
 
@@ -101,7 +109,17 @@ function TrackerView<T extends AnyTracker>({ kind, tracker, details }: { kind: T
                 <Menu.Item onClick={() => navigate(`${kind.path}/new?from=${tracker.id}`)}>Duplicate</Menu.Item>
                 <Menu.Item onClick={() => copyWithToast(tracker.id, "ID")}>Copy ID</Menu.Item>
                 <Menu.Divider />
-                <Menu.Item c="var(--app-danger-text)" onClick={() => confirmDelete({ what: kind.noun, name: tracker.name, consequence: "Its revisions and logs are deleted with it. This cannot be undone.", onConfirm: () => remove.mutateAsync() })}>
+                <Menu.Item
+                  c="var(--app-danger-text)"
+                  onClick={() =>
+                    confirmDelete({
+                      what: kind.noun,
+                      name: tracker.name,
+                      consequence: "Its revisions and logs are deleted with it. This cannot be undone.",
+                      onConfirm: () => remove.mutateAsync(),
+                    })
+                  }
+                >
                   Delete {kind.noun}
                 </Menu.Item>
               </Menu.Dropdown>
@@ -121,14 +139,24 @@ function TrackerView<T extends AnyTracker>({ kind, tracker, details }: { kind: T
             </Badge>
           )}
         </Fact>
-        <Fact label="Next run">{tracker.scheduledAt !== undefined ? <Time value={tracker.scheduledAt} /> : <Text span size="sm" c="dimmed">{job && !tracker.enabled ? "Not while disabled" : "—"}</Text>}</Fact>
+        <Fact label="Next run">
+          {tracker.scheduledAt !== undefined ? (
+            <Time value={tracker.scheduledAt} />
+          ) : (
+            <Text span size="sm" c="dimmed">
+              {job && !tracker.enabled ? "Not while disabled" : "—"}
+            </Text>
+          )}
+        </Fact>
         <Fact label="Last run">
           <Time value={tracker.lastRanAt} fallback="Never" />
         </Fact>
         <Fact label="Revisions">
           {String(tracker.revisionCount)} stored · up to {String(tracker.config.revisions)} kept
         </Fact>
-        <Fact label="Notifications">{tracker.notifications ? (mailOff ? `Email on change (${MAIL_OFF.toLowerCase()})` : "Email on change") : "Off"}</Fact>
+        <Fact label="Notifications">
+          {tracker.notifications ? (mailOff ? `Email on change (${MAIL_OFF.toLowerCase()})` : "Email on change") : "Off"}
+        </Fact>
         {details?.(tracker)}
         {tracker.tags.length > 0 && (
           <Fact label="Tags">
@@ -136,7 +164,11 @@ function TrackerView<T extends AnyTracker>({ kind, tracker, details }: { kind: T
           </Fact>
         )}
       </Group>
-      <Tabs value={tab} onChange={(v) => setParams({ tab: v === "logs" ? "logs" : undefined, from: undefined, to: undefined }, { replace: false })} keepMounted={false}>
+      <Tabs
+        value={tab}
+        onChange={(v) => setParams({ tab: v === "logs" ? "logs" : undefined, from: undefined, to: undefined }, { replace: false })}
+        keepMounted={false}
+      >
         <Tabs.List>
           <Tabs.Tab value="revisions">Revisions</Tabs.Tab>
           <Tabs.Tab value="logs">Logs</Tabs.Tab>

@@ -11,7 +11,15 @@ const PAD = { top: 10, right: 10, bottom: 10, left: 10 };
 
 const fmt = (n: number) => n.toLocaleString(undefined, { maximumFractionDigits: 6 });
 
-export function ValueChart({ points, onSelect, selectedId }: { points: { id: string; at: number; value: number }[]; onSelect?: (id: string) => void; selectedId?: string }) {
+export function ValueChart({
+  points,
+  onSelect,
+  selectedId,
+}: {
+  points: { id: string; at: number; value: number }[];
+  onSelect?: (id: string) => void;
+  selectedId?: string;
+}) {
   const { ref, width } = useElementSize();
   const W = Math.max(120, width || 600);
   const values = points.map((p) => p.value);

@@ -23,7 +23,8 @@ export function DataSection() {
             Import
           </Title>
           <Text size="sm" c="dimmed" mb="xs">
-            Preview a file first: you see what it holds and what already exists, choose item by item, and then it is imported all at once or not at all.
+            Preview a file first: you see what it holds and what already exists, choose item by item, and then it is imported all at once or not at
+            all.
           </Text>
           <Group>
             <Button variant="default" onClick={() => setImporting("1")}>

@@ -1,13 +1,39 @@
 // Import a data file (supplement §19.3, §19.4): pick the file and the mode → the preview (totals, conflicts with
 // existing items, warnings; in apply mode what would be deleted) → per-item choices (import or skip; rename,
 // overwrite or skip on a conflict; which deletions to make) → import, all or nothing → what it did.
-import { Accordion, Alert, Badge, Button, Checkbox, FileInput, Group, List, Modal, PasswordInput, SegmentedControl, Select, Stack, Table, Text } from "@mantine/core";
+import {
+  Accordion,
+  Alert,
+  Badge,
+  Button,
+  Checkbox,
+  FileInput,
+  Group,
+  List,
+  Modal,
+  PasswordInput,
+  SegmentedControl,
+  Select,
+  Stack,
+  Table,
+  Text,
+} from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { ApiError, errorMessage } from "../../api/client";
 import { SELF_KEY } from "../users/users-api";
 import { conflictsOf, deletionsFor, fileItems, hasSecretValues, initialChoices, selectionsFor, type Choice, type FileItem } from "./import-model";
-import { ENTITY_TYPES, typeLabel, userDataApi, type EntityType, type ImportData, type ImportMode, type ImportPreview, type ImportResult, type Resolution } from "./user-data-api";
+import {
+  ENTITY_TYPES,
+  typeLabel,
+  userDataApi,
+  type EntityType,
+  type ImportData,
+  type ImportMode,
+  type ImportPreview,
+  type ImportResult,
+  type Resolution,
+} from "./user-data-api";
 
 const RESOLUTIONS: { value: Resolution; label: string }[] = [
   { value: "rename", label: "Import renamed" },
@@ -21,7 +47,19 @@ interface Loaded {
   items: Partial<Record<EntityType, FileItem[]>>;
 }
 
-function ItemRows({ type, items, preview, choices, setChoice }: { type: EntityType; items: FileItem[]; preview: ImportPreview; choices: Record<string, Choice>; setChoice: (key: string, c: Choice) => void }) {
+function ItemRows({
+  type,
+  items,
+  preview,
+  choices,
+  setChoice,
+}: {
+  type: EntityType;
+  items: FileItem[];
+  preview: ImportPreview;
+  choices: Record<string, Choice>;
+  setChoice: (key: string, c: Choice) => void;
+}) {
   const conflicts = new Map(conflictsOf(preview, type).map((c) => [c.sourceId.toLowerCase(), c]));
   return (
     <Table layout="fixed" verticalSpacing={4}>
@@ -33,7 +71,12 @@ function ItemRows({ type, items, preview, choices, setChoice }: { type: EntityTy
           return (
             <Table.Tr key={key}>
               <Table.Td>
-                <Checkbox label={item.name} checked={choice.import} onChange={(e) => setChoice(key, { ...choice, import: e.currentTarget.checked })} styles={{ label: { overflowWrap: "anywhere" } }} />
+                <Checkbox
+                  label={item.name}
+                  checked={choice.import}
+                  onChange={(e) => setChoice(key, { ...choice, import: e.currentTarget.checked })}
+                  styles={{ label: { overflowWrap: "anywhere" } }}
+                />
               </Table.Td>
               <Table.Td w={260}>
                 {conflict ? (
@@ -128,7 +171,9 @@ export function ImportDialog({ onClose }: { onClose: () => void }) {
   };
 
   const types = preview ? ENTITY_TYPES.filter((t) => preview.summary[t.key] !== undefined) : [];
-  const toDelete = preview?.toDelete ? (Object.entries(preview.toDelete) as [EntityType, { id: string; name: string }[]][]).filter(([, l]) => l.length > 0) : [];
+  const toDelete = preview?.toDelete
+    ? (Object.entries(preview.toDelete) as [EntityType, { id: string; name: string }[]][]).filter(([, l]) => l.length > 0)
+    : [];
 
   let body: React.ReactNode;
   if (result) {
@@ -165,7 +210,11 @@ export function ImportDialog({ onClose }: { onClose: () => void }) {
         <Text size="sm">Settings: {result.results.settings?.imported ? "imported" : "not imported"}.</Text>
         {result.warnings.length > 0 && (
           <Alert color="yellow" title="Warnings">
-            <List size="sm">{result.warnings.map((w) => <List.Item key={w}>{w}</List.Item>)}</List>
+            <List size="sm">
+              {result.warnings.map((w) => (
+                <List.Item key={w}>{w}</List.Item>
+              ))}
+            </List>
           </Alert>
         )}
         <Group justify="flex-end">
@@ -181,7 +230,11 @@ export function ImportDialog({ onClose }: { onClose: () => void }) {
         </Text>
         {!preview.valid ? (
           <Alert color="red" title="This file cannot be imported" role="alert">
-            <List size="sm">{preview.warnings.map((w) => <List.Item key={w}>{w}</List.Item>)}</List>
+            <List size="sm">
+              {preview.warnings.map((w) => (
+                <List.Item key={w}>{w}</List.Item>
+              ))}
+            </List>
           </Alert>
         ) : (
           <>
@@ -220,7 +273,13 @@ export function ImportDialog({ onClose }: { onClose: () => void }) {
                         </Group>
                       </Accordion.Control>
                       <Accordion.Panel>
-                        <ItemRows type={t.key} items={loaded.items[t.key]!} preview={preview} choices={choices} setChoice={(k, c) => setChoices((all) => ({ ...all, [k]: c }))} />
+                        <ItemRows
+                          type={t.key}
+                          items={loaded.items[t.key]!}
+                          preview={preview}
+                          choices={choices}
+                          setChoice={(k, c) => setChoices((all) => ({ ...all, [k]: c }))}
+                        />
                       </Accordion.Panel>
                     </Accordion.Item>
                   ))}
@@ -266,7 +325,11 @@ export function ImportDialog({ onClose }: { onClose: () => void }) {
             )}
             {preview.warnings.length > 0 && (
               <Alert color="yellow" title="Warnings">
-                <List size="sm">{preview.warnings.map((w) => <List.Item key={w}>{w}</List.Item>)}</List>
+                <List size="sm">
+                  {preview.warnings.map((w) => (
+                    <List.Item key={w}>{w}</List.Item>
+                  ))}
+                </List>
               </Alert>
             )}
           </>
@@ -296,7 +359,16 @@ export function ImportDialog({ onClose }: { onClose: () => void }) {
   } else {
     body = (
       <Stack>
-        <FileInput label="Export file" description="A secbox-export-….json file from this or another Secbox (up to 10 MiB)" placeholder="Choose a file" accept="application/json,.json" value={file} onChange={setFile} clearable styles={{ placeholder: { color: "var(--mantine-color-dimmed)" } }} />
+        <FileInput
+          label="Export file"
+          description="A secbox-export-….json file from this or another Secbox (up to 10 MiB)"
+          placeholder="Choose a file"
+          accept="application/json,.json"
+          value={file}
+          onChange={setFile}
+          clearable
+          styles={{ placeholder: { color: "var(--mantine-color-dimmed)" } }}
+        />
         <div>
           <Text size="sm" fw={500} id="import-mode-label" mb={4}>
             Mode
@@ -311,7 +383,9 @@ export function ImportDialog({ onClose }: { onClose: () => void }) {
             ]}
           />
           <Text size="xs" c="dimmed" mt={4}>
-            {mode === "merge" ? "Adds the file's items to yours; a name that exists gets renamed by default." : "Makes your data match the file: existing items are overwritten, and you choose which of yours that the file lacks are deleted."}
+            {mode === "merge"
+              ? "Adds the file's items to yours; a name that exists gets renamed by default."
+              : "Makes your data match the file: existing items are overwritten, and you choose which of yours that the file lacks are deleted."}
           </Text>
         </div>
         {error && (

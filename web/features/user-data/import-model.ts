@@ -51,12 +51,19 @@ export function initialChoices(items: Partial<Record<EntityType, FileItem[]>>, p
   return out;
 }
 
-export function selectionsFor(items: Partial<Record<EntityType, FileItem[]>>, choices: Record<string, Choice>): Partial<Record<EntityType, Selection[]>> {
+export function selectionsFor(
+  items: Partial<Record<EntityType, FileItem[]>>,
+  choices: Record<string, Choice>,
+): Partial<Record<EntityType, Selection[]>> {
   const out: Partial<Record<EntityType, Selection[]>> = {};
   for (const [type, list] of Object.entries(items) as [EntityType, FileItem[]][]) {
     out[type] = list.map((item) => {
       const c = choices[`${type}:${item.sourceId}`] ?? { import: true };
-      return { sourceId: item.sourceId, action: c.import ? "import" : "skip", ...(c.import && c.resolution ? { conflictResolution: c.resolution } : {}) };
+      return {
+        sourceId: item.sourceId,
+        action: c.import ? "import" : "skip",
+        ...(c.import && c.resolution ? { conflictResolution: c.resolution } : {}),
+      };
     });
   }
   return out;

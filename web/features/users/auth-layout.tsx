@@ -29,7 +29,10 @@ export function AuthLayout({ title, children, footer }: { title: string; childre
             </Group>
           )}
           <Text size="xs" c="dimmed" ta="center">
-            API: <Anchor href="/api-docs" size="xs">/api-docs</Anchor>
+            API:{" "}
+            <Anchor href="/api-docs" size="xs">
+              /api-docs
+            </Anchor>
           </Text>
         </Stack>
       </Box>

@@ -15,7 +15,11 @@ export function ForgotPage() {
   const [sentTo, setSentTo] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const form = useForm({ mode: "controlled", initialValues: { email: "" }, validate: { email: (v) => (!/^[^\s@]+@[^\s@]+$/.test(v.trim()) ? "Enter an email address" : null) } });
+  const form = useForm({
+    mode: "controlled",
+    initialValues: { email: "" },
+    validate: { email: (v) => (!/^[^\s@]+@[^\s@]+$/.test(v.trim()) ? "Enter an email address" : null) },
+  });
   const submit = form.onSubmit(async (v) => {
     setBusy(true);
     setError(null);
@@ -43,7 +47,8 @@ export function ForgotPage() {
           <Stack gap="xs">
             <Text size="sm">Mail is not configured on this server, so no recovery email can be sent.</Text>
             <Text size="sm">
-              Ask the operator for a recovery link: they make one with <Code>secbox users recover --email &lt;your email&gt;</Code>. Open it to set a new password.
+              Ask the operator for a recovery link: they make one with <Code>secbox users recover --email &lt;your email&gt;</Code>. Open it to set a
+              new password.
             </Text>
           </Stack>
         </Alert>

@@ -61,7 +61,13 @@ export function RecoverPage() {
                 {error}
               </Alert>
             )}
-            <PasswordInput label="New password" description={PASSWORD_HINT} autoComplete="new-password" autoFocus {...form.getInputProps("password")} />
+            <PasswordInput
+              label="New password"
+              description={PASSWORD_HINT}
+              autoComplete="new-password"
+              autoFocus
+              {...form.getInputProps("password")}
+            />
             <PasswordInput label="Repeat the new password" autoComplete="new-password" {...form.getInputProps("confirm")} />
             <Button type="submit" loading={busy} fullWidth>
               Set password and sign in

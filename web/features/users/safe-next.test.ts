@@ -13,13 +13,31 @@ describe("safeNext", () => {
   });
 
   test("nothing is absolute, empty or relative: the home page instead", () => {
-    for (const bad of [null, "", "https://evil.example/", "//evil.example", "/\\evil.example", "\\\\evil.example", "javascript:alert(1)", "responders", " /x", "http:/evil.example"])
+    for (const bad of [
+      null,
+      "",
+      "https://evil.example/",
+      "//evil.example",
+      "/\\evil.example",
+      "\\\\evil.example",
+      "javascript:alert(1)",
+      "responders",
+      " /x",
+      "http:/evil.example",
+    ])
       expect([bad, safeNext(bad, ORIGIN)]).toEqual([bad, "/"]);
   });
 
   test("tab, CR and LF are removed before the check (the URL parser drops them: /<TAB>/host is //host)", () => {
     // URLSearchParams decodes /%09/evil.example to "/\t/evil.example".
-    for (const bad of ["/\t/evil.example", "/\n/evil.example", "/\r\n/evil.example", "\t//evil.example", "/\t\\evil.example", "/\\\t\\evil.example"]) {
+    for (const bad of [
+      "/\t/evil.example",
+      "/\n/evil.example",
+      "/\r\n/evil.example",
+      "\t//evil.example",
+      "/\t\\evil.example",
+      "/\\\t\\evil.example",
+    ]) {
       const out = safeNext(bad, ORIGIN);
       expect([bad, out]).toEqual([bad, "/"]);
     }
@@ -28,7 +46,15 @@ describe("safeNext", () => {
   });
 
   test("whatever it answers stays on the origin", () => {
-    const tries = ["/%09/evil.example", "/\t/evil.example", "/.//evil.example", "/..//evil.example", "/x/../../evil.example", "/\u0000//evil.example", "/ /evil.example"];
+    const tries = [
+      "/%09/evil.example",
+      "/\t/evil.example",
+      "/.//evil.example",
+      "/..//evil.example",
+      "/x/../../evil.example",
+      "/\u0000//evil.example",
+      "/ /evil.example",
+    ];
     for (const t of tries) expect([t, lands(safeNext(t, ORIGIN))]).toEqual([t, ORIGIN]);
   });
 });

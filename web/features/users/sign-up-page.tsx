@@ -28,9 +28,11 @@ export function SignUpPage() {
     try {
       signedIn(await usersApi.signUp({ email: v.email.trim(), password: v.password }));
     } catch (err) {
-      if (err instanceof ApiError && err.code === "EMAIL_TAKEN") form.setFieldError("email", "An account with this email exists already. Sign in, or reset its password.");
+      if (err instanceof ApiError && err.code === "EMAIL_TAKEN")
+        form.setFieldError("email", "An account with this email exists already. Sign in, or reset its password.");
       else if (err instanceof ApiError && err.code === "WEAK_PASSWORD") form.setFieldError("password", err.message);
-      else if (err instanceof ApiError && err.code === "SIGNUP_CLOSED") setError("Sign-up is closed on this server. Ask the operator for an account.");
+      else if (err instanceof ApiError && err.code === "SIGNUP_CLOSED")
+        setError("Sign-up is closed on this server. Ask the operator for an account.");
       else setError(errorMessage(err));
     } finally {
       setBusy(false);
@@ -48,7 +50,11 @@ export function SignUpPage() {
     >
       {closed ? (
         <Alert color="yellow" role="status">
-          Sign-up is closed on this server. Ask the operator for an account (<Text span className="mono">secbox users add</Text>).
+          Sign-up is closed on this server. Ask the operator for an account (
+          <Text span className="mono">
+            secbox users add
+          </Text>
+          ).
         </Alert>
       ) : (
         <form onSubmit={submit} noValidate>

@@ -16,7 +16,12 @@ let up: Upstream;
 /** Shared users (creating one costs an argon2 hash): alice owns most trackers, bob is the other user. */
 let alice: TestUser;
 let bob: TestUser;
-const clock = { t: Date.UTC(2026, 0, 1, 10, 17, 30), now() { return this.t; } };
+const clock = {
+  t: Date.UTC(2026, 0, 1, 10, 17, 30),
+  now() {
+    return this.t;
+  },
+};
 
 beforeAll(async () => {
   up = startUpstream();
@@ -42,7 +47,8 @@ afterAll(async () => {
 
 const create = (u: TestUser, body: Record<string, unknown>) => u.client.post(BASE, { name: `t-${crypto.randomUUID().slice(0, 8)}`, ...body });
 const target = (path: string, extra: Record<string, unknown> = {}) => ({ requests: [{ url: `${up.url}${path}`, ...extra }] });
-const refresh = (u: TestUser, id: string, extra: Record<string, unknown> = {}) => u.client.post(`${BASE}/${id}/_history`, { refresh: true, ...extra });
+const refresh = (u: TestUser, id: string, extra: Record<string, unknown> = {}) =>
+  u.client.post(`${BASE}/${id}/_history`, { refresh: true, ...extra });
 
 describe("API tracker CRUD", () => {
   test("create with defaults, get, list, update (present members replace), delete", async () => {
@@ -59,7 +65,10 @@ describe("API tracker CRUD", () => {
       name: "release-feed",
       enabled: true,
       config: { revisions: 3, timeout: 10000 },
-      target: { requests: [{ url: `${up.url}/value`, method: "GET", headers: { accept: "application/json" }, acceptInvalidCertificates: false }], extractor: "return {body: 1}" },
+      target: {
+        requests: [{ url: `${up.url}/value`, method: "GET", headers: { accept: "application/json" }, acceptInvalidCertificates: false }],
+        extractor: "return {body: 1}",
+      },
       notifications: false,
       secrets: "none",
       tagIds: [tag.id],
@@ -80,7 +89,9 @@ describe("API tracker CRUD", () => {
     // Flat alias, echoed in the requests form.
     const flat = await create(u, { target: { url: `${up.url}/echo`, method: "POST", body: "{}", acceptStatuses: [200, 201] } });
     expect(flat.status).toBe(201);
-    expect(flat.json.target).toEqual({ requests: [{ url: `${up.url}/echo`, method: "POST", headers: {}, body: "{}", acceptInvalidCertificates: false, acceptStatuses: [200, 201] }] });
+    expect(flat.json.target).toEqual({
+      requests: [{ url: `${up.url}/echo`, method: "POST", headers: {}, body: "{}", acceptInvalidCertificates: false, acceptStatuses: [200, 201] }],
+    });
 
     const upd = await u.client.put(`${BASE}/${t.id}`, { config: { revisions: 5 }, notifications: true, tagIds: [] });
     expect(upd.status).toBe(204);
@@ -113,9 +124,29 @@ describe("API tracker CRUD", () => {
       [{ name: "x", target: target("/value"), config: { timeout: 999 } }, "config.timeout", "INVALID_INPUT"],
       [{ name: "x", target: target("/value"), config: { job: { schedule: "0 61 * * * *" } } }, "config.job.schedule", "INVALID_SCHEDULE"],
       [{ name: "x", target: target("/value"), config: { job: { schedule: "0 */5 * * * *" } } }, "config.job.schedule", "SCHEDULE_TOO_FREQUENT"],
-      [{ name: "x", target: target("/value"), config: { job: { schedule: "@hourly", retryStrategy: { type: "exponential" } } } }, "config.job.retryStrategy.type", "INVALID_INPUT"],
-      [{ name: "x", target: target("/value"), config: { job: { schedule: "@hourly", retryStrategy: { type: "constant", interval: 30_000, maxAttempts: 2 } } } }, "config.job.retryStrategy.interval", "INVALID_INPUT"],
-      [{ name: "x", target: target("/value"), config: { job: { schedule: "@hourly", retryStrategy: { type: "constant", interval: 60_000, maxAttempts: 11 } } } }, "config.job.retryStrategy.maxAttempts", "INVALID_INPUT"],
+      [
+        { name: "x", target: target("/value"), config: { job: { schedule: "@hourly", retryStrategy: { type: "exponential" } } } },
+        "config.job.retryStrategy.type",
+        "INVALID_INPUT",
+      ],
+      [
+        {
+          name: "x",
+          target: target("/value"),
+          config: { job: { schedule: "@hourly", retryStrategy: { type: "constant", interval: 30_000, maxAttempts: 2 } } },
+        },
+        "config.job.retryStrategy.interval",
+        "INVALID_INPUT",
+      ],
+      [
+        {
+          name: "x",
+          target: target("/value"),
+          config: { job: { schedule: "@hourly", retryStrategy: { type: "constant", interval: 60_000, maxAttempts: 11 } } },
+        },
+        "config.job.retryStrategy.maxAttempts",
+        "INVALID_INPUT",
+      ],
       [{ name: "x", target: target("/value"), secrets: { selected: ["NOPE"] } }, "secrets.selected[0]", "INVALID_INPUT"],
       [{ name: "x", target: target("/value"), tagIds: ["0193b2c4-7e1a-7c3d-9a61-2f0c1d2e3f40"] }, "tagIds", "INVALID_INPUT"],
       [{ name: "x", target: target("/value"), enabled: "yes" }, "enabled", "INVALID_INPUT"],
@@ -142,7 +173,7 @@ describe("API tracker CRUD", () => {
       [{ x: "a\nb" }, "target.requests[0].headers.x"],
       [{ x: "a\u007f" }, "target.requests[0].headers.x"],
       [{ "x y": "1" }, "target.requests[0].headers"],
-      [{ "é": "1" }, "target.requests[0].headers"],
+      [{ é: "1" }, "target.requests[0].headers"],
       [{ "": "1" }, "target.requests[0].headers"],
     ];
     const existing = (await create(u, { target: target("/value") })).json;
@@ -204,7 +235,9 @@ describe("API tracker CRUD", () => {
         expect((await u.client.get(`${BASE}/${t.id}/_logs`)).json[0].error).toBe("Request 1 failed: URL not allowed (private address)");
         const tested = await u.client.post(`${BASE}/_test`, { target: { url: `http://${host}:1/` } });
         expect(tested.json.code).toBe("TARGET_NOT_ALLOWED");
-        expect(tested.json.message).toEndWith("URL not allowed (private address) (an operator can allow private targets with network.allow_private_targets)");
+        expect(tested.json.message).toEndWith(
+          "URL not allowed (private address) (an operator can allow private targets with network.allow_private_targets)",
+        );
       }
     } finally {
       await strict.stop();
@@ -478,7 +511,10 @@ describe("_test and _debug", () => {
     const u = alice;
     const before = (await u.client.get(BASE)).json.total;
     const res = await u.client.post(`${BASE}/_test`, {
-      target: { requests: [{ url: `${up.url}/echo`, method: "PUT", body: "hi", headers: { "X-A": "b" } }, { url: `${up.url}/status/500` }], configurator: "throw 1" },
+      target: {
+        requests: [{ url: `${up.url}/echo`, method: "PUT", body: "hi", headers: { "X-A": "b" } }, { url: `${up.url}/status/500` }],
+        configurator: "throw 1",
+      },
     });
     expect(res.status).toBe(200);
     expect(res.json.status).toBe(200);
@@ -499,7 +535,10 @@ describe("_test and _debug", () => {
     const u = alice;
     const before = (await u.client.get(BASE)).json.total;
     up.state.value = '{"a":1}';
-    const ok = await u.client.post(`${BASE}/_debug`, { target: { requests: [{ url: `${up.url}/echo` }, { url: `${up.url}/value` }] }, config: { timeout: 5000 } });
+    const ok = await u.client.post(`${BASE}/_debug`, {
+      target: { requests: [{ url: `${up.url}/echo` }, { url: `${up.url}/value` }] },
+      config: { timeout: 5000 },
+    });
     expect(ok.status).toBe(200);
     expect(Object.keys(ok.json).sort()).toEqual(["configurator", "elapsedMs", "extractor", "requests", "result"]);
     expect(ok.json.configurator).toBeNull();
@@ -516,9 +555,9 @@ describe("_test and _debug", () => {
 
     const wired = srv.services.trackers.scriptRunner;
     srv.services.trackers.setScriptRunner(undefined);
-    const scripted = await u.client.post(`${BASE}/_debug`, { target: { url: `${up.url}/value`, configurator: "null" } }).finally(() =>
-      srv.services.trackers.setScriptRunner(wired),
-    );
+    const scripted = await u.client
+      .post(`${BASE}/_debug`, { target: { url: `${up.url}/value`, configurator: "null" } })
+      .finally(() => srv.services.trackers.setScriptRunner(wired));
     expect(scripted.json.configurator.error).toBe("Configurator failed: the script sandbox is not available on this server");
     expect(scripted.json.configurator.params).toEqual({
       requests: [{ url: `${up.url}/value`, method: "GET", headers: {}, acceptInvalidCertificates: false }],
@@ -561,7 +600,8 @@ describe("notifications", () => {
   test("N failed scheduled runs in a row → one failing email; the next success → one recovered email", async () => {
     const u = await srv.createUser(`failing-${Date.now()}@example.com`, { tier: "ultimate" });
     up.state.fail = true;
-    const t = (await create(u, { name: "flaky-api", target: target("/flaky"), notifications: true, config: { job: { schedule: "*/10 * * * * *" } } })).json;
+    const t = (await create(u, { name: "flaky-api", target: target("/flaky"), notifications: true, config: { job: { schedule: "*/10 * * * * *" } } }))
+      .json;
     const sched = srv.services.trackers.scheduler;
     const step = async () => {
       clock.t = sched.dueAt(t.id)!;
@@ -607,7 +647,8 @@ describe("isolation and cleanup", () => {
     const u = await srv.createUser(undefined, { tier: "ultimate" });
     const s1 = (await u.client.post("/api/user/secrets", { name: "TOKEN", value: "t0ps3cret" })).json;
     const s2 = (await u.client.post("/api/user/secrets", { name: "OTHER", value: "x" })).json;
-    const t = (await create(u, { target: target("/value"), secrets: { selected: ["TOKEN", s2.id] }, config: { job: { schedule: "0 * * * * *" } } })).json;
+    const t = (await create(u, { target: target("/value"), secrets: { selected: ["TOKEN", s2.id] }, config: { job: { schedule: "0 * * * * *" } } }))
+      .json;
     expect(t.secrets).toEqual({ selected: [s1.id, s2.id] });
     expect(t.scheduledAt).toBeNumber();
     await u.client.delete(`/api/user/secrets/${s1.id}`);

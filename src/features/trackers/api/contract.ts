@@ -5,12 +5,27 @@
 // Owns: declarations only. Must never: hold a rule's value or import a service.
 import { Dict, Named, Nullable, Opt, StringEnum, T, type Static } from "../../../platform/http/contract";
 import { trackerKindContract, type Loose } from "../contract";
-import { API_MAX_REQUESTS, API_MAX_STATUS, API_METHODS, API_MIN_STATUS, API_PHASES, API_TIMEOUT_MS, CORE_PHASES, MAX_URL_CHARS } from "../shared-rules";
+import {
+  API_MAX_REQUESTS,
+  API_MAX_STATUS,
+  API_METHODS,
+  API_MIN_STATUS,
+  API_PHASES,
+  API_TIMEOUT_MS,
+  CORE_PHASES,
+  MAX_URL_CHARS,
+} from "../shared-rules";
 
 const Method = StringEnum(API_METHODS);
-const Url = T.String({ format: "uri", maxLength: MAX_URL_CHARS, description: "http or https URL; a literal private or local target is refused (400 TARGET_NOT_ALLOWED)" });
+const Url = T.String({
+  format: "uri",
+  maxLength: MAX_URL_CHARS,
+  description: "http or https URL; a literal private or local target is refused (400 TARGET_NOT_ALLOWED)",
+});
 const Script = T.String({ minLength: 1, description: "1..51,200 UTF-8 bytes" });
-const AcceptStatuses = T.Array(T.Integer({ minimum: API_MIN_STATUS, maximum: API_MAX_STATUS }), { description: "(addition) statuses that count as success; default any 2xx" });
+const AcceptStatuses = T.Array(T.Integer({ minimum: API_MIN_STATUS, maximum: API_MAX_STATUS }), {
+  description: "(addition) statuses that count as success; default any 2xx",
+});
 
 const Request = T.Object({
   url: T.String(),
@@ -48,7 +63,10 @@ export const ApiTrackerTargetParam = Named(
   "ApiTrackerTargetParam",
   T.Union(
     [
-      T.Object({ requests: T.Array(RequestParam, { minItems: 1, maxItems: API_MAX_REQUESTS, description: "issued in order; index 0 is the primary request" }), ...ScriptMembers }),
+      T.Object({
+        requests: T.Array(RequestParam, { minItems: 1, maxItems: API_MAX_REQUESTS, description: "issued in order; index 0 is the primary request" }),
+        ...ScriptMembers,
+      }),
       T.Object({ ...RequestParam.properties, ...ScriptMembers }, { description: "flat form: one request (echoed in the requests form)" }),
     ],
     { description: "the requests and the scripts" },
@@ -60,7 +78,12 @@ export const ApiTrackerContract = trackerKindContract({
   many: "API trackers",
   target: Target,
   targetParam: ApiTrackerTargetParam,
-  timeout: { minimum: API_TIMEOUT_MS.min, maximum: API_TIMEOUT_MS.max, default: API_TIMEOUT_MS.default, description: "ms per request, 1,000..60,000" },
+  timeout: {
+    minimum: API_TIMEOUT_MS.min,
+    maximum: API_TIMEOUT_MS.max,
+    default: API_TIMEOUT_MS.default,
+    description: "ms per request, 1,000..60,000",
+  },
   phases: [...API_PHASES, ...CORE_PHASES],
 });
 export type ApiTracker = Static<typeof ApiTrackerContract.Tracker>;
@@ -77,7 +100,7 @@ export const ApiTrackerTestResult = Named(
   "ApiTrackerTestResult",
   T.Object({
     status: T.Integer(),
-    headers: Dict(T.String(), { description: "lower-case names, repeats joined with \", \"" }),
+    headers: Dict(T.String(), { description: 'lower-case names, repeats joined with ", "' }),
     body: T.String({ description: "lossy UTF-8, cut at 524,288 bytes" }),
     latencyMs: T.Integer({ minimum: 0 }),
   }),
@@ -86,7 +109,12 @@ export type ApiTrackerTestResult = Static<typeof ApiTrackerTestResult>;
 
 const Logs = T.Array(T.Object({ level: T.String(), message: T.String() }), { description: "the script's console output (≤ 100 entries of ≤ 2 KiB)" });
 const Stage = Nullable(
-  T.Object({ result: T.Unknown(), params: T.Unknown({ description: "the context given to the script (secret values as ********)" }), error: Nullable(T.String()), logs: Logs }),
+  T.Object({
+    result: T.Unknown(),
+    params: T.Unknown({ description: "the context given to the script (secret values as ********)" }),
+    error: Nullable(T.String()),
+    logs: Logs,
+  }),
   { description: "null when the script is absent" },
 );
 const Exchange = T.Object({

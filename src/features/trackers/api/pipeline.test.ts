@@ -62,13 +62,25 @@ describe("configurator results", () => {
     expect(interpretConfigurator(ok(null), [REQ], false)).toEqual({ ok: true, value: [REQ] });
     expect(interpretConfigurator(ok(undefined), [REQ], false)).toEqual({ ok: true, value: [REQ] });
     const out = interpretConfigurator(
-      ok({ requests: [{ url: "https://api.example.com/x", method: "POST", headers: { authorization: "Bearer s3cret" }, body: new Uint8Array([104, 105]) }] }),
+      ok({
+        requests: [
+          { url: "https://api.example.com/x", method: "POST", headers: { authorization: "Bearer s3cret" }, body: new Uint8Array([104, 105]) },
+        ],
+      }),
       [REQ],
       false,
     );
     expect(out).toEqual({
       ok: true,
-      value: [{ url: "https://api.example.com/x", method: "POST", headers: { authorization: "Bearer s3cret" }, body: new Uint8Array([104, 105]), acceptInvalidCertificates: false }],
+      value: [
+        {
+          url: "https://api.example.com/x",
+          method: "POST",
+          headers: { authorization: "Bearer s3cret" },
+          body: new Uint8Array([104, 105]),
+          acceptInvalidCertificates: false,
+        },
+      ],
     });
     const arrayBody = interpretConfigurator(ok({ requests: [{ url: "https://e.com/", body: [104, 105] }] }), [REQ], false);
     expect(arrayBody.ok && text(arrayBody.value[0]!.body as Uint8Array)).toBe("hi");
@@ -80,8 +92,14 @@ describe("configurator results", () => {
       [ok([REQ]), "Configurator failed: the result must be {requests: [...]} or null"],
       [ok({ requests: [] }), "Configurator failed: requests must have 1 to 10 requests"],
       [ok({ requests: [{ url: "ftp://x/" }] }), "Configurator failed: requests[0].url: must be an absolute http or https URL"],
-      [ok({ requests: [{ url: "https://e.com/", method: "TRACE" }] }), "Configurator failed: requests[0].method: must be one of GET, POST, PUT, PATCH, DELETE"],
-      [ok({ requests: [{ url: "http://127.0.0.1/" }] }), "Configurator failed: requests[0].url: URL not allowed (private address) (an operator can allow private targets with network.allow_private_targets)"],
+      [
+        ok({ requests: [{ url: "https://e.com/", method: "TRACE" }] }),
+        "Configurator failed: requests[0].method: must be one of GET, POST, PUT, PATCH, DELETE",
+      ],
+      [
+        ok({ requests: [{ url: "http://127.0.0.1/" }] }),
+        "Configurator failed: requests[0].url: URL not allowed (private address) (an operator can allow private targets with network.allow_private_targets)",
+      ],
       [err("timeout", "Script timed out"), "Configurator failed: Script timed out"],
       [err("memory", ""), "Configurator failed: Script exceeded its memory limit"],
       [err("error", "ReferenceError: x is not defined"), "Configurator failed: ReferenceError: x is not defined"],
@@ -147,8 +165,16 @@ describe("runPipeline", () => {
     expect(cfg!.source).toBe("cfg");
     expect(cfg!.limits).toEqual(limits);
     expect(cfg!.proxy).toBe(false); // no op_proxy_request in tracker scripts (supplement §11.6)
-    expect(cfg!.context).toEqual({ requests: [{ ...REQ, url: `${up.url}/value` }], previousContent: { old: 1 }, params: { secrets: { TOKEN: "t0k" } } });
-    const ctx = ext!.context as { responses: { status: number; headers: Record<string, string>; body: Uint8Array }[]; previousContent: unknown; params: unknown };
+    expect(cfg!.context).toEqual({
+      requests: [{ ...REQ, url: `${up.url}/value` }],
+      previousContent: { old: 1 },
+      params: { secrets: { TOKEN: "t0k" } },
+    });
+    const ctx = ext!.context as {
+      responses: { status: number; headers: Record<string, string>; body: Uint8Array }[];
+      previousContent: unknown;
+      params: unknown;
+    };
     expect(ctx.responses).toHaveLength(2);
     expect(JSON.parse(text(ctx.responses[0]!.body))).toMatchObject({ method: "POST", body: "signed", headers: { "x-sig": "abc" } });
     expect(ctx.responses[1]).toMatchObject({ status: 200, headers: { "content-type": "application/json" } });
@@ -161,7 +187,13 @@ describe("runPipeline", () => {
     up.state.value = "last";
     const runner = scripted([ok(null)]);
     const out = await runPipeline(env(runner), {
-      target: { requests: [{ ...REQ, url: `${up.url}/count` }, { ...REQ, url: `${up.url}/value` }], configurator: "cfg" },
+      target: {
+        requests: [
+          { ...REQ, url: `${up.url}/count` },
+          { ...REQ, url: `${up.url}/value` },
+        ],
+        configurator: "cfg",
+      },
       timeoutMs: 5000,
       secrets: {},
     });
@@ -202,7 +234,9 @@ describe("runPipeline", () => {
   test("debug trace: secrets masked, byte arrays as base64, script logs, result as data", async () => {
     up.state.value = '{"a":1}';
     const runner = scripted([
-      ok({ requests: [{ url: `${up.url}/value`, headers: { authorization: "Bearer t0k" }, body: new Uint8Array([1, 2, 3]) }] }, [{ level: "info", message: "signing" }]),
+      ok({ requests: [{ url: `${up.url}/value`, headers: { authorization: "Bearer t0k" }, body: new Uint8Array([1, 2, 3]) }] }, [
+        { level: "info", message: "signing" },
+      ]),
       ok({ body: new Uint8Array([0x7b, 0x7d]) }, [{ level: "log", message: "plain" }]),
     ]);
     const out = await runPipeline(env(runner), {

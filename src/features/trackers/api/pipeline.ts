@@ -128,7 +128,8 @@ export function debugView(v: unknown, depth = 0): unknown {
 
 const masked = (secrets: Record<string, string>) => Object.fromEntries(Object.keys(secrets).map((k) => [k, MASK]));
 
-const scriptLogs = (logs: LogEntry[]): { level: string; message: string }[] => logs.slice(0, MAX_SCRIPT_LOGS).map(({ level, message }) => ({ level, message }));
+const scriptLogs = (logs: LogEntry[]): { level: string; message: string }[] =>
+  logs.slice(0, MAX_SCRIPT_LOGS).map(({ level, message }) => ({ level, message }));
 
 /** What `data` would show for a value (supplement §17.1), cut for display. */
 export const dataView = (value: Uint8Array) => revisionData(cutBytes(value, DEBUG_BODY_BYTES));

@@ -29,7 +29,13 @@ describe.skipIf(!hasPool)("API tracker scripts in the sandbox", () => {
 
   beforeAll(async () => {
     up = startUpstream();
-    srv = await startTestServer({ env: { SECBOX_NETWORK_ALLOW_PRIVATE_TARGETS: "true", SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic", SECBOX_SUBSCRIPTIONS_TIERS_BASIC_SCRIPT_TIMEOUT_SEC: "1" } });
+    srv = await startTestServer({
+      env: {
+        SECBOX_NETWORK_ALLOW_PRIVATE_TARGETS: "true",
+        SECBOX_SUBSCRIPTIONS_DEFAULT_TIER: "basic",
+        SECBOX_SUBSCRIPTIONS_TIERS_BASIC_SCRIPT_TIMEOUT_SEC: "1",
+      },
+    });
     runner = await buildRunner();
     srv.services.trackers.setScriptRunner(runner);
     u = await srv.createUser();
@@ -104,7 +110,11 @@ describe.skipIf(!hasPool)("API tracker scripts in the sandbox", () => {
   test("_debug shows each stage's params, result, logs and error", async () => {
     up.state.value = '{"a":1}';
     const res = await u.client.post(`${BASE}/_debug`, {
-      target: { url: `${up.url}/value`, configurator: `console.log("cfg"); null`, extractor: `({ body: Sandbox.core.decode(context.responses[0].body).length })` },
+      target: {
+        url: `${up.url}/value`,
+        configurator: `console.log("cfg"); null`,
+        extractor: `({ body: Sandbox.core.decode(context.responses[0].body).length })`,
+      },
       secrets: "all",
     });
     expect(res.status).toBe(200);

@@ -24,7 +24,12 @@ export interface ApiTrackersDeps {
 }
 
 export function scriptLimitsFor(limits: TierLimits): ScriptLimits {
-  return { memoryMib: limits.script_memory_mib, timeoutMs: limits.script_timeout_sec * 1000, proxyTimeoutMs: limits.proxy_timeout_ms, maxProxyBodyBytes: MAX_RESPONSE_BYTES };
+  return {
+    memoryMib: limits.script_memory_mib,
+    timeoutMs: limits.script_timeout_sec * 1000,
+    proxyTimeoutMs: limits.proxy_timeout_ms,
+    maxProxyBodyBytes: MAX_RESPONSE_BYTES,
+  };
 }
 
 export class ApiTrackersService extends TrackerKindService<ApiTarget> {
@@ -97,7 +102,8 @@ export class ApiTrackersService extends TrackerKindService<ApiTarget> {
         allowPrivate: this.allowPrivate,
       });
     } catch (err) {
-      if (err instanceof OutboundError && err.code === "TARGET_NOT_ALLOWED") throw new ApiError(400, "TARGET_NOT_ALLOWED", `target.url: ${err.message}`);
+      if (err instanceof OutboundError && err.code === "TARGET_NOT_ALLOWED")
+        throw new ApiError(400, "TARGET_NOT_ALLOWED", `target.url: ${err.message}`);
       const reason = err instanceof OutboundError ? err.message : "Upstream request failed";
       throw new ApiError(400, "UPSTREAM_FAILED", `Request failed: ${reason}`);
     }

@@ -17,7 +17,8 @@ export function parseTarget(raw: unknown, opts: TargetOptions, field = "target")
   let requests: ApiRequest[];
   if (present(raw.requests)) {
     if (!Array.isArray(raw.requests)) throw invalid(`${field}.requests: must be an array of requests`);
-    if (raw.requests.length < 1 || raw.requests.length > API_MAX_REQUESTS) throw invalid(`${field}.requests: must have 1 to ${API_MAX_REQUESTS} requests`);
+    if (raw.requests.length < 1 || raw.requests.length > API_MAX_REQUESTS)
+      throw invalid(`${field}.requests: must have 1 to ${API_MAX_REQUESTS} requests`);
     requests = raw.requests.map((r, i) => parseRequest(r, `${field}.requests[${i}]`, opts) as ApiRequest);
   } else if (present(raw.url)) {
     requests = [parseRequest(raw, field, opts) as ApiRequest];
@@ -41,7 +42,8 @@ export function parseRequest(raw: unknown, field: string, opts: TargetOptions & 
   const url = parseUrl(raw.url, `${field}.url`, opts.allowPrivate);
   let method: ApiMethod = "GET";
   if (present(raw.method)) {
-    if (typeof raw.method !== "string" || !(API_METHODS as readonly string[]).includes(raw.method)) throw invalid(`${field}.method: must be one of ${API_METHODS.join(", ")}`);
+    if (typeof raw.method !== "string" || !(API_METHODS as readonly string[]).includes(raw.method))
+      throw invalid(`${field}.method: must be one of ${API_METHODS.join(", ")}`);
     method = raw.method as ApiMethod;
   }
   const headers = parseHeaders(raw.headers, `${field}.headers`, { outbound: true });
@@ -58,7 +60,8 @@ export function parseRequest(raw: unknown, field: string, opts: TargetOptions & 
       throw invalid(`${field}.body: must be a string${opts.bytesBody ? " or bytes" : ""}`);
     }
   }
-  if (present(raw.acceptInvalidCertificates)) req.acceptInvalidCertificates = checkBool(raw.acceptInvalidCertificates, `${field}.acceptInvalidCertificates`);
+  if (present(raw.acceptInvalidCertificates))
+    req.acceptInvalidCertificates = checkBool(raw.acceptInvalidCertificates, `${field}.acceptInvalidCertificates`);
   if (present(raw.acceptStatuses)) req.acceptStatuses = parseStatuses(raw.acceptStatuses, `${field}.acceptStatuses`);
   return req;
 }
@@ -68,7 +71,8 @@ function parseStatuses(raw: unknown, field: string): number[] {
     throw invalid(`${field}: must be a non-empty array of status codes (${API_MIN_STATUS} to ${API_MAX_STATUS})`);
   const set = new Set<number>();
   for (const [i, v] of raw.entries()) {
-    if (typeof v !== "number" || !Number.isInteger(v) || v < API_MIN_STATUS || v > API_MAX_STATUS) throw invalid(`${field}[${i}]: must be an integer from ${API_MIN_STATUS} to ${API_MAX_STATUS}`);
+    if (typeof v !== "number" || !Number.isInteger(v) || v < API_MIN_STATUS || v > API_MAX_STATUS)
+      throw invalid(`${field}[${i}]: must be an integer from ${API_MIN_STATUS} to ${API_MAX_STATUS}`);
     set.add(v);
   }
   return [...set];

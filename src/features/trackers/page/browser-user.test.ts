@@ -92,14 +92,20 @@ describe.skipIf(!isRoot)("Secbox as root", () => {
 
   test("an unknown user refuses to start (no silent fallback to an unsandboxed root)", async () => {
     const user = `no-such-user-${process.pid}`;
-    await expect(BrowserHandle.launch({ executable: EXECUTABLE, log, launchTimeoutMs: 60_000, user })).rejects.toThrow(`[chromium] user "${user}" does not exist`);
+    await expect(BrowserHandle.launch({ executable: EXECUTABLE, log, launchTimeoutMs: 60_000, user })).rejects.toThrow(
+      `[chromium] user "${user}" does not exist`,
+    );
   });
 
   describe("page trackers with the default configuration", () => {
     let srv: TestServer;
     let pages: ReturnType<typeof Bun.serve>;
     beforeAll(async () => {
-      pages = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("<!doctype html><p>sandboxed page</p>", { headers: { "content-type": "text/html" } }) });
+      pages = Bun.serve({
+        hostname: "127.0.0.1",
+        port: 0,
+        fetch: () => new Response("<!doctype html><p>sandboxed page</p>", { headers: { "content-type": "text/html" } }),
+      });
       srv = await startTestServer({ env: { SECBOX_NETWORK_ALLOW_PRIVATE_TARGETS: "true" } });
     });
     afterAll(async () => {

@@ -9,7 +9,19 @@
 // may hold secrets, is readable through /proc/<pid>/environ by that user's processes). Chromium then keeps its
 // sandbox (user and PID namespaces + seccomp-bpf for renderers; measured on this host's kernel). `user = ""` keeps
 // the old behaviour (as root with --no-sandbox). Not root: Chromium runs as Secbox's user, sandboxed.
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import puppeteer, { type Browser } from "puppeteer-core";
@@ -139,7 +151,8 @@ export function chromiumRunAs(user: string | undefined, isRoot = typeof process.
   if (!isRoot || !user) return null;
   const uid = idOf("-u", user);
   const gid = idOf("-g", user);
-  if (uid === null || gid === null) throw new Error(`Chromium cannot start: [chromium] user "${user}" does not exist on this host (create it, or set [chromium] user)`);
+  if (uid === null || gid === null)
+    throw new Error(`Chromium cannot start: [chromium] user "${user}" does not exist on this host (create it, or set [chromium] user)`);
   if (uid === 0) return null; // root after all: as before
   const setpriv = Bun.which("setpriv");
   if (!setpriv) throw new Error(`Chromium cannot start as user "${user}": setpriv (util-linux) is not installed`);
@@ -149,7 +162,11 @@ export function chromiumRunAs(user: string | undefined, isRoot = typeof process.
 /** The environment Chromium gets: nothing of Secbox's own (it may hold SECBOX_* secrets), home and temp inside the
  *  user data directory. */
 function chromiumEnv(userDataDir: string, tmp: string | null): Record<string, string> {
-  const env: Record<string, string> = { HOME: userDataDir, XDG_CONFIG_HOME: join(userDataDir, ".config"), XDG_CACHE_HOME: join(userDataDir, ".cache") };
+  const env: Record<string, string> = {
+    HOME: userDataDir,
+    XDG_CONFIG_HOME: join(userDataDir, ".config"),
+    XDG_CACHE_HOME: join(userDataDir, ".cache"),
+  };
   for (const k of ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "FONTCONFIG_PATH", "FONTCONFIG_FILE"]) {
     const v = process.env[k];
     if (v !== undefined) env[k] = v;

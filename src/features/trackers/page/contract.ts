@@ -4,11 +4,21 @@
 // Owns: declarations only. Must never: hold a rule's value or import a service.
 import { Dict, Named, Opt, StringEnum, T, type Static } from "../../../platform/http/contract";
 import { trackerKindContract } from "../contract";
-import { CORE_PHASES, MAX_URL_CHARS, PAGE_MAX_DELAY_MS, PAGE_MAX_SELECTOR_CHARS, PAGE_MAX_USER_AGENT_CHARS, PAGE_PHASES, PAGE_TIMEOUT_MS } from "../shared-rules";
+import {
+  CORE_PHASES,
+  MAX_URL_CHARS,
+  PAGE_MAX_DELAY_MS,
+  PAGE_MAX_SELECTOR_CHARS,
+  PAGE_MAX_USER_AGENT_CHARS,
+  PAGE_PHASES,
+  PAGE_TIMEOUT_MS,
+} from "../shared-rules";
 
 const WaitFor = T.Object(
   {
-    selector: T.Optional(T.String({ maxLength: PAGE_MAX_SELECTOR_CHARS, description: "CSS selector to wait for after the load event (missing → the run fails)" })),
+    selector: T.Optional(
+      T.String({ maxLength: PAGE_MAX_SELECTOR_CHARS, description: "CSS selector to wait for after the load event (missing → the run fails)" }),
+    ),
     delayMs: T.Optional(T.Integer({ minimum: 0, maximum: PAGE_MAX_DELAY_MS, description: "extra wait in ms" })),
   },
   { description: "what to wait for before extracting" },
@@ -17,7 +27,11 @@ export type WaitFor = Static<typeof WaitFor>;
 
 const Target = T.Object({
   url: T.String({ description: "http or https URL of the page" }),
-  extractor: T.Optional(T.String({ description: "runs inside the page (isolated world): an expression or async function body; context = {previousContent?, params: {secrets}}" })),
+  extractor: T.Optional(
+    T.String({
+      description: "runs inside the page (isolated world): an expression or async function body; context = {previousContent?, params: {secrets}}",
+    }),
+  ),
   waitFor: T.Optional(WaitFor),
   userAgent: T.Optional(T.String()),
   headers: Dict(T.String(), { description: "extra request headers for the page" }),
@@ -45,7 +59,12 @@ export const PageTrackerContract = trackerKindContract({
   many: "page trackers",
   target: Target,
   targetParam: PageTrackerTargetParam,
-  timeout: { minimum: PAGE_TIMEOUT_MS.min, maximum: PAGE_TIMEOUT_MS.max, default: PAGE_TIMEOUT_MS.default, description: "ms for the whole run, 5,000..120,000" },
+  timeout: {
+    minimum: PAGE_TIMEOUT_MS.min,
+    maximum: PAGE_TIMEOUT_MS.max,
+    default: PAGE_TIMEOUT_MS.default,
+    description: "ms for the whole run, 5,000..120,000",
+  },
   phases: [...PAGE_PHASES, ...CORE_PHASES],
 });
 export type PageTracker = Static<typeof PageTrackerContract.Tracker>;

@@ -43,7 +43,10 @@ beforeAll(() => {
   server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
-    fetch: () => new Response(`<body><p id="p"></p><script>document.getElementById("p").textContent = "n" + 1;</script></body>`, { headers: { "content-type": "text/html" } }),
+    fetch: () =>
+      new Response(`<body><p id="p"></p><script>document.getElementById("p").textContent = "n" + 1;</script></body>`, {
+        headers: { "content-type": "text/html" },
+      }),
   });
   base = `http://127.0.0.1:${server.port}`;
   before = profiles();

@@ -35,7 +35,8 @@ const slowStarts: string[] = [];
 let hangAborted = 0;
 const seen: { path: string; headers: Record<string, string> }[] = [];
 
-const html = (body: string, head = "") => new Response(`<!doctype html><html><head>${head}</head><body>${body}</body></html>`, { headers: { "content-type": "text/html; charset=utf-8" } });
+const html = (body: string, head = "") =>
+  new Response(`<!doctype html><html><head>${head}</head><body>${body}</body></html>`, { headers: { "content-type": "text/html; charset=utf-8" } });
 const js = (src: string) => new Response(src, { headers: { "content-type": "text/javascript" } });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -46,22 +47,32 @@ function routes(req: Request): Response | Promise<Response> {
     case "/rendered":
       return html(`<div id="out">static</div><script>document.getElementById("out").textContent = "rendered by " + "script";</script>`);
     case "/late":
-      return html(`<p>waiting</p><script>setTimeout(() => { const d = document.createElement("div"); d.id = "late"; d.textContent = "late content"; document.body.appendChild(d); }, 300);</script>`);
+      return html(
+        `<p>waiting</p><script>setTimeout(() => { const d = document.createElement("div"); d.id = "late"; d.textContent = "late content"; document.body.appendChild(d); }, 300);</script>`,
+      );
     case "/delayed":
       return html(`<p id="p">before</p><script>setTimeout(() => { document.getElementById("p").textContent = "after"; }, 200);</script>`);
     case "/probe":
       // The page's own scripts must never see the extractor's `context`.
-      return html(`<p id="probe"></p><script>setInterval(() => { document.getElementById("probe").dataset.seen = typeof window.context; }, 5);</script>`);
+      return html(
+        `<p id="probe"></p><script>setInterval(() => { document.getElementById("probe").dataset.seen = typeof window.context; }, 5);</script>`,
+      );
     case "/console":
-      return html(`<p>c</p><script>console.log("hello", 42, {a: 1}); console.warn("careful"); setTimeout(() => { throw new Error("page boom"); }, 0);</script>`);
+      return html(
+        `<p>c</p><script>console.log("hello", 42, {a: 1}); console.warn("careful"); setTimeout(() => { throw new Error("page boom"); }, 0);</script>`,
+      );
     case "/echo":
-      return html(`<pre id="h">${JSON.stringify({ ua: req.headers.get("user-agent"), x: req.headers.get("x-secbox-test"), cookie: req.headers.get("cookie") })}</pre>`);
+      return html(
+        `<pre id="h">${JSON.stringify({ ua: req.headers.get("user-agent"), x: req.headers.get("x-secbox-test"), cookie: req.headers.get("cookie") })}</pre>`,
+      );
     case "/cookie":
       return new Response(html(`<p>set</p><script>document.cookie = "js=1; path=/"; localStorage.setItem("k", "v");</script>`).body, {
         headers: { "content-type": "text/html", "set-cookie": "srv=1; Path=/" },
       });
     case "/read-cookie":
-      return html(`<p id="c"></p><script>document.getElementById("c").textContent = JSON.stringify({cookie: document.cookie, ls: localStorage.getItem("k")});</script>`);
+      return html(
+        `<p id="c"></p><script>document.getElementById("c").textContent = JSON.stringify({cookie: document.cookie, ls: localStorage.getItem("k")});</script>`,
+      );
     case "/assets":
       return html(`<p>same text</p><script src="/b.js"></script><script src="/a.js"></script>`, `<link rel="stylesheet" href="/style.css">`);
     case "/a.js":
@@ -147,7 +158,25 @@ beforeAll(async () => {
   tlsDir = mkdtempSync(join(tmpdir(), "secbox-page-tls-"));
   const gen = spawnSync(
     "openssl",
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1", "-keyout", join(tlsDir, "key.pem"), "-out", join(tlsDir, "cert.pem")],
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:P-256",
+      "-nodes",
+      "-subj",
+      "/CN=localhost",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+      "-days",
+      "1",
+      "-keyout",
+      join(tlsDir, "key.pem"),
+      "-out",
+      join(tlsDir, "cert.pem"),
+    ],
     { stdio: "ignore" },
   );
   if (gen.status === 0) {
@@ -219,7 +248,11 @@ describe.skipIf(!haveChromium)("page engine", () => {
 
       // The delay: the page's own clock at extraction is past it, and what the page's 200 ms timer wrote is there. (No
       // "before" case: without a delay, whether a loaded machine extracts within 200 ms of the load is luck.)
-      const withDelay = await run({ url: `${base}/delayed`, waitFor: { delayMs: 1500 }, extractor: `[document.getElementById("p").textContent, performance.now()]` });
+      const withDelay = await run({
+        url: `${base}/delayed`,
+        waitFor: { delayMs: 1500 },
+        extractor: `[document.getElementById("p").textContent, performance.now()]`,
+      });
       expect(withDelay.error).toBeUndefined();
       const [p, pageMs] = JSON.parse(text(withDelay)) as [string, number];
       expect(p).toBe("after");
@@ -512,7 +545,12 @@ describe.skipIf(!haveChromium)("page engine", () => {
       try {
         const u = udp.address().port;
         const t = (tcp.address() as { port: number }).port;
-        const r = await run({ url: `${base}/webrtc?u=${u}&t=${t}`, allowPrivate: false, waitFor: { delayMs: 2500 }, extractor: `document.getElementById("p").textContent` });
+        const r = await run({
+          url: `${base}/webrtc?u=${u}&t=${t}`,
+          allowPrivate: false,
+          waitFor: { delayMs: 2500 },
+          extractor: `document.getElementById("p").textContent`,
+        });
         expect(r.error).toBeUndefined();
         expect(text(r)).toBe("remote set"); // the page really started ICE towards 127.0.0.2
         await sleep(300);
@@ -528,29 +566,25 @@ describe.skipIf(!haveChromium)("page engine", () => {
     T,
   );
 
-  test(
-    "refused requests in a loop: what a run keeps stays bounded (≤ 1,000 blocked URLs of ≤ 2 KiB, ≤ 200 logs)",
-    async () => {
-      const r = await run({
-        url: `${base}/rendered`,
-        allowPrivate: false,
-        timeoutMs: 50_000, // (1,200 refused requests have taken over 25 s on a loaded machine)
-        extractor: `let n = 0;
+  test("refused requests in a loop: what a run keeps stays bounded (≤ 1,000 blocked URLs of ≤ 2 KiB, ≤ 200 logs)", async () => {
+    const r = await run({
+      url: `${base}/rendered`,
+      allowPrivate: false,
+      timeoutMs: 50_000, // (1,200 refused requests have taken over 25 s on a loaded machine)
+      extractor: `let n = 0;
           const long = "a".repeat(3000);
           for (let b = 0; b < 24; b++) {
             await Promise.all(Array.from({ length: 50 }, () => fetch("http://127.0.0.2:${port}/" + (n++) + "/" + long, { mode: "no-cors" }).catch(() => {})));
           }
           return n;`,
-      });
-      expect(r.error).toBeUndefined();
-      expect(text(r)).toBe("1200");
-      expect(r.blocked.length).toBe(1000);
-      expect(r.blocked.every((u) => u.length === 2048 && /^http:\/\/127\.0\.0\.2:[0-9]+\/[0-9]+\/aaa+$/.test(u))).toBe(true);
-      expect(r.logs.length).toBeLessThanOrEqual(200);
-      expect(r.logs.every((l) => new TextEncoder().encode(l.message).length <= 2048)).toBe(true);
-    },
-    60_000,
-  );
+    });
+    expect(r.error).toBeUndefined();
+    expect(text(r)).toBe("1200");
+    expect(r.blocked.length).toBe(1000);
+    expect(r.blocked.every((u) => u.length === 2048 && /^http:\/\/127\.0\.0\.2:[0-9]+\/[0-9]+\/aaa+$/.test(u))).toBe(true);
+    expect(r.logs.length).toBeLessThanOrEqual(200);
+    expect(r.logs.every((l) => new TextEncoder().encode(l.message).length <= 2048)).toBe(true);
+  }, 60_000);
 
   test(
     "debug screenshots are valid 1280×800 PNGs labelled navigated and final",

@@ -212,7 +212,6 @@ export class ChromiumEngine {
   }
 }
 
-
 /**
  * The page-tracker `_debug` trace (supplement §17.5) from a debug run: `result` (the value as `data` shows it,
  * through the core's §17.1 converter) or `error`, console logs, screenshots and the elapsed time.

@@ -35,7 +35,14 @@ describe("private targets not allowed", () => {
   test("literal private targets → 400 TARGET_NOT_ALLOWED on create, update and _debug", async () => {
     const ok = (await u.client.post(BASE, { name: "public", target: { url: "https://example.com/" } })).json;
     expect(ok.id).toBeString();
-    for (const url of [`http://127.0.0.1:${pages.port}/`, "http://localhost/", "http://169.254.169.254/latest", "http://[::1]/", "http://10.1.2.3/", "http://app.localhost/"]) {
+    for (const url of [
+      `http://127.0.0.1:${pages.port}/`,
+      "http://localhost/",
+      "http://169.254.169.254/latest",
+      "http://[::1]/",
+      "http://10.1.2.3/",
+      "http://app.localhost/",
+    ]) {
       const created = await u.client.post(BASE, { name: "x", target: { url } });
       expect({ url, status: created.status, code: created.json.code }).toEqual({ url, status: 400, code: "TARGET_NOT_ALLOWED" });
       expect(created.json.message).toStartWith("target.url:");

@@ -17,12 +17,19 @@ let site = "";
 /** alice owns most trackers (ultimate tier: 10 s schedules), bob is the other user. */
 let alice: TestUser;
 let bob: TestUser;
-const clock = { t: Date.UTC(2026, 0, 1, 10, 17, 30), now() { return this.t; } };
+const clock = {
+  t: Date.UTC(2026, 0, 1, 10, 17, 30),
+  now() {
+    return this.t;
+  },
+};
 
 // Mutable page state the tests drive.
 const state = { price: 1, libVersion: 1 };
 const html = (body: string, head = "") =>
-  new Response(`<!doctype html><html><head><title>t</title>${head}</head><body>${body}</body></html>`, { headers: { "content-type": "text/html; charset=utf-8" } });
+  new Response(`<!doctype html><html><head><title>t</title>${head}</head><body>${body}</body></html>`, {
+    headers: { "content-type": "text/html; charset=utf-8" },
+  });
 const libSource = () => `window.lib = ${state.libVersion};`;
 
 beforeAll(async () => {
@@ -295,12 +302,16 @@ describe("runs", () => {
   test("JS-rendered content: waitFor selector (and delay) waits for what scripts add after load", async () => {
     const u = alice;
     state.price = 7;
-    const bySelector = await createOk(u, { target: { url: `${site}/rendered`, waitFor: { selector: "#late" }, extractor: `document.querySelector("#late").textContent` } });
+    const bySelector = await createOk(u, {
+      target: { url: `${site}/rendered`, waitFor: { selector: "#late" }, extractor: `document.querySelector("#late").textContent` },
+    });
     expect((await refresh(u, bySelector.id))[0]?.data).toBe("rendered price 7");
     const byDelay = await createOk(u, { target: { url: `${site}/rendered`, waitFor: { delayMs: 800 } } });
     expect((await refresh(u, byDelay.id))[0]?.data).toBe("loading\n\nrendered price 7");
     // Without waiting, the extractor sees the page right after its load event.
-    const noWait = await createOk(u, { target: { url: `${site}/rendered`, extractor: `document.querySelector("#late") === null ? "not yet" : "rendered"` } });
+    const noWait = await createOk(u, {
+      target: { url: `${site}/rendered`, extractor: `document.querySelector("#late") === null ? "not yet" : "rendered"` },
+    });
     expect((await refresh(u, noWait.id))[0]?.data).toBe("not yet");
   });
 
@@ -381,7 +392,10 @@ describe("_debug", () => {
   test("result, console logs and PNG screenshots; errors with an error screenshot; nothing persisted", async () => {
     const u = alice;
     const before = (await u.client.get(BASE)).json.total;
-    const res = await u.client.post(`${BASE}/_debug`, { target: { url: `${site}/console`, extractor: `({p: document.querySelector("p").textContent})` }, config: { timeout: 20000 } });
+    const res = await u.client.post(`${BASE}/_debug`, {
+      target: { url: `${site}/console`, extractor: `({p: document.querySelector("p").textContent})` },
+      config: { timeout: 20000 },
+    });
     expect(res.status).toBe(200);
     const d = res.json;
     expect(Object.keys(d).sort()).toEqual(["elapsedMs", "logs", "result", "screenshots"]);
@@ -400,14 +414,21 @@ describe("_debug", () => {
 
     // Secrets by selector; a failing extractor gives `error` and an error screenshot.
     await u.client.post("/api/user/secrets", { name: "DEBUG_TOKEN", value: "dbg" });
-    const withSecret = (await u.client.post(`${BASE}/_debug`, { target: { url: `${site}/static`, extractor: "context.params.secrets.DEBUG_TOKEN" }, secrets: "all" })).json;
+    const withSecret = (
+      await u.client.post(`${BASE}/_debug`, { target: { url: `${site}/static`, extractor: "context.params.secrets.DEBUG_TOKEN" }, secrets: "all" })
+    ).json;
     expect(withSecret.result).toBe("dbg");
     const failed = (await u.client.post(`${BASE}/_debug`, { target: { url: `${site}/static`, extractor: "throw new Error('nope')" } })).json;
     expect(failed.error).toBe("Extractor failed: Error: nope");
     expect(failed.result).toBeUndefined();
     expect(failed.screenshots.map((s: any) => s.label)).toEqual(["navigated", "error"]);
 
-    for (const body of [{}, { target: { url: "nope" } }, { target: { url: `${site}/static` }, config: { timeout: 1000 } }, { target: { url: `${site}/static` }, secrets: { selected: ["MISSING"] } }]) {
+    for (const body of [
+      {},
+      { target: { url: "nope" } },
+      { target: { url: `${site}/static` }, config: { timeout: 1000 } },
+      { target: { url: `${site}/static` }, secrets: { selected: ["MISSING"] } },
+    ]) {
       const bad = await u.client.post(`${BASE}/_debug`, body);
       expect({ body, status: bad.status, code: bad.json.code }).toEqual({ body, status: 400, code: "INVALID_INPUT" });
     }

@@ -112,7 +112,12 @@ describe("page proxy", () => {
     const port = http.port as number;
     const plain = await exchange(p.port, `GET http://127.0.0.1:${port}/page?q=1 HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
     expect(plain.text).toStartWith("HTTP/1.1 403");
-    for (const url of [`http://127.0.0.1:${port}/page?q=1`, `http://127.0.0.1:${port}/page?q=1#top`, `http://u:p@127.0.0.1:${port}/page?q=1`, `http://u@127.0.0.1:${port}/page?q=1#`]) {
+    for (const url of [
+      `http://127.0.0.1:${port}/page?q=1`,
+      `http://127.0.0.1:${port}/page?q=1#top`,
+      `http://u:p@127.0.0.1:${port}/page?q=1`,
+      `http://u@127.0.0.1:${port}/page?q=1#`,
+    ]) {
       expect({ url, message: p.failureFor(url)?.message }).toEqual({ url, message: "URL not allowed (private address)" });
     }
     expect(p.failureFor(`http://127.0.0.1:${port}/page?q=2#top`)).toBeUndefined();

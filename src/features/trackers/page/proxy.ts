@@ -349,7 +349,6 @@ function remember(map: Map<string, ProxyEvent>, key: string, e: ProxyEvent): voi
   }
 }
 
-
 /**
  * Opens a session on a fresh ephemeral loopback port. `onEvent` sees every refused/failed target. Without a
  * policy the session refuses everything until `configure` gives it one.

@@ -69,7 +69,10 @@ export function selectorProblem(selector: string): string | null {
   try {
     ast = parse(text);
   } catch (err) {
-    return (err as Error).message.replace(/^css-selector-parser parse error: /, "").replace(/\s*Pos: \d+\.?$/, "").replace(/\.$/, "");
+    return (err as Error).message
+      .replace(/^css-selector-parser parse error: /, "")
+      .replace(/\s*Pos: \d+\.?$/, "")
+      .replace(/\.$/, "");
   }
   return astProblem(ast);
 }

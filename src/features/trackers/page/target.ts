@@ -38,7 +38,8 @@ export function parsePageTarget(raw: unknown, opts: TargetOptions, field = "targ
 function pageHeaders(raw: unknown, field: string): Record<string, string> {
   const headers = parseHeaders(raw, field);
   for (const name of Object.keys(headers))
-    if (PAGE_BROWSER_CONTROLLED_HEADERS_RE.test(name)) throw invalid(`${field}: header ${JSON.stringify(name)} is set by the browser and cannot be given`);
+    if (PAGE_BROWSER_CONTROLLED_HEADERS_RE.test(name))
+      throw invalid(`${field}: header ${JSON.stringify(name)} is set by the browser and cannot be given`);
   return headers;
 }
 
@@ -53,7 +54,8 @@ function parseWaitFor(raw: unknown, field: string): WaitFor | undefined {
   if (present(raw.selector)) {
     if (typeof raw.selector !== "string") throw invalid(`${field}.selector: must be a string`);
     const selector = raw.selector.trim();
-    if (selector.length === 0 || selector.length > PAGE_MAX_SELECTOR_CHARS) throw invalid(`${field}.selector: must be a CSS selector of 1 to ${PAGE_MAX_SELECTOR_CHARS} characters`);
+    if (selector.length === 0 || selector.length > PAGE_MAX_SELECTOR_CHARS)
+      throw invalid(`${field}.selector: must be a CSS selector of 1 to ${PAGE_MAX_SELECTOR_CHARS} characters`);
     // Checked as querySelector will (selector.ts): a selector no run can use is refused now, naming it.
     const problem = selectorProblem(selector);
     if (problem) throw invalid(`${field}.selector: ${JSON.stringify(selector)} is not a valid CSS selector (${problem})`);
@@ -61,7 +63,8 @@ function parseWaitFor(raw: unknown, field: string): WaitFor | undefined {
   }
   if (present(raw.delayMs)) {
     const d = raw.delayMs;
-    if (typeof d !== "number" || !Number.isInteger(d) || d < 0 || d > PAGE_MAX_DELAY_MS) throw invalid(`${field}.delayMs: must be an integer from 0 to ${PAGE_MAX_DELAY_MS}`);
+    if (typeof d !== "number" || !Number.isInteger(d) || d < 0 || d > PAGE_MAX_DELAY_MS)
+      throw invalid(`${field}.delayMs: must be an integer from 0 to ${PAGE_MAX_DELAY_MS}`);
     out.delayMs = d;
   }
   return out.selector === undefined && out.delayMs === undefined ? undefined : out;
@@ -75,4 +78,3 @@ function parseUserAgent(raw: unknown, field: string): string | undefined {
   if (HEADER_VALUE_BAD_RE.test(raw)) throw invalid(`${field}: must not contain control characters`);
   return raw === "" ? undefined : raw;
 }
-

@@ -31,7 +31,11 @@ export function ExportDialog({ item, onClose }: { item: PrivateKey; onClose: () 
     setPassphraseError(null);
     setDone(null);
     try {
-      const file = await keysApi.export(item.id, { format, ...(item.encrypted ? { passphrase } : {}), ...(exportPassphrase ? { exportPassphrase } : {}) });
+      const file = await keysApi.export(item.id, {
+        format,
+        ...(item.encrypted ? { passphrase } : {}),
+        ...(exportPassphrase ? { exportPassphrase } : {}),
+      });
       const bytes = downloadExported(file);
       setDone(`Downloaded ${file.fileName} (${formatFileSize(bytes.byteLength)})${exportPassphrase ? ", protected by the file passphrase" : ""}`);
     } catch (err) {

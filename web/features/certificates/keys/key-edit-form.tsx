@@ -19,7 +19,15 @@ export interface KeyEditResult {
   newPassphrase?: string | null;
 }
 
-export function KeyEditForm({ item, onSubmit, onClose }: { item: PrivateKey; onSubmit: (v: KeyEditResult) => Promise<unknown>; onClose: () => void }) {
+export function KeyEditForm({
+  item,
+  onSubmit,
+  onClose,
+}: {
+  item: PrivateKey;
+  onSubmit: (v: KeyEditResult) => Promise<unknown>;
+  onClose: () => void;
+}) {
   const form = useForm({
     mode: "controlled",
     initialValues: { keyName: item.name, tagIds: item.tagIds, protection: "keep" as Protection, passphrase: "", newPassphrase: "", confirm: "" },
@@ -69,17 +77,31 @@ export function KeyEditForm({ item, onSubmit, onClose }: { item: PrivateKey; onS
             )}
             <TextInput label="Name" required data-autofocus {...form.getInputProps("keyName")} />
             <Text size="sm" c="dimmed">
-              {describeKeyAlgorithm(item.alg)} · {item.encrypted ? "protected by a passphrase" : "stored without a passphrase"} (always encrypted at rest with the server's key)
+              {describeKeyAlgorithm(item.alg)} · {item.encrypted ? "protected by a passphrase" : "stored without a passphrase"} (always encrypted at
+              rest with the server's key)
             </Text>
             <Input.Wrapper label="Passphrase" labelProps={{ id: "key-protection-label", htmlFor: undefined, component: "div" } as never}>
               <div>
-                <SegmentedControl mt={4} aria-labelledby="key-protection-label" data={options} value={v.protection} onChange={(x) => form.setFieldValue("protection", x as Protection)} />
+                <SegmentedControl
+                  mt={4}
+                  aria-labelledby="key-protection-label"
+                  data={options}
+                  value={v.protection}
+                  onChange={(x) => form.setFieldValue("protection", x as Protection)}
+                />
               </div>
             </Input.Wrapper>
-            {v.protection !== "keep" && item.encrypted && <PasswordInput label="Current passphrase" autoComplete="current-password" {...form.getInputProps("passphrase")} />}
+            {v.protection !== "keep" && item.encrypted && (
+              <PasswordInput label="Current passphrase" autoComplete="current-password" {...form.getInputProps("passphrase")} />
+            )}
             {v.protection === "set" && (
               <>
-                <PasswordInput label="New passphrase" description={`1 to ${MAX_PASSPHRASE} characters; it cannot be recovered if lost`} autoComplete="new-password" {...form.getInputProps("newPassphrase")} />
+                <PasswordInput
+                  label="New passphrase"
+                  description={`1 to ${MAX_PASSPHRASE} characters; it cannot be recovered if lost`}
+                  autoComplete="new-password"
+                  {...form.getInputProps("newPassphrase")}
+                />
                 <PasswordInput label="Repeat the new passphrase" autoComplete="new-password" {...form.getInputProps("confirm")} />
               </>
             )}

@@ -38,7 +38,12 @@ export function KeyForm({ onSubmit, onClose }: { onSubmit: (v: KeyFormResult) =>
     setBusy(true);
     setError(null);
     try {
-      await onSubmit({ keyName: values.keyName.trim(), alg: keyAlgorithm(values.keyType, values.keyParam), passphrase: values.passphrase === "" ? undefined : values.passphrase, tagIds: values.tagIds });
+      await onSubmit({
+        keyName: values.keyName.trim(),
+        alg: keyAlgorithm(values.keyType, values.keyParam),
+        passphrase: values.passphrase === "" ? undefined : values.passphrase,
+        tagIds: values.tagIds,
+      });
       form.reset();
     } catch (err) {
       setError(applyApiError(form, err, { alg: "keyType", "alg.keySize": "keyParam", "alg.curve": "keyParam" }));
@@ -61,7 +66,11 @@ export function KeyForm({ onSubmit, onClose }: { onSubmit: (v: KeyFormResult) =>
               <Select
                 label="Algorithm"
                 allowDeselect={false}
-                data={KEY_TYPES.map((k) => ({ value: k.value, label: k.value === "dsa" && !dsa ? "DSA (unavailable: no openssl)" : k.label, disabled: k.value === "dsa" && !dsa }))}
+                data={KEY_TYPES.map((k) => ({
+                  value: k.value,
+                  label: k.value === "dsa" && !dsa ? "DSA (unavailable: no openssl)" : k.label,
+                  disabled: k.value === "dsa" && !dsa,
+                }))}
                 value={v.keyType}
                 onChange={(keyType) => {
                   if (!keyType) return;
@@ -70,7 +79,11 @@ export function KeyForm({ onSubmit, onClose }: { onSubmit: (v: KeyFormResult) =>
                 }}
                 error={form.errors.keyType}
               />
-              {params ? <Select label={params.label} allowDeselect={false} data={params.options} {...form.getInputProps("keyParam")} /> : <TextInput label="Key size" value="Fixed (256 bits)" readOnly disabled />}
+              {params ? (
+                <Select label={params.label} allowDeselect={false} data={params.options} {...form.getInputProps("keyParam")} />
+              ) : (
+                <TextInput label="Key size" value="Fixed (256 bits)" readOnly disabled />
+              )}
             </SimpleGrid>
             <PasswordInput
               label="Passphrase (optional)"

@@ -12,7 +12,8 @@ const path = (id: string) => ({ path: { key_id: id } });
 export const keysApi = {
   list: (query: ListQuery) => call(api.GET("/api/certificates/private_keys", { params: { query } })),
   get: (id: string) => call(api.GET("/api/certificates/private_keys/{key_id}", { params: path(id) })),
-  create: (body: { keyName: string; alg: KeyAlgorithm; passphrase?: string; tagIds: string[] }): Promise<PrivateKey> => call(api.POST("/api/certificates/private_keys", { body })),
+  create: (body: { keyName: string; alg: KeyAlgorithm; passphrase?: string; tagIds: string[] }): Promise<PrivateKey> =>
+    call(api.POST("/api/certificates/private_keys", { body })),
   /** `newPassphrase`: a string sets or changes the passphrase, null removes it; `passphrase` is the current one. */
   update: (id: string, body: { keyName?: string; tagIds?: string[]; passphrase?: string; newPassphrase?: string | null }) =>
     call(api.PUT("/api/certificates/private_keys/{key_id}", { params: path(id), body })),
@@ -22,7 +23,8 @@ export const keysApi = {
 };
 
 export const { MAX_PASSPHRASE, NAME_MAX: KEY_NAME_MAX } = certRules;
-export const keyNameRule = (v: string) => (v.trim() === "" ? "Enter a name" : [...v.trim()].length > KEY_NAME_MAX ? `At most ${KEY_NAME_MAX} characters` : null);
+export const keyNameRule = (v: string) =>
+  v.trim() === "" ? "Enter a name" : [...v.trim()].length > KEY_NAME_MAX ? `At most ${KEY_NAME_MAX} characters` : null;
 export const passphraseRule = (v: string) => ([...v].length > MAX_PASSPHRASE ? `At most ${MAX_PASSPHRASE} characters` : null);
 
 export type { PrivateKey };

@@ -25,7 +25,13 @@ export function KeysPage() {
   const [exportId, setExportId] = useSearchParam("export");
   const qc = useQueryClient();
   const { query: current, item } = useDialogItem(KEYS_KEY, state.dialog, keysApi.get);
-  const exporting = useQuery({ queryKey: [KEYS_KEY, "one", exportId], queryFn: () => keysApi.get(exportId!), enabled: exportId !== null, retry: false, staleTime: 0 });
+  const exporting = useQuery({
+    queryKey: [KEYS_KEY, "one", exportId],
+    queryFn: () => keysApi.get(exportId!),
+    enabled: exportId !== null,
+    retry: false,
+    staleTime: 0,
+  });
   const close = () => update({ dialog: null });
   const remove = useMutation({
     mutationFn: (k: PrivateKey) => keysApi.remove(k.id),
@@ -47,7 +53,15 @@ export function KeysPage() {
         </Anchor>
       ),
     },
-    { accessor: "alg", title: "Algorithm", render: (k) => <Text size="sm" className="nowrap">{describeKeyAlgorithm(k.alg)}</Text> },
+    {
+      accessor: "alg",
+      title: "Algorithm",
+      render: (k) => (
+        <Text size="sm" className="nowrap">
+          {describeKeyAlgorithm(k.alg)}
+        </Text>
+      ),
+    },
     {
       accessor: "encrypted",
       title: "Passphrase",
@@ -83,8 +97,18 @@ export function KeysPage() {
         update={update}
         canDuplicate={false}
         rowActions={(k) => <Menu.Item onClick={() => setExportId(k.id)}>Export…</Menu.Item>}
-        empty={{ title: "No private keys yet", body: "Create a key here instead of on a laptop: it is generated on the server, stored encrypted, and exported only as a file when you need it." }}
-        onDelete={(k) => confirmDelete({ what: "private key", name: k.name, consequence: "The key material is destroyed; files exported before stay valid. This cannot be undone.", onConfirm: () => remove.mutateAsync(k) })}
+        empty={{
+          title: "No private keys yet",
+          body: "Create a key here instead of on a laptop: it is generated on the server, stored encrypted, and exported only as a file when you need it.",
+        }}
+        onDelete={(k) =>
+          confirmDelete({
+            what: "private key",
+            name: k.name,
+            consequence: "The key material is destroyed; files exported before stay valid. This cannot be undone.",
+            onConfirm: () => remove.mutateAsync(k),
+          })
+        }
       />
       <DialogStatus query={current} dialog={dialog} noun="key" onClose={close} />
       {dialog?.mode === "create" && (
@@ -105,14 +129,26 @@ export function KeysPage() {
           onClose={close}
           onSubmit={async (v) => {
             await keysApi.update(item.id, v);
-            const what = v.newPassphrase === undefined ? "saved" : v.newPassphrase === null ? "saved without a passphrase" : item.encrypted ? "saved with its new passphrase" : "saved, now protected by a passphrase";
+            const what =
+              v.newPassphrase === undefined
+                ? "saved"
+                : v.newPassphrase === null
+                  ? "saved without a passphrase"
+                  : item.encrypted
+                    ? "saved with its new passphrase"
+                    : "saved, now protected by a passphrase";
             notifySuccess(`Private key ${v.keyName} ${what}`);
             await qc.invalidateQueries({ queryKey: [KEYS_KEY] });
             close();
           }}
         />
       )}
-      <DialogStatus query={exporting} dialog={exportId === null ? null : { mode: "edit", id: exportId }} noun="key" onClose={() => setExportId(null)} />
+      <DialogStatus
+        query={exporting}
+        dialog={exportId === null ? null : { mode: "edit", id: exportId }}
+        noun="key"
+        onClose={() => setExportId(null)}
+      />
       {exportId !== null && exporting.data && <ExportDialog key={exporting.data.id} item={exporting.data} onClose={() => setExportId(null)} />}
     </>
   );

@@ -7,7 +7,13 @@ import { Alert, Button, Group, Paper, Stack, Text, Title } from "@mantine/core";
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { errorMessage, explainRunError } from "../../../api/client";
-import type { ApiTrackerCreateParams, ApiTrackerDebugParams, ApiTrackerDebugTrace, ApiTrackerRequestParam, ApiTrackerTestResult } from "../../../api/types";
+import type {
+  ApiTrackerCreateParams,
+  ApiTrackerDebugParams,
+  ApiTrackerDebugTrace,
+  ApiTrackerRequestParam,
+  ApiTrackerTestResult,
+} from "../../../api/types";
 import { BodyView, HeadersTable, ResultsDrawer, StageCard, StatusBadge, ValueView } from "../debug-views";
 import { StateBadge } from "../state-badge";
 import { apiTrackersApi } from "./api-trackers-api";
@@ -78,7 +84,9 @@ export function ApiTestButton({ target, timeoutSec }: { target: () => Target | n
         <Text size="sm" c="dimmed">
           Each request is sent as written, without the configurator or the extractor. Nothing is stored.
         </Text>
-        {test.data?.map((o, i) => <TestResult key={i} i={i} outcome={o} />)}
+        {test.data?.map((o, i) => (
+          <TestResult key={i} i={i} outcome={o} />
+        ))}
       </ResultsDrawer>
     </>
   );
@@ -128,7 +136,11 @@ function DebugTrace({ trace }: { trace: ApiTrackerDebugTrace }) {
           )}
         </Stack>
       </Paper>
-      <StageCard title="Extractor" stage={trace.extractor ?? (trace.result === null ? undefined : null)} skipped="No extractor: the last body is the value" />
+      <StageCard
+        title="Extractor"
+        stage={trace.extractor ?? (trace.result === null ? undefined : null)}
+        skipped="No extractor: the last body is the value"
+      />
       <Paper withBorder p="sm" radius="sm" data-stage="result">
         {trace.result ? (
           <ValueView value={trace.result.body} label="The value a run would store" />
@@ -156,7 +168,13 @@ export function ApiDebugButton({ body }: { body: () => ApiTrackerDebugParams | n
       <Button variant="default" onClick={start}>
         Debug
       </Button>
-      <ResultsDrawer opened={opened} onClose={() => setOpened(false)} title="Debug: configurator → requests → extractor" running={debug.isPending} onRerun={start}>
+      <ResultsDrawer
+        opened={opened}
+        onClose={() => setOpened(false)}
+        title="Debug: configurator → requests → extractor"
+        running={debug.isPending}
+        onRerun={start}
+      >
         {debug.isError && (
           <Alert color="red" role="alert">
             {errorMessage(debug.error)}

@@ -53,14 +53,20 @@ function requestBody(r: RequestValues): ApiTrackerRequestParam {
 }
 
 function target(v: ApiValues): Extract<ApiTrackerCreateParams["target"], { requests: unknown }> {
-  return { requests: v.requests.map(requestBody), configurator: v.configurator.trim() === "" ? null : v.configurator, extractor: v.extractor.trim() === "" ? null : v.extractor };
+  return {
+    requests: v.requests.map(requestBody),
+    configurator: v.configurator.trim() === "" ? null : v.configurator,
+    extractor: v.extractor.trim() === "" ? null : v.extractor,
+  };
 }
 
 const script = (v: string) => (utf8Length(v) > MAX_SCRIPT_BYTES ? `Over the ${MAX_SCRIPT_BYTES.toLocaleString()}-byte limit` : null);
 
 /** The form's target for the tools, after checking the fields they need (errors go under the fields). */
 function checkedTarget(form: UseFormReturnType<ApiValues>) {
-  const bad = form.getValues().requests.some((_, i) => form.validateField(`requests.${i}.url`).hasError || form.validateField(`requests.${i}.acceptStatuses`).hasError);
+  const bad = form
+    .getValues()
+    .requests.some((_, i) => form.validateField(`requests.${i}.url`).hasError || form.validateField(`requests.${i}.acceptStatuses`).hasError);
   return bad ? null : target(form.getValues());
 }
 
@@ -115,7 +121,8 @@ export function ApiTrackerEditorPage() {
                 label="Extractor"
                 description={
                   <>
-                    Picks the value to track from <Code>context.responses</Code> and returns <Code>{"{body}"}</Code>; without one the last response body is tracked.
+                    Picks the value to track from <Code>context.responses</Code> and returns <Code>{"{body}"}</Code>; without one the last response
+                    body is tracked.
                   </>
                 }
                 value={form.getValues().extractor}

@@ -1,6 +1,14 @@
 import { api, call } from "../../../api/client";
 import { trackers as trackerRules } from "../../../api/rules.gen";
-import type { ApiTracker, ApiTrackerCreateParams, ApiTrackerDebugParams, ApiTrackerDebugTrace, ApiTrackerTestParams, ApiTrackerTestResult, ListQuery } from "../../../api/types";
+import type {
+  ApiTracker,
+  ApiTrackerCreateParams,
+  ApiTrackerDebugParams,
+  ApiTrackerDebugTrace,
+  ApiTrackerTestParams,
+  ApiTrackerTestResult,
+  ListQuery,
+} from "../../../api/types";
 import type { TrackerKind } from "../kind";
 
 const path = (id: string) => ({ params: { path: { tracker_id: id } } });
@@ -13,15 +21,15 @@ export const apiTrackersApi = {
   update: (id: string, body: ApiTrackerCreateParams) => call(api.PUT("/api/web_scraping/api_trackers/{tracker_id}", { ...path(id), body })),
   setEnabled: (id: string, enabled: boolean) => call(api.PUT("/api/web_scraping/api_trackers/{tracker_id}", { ...path(id), body: { enabled } })),
   remove: (id: string) => call(api.DELETE("/api/web_scraping/api_trackers/{tracker_id}", path(id))),
-  history: (id: string, body: { refresh?: boolean; diff?: boolean }) => call(api.POST("/api/web_scraping/api_trackers/{tracker_id}/_history", { ...path(id), body })),
+  history: (id: string, body: { refresh?: boolean; diff?: boolean }) =>
+    call(api.POST("/api/web_scraping/api_trackers/{tracker_id}/_history", { ...path(id), body })),
   clear: (id: string) => call(api.POST("/api/web_scraping/api_trackers/{tracker_id}/_clear", path(id))),
   logs: (id: string) => call(api.GET("/api/web_scraping/api_trackers/{tracker_id}/_logs", path(id))),
   clearLogs: (id: string) => call(api.POST("/api/web_scraping/api_trackers/{tracker_id}/_clear_logs", path(id))),
   logsSummary: () => call(api.GET("/api/web_scraping/api_trackers/_logs_summary")),
   /** Sends one request without scripts (supplement §17.4). */
   test: (body: ApiTrackerTestParams): Promise<ApiTrackerTestResult> => call(api.POST("/api/web_scraping/api_trackers/_test", { body })),
-  debug: (body: ApiTrackerDebugParams): Promise<ApiTrackerDebugTrace> =>
-    call(api.POST("/api/web_scraping/api_trackers/_debug", { body })),
+  debug: (body: ApiTrackerDebugParams): Promise<ApiTrackerDebugTrace> => call(api.POST("/api/web_scraping/api_trackers/_debug", { body })),
 };
 
 export const API_TRACKERS: TrackerKind<ApiTracker> = {

@@ -15,8 +15,9 @@ export function ApiTrackersPage() {
         title: "No API trackers yet",
         body: (
           <>
-            Watch a release feed, a price or a status endpoint: Secbox calls it on your schedule, an optional extractor keeps the part you care about, and every change is a
-            revision you can diff (and get by email). Scripts can sign requests with your secrets; <Code>Debug</Code> shows every step.
+            Watch a release feed, a price or a status endpoint: Secbox calls it on your schedule, an optional extractor keeps the part you care about,
+            and every change is a revision you can diff (and get by email). Scripts can sign requests with your secrets; <Code>Debug</Code> shows
+            every step.
           </>
         ),
       }}
@@ -30,7 +31,8 @@ export function ApiTrackerPage() {
       kind={API_TRACKERS}
       details={(t) => (
         <Fact label="Requests">
-          {t.target.requests.length} · {[t.target.configurator ? "configurator" : "", t.target.extractor ? "extractor" : ""].filter(Boolean).join(" + ") || "no scripts"}
+          {t.target.requests.length} ·{" "}
+          {[t.target.configurator ? "configurator" : "", t.target.extractor ? "extractor" : ""].filter(Boolean).join(" + ") || "no scripts"}
         </Fact>
       )}
     />

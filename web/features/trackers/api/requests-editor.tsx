@@ -20,7 +20,15 @@ export interface RequestValues {
   acceptStatuses: string;
 }
 
-export const newRequest = (): RequestValues => ({ key: rowKey(), method: "GET", url: "", headers: [], body: "", acceptInvalidCertificates: false, acceptStatuses: "" });
+export const newRequest = (): RequestValues => ({
+  key: rowKey(),
+  method: "GET",
+  url: "",
+  headers: [],
+  body: "",
+  acceptInvalidCertificates: false,
+  acceptStatuses: "",
+});
 
 /** "200, 304" → [200, 304]; undefined when empty; null when malformed. */
 export function parseStatuses(text: string): number[] | undefined | null {
@@ -49,19 +57,44 @@ export function RequestsEditor({ form }: { form: Form }) {
                   {i === 0 && requests.length > 1 ? " (primary)" : ""}
                 </Title>
                 <Group gap={4}>
-                  <ActionIcon variant="subtle" color="gray" aria-label={`Move request ${i + 1} up`} disabled={i === 0} onClick={() => form.reorderListItem("requests", { from: i, to: i - 1 })}>
+                  <ActionIcon
+                    variant="subtle"
+                    color="gray"
+                    aria-label={`Move request ${i + 1} up`}
+                    disabled={i === 0}
+                    onClick={() => form.reorderListItem("requests", { from: i, to: i - 1 })}
+                  >
                     <span aria-hidden="true">↑</span>
                   </ActionIcon>
-                  <ActionIcon variant="subtle" color="gray" aria-label={`Move request ${i + 1} down`} disabled={i === requests.length - 1} onClick={() => form.reorderListItem("requests", { from: i, to: i + 1 })}>
+                  <ActionIcon
+                    variant="subtle"
+                    color="gray"
+                    aria-label={`Move request ${i + 1} down`}
+                    disabled={i === requests.length - 1}
+                    onClick={() => form.reorderListItem("requests", { from: i, to: i + 1 })}
+                  >
                     <span aria-hidden="true">↓</span>
                   </ActionIcon>
-                  <ActionIcon variant="subtle" color="red" aria-label={`Remove request ${i + 1}`} disabled={requests.length === 1} onClick={() => form.removeListItem("requests", i)}>
+                  <ActionIcon
+                    variant="subtle"
+                    color="red"
+                    aria-label={`Remove request ${i + 1}`}
+                    disabled={requests.length === 1}
+                    onClick={() => form.removeListItem("requests", i)}
+                  >
                     <span aria-hidden="true">✕</span>
                   </ActionIcon>
                 </Group>
               </Group>
               <Group gap="xs" align="flex-start" wrap="nowrap">
-                <Select label="Method" w={110} data={[...METHODS]} allowDeselect={false} comboboxProps={{ withinPortal: true }} {...form.getInputProps(`${p}.method`)} />
+                <Select
+                  label="Method"
+                  w={110}
+                  data={[...METHODS]}
+                  allowDeselect={false}
+                  comboboxProps={{ withinPortal: true }}
+                  {...form.getInputProps(`${p}.method`)}
+                />
                 <TextInput
                   label="URL"
                   required
@@ -71,7 +104,12 @@ export function RequestsEditor({ form }: { form: Form }) {
                   {...form.getInputProps(`${p}.url`)}
                 />
               </Group>
-              <HeadersField label={`Request ${i + 1} headers`} value={r.headers} onChange={(rows) => form.setFieldValue(`${p}.headers` as never, rows as never)} error={form.errors[`${p}.headers`]} />
+              <HeadersField
+                label={`Request ${i + 1} headers`}
+                value={r.headers}
+                onChange={(rows) => form.setFieldValue(`${p}.headers` as never, rows as never)}
+                error={form.errors[`${p}.headers`]}
+              />
               {showBody && (
                 <Textarea
                   label="Body"
@@ -84,7 +122,13 @@ export function RequestsEditor({ form }: { form: Form }) {
                 />
               )}
               <Group gap="md" align="flex-end" wrap="wrap">
-                <TextInput label="Accepted statuses" placeholder="any 2xx" description="e.g. 200, 304; others fail the run" w={260} {...form.getInputProps(`${p}.acceptStatuses`)} />
+                <TextInput
+                  label="Accepted statuses"
+                  placeholder="any 2xx"
+                  description="e.g. 200, 304; others fail the run"
+                  w={260}
+                  {...form.getInputProps(`${p}.acceptStatuses`)}
+                />
                 <Switch label="Accept invalid TLS certificates" {...form.getInputProps(`${p}.acceptInvalidCertificates`, { type: "checkbox" })} />
               </Group>
             </Stack>
@@ -92,7 +136,12 @@ export function RequestsEditor({ form }: { form: Form }) {
         );
       })}
       <Group gap="xs">
-        <Button size="compact-sm" variant="light" disabled={requests.length >= MAX_REQUESTS} onClick={() => form.insertListItem("requests", newRequest())}>
+        <Button
+          size="compact-sm"
+          variant="light"
+          disabled={requests.length >= MAX_REQUESTS}
+          onClick={() => form.insertListItem("requests", newRequest())}
+        >
           + Add request
         </Button>
         <Text size="xs" c="dimmed">

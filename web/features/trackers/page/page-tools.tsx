@@ -37,7 +37,13 @@ function Trace({ trace }: { trace: PageTrackerDebugTrace }) {
             <Text size="xs" c="dimmed">
               {SHOT_LABELS[s.label] ?? s.label}
             </Text>
-            <Image src={`data:${s.mimeType};base64,${s.data}`} alt={`Screenshot: ${SHOT_LABELS[s.label] ?? s.label}`} radius="sm" style={{ border: "1px solid var(--mantine-color-default-border)" }} data-shot={s.label} />
+            <Image
+              src={`data:${s.mimeType};base64,${s.data}`}
+              alt={`Screenshot: ${SHOT_LABELS[s.label] ?? s.label}`}
+              radius="sm"
+              style={{ border: "1px solid var(--mantine-color-default-border)" }}
+              data-shot={s.label}
+            />
           </Stack>
         ))}
       </SimpleGrid>
@@ -59,7 +65,14 @@ export function PageDebugButton({ body }: { body: () => PageTrackerDebugParams |
       <Button variant="default" onClick={start}>
         Debug
       </Button>
-      <ResultsDrawer opened={opened} onClose={() => setOpened(false)} title="Debug: load the page once" running={debug.isPending} runningText="Loading the page in Chromium…" onRerun={start}>
+      <ResultsDrawer
+        opened={opened}
+        onClose={() => setOpened(false)}
+        title="Debug: load the page once"
+        running={debug.isPending}
+        runningText="Loading the page in Chromium…"
+        onRerun={start}
+      >
         {debug.isError && (
           <Alert color="red" role="alert">
             {errorMessage(debug.error)}

@@ -62,10 +62,15 @@ export function PageTrackerEditorPage() {
       initialValues={initialValues}
       body={(v) => ({ ...commonBody(v), target: target(v) })}
       scripts={(v) => [{ label: "In-page extractor", source: v.extractor, runtime: "chromium" }]}
-      timeout={{ min: PAGE_TIMEOUT_SEC.min, max: PAGE_TIMEOUT_SEC.max, help: `For the whole check, ${PAGE_TIMEOUT_SEC.min} to ${PAGE_TIMEOUT_SEC.max}` }}
+      timeout={{
+        min: PAGE_TIMEOUT_SEC.min,
+        max: PAGE_TIMEOUT_SEC.max,
+        help: `For the whole check, ${PAGE_TIMEOUT_SEC.min} to ${PAGE_TIMEOUT_SEC.max}`,
+      }}
       validate={{
         url: ((v: string) => (/^https?:\/\/\S+$/i.test(v.trim()) ? null : "Enter an http:// or https:// URL")) as never,
-        waitDelayMs: ((v: number) => (Number.isInteger(v) && v >= 0 && v <= MAX_DELAY_MS ? null : `From 0 to ${MAX_DELAY_MS.toLocaleString()} ms`)) as never,
+        waitDelayMs: ((v: number) =>
+          Number.isInteger(v) && v >= 0 && v <= MAX_DELAY_MS ? null : `From 0 to ${MAX_DELAY_MS.toLocaleString()} ms`) as never,
         userAgent: ((v: string) => (v.length > MAX_USER_AGENT_CHARS ? `At most ${MAX_USER_AGENT_CHARS} characters` : null)) as never,
         extractor: ((v: string) => (utf8Length(v) > MAX_SCRIPT_BYTES ? `Over the ${MAX_SCRIPT_BYTES.toLocaleString()}-byte limit` : null)) as never,
       }}
@@ -81,8 +86,17 @@ export function PageTrackerEditorPage() {
         const v = form.getValues();
         return (
           <>
-            <Section title="Page" description="Loaded in a fresh incognito Chromium context (1280×800) for every check; all its traffic goes through the private-address guard.">
-              <TextInput label="URL" required placeholder="https://status.example.com/" styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }} {...form.getInputProps("url")} />
+            <Section
+              title="Page"
+              description="Loaded in a fresh incognito Chromium context (1280×800) for every check; all its traffic goes through the private-address guard."
+            >
+              <TextInput
+                label="URL"
+                required
+                placeholder="https://status.example.com/"
+                styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }}
+                {...form.getInputProps("url")}
+              />
               <Group gap="md" align="flex-start" wrap="wrap">
                 <TextInput
                   label="Wait for selector"
@@ -92,10 +106,25 @@ export function PageTrackerEditorPage() {
                   styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }}
                   {...form.getInputProps("waitSelector")}
                 />
-                <NumberInput label="Then wait (ms)" description={`0 to ${MAX_DELAY_MS.toLocaleString("en-US")}`} min={0} max={MAX_DELAY_MS} step={250} clampBehavior="none" allowDecimal={false} w={180} {...form.getInputProps("waitDelayMs")} />
+                <NumberInput
+                  label="Then wait (ms)"
+                  description={`0 to ${MAX_DELAY_MS.toLocaleString("en-US")}`}
+                  min={0}
+                  max={MAX_DELAY_MS}
+                  step={250}
+                  clampBehavior="none"
+                  allowDecimal={false}
+                  w={180}
+                  {...form.getInputProps("waitDelayMs")}
+                />
               </Group>
               <TextInput label="User agent" placeholder="Chromium's own" {...form.getInputProps("userAgent")} />
-              <HeadersField label="Extra request headers" value={v.headers} onChange={(rows) => form.setFieldValue("headers", rows)} error={form.errors.headers} />
+              <HeadersField
+                label="Extra request headers"
+                value={v.headers}
+                onChange={(rows) => form.setFieldValue("headers", rows)}
+                error={form.errors.headers}
+              />
               <Stack gap="xs">
                 <Switch
                   label="Track loaded scripts and stylesheets"
@@ -112,8 +141,8 @@ export function PageTrackerEditorPage() {
                 label="In-page extractor"
                 description={
                   <>
-                    Runs inside the page (the DOM is there, its globals are not): an expression or a function body returning a string or JSON; <Code>context.params.secrets</Code> holds the
-                    secrets you grant.
+                    Runs inside the page (the DOM is there, its globals are not): an expression or a function body returning a string or JSON;{" "}
+                    <Code>context.params.secrets</Code> holds the secrets you grant.
                   </>
                 }
                 value={v.extractor}

@@ -13,14 +13,14 @@ export const pageTrackersApi = {
   update: (id: string, body: PageTrackerCreateParams) => call(api.PUT("/api/web_scraping/page_trackers/{tracker_id}", { ...path(id), body })),
   setEnabled: (id: string, enabled: boolean) => call(api.PUT("/api/web_scraping/page_trackers/{tracker_id}", { ...path(id), body: { enabled } })),
   remove: (id: string) => call(api.DELETE("/api/web_scraping/page_trackers/{tracker_id}", path(id))),
-  history: (id: string, body: { refresh?: boolean; diff?: boolean }) => call(api.POST("/api/web_scraping/page_trackers/{tracker_id}/_history", { ...path(id), body })),
+  history: (id: string, body: { refresh?: boolean; diff?: boolean }) =>
+    call(api.POST("/api/web_scraping/page_trackers/{tracker_id}/_history", { ...path(id), body })),
   clear: (id: string) => call(api.POST("/api/web_scraping/page_trackers/{tracker_id}/_clear", path(id))),
   logs: (id: string) => call(api.GET("/api/web_scraping/page_trackers/{tracker_id}/_logs", path(id))),
   clearLogs: (id: string) => call(api.POST("/api/web_scraping/page_trackers/{tracker_id}/_clear_logs", path(id))),
   logsSummary: () => call(api.GET("/api/web_scraping/page_trackers/_logs_summary")),
   /** Renders the page once in Chromium: result or error, console logs, screenshots (supplement §17.5). */
-  debug: (body: PageTrackerDebugParams): Promise<PageTrackerDebugTrace> =>
-    call(api.POST("/api/web_scraping/page_trackers/_debug", { body })),
+  debug: (body: PageTrackerDebugParams): Promise<PageTrackerDebugTrace> => call(api.POST("/api/web_scraping/page_trackers/_debug", { body })),
 };
 
 export const PAGE_TRACKERS: TrackerKind<PageTracker> = {
