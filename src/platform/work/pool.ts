@@ -114,6 +114,8 @@ export class WorkPool implements Work {
   private readonly queues = new Map<string, Job[]>();
   /** Tasks running per owner. */
   private readonly running = new Map<string, number>();
+  /** Tasks started per owner since the pool began (stats: what one user's work cost, apart from upkeep such as checkpoints). */
+  private readonly startedBy = new Map<string, number>();
   /** When each owner with work last got a thread (the `turn` of that start): round robin among equals. */
   private readonly served = new Map<string, number>();
   private turn = 0;
@@ -165,7 +167,15 @@ export class WorkPool implements Work {
   }
 
   /** Counts, for tests and the status of the pool. */
-  stats(): { threads: number; busy: number; waiting: number; running: Record<string, number>; spawned: number; started: number } {
+  stats(): {
+    threads: number;
+    busy: number;
+    waiting: number;
+    running: Record<string, number>;
+    spawned: number;
+    started: number;
+    startedBy: Record<string, number>;
+  } {
     return {
       threads: this.slots.length,
       busy: this.slots.filter((s) => s.job !== null).length,
@@ -173,6 +183,7 @@ export class WorkPool implements Work {
       running: Object.fromEntries(this.running),
       spawned: this.spawned,
       started: this.turn,
+      startedBy: Object.fromEntries(this.startedBy),
     };
   }
 
@@ -237,6 +248,7 @@ export class WorkPool implements Work {
     slot.job = job;
     this.running.set(job.owner, (this.running.get(job.owner) ?? 0) + 1);
     this.served.set(job.owner, ++this.turn);
+    this.startedBy.set(job.owner, (this.startedBy.get(job.owner) ?? 0) + 1);
     clearTimeout(slot.idle);
     slot.idle = undefined;
     if (!job.hold) return this.send(slot, job);
