@@ -42,9 +42,9 @@ beforeAll(async () => {
         case "/static":
           return html(`<h1>Catalogue</h1><p>price: ${state.price} EUR</p>`);
         case "/rendered":
-          // The text only exists once a script has run, 400 ms after the load event.
+          // The text only exists once a script has run, 400 ms (or ?after= ms) after the load event.
           return html(
-            `<p id="status">loading</p><script>setTimeout(() => { const d = document.createElement("div"); d.id = "late"; d.textContent = "rendered price " + ${state.price}; document.body.appendChild(d); }, 400);</script>`,
+            `<p id="status">loading</p><script>setTimeout(() => { const d = document.createElement("div"); d.id = "late"; d.textContent = "rendered price " + ${state.price}; document.body.appendChild(d); }, ${Number(u.searchParams.get("after") ?? 400)});</script>`,
           );
         case "/console":
           return html(`<p>console page</p><script>console.log("hello from the page", 42); console.warn("careful");</script>`);
@@ -308,9 +308,10 @@ describe("runs", () => {
     expect((await refresh(u, bySelector.id))[0]?.data).toBe("rendered price 7");
     const byDelay = await createOk(u, { target: { url: `${site}/rendered`, waitFor: { delayMs: 800 } } });
     expect((await refresh(u, byDelay.id))[0]?.data).toBe("loading\n\nrendered price 7");
-    // Without waiting, the extractor sees the page right after its load event.
+    // Without waiting, the extractor sees the page right after its load event (the text comes a minute later here, so
+    // that a slow machine cannot let it in first).
     const noWait = await createOk(u, {
-      target: { url: `${site}/rendered`, extractor: `document.querySelector("#late") === null ? "not yet" : "rendered"` },
+      target: { url: `${site}/rendered?after=60000`, extractor: `document.querySelector("#late") === null ? "not yet" : "rendered"` },
     });
     expect((await refresh(u, noWait.id))[0]?.data).toBe("not yet");
   });
