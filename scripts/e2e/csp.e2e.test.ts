@@ -103,7 +103,9 @@ describe("content security policies", () => {
       // A typo is refused with the reason; nothing is added.
       await addValue(page, "script-src", "'unsafe_inline'");
       await waitForText(page, "'unsafe_inline': not a CSP keyword");
-      // Clicking a finding selects its directive.
+      // Clicking a finding selects its directive. (Escape first: script-src's open suggestion list may cover the
+      // row above it, and the click would pick a suggestion instead.)
+      await page.keyboard.press("Escape");
       await (await byRole(page, "combobox", "default-src values")).click();
       await page.waitForFunction(`document.querySelector("ul[aria-label=Directives] > li[aria-current=true]")?.dataset.directive === "default-src"`);
       await (await page.waitForSelector(`li[data-finding="unsafe-inline"] button`))!.click();
