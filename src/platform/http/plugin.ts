@@ -2,7 +2,7 @@
 // capture, and the one mapper from errors to `{message, code}` JSON responses (supplement §2).
 import { Elysia } from "elysia";
 import type { Logger } from "../log";
-import { bodyLimitFor, checkContentLength, PendingBody, RawBody, readBodyBytes, requestPath, type BodyLimits } from "./body";
+import { bodyLimitFor, checkContentLength, PendingBody, pendingBodies, RawBody, readBodyBytes, requestPath, type BodyLimits } from "./body";
 import { ApiError } from "../core/errors";
 
 /** `settings.statusCode: must be ...` from a TypeBox/Elysia validation error. */
@@ -48,13 +48,20 @@ export function httpPlugin(limits: BodyLimits, log: Logger) {
         const limit = bodyLimitFor(path, limits);
         checkContentLength(request, limit);
         const type = request.headers.get("content-type") ?? contentType ?? "";
-        if (limits.deferred?.(path) && /^\d+$/.test(request.headers.get("content-length") ?? "")) return new PendingBody(request, limit, type, path);
+        if (limits.deferred?.(path) && /^\d+$/.test(request.headers.get("content-length") ?? "")) {
+          const pending = new PendingBody(request, limit, type, path);
+          pendingBodies.set(request, pending);
+          return pending;
+        }
         return new RawBody(await readBodyBytes(request, limit), type, path);
       })
       .onTransform({ as: "global" }, ({ request }) => {
         checkContentLength(request, bodyLimitFor(requestPath(request), limits));
       })
       .onError({ as: "global" }, ({ code, error, request }) => {
+        // A deferred body still unread (the answer needs none): read away beside the answer, which goes out at once
+        // (a second upload's 429 before its body), so that the client is not reset while it still sends.
+        void pendingBodies.get(request)?.drain();
         // Errors thrown while reading the body (413) reach us wrapped in Elysia's ParseError.
         const apiError =
           error instanceof ApiError ? error : (error as Error)?.cause instanceof ApiError ? ((error as Error).cause as ApiError) : undefined;
