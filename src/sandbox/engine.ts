@@ -10,7 +10,8 @@
 //   engine/compile.ts           source forms, the compiled script and its call
 //   engine/check.ts             syntax checks: compile-only (QuickJS) or parse (acorn), nothing run
 //   engine/image.ts             memory images: build, restore, keep (per source), reseed
-//   engine/faults.ts            fault containment: guard, contain (native stack overflow), poison
+//   engine/faults.ts            fault containment: guard, contain (native stack overflow), abandon, poison
+//   engine/memory.ts            the memory limit at the WebAssembly memory's growth (overdraft, interrupt at once)
 //   engine/nesting.ts           fairness on the thread: parked jobs resumed from the interrupt handler, priority
 //   engine/quickjs-internals.ts every reach into quickjs-emscripten internals: version pin, self-check, fallback
 // The fields below are the engine's state, shared by those parts (each part's header says which it owns); worker.ts
@@ -24,8 +25,8 @@
 //   usable size, so QuickJS counts 8 bytes per allocation and only bounds single allocations (quickjs-emscripten
 //   issue #271). Four measures bound it instead: (1) setMemoryLimit still refuses any single allocation above the
 //   limit and bounds the number of allocations; (2) every growth of the worker's WebAssembly memory during an
-//   execution's slice is charged to it and refused beyond its limit, and the memory has a hard per-worker maximum
-//   (a refused growth is an ordinary QuickJS "out of memory"); (3) every MEM_CHECK_MS of running time the runtime's
+//   execution's slice is charged to it: beyond its limit the run is stopped at QuickJS's next check, the growth
+//   granted within an overdraft (engine/memory.ts), and the memory has a hard per-worker maximum; (3) every MEM_CHECK_MS of running time the runtime's
 //   measured heap (JS_ComputeMemoryUsage) is compared with the limit; (4) host data handed into the script
 //   (decoded strings, op results…) is admitted against the limit first (marshal.ts admit), and a host-side
 //   allocation in the instance that fails anyway is refused, never written at address 0 (faults.ts guard): both
@@ -40,18 +41,27 @@ import { EXPORT_SNIPPET, IMPORT_SNIPPET } from "./bridge";
 import { sodiumReady } from "./crypto";
 import { compile, invoke, normalizeSource, type Form } from "./engine/compile";
 import { MEM_CHECK_MS, MemoryView, memoryError, newExec, OutOfMemory, resetExec, ScriptThrew, timeoutError, type Exec } from "./engine/exec";
-import { contain, guard, isNativeOverflow, poison } from "./engine/faults";
+import { abandon, contain, guard, isFreeAbort, isNativeOverflow, poison } from "./engine/faults";
 import { installGlobals } from "./engine/host-functions";
 import { buildTemplate, keepImage, releaseTemplate, reseed, restoreImage, seedFresh, type Template } from "./engine/image";
 import { heapUsed, importValue, installContext, newError, own, snippet, toScriptError } from "./engine/marshal";
 import { charge, LOW_PRIORITY_AFTER_MS, lower, raise, resumeOthers, takeMail, threadPriority } from "./engine/nesting";
-import { checkFast, checkGlue, loadQuickJS, stackPointer, stackSave, versionMismatch, type QuickJSVersions } from "./engine/quickjs-internals";
+import { limitGrowth, PAGE, startCharge } from "./engine/memory";
+import {
+  checkFast,
+  checkGlue,
+  findInterruptCounter,
+  loadQuickJS,
+  stackPointer,
+  stackSave,
+  versionMismatch,
+  type QuickJSVersions,
+} from "./engine/quickjs-internals";
 import { acornCheck, compileOnly } from "./engine/check";
 import { checked, fail, finishError, succeed } from "./engine/results";
 import type { ExecHeader, MainToWorker, OpReply, RunJob, WorkerToMain } from "./protocol";
 import { encodeDone } from "./wire";
 
-const PAGE = 65536;
 /** Measured-heap checks at the end of any slice that ran at least MEM_SLICE_MS (allocating more than a few MiB takes
  *  longer than that, so short scripts skip the ~80 µs cost); during a slice every MEM_CHECK_MS (exec.ts). */
 const MEM_SLICE_MS = 1;
@@ -84,6 +94,10 @@ export class Engine {
   /** A native stack overflow was contained while other executions lived in this instance: they run to their end,
    *  no new job starts here (the pool retires the worker, see faults.ts contain()). */
   draining = false;
+  /** JSContext.interrupt_counter's offset (engine/memory.ts interruptNow; null: not found, the slow safe path). */
+  counterOffset: number | null = null;
+  /** Runtimes left to the next image restore because JS_FreeRuntime aborted on them (faults.ts abandon()). */
+  abandoned = 0;
   /** The instance's stack pointer between calls (its top), put back after a native stack overflow (null: not
    *  verified, no containment and no nesting). */
   stackTop: number | null = null;
@@ -128,24 +142,7 @@ export class Engine {
   async init(maxMemoryMib: number, shared?: WebAssembly.Module, snapshot = true, pinned?: QuickJSVersions): Promise<WebAssembly.Module | null> {
     const maximum = Math.max(512, Math.ceil((maxMemoryMib * 1024 * 1024) / PAGE));
     const memory = new WebAssembly.Memory({ initial: 256, maximum });
-    const realGrow = WebAssembly.Memory.prototype.grow;
-    // The emscripten runtime grows the heap through this JS call (emscripten_resize_heap), so growth during an
-    // execution's slice can be charged to it and refused.
-    Object.defineProperty(memory, "grow", {
-      value: (pages: number) => {
-        const exec = this.current;
-        const bytes = pages * PAGE;
-        if (exec && exec.grown + bytes > exec.memLimit) {
-          // QuickJS sees a failed malloc: a catchable "out of memory". The run still ends with its memory limit
-          // (interrupt() stops it, pump() reports it), whether or not the script catches that error.
-          exec.reason ??= "memory";
-          throw new RangeError("sandbox: execution memory limit");
-        }
-        const before = realGrow.call(memory, pages);
-        if (exec) exec.grown += bytes;
-        return before;
-      },
-    });
+    limitGrowth(this, memory);
     this.memory = memory;
     this.view = new MemoryView(memory);
     const loaded = await loadQuickJS(memory, shared);
@@ -159,6 +156,7 @@ export class Engine {
     this.fallback = versionMismatch(pinned) ?? checkFast(this.mod, this.instance, memory);
     this.fast = this.fallback === null;
     if (this.fast) {
+      this.counterOffset = findInterruptCounter(this.mod, memory);
       this.stackTop = stackPointer(this.instance);
       if (this.stackTop !== null) this.saveSp = stackSave(this.instance!);
     }
@@ -287,6 +285,7 @@ export class Engine {
         tpl.sources.set(key, img);
       }
       const exec = resetExec(tpl.exec, job);
+      startCharge(this, exec, tpl);
       // the image's helpers, read through the prototype; what this execution adds stays its own
       exec.helpers = Object.create(tpl.helpers) as Exec["helpers"];
       exec.globals = tpl.globals[(job.proxy ? 2 : 0) + (job.kv ? 1 : 0)]!; // complete: never added to, never cleared
@@ -568,14 +567,21 @@ export class Engine {
         exec.handles = [];
         if (exec.promise?.alive) exec.promise.dispose();
         exec.ctx?.dispose();
-        exec.rt?.dispose();
+        try {
+          exec.rt?.dispose();
+        } catch (err) {
+          if (!isFreeAbort(err) || !abandon(this, exec)) throw err;
+        }
       } catch (err) {
         poison(this, null, err);
         return;
       }
     }
     // Off the serial path: the result is already posted.
-    if (tpl && tpl.dirty && !tpl.inUse && this.execs.size === 0) restoreImage(this, tpl, tpl.at);
+    if (tpl && tpl.dirty && !tpl.inUse && this.execs.size === 0) {
+      restoreImage(this, tpl, tpl.at);
+      this.abandoned = 0;
+    }
   }
 
   /** The main thread answered one of `msg.id`'s host operations (kv, proxy): its promise settles in a slice. */

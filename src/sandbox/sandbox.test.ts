@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sodium from "libsodium-wrappers";
 import { createLogger } from "../platform/log";
 import { SettleOrder, waitUntil } from "../tests/fixtures/wait";
+import { JOB_OOM_SCRIPTS } from "./crash-scripts";
 import { ScriptPool } from "./pool";
 import { MAX_RESULT_BODY_BYTES, ResultBodyError, resultBodyBytes } from "./result-body";
 import type { ScriptLimits, ScriptRunResult } from "./types";
@@ -517,6 +518,80 @@ describe("limits", () => {
     expect(r.ok).toBe(true);
     expect((r as { value: number }).value).toBeLessThan(deep);
     expect(deep).toBeGreaterThan(500);
+  });
+});
+
+// QuickJS 2025-09-13 (quickjs-emscripten 0.32) is not safe on its out-of-memory paths, and some runtimes cannot be
+// freed (quickjs-emscripten issues #257, #269): engine/memory.ts and faults.ts abandon(). Each case here replaced the
+// worker before, losing every other execution on it.
+describe("QuickJS's own defects do not cost a worker", () => {
+  const PARKED = "await new Promise((r) => setTimeout(r, 1500)); return 'parked ' + context.n";
+
+  test("a runtime JS_FreeRuntime cannot free (objects made in a promise job) is left to the next image restore", async () => {
+    await withPool({ workers: 1, queueLimit: 10 }, async (one) => {
+      for (let round = 0; round < 3; round++) {
+        // the parked script holds the pristine runtime: the next one gets a runtime of its own, freed after it
+        const parked = one.run({ source: PARKED, context: { n: round }, limits: LIMITS });
+        await Bun.sleep(50);
+        const many = await one.run({
+          source: "await null; const a = []; for (let i = 0; i < 200000; i++) a.push({ i }); return a.length",
+          context: {},
+          limits: { ...LIMITS, memoryMib: 64 },
+        });
+        expect(many.ok && many.value).toBe(200000);
+        const p = await parked;
+        expect(p.ok && p.value).toBe(`parked ${round}`);
+      }
+      expect(one.stats().replaced).toBe(0);
+      expect(one.stats().retiring).toBe(0);
+      const r = await one.run({ source: "[1, 2].map((x) => x * 3)", context: {}, limits: LIMITS });
+      expect(r.ok && r.value).toEqual([3, 6]);
+    });
+  });
+
+  test("the memory limit hit inside a promise job ends that run, on a fresh worker too, and no other", async () => {
+    const inJob =
+      "Promise.resolve().then(() => { const a = []; while (true) a.push('y'.repeat(50000) + a.length) }); await new Promise((r) => setTimeout(r, 3000)); return 'done'";
+    await withPool({ workers: 1, queueLimit: 10 }, async (one) => {
+      const first = await one.run({ source: inJob, context: {}, limits: LIMITS }); // the worker's first run
+      expect(failed(first).kind).toBe("memory");
+      const parked = one.run({ source: PARKED, context: { n: 7 }, limits: LIMITS });
+      await Bun.sleep(50);
+      expect(failed(await one.run({ source: inJob, context: {}, limits: LIMITS })).kind).toBe("memory");
+      const p = await parked;
+      expect(p.ok && p.value).toBe("parked 7");
+      expect(one.stats().replaced).toBe(0);
+    });
+  });
+
+  test("allocation loops in promise jobs end as their own memory error, beside a parked script, on one worker", async () => {
+    await withPool({ workers: 1, queueLimit: 10 }, async (one) => {
+      const parked = one.run({ source: "await new Promise((r) => setTimeout(r, 3000)); return 'parked'", context: {}, limits: LIMITS });
+      await Bun.sleep(50);
+      for (const source of JOB_OOM_SCRIPTS) {
+        const r = await one.run({ source, context: {}, limits: { ...LIMITS, memoryMib: 16 } });
+        expect({ source: source.slice(0, 70), kind: failed(r).kind }).toEqual({ source: source.slice(0, 70), kind: "memory" });
+      }
+      const p = await parked;
+      expect(p.ok && p.value).toBe("parked");
+      expect(one.stats().replaced).toBe(0);
+    });
+  });
+
+  test("runs that hit the memory limit one after another do not each add their limit to the worker's memory", async () => {
+    // A worker is recycled when its WebAssembly memory (which never shrinks) passes recycleMib: 12 runs of 10 MiB
+    // each grew it past 100 MiB before (the memory freed by a restore was not charged to the next run).
+    const own = new ScriptPool({ workers: 1, queueLimit: 10, allowPrivate: false, log, backstopGraceMs: 20_000, recycleMib: 100 });
+    try {
+      await own.ready();
+      for (let i = 0; i < 12; i++) {
+        const r = await own.run({ source: "const a = []; while (true) a.push('y'.repeat(50000) + a.length)", context: {}, limits: LIMITS });
+        expect(failed(r).kind).toBe("memory");
+      }
+      expect(own.stats().replaced).toBe(0);
+    } finally {
+      await own.close();
+    }
   });
 });
 

@@ -4,6 +4,8 @@
 //   execution's memory error) instead of being written at address 0;
 // - contain(): a native stack overflow ends only the execution that caused it; the worker goes on, or retires when
 //   other executions live in the instance;
+// - abandon(): a runtime whose JS_FreeRuntime stops at its leak assertion (a QuickJS bug, see there) is left to the
+//   next restore of the memory image; the worker goes on, or retires after too many;
 // - poison(): anything else (a trap), or an overflow that cannot be contained: the instance is untrustworthy, every
 //   unfinished execution is reported in one message and the pool replaces the worker; those that were not on the
 //   thread and never started a host operation are marked for the pool to run again elsewhere.
@@ -13,7 +15,7 @@ import type { Engine } from "../engine";
 import type { LogEntry, ScriptError } from "../types";
 import { clip, dropHandles, OutOfMemory, timeoutError, type Exec } from "./exec";
 import { releaseTemplate } from "./image";
-import { guardAllocations, installGuard, stackPointer, stackRestore, type Ffi } from "./quickjs-internals";
+import { forgetRuntime, guardAllocations, LEAK_ABORT, installGuard, stackPointer, stackRestore, type Ffi } from "./quickjs-internals";
 import { post } from "./results";
 
 /**
@@ -138,6 +140,44 @@ export function contain(eng: Engine, exec: Exec): boolean {
     reason: "a script ran the worker's native stack out while other executions were alive",
     results: finished ? [] : [{ id: exec.id, error, logs: exec.logs }],
   });
+  return true;
+}
+
+/** Runtimes abandon() leaves in the instance before the worker retires (each holds at most its execution's memory
+ *  limit; the next restore of the memory image takes them all back). */
+export const MAX_ABANDONED = 16;
+
+/** JS_FreeRuntime's assertion that every object of the runtime was freed (emscripten aborts on it). QuickJS
+ *  2025-09-13 in quickjs-emscripten 0.32 leaves objects in a runtime's GC list after some allocations in a promise
+ *  job, or after an out-of-memory (quickjs-emscripten issues #257 and #269, no fix upstream): an ordinary script that
+ *  awaits and then makes 200,000 objects is enough. */
+export function isFreeAbort(err: unknown): boolean {
+  return err instanceof WebAssembly.RuntimeError && err.message.startsWith(LEAK_ABORT);
+}
+
+/**
+ * reap(): `exec`'s runtime could not be freed (isFreeAbort; its context was). JS_FreeRuntime had freed the
+ * runtime's jobs and garbage and stopped at its final check: the allocator is consistent (the abort is not inside
+ * it) and nothing else refers to this runtime. So it is left where it is: the stack pointer goes back to the top,
+ * the runtime leaves quickjs-emscripten's registry, and the next restore of the memory image (once no execution is
+ * alive) takes its memory back. Without an image, or after MAX_ABANDONED runtimes before a restore, the worker
+ * retires (the pool starts a replacement; the executions alive here run to their end first). False when the stack
+ * pointer cannot be put back (the speed internals are off): the caller poisons the instance.
+ */
+export function abandon(eng: Engine, exec: Exec): boolean {
+  const restore = stackRestore(eng.instance);
+  if (eng.stackTop === null || restore === null || eng.current !== null) return false;
+  restore(eng.stackTop);
+  if (stackPointer(eng.instance) !== eng.stackTop) return false;
+  if (exec.rt) forgetRuntime(eng.mod!, exec.rt);
+  exec.rt = null;
+  exec.ctx = null;
+  eng.abandoned++;
+  if (eng.tpl) eng.tpl.dirty = true;
+  if ((eng.tpl === null || eng.abandoned > MAX_ABANDONED) && !eng.draining) {
+    eng.draining = true;
+    eng.send({ t: "retire", reason: `${eng.abandoned} QuickJS runtimes could not be freed (JS_FreeRuntime leak assertion)`, results: [] });
+  }
   return true;
 }
 

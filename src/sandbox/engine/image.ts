@@ -52,6 +52,9 @@ export interface Template {
   inUse: boolean;
   /** An execution ran since the last restore. */
   dirty: boolean;
+  /** The WebAssembly memory's size when the image was taken: what lies beyond it after a restore is free memory
+   *  that earlier executions grew (engine/memory.ts startCharge). */
+  imageBytes: number;
   /** Address of the allocator's top-chunk pointer in the static area (see findTopPointer); null: no source images. */
   topAt: number | null;
   /** Source images (see keepImage) by source hash, least recently used first. */
@@ -202,6 +205,7 @@ export function buildTemplate(eng: Engine): Template | string {
     seedNext: 64,
     inUse: false,
     dirty: false,
+    imageBytes: memory.buffer.byteLength,
     topAt,
     sources: new Map(),
     at: null,

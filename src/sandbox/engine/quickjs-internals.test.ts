@@ -21,11 +21,18 @@ describe("quickjs-emscripten internals", () => {
     await engine.init(512);
     expect(checkGlue(engine.mod!)).toBeNull();
     expect(checkFast(engine.mod!, engine.instance, engine.memory!)).toBeNull();
-    expect({ fast: engine.fast, fallback: engine.fallback, image: engine.snapshotting, stackTop: engine.stackTop !== null }).toEqual({
+    expect({
+      fast: engine.fast,
+      fallback: engine.fallback,
+      image: engine.snapshotting,
+      stackTop: engine.stackTop !== null,
+      interruptCounter: engine.counterOffset !== null,
+    }).toEqual({
       fast: true,
       fallback: null,
       image: true,
       stackTop: true,
+      interruptCounter: true,
     });
   });
 

@@ -52,6 +52,15 @@ export const ARGV_SLOTS = 8;
 
 // ---------------------------------------------------------------- loading the module
 
+/** The text of JS_FreeRuntime's leak assertion as emscripten's abort() reports it (see faults.ts isFreeAbort). */
+export const LEAK_ABORT = "Aborted(Assertion failed: list_empty(&rt->gc_obj_list)";
+
+/** emscripten's Module.printErr (the loader options' type does not name it): prints an abort before throwing it; the
+ *  leak assertion's abort is contained (faults.ts abandon()), so it is not printed. */
+const quietModule = {
+  printErr: (text: string) => void (text.startsWith(LEAK_ABORT) || console.error(text)),
+} as unknown as NonNullable<Parameters<typeof newVariant>[1]["emscriptenModule"]>;
+
 /** The QuickJS module of the single-file variant on `memory`, its WebAssembly.Instance (whose exports the functions
  *  below use) and, when not `shared`, the WebAssembly.Module the variant compiled from its embedded binary (for the
  *  next workers). The variant instantiates through WebAssembly.instantiate with `memory` among its imports: that
@@ -78,7 +87,11 @@ export async function loadQuickJS(
   WebAssembly.instantiate = capture as typeof WebAssembly.instantiate;
   try {
     const mod = await newQuickJSWASMModuleFromVariant(
-      newVariant(baseVariant, shared ? { wasmMemory: memory, wasmModule: shared } : { wasmMemory: memory }),
+      newVariant(baseVariant, {
+        wasmMemory: memory,
+        ...(shared ? { wasmModule: shared } : {}),
+        emscriptenModule: quietModule,
+      }),
     );
     return { mod, instance, compiled };
   } finally {
@@ -304,6 +317,14 @@ export function hostRefsOf(rt: QuickJSRuntime): HostRefs | null {
   return refs && typeof refs.nextId === "number" && Array.isArray(refs.freelist) && refs.groups instanceof Map ? refs : null;
 }
 
+/** Removes a runtime from quickjs-emscripten's callback registry, as its dispose does after QTS_FreeRuntime: for a
+ *  runtime whose QTS_FreeRuntime did not return (faults.ts abandon()). */
+export function forgetRuntime(mod: QuickJSWASMModule, rt: QuickJSRuntime): void {
+  const callbacks = (mod as unknown as { callbacks?: { deleteRuntime?: (ptr: unknown) => void } }).callbacks;
+  const ptr = (rt as unknown as { rt?: { value?: unknown } }).rt?.value;
+  if (typeof callbacks?.deleteRuntime === "function" && ptr !== undefined) callbacks.deleteRuntime(ptr);
+}
+
 /** The JSContext pointer of a context, or null. */
 export function contextPointer(ctx: QuickJSContext): number | null {
   const p = (ctx as unknown as { ctx?: { value?: unknown } }).ctx?.value;
@@ -429,6 +450,51 @@ export function findRandomState(ctx: QuickJSContext, memory: WebAssembly.Memory,
     return null;
   } finally {
     random.dispose();
+  }
+}
+
+/** QuickJS's JS_INTERRUPT_COUNTER_INIT: the interrupt handler is called once every this many "ticks" (calls and loop
+ *  iterations), when JSContext.interrupt_counter counts down to 0. */
+const INTERRUPT_COUNTER_INIT = 10_000;
+
+/**
+ * The offset of JSContext.interrupt_counter from a context's pointer (the same in every context): the int32 slot that
+ * the same loop, run twice, moves down by the same number of ticks both times; confirmed by writing 1 there and
+ * seeing the interrupt handler called by the next evaluation (and not without the write). Made in a throwaway
+ * runtime. Null when not found (the build differs): the engine then stops a run at the next regular check.
+ */
+export function findInterruptCounter(mod: QuickJSWASMModule, memory: WebAssembly.Memory): number | null {
+  const SCAN = 1024;
+  const rt = mod.newRuntime();
+  const ctx = rt.newContext();
+  let calls = 0;
+  rt.setInterruptHandler(() => (calls++, false));
+  const run = (src: string): void => {
+    const r = ctx.evalCode(src);
+    (r.error ?? r.value).dispose();
+  };
+  try {
+    const ptr = contextPointer(ctx);
+    if (ptr === null || ptr % 4 !== 0 || ptr + SCAN > memory.buffer.byteLength) return null;
+    const read = () => new Int32Array(memory.buffer.slice(ptr, ptr + SCAN));
+    const loop = "for (let i = 0; i < 50; i++) {}";
+    run("0"); // (a new context's counter starts due: this first run calls the handler)
+    const settled = calls;
+    const [a, b] = [read(), (run(loop), read())];
+    const c = (run(loop), read());
+    if (calls !== settled) return null; // (far fewer ticks than the counter's period)
+    const found: number[] = [];
+    for (let i = 0; i < a.length; i++) {
+      const d = a[i]! - b[i]!;
+      if (d >= 50 && d === b[i]! - c[i]! && c[i]! > 0 && a[i]! <= INTERRUPT_COUNTER_INIT) found.push(i * 4);
+    }
+    if (found.length !== 1) return null;
+    new DataView(memory.buffer).setInt32(ptr + found[0]!, 1, true);
+    run("0");
+    return calls > settled ? found[0]! : null;
+  } finally {
+    ctx.dispose();
+    rt.dispose();
   }
 }
 
