@@ -29,6 +29,8 @@ export const TierLimitsSchema = T.Object(
     kv_max_bytes: int(0),
     kv_max_ttl_sec: int(1),
     kv_ops_per_run: int(0),
+    /** Stored bytes one user may write through Secbox.kv per second, 0 = unlimited (issue 29). */
+    kv_write_bytes_per_second: int(0),
     /** Stored bytes per user over KV, responder history, tracker revisions and interactions (§28). */
     max_storage_bytes: int(0),
     /** Hits per second on one handle (all its responders), 0 = unlimited; beyond: 429 (supplement §28). */
@@ -66,6 +68,7 @@ export const TIER_DEFAULTS: Record<Tier, TierLimits> = {
     script_timeout_sec: 10,
     max_storage_bytes: 1_073_741_824,
     max_hits_per_second: 200,
+    kv_write_bytes_per_second: 4_194_304,
   },
   standard: {
     ...COMMON_TIER_DEFAULTS,
@@ -76,6 +79,7 @@ export const TIER_DEFAULTS: Record<Tier, TierLimits> = {
     script_timeout_sec: 20,
     max_storage_bytes: 1_073_741_824,
     max_hits_per_second: 200,
+    kv_write_bytes_per_second: 4_194_304,
   },
   professional: {
     ...COMMON_TIER_DEFAULTS,
@@ -86,6 +90,7 @@ export const TIER_DEFAULTS: Record<Tier, TierLimits> = {
     script_timeout_sec: 30,
     max_storage_bytes: 5_368_709_120,
     max_hits_per_second: 1000,
+    kv_write_bytes_per_second: 16_777_216,
   },
   ultimate: {
     ...COMMON_TIER_DEFAULTS,
@@ -96,6 +101,7 @@ export const TIER_DEFAULTS: Record<Tier, TierLimits> = {
     script_timeout_sec: 30,
     max_storage_bytes: 10_737_418_240,
     max_hits_per_second: 0,
+    kv_write_bytes_per_second: 0,
   },
 };
 

@@ -9,7 +9,7 @@ import { migrate } from "../platform/db/migrate";
 import { createLogger } from "../platform/log";
 import { prefixUpperBound } from "./kv";
 import { ScriptPool } from "./pool";
-import { waitUntil } from "../tests/fixtures/wait";
+import { SettleOrder, waitUntil } from "../tests/fixtures/wait";
 import type { KvLimits, ScriptLimits, ScriptRunResult } from "./types";
 
 const dir = mkdtempSync(join(tmpdir(), "secbox-kv-"));
@@ -152,6 +152,46 @@ describe("Secbox.kv", () => {
     expect(msg).toBe("KV operation budget exhausted (5 per run)");
     // a new execution has a fresh budget
     expect(await value(o, "Secbox.kv.get('k')", { opsPerRun: 5 })).toBeNull();
+  });
+
+  test("kv_write_bytes_per_second: a set beyond a second's worth waits for its bytes; one that cannot wait fails and writes nothing", async () => {
+    const o = newOwner();
+    const v = "'x'.repeat(49_999)"; // 50,000 bytes with a 1-byte key
+    // 100,000 bytes a second: two sets at once, the third waits for the 50,000 bytes it lacks (0.5 s)
+    const started = performance.now();
+    expect(
+      await value(o, `for (const k of ['a', 'b', 'c']) await Secbox.kv.set(k, ${v}); return Secbox.kv.list()`, { writeBytesPerSecond: 100_000 }),
+    ).toMatchObject({
+      entries: [{ key: "a" }, { key: "b" }, { key: "c" }],
+    });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(450);
+    // 5,000 bytes a second: 50,000 would wait 9 s, more than the run has (5 s): refused at once, nothing written
+    const p = newOwner();
+    const msg = await rejection(p, `await Secbox.kv.set('a', ${v})`, { writeBytesPerSecond: 5_000 });
+    expect(msg).toBe("KV write rate limit reached (5000 bytes per second): this set would wait 9000 ms");
+    expect(await value(p, "Secbox.kv.get('a')")).toBeNull();
+    // the script may catch it and go on
+    expect(await value(p, `try { await Secbox.kv.set('a', ${v}) } catch (e) { return 'caught' }`, { writeBytesPerSecond: 5_000 })).toBe("caught");
+    // 0: unlimited
+    expect(await value(newOwner(), `for (let i = 0; i < 30; i++) await Secbox.kv.set('k' + i, ${v}); return 30`, { writeBytesPerSecond: 0 })).toBe(
+      30,
+    );
+  });
+
+  test("kv_write_bytes_per_second: one owner's waiting sets never hold another's", async () => {
+    const slow = newOwner();
+    const other = newOwner();
+    const order = new SettleOrder();
+    const v = "'x'.repeat(49_999)";
+    // `slow` needs 1 s of waiting for its last two sets; `other`, started after, has a bucket of its own
+    const a = order.push(
+      "slow",
+      value(slow, `for (const k of ['a', 'b', 'c', 'd']) await Secbox.kv.set(k, ${v}); return 4`, { writeBytesPerSecond: 100_000 }),
+    );
+    await Bun.sleep(50);
+    const b = order.push("other", value(other, `await Secbox.kv.set('a', ${v}); return 1`, { writeBytesPerSecond: 100_000 }));
+    expect(await Promise.all([a, b])).toEqual([4, 1]);
+    expect(order.of).toEqual(["other", "slow"]);
   });
 
   test("list: byte order, prefix, after, limit and cursor", async () => {

@@ -23,6 +23,7 @@ import { storageUsage, type StorageQuota } from "../platform/storage/quota";
 import type { Clock } from "../platform/runtime";
 import type { Work } from "../platform/work/pool";
 import { kvStore, type KvRow } from "./kv-store";
+import { KvWriteRate } from "./kv-rate";
 import { kvTask } from "./kv-tasks";
 import { KV_WRITE_TOPIC, purgeExpired, writeEntry, type KvSetInput, type KvSetOutcome } from "./kv-write";
 import type { KvLimits } from "./types";
@@ -164,6 +165,8 @@ export class KvService {
   private offLoop: KvWork | null = null;
   /** Per user (or owner without accounting): the tail of their sets sent to the work pool, one after another. */
   private readonly queued = new Map<string, Promise<unknown>>();
+  /** Each user's write rate (tier kv_write_bytes_per_second, kv-rate.ts). */
+  private readonly rate = new KvWriteRate();
 
   constructor(
     private readonly db: Db,
@@ -236,7 +239,16 @@ export class KvService {
     return row ? toEntry(row) : null;
   }
 
-  async set(owner: string, keyIn: unknown, valueIn: unknown, options: unknown, limits: KvLimits): Promise<boolean> {
+  /** `remainingMs`/`signal`: the run's time left and its end (a set waits for the user's write rate within them). */
+  async set(
+    owner: string,
+    keyIn: unknown,
+    valueIn: unknown,
+    options: unknown,
+    limits: KvLimits,
+    remainingMs = Infinity,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
     const key = checkKey(keyIn);
     const value = checkValue(valueIn);
     if (options !== undefined && options !== null && !isObject(options)) throw new KvError("KV set options must be an object");
@@ -251,6 +263,8 @@ export class KvService {
     const quota = this.storage?.quota;
     if (quota?.diskLow) throw new KvError("KV write refused: the server is low on disk space");
     const userId = await this.userOf(owner);
+    const slow = await this.rate.take(userId ?? owner, size, limits.writeBytesPerSecond, remainingMs, signal);
+    if (slow !== null) throw new KvError(slow);
     const now = this.nowSec();
     // the user's cap (tier, cached by the quota) is read before the transaction, which may run on another thread
     const cap = quota && userId !== null ? await quota.limit(userId) : undefined;
@@ -356,7 +370,7 @@ export class KvService {
       case "getEntry":
         return this.getEntry(owner, call.key);
       case "set":
-        return this.set(owner, call.key, call.value, call.options, limits);
+        return this.set(owner, call.key, call.value, call.options, limits, remainingMs, signal);
       case "delete":
         return this.delete(owner, call.key);
       case "list":

@@ -25,6 +25,8 @@ export interface KvLimits {
   maxBytes: number;
   maxTtlSec: number;
   opsPerRun: number;
+  /** Stored bytes (key + value) one user may set per second, 0 = unlimited (tier kv_write_bytes_per_second). */
+  writeBytesPerSecond: number;
 }
 
 export interface ScriptRunRequest {
@@ -95,6 +97,7 @@ export const DEFAULT_KV_LIMITS: KvLimits = {
   maxBytes: 1_073_741_824,
   maxTtlSec: 2_592_000,
   opsPerRun: 200,
+  writeBytesPerSecond: 0,
 };
 
 /** §11.6: console capture bounds. */

@@ -580,6 +580,7 @@ export class ResponderEngine {
           maxBytes: limits.kv_max_bytes,
           maxTtlSec: limits.kv_max_ttl_sec,
           opsPerRun: limits.kv_ops_per_run,
+          writeBytesPerSecond: limits.kv_write_bytes_per_second,
         },
       });
       return responseFromScript(out, defaults);

@@ -59,7 +59,7 @@ describe.skipIf(!onPostgres)("PostgreSQL backend", () => {
 
   test("Secbox.kv: a NUL character in a key or value is the script's error (KvError), not an internal one", async () => {
     const kv = new KvService(a, { now: () => Date.now() });
-    const limits = { maxEntries: 10, maxBytes: 10_000, maxTtlSec: 60, opsPerRun: 10 };
+    const limits = { maxEntries: 10, maxBytes: 10_000, maxTtlSec: 60, opsPerRun: 10, writeBytesPerSecond: 0 };
     const signal = new AbortController().signal;
     for (const call of [
       { m: "set", key: "k", value: "a\u0000b" },

@@ -1,0 +1,66 @@
+// How fast one user may write stored bytes through Secbox.kv (tier `kv_write_bytes_per_second`, issue 29: six
+// responders writing 1 MiB values as fast as they could kept both cores busy and another user's scripts waited for
+// one). A token bucket per user (per responder without storage accounting) holds one second's worth; a set takes
+// its bytes (key + value) and, when the bucket runs short, waits until they have been earned: the waiting holds no
+// worker (the script is parked on its await). A set that could not be earned within its run's remaining time fails
+// at once with the script's KV error, and writes nothing. Counted per instance, in real time (not the injectable
+// clock of TTLs). A refusal is an outcome (its message), which kv.ts throws as the script's KV error.
+// Owns: the buckets. Must never: delay another user's sets, or let one set wait past its run's end.
+
+/** Time a set's wait leaves its run for whatever follows the set (the run's result, a last call). */
+const MARGIN_MS = 250;
+/** Buckets kept before full ones are dropped (a full bucket carries no state). */
+const MAX_BUCKETS = 10_000;
+
+export class KvWriteRate {
+  private readonly buckets = new Map<string, { tokens: number; at: number; perSecond: number }>();
+
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
+  /**
+   * Takes `bytes` from `who`'s bucket at `perSecond` (0: unlimited): null at once, or after the wait that earns
+   * them; the refusal's message when that wait would not end `MARGIN_MS` before `remainingMs`, or when `signal`
+   * aborts (the run ended) during it (the bytes then go back).
+   */
+  async take(who: string, bytes: number, perSecond: number, remainingMs: number, signal?: AbortSignal): Promise<string | null> {
+    if (perSecond <= 0) return null;
+    const now = this.now();
+    let b = this.buckets.get(who);
+    if (b === undefined) {
+      if (this.buckets.size >= MAX_BUCKETS) this.sweep(now);
+      this.buckets.set(who, (b = { tokens: perSecond, at: now, perSecond }));
+    } else {
+      // (a tier change takes effect with the next set)
+      b.perSecond = perSecond;
+      b.tokens = Math.min(perSecond, b.tokens + (Math.max(0, now - b.at) * perSecond) / 1000);
+      b.at = now;
+    }
+    // Earlier sets still waiting have taken their bytes already (the bucket below zero): this one waits behind them.
+    const waitMs = b.tokens >= bytes ? 0 : ((bytes - b.tokens) * 1000) / perSecond;
+    if (waitMs > 0 && waitMs > remainingMs - MARGIN_MS) {
+      return `KV write rate limit reached (${perSecond} bytes per second): this set would wait ${Math.ceil(waitMs)} ms`;
+    }
+    b.tokens -= bytes;
+    if (waitMs === 0) return null;
+    const bucket = b;
+    return new Promise<string | null>((resolve) => {
+      const timer = setTimeout(done, waitMs);
+      function done() {
+        signal?.removeEventListener("abort", aborted);
+        resolve(null);
+      }
+      function aborted() {
+        clearTimeout(timer);
+        bucket.tokens += bytes; // not written: the bytes are not spent
+        resolve("KV: the run ended");
+      }
+      if (signal?.aborted) aborted();
+      else signal?.addEventListener("abort", aborted, { once: true });
+    });
+  }
+
+  /** Drops full buckets (their users have not written for a second or more). */
+  private sweep(now: number): void {
+    for (const [who, b] of this.buckets) if (b.tokens + ((now - b.at) * b.perSecond) / 1000 >= b.perSecond) this.buckets.delete(who);
+  }
+}
