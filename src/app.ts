@@ -22,7 +22,7 @@ import { availableParallelism } from "node:os";
 import { SqliteDb } from "./platform/db/sqlite";
 import { WorkPool, workerEntry } from "./platform/work/pool";
 import { dbTask } from "./platform/work/db-tasks";
-import type { WorkEnv } from "./work-tasks";
+import type { WorkEnv } from "./platform/work/task";
 import { messagesRoutes } from "./features/messages/routes";
 import { MessagesService } from "./features/messages/service";
 import { notificationEmailRoutes } from "./features/notification-email/routes";

@@ -8,15 +8,9 @@
 // configuration, its read-only SQLite connection as the database (on PostgreSQL a database that refuses every call:
 // the main thread reads there), a throwaway key in place of the master key (the checks never seal or open data).
 import { randomBytes } from "node:crypto";
-import type { Config } from "./config/schema";
 import type { Db } from "./platform/db/db";
 import { serveTasks } from "./platform/work/worker";
-import type { TaskContext } from "./platform/work/task";
-
-/** What app.ts hands every work thread (WorkPool `env`). */
-export interface WorkEnv {
-  config: Config;
-}
+import type { TaskContext, WorkEnv } from "./platform/work/task";
 
 /** A database for threads without one (PostgreSQL): any use is a bug. */
 function noDatabase(): Db {

@@ -11,13 +11,18 @@ import { Dict, Named, Opt, StringEnum, T, UnixTime, Uuid, type Static } from "..
 import { ScriptWarnings } from "../scripts/contract";
 import { SecretsSelector, SecretsSelectorParam } from "../secrets/contract";
 import { TaggedMembers, TagIdsParam } from "../tags/contract";
-import { MAX_LOG_ERROR_CHARS } from "./core-types";
 import { RETRY_MAX_ATTEMPTS, RETRY_MAX_INTERVAL_MS, RETRY_MIN_INTERVAL_MS } from "./shared-rules";
 
 /** A body as it reaches a service (looseBody: every member as sent). */
 export type Loose<S extends TSchema> = { [K in keyof Static<S>]?: unknown };
 
 // ---- scheduler (§14) ----
+
+/** Logs kept per tracker, and per tracker in the summary; the longest error text a log keeps (supplement §17.2,
+ *  §17.3, §22). */
+export const MAX_LOGS = 50;
+export const SUMMARY_LOGS = 10;
+export const MAX_LOG_ERROR_CHARS = 2000;
 
 export const SchedulerParseScheduleParams = Named(
   "SchedulerParseScheduleParams",

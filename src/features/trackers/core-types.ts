@@ -17,10 +17,7 @@ export type { PhaseRecord, PhaseStatus, Revision, TrackerConfig, TrackerLog, Tra
 /** The kinds of tracker the core runs (the trackers table's `kind`). */
 export type TrackerKind = "api" | "page";
 
-/** Logs kept per tracker, and per tracker in the summary (supplement §17.2, §17.3, §22). */
-export const MAX_LOGS = 50;
-export const SUMMARY_LOGS = 10;
-export const MAX_LOG_ERROR_CHARS = 2000;
+export { MAX_LOG_ERROR_CHARS, MAX_LOGS, SUMMARY_LOGS } from "./contract";
 
 /** A stored tracker with its JSON columns parsed. `target` is in its stored (echoed) form, kind-specific. */
 export interface StoredTracker<Target = unknown> {

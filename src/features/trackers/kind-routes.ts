@@ -9,11 +9,18 @@ import type { AuthPlugin } from "../../platform/auth/plugin";
 import { ListQueryParams, ListQuerySchema } from "../../platform/http/list-query";
 import { Revision, type TrackerKindContract } from "./contract";
 import type { TrackerKindService } from "./kind-service";
+import type { TrackersService } from "./service";
 import { ScriptWarnings } from "../scripts/contract";
 
 /** §27: how a save checks a target's scripts. */
 const SCRIPT_CHECKED =
   "API configurators and extractors are compiled by QuickJS in their source forms; a page extractor is parsed, in the page's forms, as code for Chromium";
+
+/** What the trackers routes use, every kind's included: the auth plugin and the feature's service (app.ts wires them). */
+export interface TrackersRoutesDeps {
+  auth: AuthPlugin;
+  trackers: TrackersService;
+}
 
 export interface TrackerRoutesSpec<Target> {
   /** Plugin name. */

@@ -4,16 +4,9 @@
 import { Elysia } from "elysia";
 import { looseBody, op } from "../../platform/http/contract";
 import { SchedulerParseScheduleParams, SchedulerParseScheduleResult } from "./contract";
-import type { AuthPlugin } from "../../platform/auth/plugin";
-import type { TrackersService } from "./service";
+import type { TrackersRoutesDeps } from "./kind-routes";
 import { apiTrackersRoutes } from "./api/routes";
 import { pageTrackersRoutes } from "./page/routes";
-
-/** What the routes use: the auth plugin and the feature's own service (app.ts wires them). */
-export interface TrackersRoutesDeps {
-  auth: AuthPlugin;
-  trackers: TrackersService;
-}
 
 export const trackersRoutes = ({ auth, trackers }: TrackersRoutesDeps) =>
   new Elysia({ name: "feature/trackers" })

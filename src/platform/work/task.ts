@@ -7,6 +7,7 @@
 // Owns: the task reference/implementation types, the error wire form. Must never: import a feature.
 import { ApiError, type ErrorCode } from "../core/errors";
 import type { Db } from "../db/db";
+import type { Config } from "../../config/schema";
 
 /** What the main thread names when it runs a task; I and O are the input and output types. */
 export interface TaskRef<I, O> {
@@ -28,6 +29,11 @@ export class Transfer<T> {
 export const transfer = <T>(value: T, list: ArrayBuffer[]): Transfer<T> => new Transfer(value, list);
 
 /** What a running task may use besides its input. */
+/** What the main thread (app.ts) hands every work thread (WorkPool `env`); work-tasks.ts builds from it. */
+export interface WorkEnv {
+  config: Config;
+}
+
 export interface TaskContext {
   /** A read-only connection of this thread to the SQLite database (opened on first use; it sees committed data).
    *  Throws on PostgreSQL (read there on the main thread: Bun.SQL is asynchronous). */

@@ -3,8 +3,7 @@
 // loosely (looseBody) and checked by the service.
 import { Elysia } from "elysia";
 import { looseBody, op } from "../../../platform/http/contract";
-import type { TrackersRoutesDeps } from "../routes";
-import { trackerRoutes } from "../kind-routes";
+import { trackerRoutes, type TrackersRoutesDeps } from "../kind-routes";
 import { PageTrackerContract, PageTrackerDebugResult } from "./contract";
 
 const BASE = "/api/web_scraping/page_trackers";
