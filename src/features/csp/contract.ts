@@ -3,13 +3,64 @@
 // `Static`.
 import { Named, Opt, StringEnum, T, UnixTime, Uuid, type Static } from "../../platform/http/contract";
 import { TaggedMembers, TagIdsParam } from "../tags/contract";
-import { CHECKS, SEVERITIES } from "./evaluate";
-import { DIRECTIVE_NAMES } from "./directives";
-import { MAX_DIRECTIVES, MAX_POLICY_NAME, REMOTE_MAX_REDIRECTS, REMOTE_SOURCES, REMOTE_TIMEOUT_MS, SERIALIZE_SOURCES } from "./shared-rules";
-import { MAX_FINDINGS, MAX_POLICIES } from "./tasks";
+import {
+  MAX_DIRECTIVES,
+  MAX_POLICY_NAME,
+  OTHER_DIRECTIVES,
+  REMOTE_MAX_REDIRECTS,
+  REMOTE_SOURCES,
+  REMOTE_TIMEOUT_MS,
+  SERIALIZE_SOURCES,
+  SOURCE_LIST_DIRECTIVES,
+} from "./shared-rules";
 
 /** The `type` of a policy's content (§13.3). */
 export const CONTENT_TYPES = ["directives", "serialized", "remote"] as const;
+
+// The vocabulary of the wire: directive names, finding severities and codes, and the evaluator's bounds.
+
+/** Every directive a stored policy may hold (§13.1). */
+export const DIRECTIVE_NAMES: readonly string[] = [...SOURCE_LIST_DIRECTIVES, ...OTHER_DIRECTIVES];
+
+export const SEVERITIES = ["high", "medium", "low", "info"] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+/** Every code the evaluator can emit, with its severity (missing-base-uri and insecure-scheme vary). */
+export const CHECKS: Record<string, Severity | "high|medium" | "high|medium|low|info"> = {
+  "missing-script-src": "high",
+  "missing-object-src": "high",
+  "missing-base-uri": "high|medium",
+  "unsafe-inline": "high",
+  "unsafe-eval": "medium",
+  "wildcard-source": "high",
+  "insecure-scheme": "high|medium|low|info",
+  "data-scheme": "high",
+  "broad-scheme": "high",
+  "plain-url-allowlist": "medium",
+  "script-bypass-host": "high",
+  "permissive-base-uri": "high",
+  "strict-dynamic-without-nonce": "medium",
+  "nonce-too-short": "medium",
+  "invalid-hash": "medium",
+  "unsafe-hashes": "low",
+  "wasm-unsafe-eval": "info",
+  "inline-speculation-rules": "info",
+  "missing-frame-ancestors": "low",
+  "deprecated-directive": "info",
+  "no-reporting": "info",
+  "unknown-keyword": "medium",
+  "unquoted-keyword": "medium",
+  "missing-semicolon": "medium",
+  "unknown-directive": "low",
+  "ip-source": "info",
+  "unreadable-directive": "medium",
+};
+
+/** §27: at most this many findings per policy, most severe first. */
+export const MAX_FINDINGS = 100;
+/** (addition) A `serialized` text of at most this many policies (larger → 400): the answer stays bounded
+ *  (MAX_POLICIES × MAX_FINDINGS findings), while real headers carry a handful. */
+export const MAX_POLICIES = 20;
 
 const DirectiveName = StringEnum(DIRECTIVE_NAMES, { description: "see supplement §13.1 for the value rules of each name" });
 export const CspDirective = Named(

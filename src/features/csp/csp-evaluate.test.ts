@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { newId } from "../../platform/core/ids";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
-import { CHECKS } from "./evaluate";
+import { CHECKS } from "./contract";
 
 const EVAL = "/api/web_security/csp/_evaluate";
 const SHA256 = "'sha256-RFWPLDbv2BY+rCkDzsE+0fr8ylGr2R2faWMhq4lfEQc='";

@@ -11,7 +11,7 @@
 // stores the source without it (with a warning), the `directives` variant refuses it.
 import { invalid } from "../../platform/core/errors";
 import { TOKEN_RE } from "../../platform/net/shared-rules";
-import type { Directive } from "./contract";
+import { DIRECTIVE_NAMES, type Directive } from "./contract";
 import {
   HASH_SOURCE_RE,
   HOST_SOURCE_RE,
@@ -39,9 +39,6 @@ export {
   VALUE_RE,
 };
 export type { Directive };
-
-/** Every directive a stored policy may hold (§13.1). */
-export const DIRECTIVE_NAMES: readonly string[] = [...SOURCE_LIST_DIRECTIVES, ...OTHER_DIRECTIVES];
 
 export const KNOWN = new Set(DIRECTIVE_NAMES);
 export const SOURCE_LISTS = new Set<string>(SOURCE_LIST_DIRECTIVES);

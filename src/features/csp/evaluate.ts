@@ -22,54 +22,11 @@
 // ignored (and reported as unreadable-directive). Keywords, nonces and hashes are read case-insensitively through
 // the one canonical form import stores (directives.ts canonicalSource).
 import { BYPASS_KIND, findBypass } from "./bypass-hosts";
-import type { PolicyFinding } from "./contract";
-import {
-  canonicalSource,
-  DIRECTIVE_NAMES,
-  HASH_SOURCE_RE,
-  HOST_SOURCE_RE,
-  KEYWORDS,
-  SCHEME_SOURCE_RE,
-  SOURCE_LIST_DIRECTIVES,
-  SOURCE_LISTS,
-} from "./directives";
-
-export const SEVERITIES = ["high", "medium", "low", "info"] as const;
-export type Severity = (typeof SEVERITIES)[number];
+import { CHECKS, DIRECTIVE_NAMES, SEVERITIES, type PolicyFinding, type Severity } from "./contract";
+import { canonicalSource, HASH_SOURCE_RE, HOST_SOURCE_RE, KEYWORDS, SCHEME_SOURCE_RE, SOURCE_LIST_DIRECTIVES, SOURCE_LISTS } from "./directives";
 
 /** A finding of one policy (the wire's, without `policyIndex`: contract.ts CspEvaluation). */
 export type Finding = Omit<PolicyFinding, "policyIndex">;
-
-/** Every code the evaluator can emit, with its severity (missing-base-uri and insecure-scheme vary). */
-export const CHECKS: Record<string, Severity | "high|medium" | "high|medium|low|info"> = {
-  "missing-script-src": "high",
-  "missing-object-src": "high",
-  "missing-base-uri": "high|medium",
-  "unsafe-inline": "high",
-  "unsafe-eval": "medium",
-  "wildcard-source": "high",
-  "insecure-scheme": "high|medium|low|info",
-  "data-scheme": "high",
-  "broad-scheme": "high",
-  "plain-url-allowlist": "medium",
-  "script-bypass-host": "high",
-  "permissive-base-uri": "high",
-  "strict-dynamic-without-nonce": "medium",
-  "nonce-too-short": "medium",
-  "invalid-hash": "medium",
-  "unsafe-hashes": "low",
-  "wasm-unsafe-eval": "info",
-  "inline-speculation-rules": "info",
-  "missing-frame-ancestors": "low",
-  "deprecated-directive": "info",
-  "no-reporting": "info",
-  "unknown-keyword": "medium",
-  "unquoted-keyword": "medium",
-  "missing-semicolon": "medium",
-  "unknown-directive": "low",
-  "ip-source": "info",
-  "unreadable-directive": "medium",
-};
 
 /** Directives CSP dropped or never standardised; reported as deprecated rather than unknown. */
 const DEPRECATED = new Map<string, string>([

@@ -3,17 +3,12 @@
 // The worker entry (src/work-tasks.ts) lists `cspTasks`.
 import { invalid } from "../../platform/core/errors";
 import { implement, taskRef, type TaskImpl } from "../../platform/work/task";
-import type { Evaluation } from "./contract";
-import { evaluatePolicy, SEVERITIES, type EvaluatedDirective } from "./evaluate";
+import { MAX_FINDINGS, MAX_POLICIES, SEVERITIES, type Evaluation } from "./contract";
+import { evaluatePolicy, type EvaluatedDirective } from "./evaluate";
 import { splitDirectives, splitPolicies } from "./import";
 
-/** §27: at most this many findings per policy, most severe first. */
-export const MAX_FINDINGS = 100;
 /** §27: a `serialized` text of at most 64 KiB (UTF-8 bytes); larger → 400. */
 export const MAX_EVALUATE_BYTES = 65_536;
-/** (addition) A `serialized` text of at most this many policies (larger → 400): the answer stays bounded
- *  (MAX_POLICIES × MAX_FINDINGS findings), while real headers carry a handful. */
-export const MAX_POLICIES = 20;
 /** Inputs up to this size (characters of text or of directive values) are evaluated inline. */
 export const INLINE_EVALUATE_CHARS = 4096;
 
