@@ -75,7 +75,8 @@ import { failure, MiB, settle, type Job, type Slot } from "./pool/state";
 import { kill, spawn } from "./pool/workers";
 import type { OutboundFetch } from "./proxy";
 import { DEFAULT_KV_LIMITS, type ScriptRunner, type ScriptRunRequest, type ScriptRunResult } from "./types";
-import { pack, packedBytes, type Packed } from "./wire";
+import type { Packed } from "./protocol";
+import { pack, packedBytes } from "./wire";
 
 export { workerEntry } from "./pool/workers";
 

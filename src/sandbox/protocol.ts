@@ -2,7 +2,16 @@
 // the other messages are objects (structured clone: JSON values and Uint8Array). Host operations that need the database or the network (kv, proxy) run on the main thread; the
 // worker only runs QuickJS and the pure host functions (encode/decode, crypto, timers, console).
 import type { LogEntry, ScriptError, SyntaxCheckMode } from "./types";
-import type { Packed, Path } from "./wire";
+
+/** Where a byte array sits in a value: its keys and indexes from the top. */
+export type Path = (string | number)[];
+
+/** A value as JSON text with its byte arrays taken out (wire.ts pack): each is `null` in the text, at `paths[i]`. */
+export interface Packed {
+  json: string;
+  paths: Path[];
+  bytes: Uint8Array[];
+}
 
 /** A run job's header (see wire.ts: the job travels as `header` + its context's JSON text + byte arrays). */
 export interface RunHeader {

@@ -5,16 +5,7 @@
 // break), or an array [that string, ...byte arrays] when the value holds non-empty byte arrays; several of them
 // may travel in one batch (see batch()). Every other message (init, park, wake, op, op-result, poisoned) is a plain
 // object; a string or array is always one of these two, or a batch of them.
-import type { ExecHeader, RunHeader } from "./protocol";
-
-export type Path = (string | number)[];
-
-/** A value as JSON text with its byte arrays taken out: each is `null` in the text, at `paths[i]`. */
-export interface Packed {
-  json: string;
-  paths: Path[];
-  bytes: Uint8Array[];
-}
+import type { ExecHeader, Packed, Path, RunHeader } from "./protocol";
 
 const isBytes = (x: unknown): x is ArrayBuffer | ArrayBufferView => x instanceof ArrayBuffer || ArrayBuffer.isView(x);
 const asU8 = (x: ArrayBuffer | ArrayBufferView): Uint8Array =>

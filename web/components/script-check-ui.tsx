@@ -2,8 +2,7 @@
 import { Code, List, Stack, Text } from "@mantine/core";
 import { modals } from "@mantine/modals";
 import { notifications } from "@mantine/notifications";
-import { describeProblem, scriptProblem } from "./code-editor/script-syntax";
-import type { EditorScript } from "./script-check";
+import { describeProblem, scriptProblem, type EditorScript } from "./code-editor/script-syntax";
 
 /** True to go on with the save: every script compiles, or the user chose "Save anyway". */
 export async function confirmScriptsCompile(scripts: EditorScript[]): Promise<boolean> {

@@ -2,14 +2,9 @@
 // will run (code-editor/script-syntax.ts) and asks before saving one with a syntax error; after the save it shows the
 // server's `warnings` (the server compiles with the real engine, so it has the last word). The checks and dialogs
 // (script-check-ui.tsx, with acorn) load on first use, so the first load does not carry them.
-import type { ScriptRuntime } from "./code-editor/script-syntax";
+import type { EditorScript } from "./code-editor/script-syntax";
 
-export interface EditorScript {
-  /** The editor's label ("Script source", "Extractor"). */
-  label: string;
-  source: string;
-  runtime: ScriptRuntime;
-}
+export type { EditorScript };
 
 const ui = () => import("./script-check-ui");
 

@@ -11,7 +11,8 @@
 // replaced are re-checked against the buffer's real length; host details never reach the script).
 import type { QuickJSHandle } from "quickjs-emscripten-core";
 import { CODE_UNITS_SNIPPET, DESCRIBE_SNIPPET, EXPORT_SNIPPET, IMPORT_SNIPPET } from "../bridge";
-import { pack, parseWithBytes, type Packed } from "../wire";
+import type { Packed } from "../protocol";
+import { pack, parseWithBytes } from "../wire";
 import { ExportError, HostThrow, OutOfMemory, ScriptThrew, type Exec } from "./exec";
 import { ARGV_SLOTS, fastCall, memoryUsage } from "./quickjs-internals";
 

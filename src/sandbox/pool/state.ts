@@ -4,7 +4,7 @@
 // Owns: nothing at run time (types, constants, small readers). Must never: hold state.
 import type { KvLimits, ScriptError, ScriptRunRequest, ScriptRunResult } from "../types";
 import type { Owner } from "../owners";
-import type { Packed } from "../wire";
+import type { Packed } from "../protocol";
 
 export interface Job {
   id: number;

@@ -4,23 +4,9 @@
 // `lint` marks a script's syntax errors as you type (the parser, acorn, is in the lazy chunk too).
 import { Box, Input, Textarea } from "@mantine/core";
 import { lazy, Suspense, useId } from "react";
-import type { ScriptRuntime } from "./script-syntax";
+import type { CodeEditorProps, CodeLanguage } from "./props";
 
-export type CodeLanguage = "javascript" | "json" | "html" | "xml" | "text";
-
-export interface CodeEditorProps {
-  value: string;
-  onChange: (value: string) => void;
-  /** Accessible name of the editing area. */
-  label: string;
-  description?: React.ReactNode;
-  error?: React.ReactNode;
-  minHeight?: number;
-  readOnly?: boolean;
-  language?: CodeLanguage;
-  /** A script: marks syntax errors as you type, checked as it will run (script-syntax.ts; a lint gutter). */
-  lint?: ScriptRuntime;
-}
+export type { CodeEditorProps, CodeLanguage };
 
 const CodeMirrorEditor = lazy(() => import("./code-mirror"));
 

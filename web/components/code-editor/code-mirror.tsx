@@ -13,7 +13,7 @@ import { drawSelection, EditorView, highlightActiveLine, highlightActiveLineGutt
 import { tags } from "@lezer/highlight";
 import { Text, useComputedColorScheme } from "@mantine/core";
 import { useEffect, useRef, useState } from "react";
-import type { CodeEditorProps, CodeLanguage } from "./code-editor";
+import type { CodeEditorProps, CodeLanguage } from "./props";
 import { describeProblem, scriptProblem, type ScriptRuntime } from "./script-syntax";
 
 /** Syntax errors as you type (issue 30): the script checked as it will run, marked in the text and the gutter;

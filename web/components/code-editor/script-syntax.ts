@@ -10,6 +10,14 @@ import { parse } from "acorn";
 /** Where a script runs: QuickJS (§11.6) or the Chromium page (§16.2). */
 export type ScriptRuntime = "quickjs" | "chromium";
 
+/** A script an editor page saves (script-check.ts). */
+export interface EditorScript {
+  /** The editor's label ("Script source", "Extractor"). */
+  label: string;
+  source: string;
+  runtime: ScriptRuntime;
+}
+
 export interface ScriptProblem {
   message: string;
   /** 1-based, in the user's source */

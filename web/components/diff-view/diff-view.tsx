@@ -5,21 +5,9 @@
 import { Box, Group, Text } from "@mantine/core";
 import { lazy, Suspense } from "react";
 import { LoadingState } from "../states";
+import type { DiffMode, DiffViewProps } from "./props";
 
-export type DiffMode = "split" | "unified";
-
-export interface DiffViewProps {
-  original: string;
-  modified: string;
-  mode: DiffMode;
-  /** "json" (and "javascript") get highlighting; "text" none. */
-  language?: "json" | "javascript" | "text";
-  /** What each side is, e.g. "Revision of 3 Jan 2026, 10:17"; also the editors' accessible names. */
-  originalLabel: string;
-  modifiedLabel: string;
-  /** Height limit in px before the view scrolls. */
-  maxHeight?: number;
-}
+export type { DiffMode, DiffViewProps };
 
 const MergeView = lazy(() => import("./merge-view"));
 

@@ -9,7 +9,7 @@ import { EditorView, lineNumbers } from "@codemirror/view";
 import { useComputedColorScheme } from "@mantine/core";
 import { useEffect, useRef } from "react";
 import { darkTheme, lightTheme } from "../code-editor/code-mirror";
-import type { DiffViewProps } from "./diff-view";
+import type { DiffViewProps } from "./props";
 
 const COLLAPSE = { margin: 3, minSize: 6 };
 
