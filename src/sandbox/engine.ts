@@ -3,6 +3,7 @@
 // host operation (kv, proxy, timers) another runs. Everything here runs on the worker thread. The engine's parts
 // (src/sandbox/README.md has the map):
 //   engine.ts                   state, start-up, the run loop: start, slice, pump, interrupt, watchdog, reap
+//   engine/state.ts             the state the loop and its parts share (EngineState), the pristine runtime's record
 //   engine/exec.ts              the execution record and the vocabulary the parts share
 //   engine/results.ts           how an execution ends: its value exported, an error described, the result posted
 //   engine/marshal.ts           values in and out of QuickJS (packed context, JSON, byte arrays, strings, errors)
@@ -14,8 +15,8 @@
 //   engine/memory.ts            the memory limit at the WebAssembly memory's growth (overdraft, interrupt at once)
 //   engine/nesting.ts           fairness on the thread: parked jobs resumed from the interrupt handler, priority
 //   engine/quickjs-internals.ts every reach into quickjs-emscripten internals: version pin, self-check, fallback
-// The fields below are the engine's state, shared by those parts (each part's header says which it owns); worker.ts
-// uses only the methods above "internal".
+// The engine's state is EngineState (engine/state.ts), shared by those parts (each part's header says which it
+// owns); worker.ts uses only the methods above "internal".
 //
 // Limits
 // - Time: one wall-clock deadline per execution. While QuickJS runs, the interrupt handler stops it; while it
@@ -36,14 +37,15 @@
 //   "poisoned" and the pool replaces the worker.
 // The run loop must never: run a slice while a fault stands or after poisoning, free a runtime while a slice runs
 // (reap() waits for the outermost one), or let an execution end without exactly one result.
-import type { QuickJSHandle, QuickJSWASMModule } from "quickjs-emscripten-core";
+import type { QuickJSHandle } from "quickjs-emscripten-core";
 import { EXPORT_SNIPPET, IMPORT_SNIPPET } from "./bridge";
 import { sodiumReady } from "./crypto";
 import { compile, invoke, normalizeSource, type Form } from "./engine/compile";
 import { MEM_CHECK_MS, MemoryView, memoryError, newExec, OutOfMemory, resetExec, ScriptThrew, timeoutError, type Exec } from "./engine/exec";
 import { abandon, contain, guard, isFreeAbort, isNativeOverflow, poison } from "./engine/faults";
 import { installGlobals } from "./engine/host-functions";
-import { buildTemplate, keepImage, releaseTemplate, reseed, restoreImage, seedFresh, type Template } from "./engine/image";
+import { buildTemplate, keepImage, releaseTemplate, reseed, restoreImage, seedFresh } from "./engine/image";
+import { EngineState } from "./engine/state";
 import { heapUsed, importValue, installContext, newError, own, snippet, toScriptError } from "./engine/marshal";
 import { charge, LOW_PRIORITY_AFTER_MS, lower, raise, resumeOthers, takeMail, threadPriority } from "./engine/nesting";
 import { limitGrowth, PAGE, startCharge } from "./engine/memory";
@@ -59,81 +61,14 @@ import {
 } from "./engine/quickjs-internals";
 import { acornCheck, compileOnly } from "./engine/check";
 import { checked, fail, finishError, succeed } from "./engine/results";
-import type { ExecHeader, MainToWorker, OpReply, RunJob, WorkerToMain } from "./protocol";
+import type { ExecHeader, MainToWorker, OpReply, RunJob } from "./protocol";
 import { encodeDone } from "./wire";
 
 /** Measured-heap checks at the end of any slice that ran at least MEM_SLICE_MS (allocating more than a few MiB takes
  *  longer than that, so short scripts skip the ~80 µs cost); during a slice every MEM_CHECK_MS (exec.ts). */
 const MEM_SLICE_MS = 1;
 
-export class Engine {
-  mod: QuickJSWASMModule | null = null;
-  memory: WebAssembly.Memory | null = null;
-  /** Views of `memory` (image.ts, fastCall); set by init(). */
-  view!: MemoryView;
-  instance: WebAssembly.Instance | null = null;
-  /** The speed internals of quickjs-internals.ts are verified (pinned versions, self-check passed); false: the slow
-   *  safe path. `fallback`: why the worker does without them (or without the memory image), for the pool's log. */
-  fast = false;
-  fallback: string | null = null;
-  readonly execs = new Map<number, Exec>();
-  /** The execution whose slice runs (the top of `stack`). */
-  current: Exec | null = null;
-  /** Executions whose slice is on the thread, outermost first (nested slices above, see nesting.ts). */
-  readonly stack: Exec[] = [];
-  reapList: Exec[] = [];
-  watchdogAt = Infinity;
-  /** The pristine runtime + context executions start from (null: every execution creates its own; image.ts). */
-  tpl: Template | null = null;
-
-  // faults.ts
-  poisoned = false;
-  /** A failure inside a host callback that QuickJS must not run on after (a native stack overflow, a glue error):
-   *  the guarded glue (see faults.ts guard()) rethrows it until it leaves the WebAssembly code; slice() handles it. */
-  fault: Error | null = null;
-  /** A native stack overflow was contained while other executions lived in this instance: they run to their end,
-   *  no new job starts here (the pool retires the worker, see faults.ts contain()). */
-  draining = false;
-  /** JSContext.interrupt_counter's offset (engine/memory.ts interruptNow; null: not found, the slow safe path). */
-  counterOffset: number | null = null;
-  /** Runtimes left to the next image restore because JS_FreeRuntime aborted on them (faults.ts abandon()). */
-  abandoned = 0;
-  /** The instance's stack pointer between calls (its top), put back after a native stack overflow (null: not
-   *  verified, no containment and no nesting). */
-  stackTop: number | null = null;
-
-  // nesting.ts
-  /** The stack pointer where each nested slice was entered (contain() puts it back there). */
-  readonly nestSp: number[] = [];
-  /** emscripten's stackSave (null: no nesting). */
-  saveSp: (() => number) | null = null;
-  /** Op results come on this port; `cells[mailCell]` counts them (see nesting.ts). */
-  replies: MessagePort | null = null;
-  /** Shared with the pool: the mail count, and the job whose slice runs and since when (see attach()). */
-  cells: Int32Array | null = null;
-  mailCell = 0;
-  runCell = 0;
-  epoch = 0;
-  mailSeen = 0;
-  /** Op results taken from the port, not run yet (oldest first). */
-  inbox: OpReply[] = [];
-  drainScheduled = false;
-  nextPoll = 0;
-  /** This thread's id and nice value (null: unknown, its priority is left alone; see nesting.ts). */
-  tid: number | null = null;
-  baseNice = 0;
-  /** Its priority is lowered: for the running slice, or for good (it could not be raised back). */
-  lowered: "slice" | "always" | null = null;
-  /** Decayed running time (ms) per owner on this worker, as of `at` (performance.now()). */
-  readonly usage = new Map<string, { ms: number; at: number }>();
-
-  /** Called while script code runs (from QuickJS's interrupt handler, every few thousand operations): the worker
-   *  posts the results it holds, so a result never waits for a long-running neighbour in its batch. */
-  onRunning: (() => void) | null = null;
-
-  /** `send` posts a message to the pool: an object, or a result as wire.ts text. */
-  constructor(readonly send: (msg: WorkerToMain | string | unknown[], transfer?: ArrayBuffer[]) => void) {}
-
+export class Engine extends EngineState {
   /** Instantiates the QuickJS module with a private WebAssembly memory capped at `maxMemoryMib`. `shared`: the
    *  compiled QuickJS WebAssembly.Module of another worker (JSC shares a module's compiled and tiered-up code between
    *  the instances of all threads, so a second worker does not JIT-compile QuickJS again). `pinned`: the versions the
@@ -185,10 +120,6 @@ export class Engine {
    *  leaves its offers unclaimed. */
   get acceptsJobs(): boolean {
     return !this.poisoned && !this.draining;
-  }
-
-  get heapBytes(): number {
-    return this.memory ? this.view.bytes().byteLength : 0;
   }
 
   handle(msg: MainToWorker): void {

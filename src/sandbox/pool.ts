@@ -62,121 +62,29 @@
 // replaced once idle, returning that memory to the system. A worker that contained a native stack overflow while
 // other jobs were parked on it retires (see pool/workers.ts retire()): a replacement starts, the old one finishes
 // its jobs.
-import { availableParallelism } from "node:os";
-import type { Db } from "../platform/db/db";
-import type { Logger } from "../platform/log";
-import { outboundFetch } from "../platform/net/client";
-import { systemClock, type Clock } from "../platform/runtime";
+import { systemClock } from "../platform/runtime";
 import { KvService } from "./kv";
-import { OwnerQueues, type Owner } from "./owners";
+import type { Owner } from "./owners";
 import { busy, contended, eligibility } from "./pool/fairness";
 import { dispatch, flush, refresh, unoffer } from "./pool/offers";
-import { failure, MiB, settle, type Job, type Slot } from "./pool/state";
+import { failure, MiB, PoolState, settle, type Job, type ScriptPoolOptions, type Slot } from "./pool/state";
 import { kill, spawn } from "./pool/workers";
-import type { OutboundFetch } from "./proxy";
 import { DEFAULT_KV_LIMITS, type ScriptRunner, type ScriptRunRequest, type ScriptRunResult } from "./types";
 import type { Packed } from "./protocol";
 import { pack, packedBytes } from "./wire";
 
 export { workerEntry } from "./pool/workers";
+export type { ScriptPoolOptions };
 
-export interface ScriptPoolOptions {
-  /** `scripts.workers`; 0 = number of CPUs. */
-  workers: number;
-  /** `scripts.queue_limit`: jobs waiting for a worker; beyond it run() answers `queue_full` at once. */
-  queueLimit: number;
-  /** `scripts.queue_limit_per_user`: jobs of one owner waiting for a worker; beyond it run() answers that owner
-   *  `queue_full` while others are still queued. Default (and at most) `queueLimit`. */
-  queueLimitPerOwner?: number;
-  /** Database for Secbox.kv; without it KV calls fail. */
-  db?: Db;
-  /** `network.allow_private_targets` for op_proxy_request. */
-  allowPrivate: boolean;
-  log: Logger;
-  /** KV timestamps and TTLs. Default: system clock. */
-  clock?: Clock;
-  /** Default: platform/net outboundFetch. */
-  fetch?: OutboundFetch;
-  /** Hard cap of one worker's WebAssembly memory. Default 512. */
-  workerMemoryMib?: number;
-  /** An idle worker whose WebAssembly memory exceeds this is replaced. Default 192. */
-  recycleMib?: number;
-  /** Jobs one worker may hold (running + parked). Default 64. */
-  maxJobsPerWorker?: number;
-  /** A job not answered by deadline + this is presumed stuck: its worker is replaced. Default 3000. */
-  backstopGraceMs?: number;
-  /** Executions start from a restored memory image of a pristine runtime (engine/image.ts). Default true; false makes
-   *  every execution create its runtime (tests and benchmarks compare the two). */
-  snapshot?: boolean;
-  /** (tests) The quickjs-emscripten versions the engine's internals count as verified for (default: the pinned ones,
-   *  engine/quickjs-internals.ts): other versions make every worker take the slow safe path. */
-  quickjsVersions?: { core: string; variant: string };
-}
-
-export class ScriptPool implements ScriptRunner {
+export class ScriptPool extends PoolState implements ScriptRunner {
   readonly kv: KvService | null;
-  readonly size: number;
-  readonly slots: Slot[] = [];
-  /** Workers finishing their jobs after a contained native stack overflow (see pool/workers.ts retire()). */
-  readonly retiring = new Set<Slot>();
-  /** Owners hogging (see "Fairness"; updated by pool/fairness.ts check()). */
-  hogs = new Set<Owner>();
-  extraSpawned = 0;
-  /** Jobs waiting for a worker, per owner. */
-  readonly queues = new OwnerQueues<Job>();
-  readonly ownerQueueLimit: number;
-  /** Jobs one owner may hold in workers (running + parked + offered): 3/4 of what the workers hold, so a user's
-   *  thousand jobs parked on timers or slow fetches leave room for others. */
-  readonly ownerHeldCap: number;
-  /** Time base of the workers' RUN_CELL (Date.now() at creation). */
-  readonly epoch = Date.now();
-  /** More than one owner used the pool until then (see pool/state.ts CONTENDED_CELL). */
-  contendedUntil = 0;
-  seq = 0;
-  /** Prefetched jobs not yet claimed (they count as queued). */
-  prefetched = 0;
-  spawned = 0;
-  closed = false;
-  /** QuickJS compiled once (by the first worker) and shared with every later worker; null until then. */
-  wasmModule: WebAssembly.Module | null = null;
-  /** A worker is compiling it: the others' init waits for it. */
-  compiling: Slot | null = null;
-  dispatchTick = 0;
-  /** Offers made (their tokens). */
-  offers = 0;
-  /** A flush of the workers' outboxes is scheduled. */
-  flushing = false;
-  /** Executions that started from their source's memory image (the compiled script included). */
-  imageRuns = 0;
-  /** Jobs run again after their worker failed (see pool/workers.ts settleReported()). */
-  retried = 0;
-  readonly fetch: OutboundFetch;
-  readonly workerMemoryMib: number;
-  readonly snapshot: boolean;
-  readonly recycleBytes: number;
-  readonly maxJobs: number;
-  readonly grace: number;
-  /** A worker reported a fallback (engine/quickjs-internals.ts): logged once per pool. */
-  warnedFallback = false;
-  /** Who a regular and an extra worker take jobs from (pool/fairness.ts eligibility). */
   readonly forRegular: (o: Owner) => number;
   readonly forExtra: (o: Owner) => number;
   /** Posts the run messages of this turn (pool/offers.ts flush), scheduled with setImmediate. */
   readonly flush = (): void => flush(this);
-  /** One ref'd timer while any job is queued or in flight: keeps the process alive (workers are unref'd) and
-   *  checks the backstop of in-flight jobs. */
-  watch: ReturnType<typeof setInterval> | null = null;
 
-  constructor(readonly opts: ScriptPoolOptions) {
-    this.size = opts.workers > 0 ? opts.workers : Math.max(1, availableParallelism());
-    this.fetch = opts.fetch ?? outboundFetch;
-    this.workerMemoryMib = opts.workerMemoryMib ?? 512;
-    this.snapshot = opts.snapshot ?? true;
-    this.recycleBytes = (opts.recycleMib ?? 192) * MiB;
-    this.maxJobs = opts.maxJobsPerWorker ?? 64;
-    this.grace = opts.backstopGraceMs ?? 3000;
-    this.ownerQueueLimit = Math.max(1, Math.min(opts.queueLimit, opts.queueLimitPerOwner ?? opts.queueLimit));
-    this.ownerHeldCap = Math.max(1, Math.floor((this.size * this.maxJobs * 3) / 4));
+  constructor(opts: ScriptPoolOptions) {
+    super(opts);
     this.kv = opts.db ? new KvService(opts.db, opts.clock ?? systemClock) : null;
     this.kv?.start();
     ({ forRegular: this.forRegular, forExtra: this.forExtra } = eligibility(this));

@@ -11,7 +11,7 @@
 //   thread and never started a host operation are marked for the pool to run again elsewhere.
 // Owns: Engine.fault, .poisoned, .draining. Must never: run script code, free a runtime that a fault cut off (its
 // state may be half-updated), or let an execution go unreported.
-import type { Engine } from "../engine";
+import type { EngineState } from "./state";
 import type { LogEntry, ScriptError } from "../types";
 import { clip, dropHandles, OutOfMemory, timeoutError, type Exec } from "./exec";
 import { releaseTemplate } from "./image";
@@ -27,7 +27,7 @@ import { post } from "./results";
  * host-function calls and interrupts is replaced by one that rethrows a fault instead of swallowing it, until it
  * reaches the run loop's slice() (see contain()).
  */
-export function guard(eng: Engine): void {
+export function guard(eng: EngineState): void {
   const fault = (err: unknown): Error => (eng.fault ??= err instanceof Error ? err : new Error(String(err)));
   // The original glue minus its catch-all: a fault raised inside (or before) the callback leaves the instance.
   const escaping =
@@ -106,7 +106,7 @@ export function isNativeOverflow(err: unknown): err is RangeError {
  * False when the stack pointer cannot be put back (or the speed internals are off: Engine.stackTop is null): the
  * caller poisons the instance.
  */
-export function contain(eng: Engine, exec: Exec): boolean {
+export function contain(eng: EngineState, exec: Exec): boolean {
   const restore = stackRestore(eng.instance);
   // a nested slice's frames start where it was entered: the slices below it keep theirs
   const entry = eng.nestSp.length > 0 ? eng.nestSp[eng.nestSp.length - 1]! : eng.stackTop;
@@ -164,7 +164,7 @@ export function isFreeAbort(err: unknown): boolean {
  * retires (the pool starts a replacement; the executions alive here run to their end first). False when the stack
  * pointer cannot be put back (the speed internals are off): the caller poisons the instance.
  */
-export function abandon(eng: Engine, exec: Exec): boolean {
+export function abandon(eng: EngineState, exec: Exec): boolean {
   const restore = stackRestore(eng.instance);
   if (eng.stackTop === null || restore === null || eng.current !== null) return false;
   restore(eng.stackTop);
@@ -183,7 +183,7 @@ export function abandon(eng: Engine, exec: Exec): boolean {
 
 /** Reports the instance unusable, with the outcome of every unfinished execution, in ONE message (so the pool
  *  replaces the worker before it could hand it another job). */
-export function poison(eng: Engine, exec: Exec | null, err: unknown): void {
+export function poison(eng: EngineState, exec: Exec | null, err: unknown): void {
   if (eng.poisoned) return;
   eng.poisoned = true;
   const nativeOverflow = err instanceof RangeError && /call stack/i.test(err.message);

@@ -7,7 +7,7 @@
 // script a host object or a host error's details (failures become QuickJS errors through marshal.ts toScriptError),
 // block the thread, or let one execution reach another's timers or operations.
 import type { QuickJSHandle } from "quickjs-emscripten-core";
-import type { Engine } from "../engine";
+import type { EngineState } from "./state";
 import { CONSOLE_SNIPPET, DEFINE_SNIPPET, SECBOX_SNIPPET, TEXT_SNIPPET, TIMERS_SNIPPET } from "../bridge";
 import { CryptoInputError, sealSync, sha256Hex } from "../crypto";
 import { MAX_LOG_BYTES, MAX_LOG_ENTRIES, type LogEntry } from "../types";
@@ -42,7 +42,7 @@ const LAZY_NAMES = Object.keys(GROUP_OF);
 /** Every lazy global gets an accessor whose getter and setter are one host function (0 args: get, 1: set).
  *  Defined through QTS_DefineProp directly: the public defineProp wraps a new host function per accessor, and
  *  a JS prelude doing the same costs ~75 µs per execution instead of ~15 µs. */
-export function installGlobals(eng: Engine, exec: Exec): void {
+export function installGlobals(eng: EngineState, exec: Exec): void {
   const ctx = exec.ctx!;
   for (const name of LAZY_NAMES) {
     const accessor = (...args: QuickJSHandle[]) => {
@@ -77,7 +77,7 @@ function defineData(exec: Exec, name: string, value: QuickJSHandle): void {
 
 /** Builds `group`, defines its names as plain data properties (unless the script set them) and returns a new
  *  handle to `wanted`. */
-export function materialize(eng: Engine, exec: Exec, group: string, wanted: string): QuickJSHandle {
+export function materialize(eng: EngineState, exec: Exec, group: string, wanted: string): QuickJSHandle {
   const ctx = exec.ctx!;
   const members = new Map<string, QuickJSHandle>();
   const temps: QuickJSHandle[] = [];
@@ -161,7 +161,7 @@ function hostFn(exec: Exec, slot: keyof Exec["helpers"], name: string, impl: (..
   return fn;
 }
 
-function encFn(_eng: Engine, exec: Exec): QuickJSHandle {
+function encFn(_eng: EngineState, exec: Exec): QuickJSHandle {
   return hostFn(exec, "enc", "encode", (s) => {
     const ctx = exec.ctx!;
     const text = s && ctx.typeof(s) === "string" ? readString(exec, s) : "";
@@ -169,7 +169,7 @@ function encFn(_eng: Engine, exec: Exec): QuickJSHandle {
   });
 }
 
-function decFn(_eng: Engine, exec: Exec): QuickJSHandle {
+function decFn(_eng: EngineState, exec: Exec): QuickJSHandle {
   return hostFn(exec, "dec", "decode", (ab, fatal) => {
     const ctx = exec.ctx!;
     const bytes = ctx.getArrayBuffer(ab!);
@@ -189,7 +189,7 @@ function decFn(_eng: Engine, exec: Exec): QuickJSHandle {
 }
 
 /** Sandbox.core.encode(text) → Uint8Array (UTF-8). */
-function encodeFn(_eng: Engine, exec: Exec): QuickJSHandle {
+function encodeFn(_eng: EngineState, exec: Exec): QuickJSHandle {
   return hostFn(exec, "encode", "encode", (arg) => {
     const ctx = exec.ctx!;
     let text = "";
@@ -208,7 +208,7 @@ function encodeFn(_eng: Engine, exec: Exec): QuickJSHandle {
 }
 
 /** Sandbox.core.decode(bytes) → string (UTF-8, invalid sequences → U+FFFD, a leading BOM dropped). */
-function decodeFn(_eng: Engine, exec: Exec): QuickJSHandle {
+function decodeFn(_eng: EngineState, exec: Exec): QuickJSHandle {
   return hostFn(exec, "decode", "decode", (arg) => {
     const text = arg ? withBytes(exec, arg, (bytes) => utf8Lenient.decode(bytes)) : null;
     if (text === null) throw new HostThrow("TypeError", "Sandbox.core.decode: expected a Uint8Array or ArrayBuffer");
@@ -216,11 +216,11 @@ function decodeFn(_eng: Engine, exec: Exec): QuickJSHandle {
   });
 }
 
-function proxyFn(eng: Engine, exec: Exec): QuickJSHandle {
+function proxyFn(eng: EngineState, exec: Exec): QuickJSHandle {
   return hostFn(exec, "proxy", "op_proxy_request", (options) => startOp(eng, exec, "proxy", options ?? exec.ctx!.undefined));
 }
 
-function atobFn(_eng: Engine, exec: Exec): QuickJSHandle {
+function atobFn(_eng: EngineState, exec: Exec): QuickJSHandle {
   return hostFn(exec, "atob", "atob", (s) => {
     const text = readString(exec, s!);
     let binary: string;
@@ -233,7 +233,7 @@ function atobFn(_eng: Engine, exec: Exec): QuickJSHandle {
   });
 }
 
-function btoaFn(_eng: Engine, exec: Exec): QuickJSHandle {
+function btoaFn(_eng: EngineState, exec: Exec): QuickJSHandle {
   return hostFn(exec, "btoa", "btoa", (s) => {
     const text = readString(exec, s!);
     let encoded: string;
@@ -246,7 +246,7 @@ function btoaFn(_eng: Engine, exec: Exec): QuickJSHandle {
   });
 }
 
-function logFn(_eng: Engine, exec: Exec): QuickJSHandle {
+function logFn(_eng: EngineState, exec: Exec): QuickJSHandle {
   return hostFn(exec, "log", "log", (level, message) => {
     const ctx = exec.ctx!;
     if (exec.logs.length >= MAX_LOG_ENTRIES) return ctx.false;
@@ -256,7 +256,7 @@ function logFn(_eng: Engine, exec: Exec): QuickJSHandle {
   });
 }
 
-function sealFn(_eng: Engine, exec: Exec): QuickJSHandle {
+function sealFn(_eng: EngineState, exec: Exec): QuickJSHandle {
   return hostFn(exec, "seal", "seal", (pk, data) => {
     const ctx = exec.ctx!;
     const key = pk && ctx.typeof(pk) === "string" ? ctx.getString(pk) : null;
@@ -271,11 +271,11 @@ function sealFn(_eng: Engine, exec: Exec): QuickJSHandle {
   });
 }
 
-function sha256Fn(_eng: Engine, exec: Exec): QuickJSHandle {
+function sha256Fn(_eng: EngineState, exec: Exec): QuickJSHandle {
   return hostFn(exec, "sha256", "sha256", (data) => newString(exec, sha256Hex(stringOrBytes(exec, data!))));
 }
 
-function sleepFn(eng: Engine, exec: Exec): QuickJSHandle {
+function sleepFn(eng: EngineState, exec: Exec): QuickJSHandle {
   return hostFn(exec, "sleep", "sleep", (idH, msH) => {
     const ctx = exec.ctx!;
     if (exec.sleeps.size >= MAX_TIMERS) throw new HostThrow("RangeError", `setTimeout: too many pending timers (${MAX_TIMERS})`);
@@ -290,7 +290,7 @@ function sleepFn(eng: Engine, exec: Exec): QuickJSHandle {
   });
 }
 
-function cancelFn(_eng: Engine, exec: Exec): QuickJSHandle {
+function cancelFn(_eng: EngineState, exec: Exec): QuickJSHandle {
   return hostFn(exec, "cancel", "cancel", (idH) => {
     const ctx = exec.ctx!;
     const id = ctx.getNumber(idH!);
@@ -305,7 +305,7 @@ function cancelFn(_eng: Engine, exec: Exec): QuickJSHandle {
 }
 
 /** `op(name, payload)` for the Secbox snippet (kv). */
-function opFunction(eng: Engine, exec: Exec): QuickJSHandle {
+function opFunction(eng: EngineState, exec: Exec): QuickJSHandle {
   return hostFn(exec, "op", "op", (nameH, payload) => {
     const op = exec.ctx!.getString(nameH!);
     if (op !== "kv" && op !== "proxy") throw new HostThrow("TypeError", "unknown operation");
@@ -314,7 +314,7 @@ function opFunction(eng: Engine, exec: Exec): QuickJSHandle {
 }
 
 /** kv and proxy: the payload goes to the main thread as data; the returned promise settles when it answers. */
-function startOp(eng: Engine, exec: Exec, op: "kv" | "proxy", payload: QuickJSHandle): QuickJSHandle {
+function startOp(eng: EngineState, exec: Exec, op: "kv" | "proxy", payload: QuickJSHandle): QuickJSHandle {
   const ctx = exec.ctx!;
   const d = ctx.newPromise();
   let exported: { value: unknown; transfer: ArrayBuffer[] };

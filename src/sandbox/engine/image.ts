@@ -7,7 +7,7 @@
 // them; the seed of contexts executions create for themselves too). Must never: keep an image in which any code of a script ran, restore while an execution is alive in the
 // instance, or be used when the speed internals are off (Engine.fast false: the engine never builds a template).
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
-import type { Engine } from "../engine";
+import type { EngineState, SourceImage, Template } from "./state";
 import { CONSOLE_SNIPPET, DEFINE_SNIPPET, DESCRIBE_SNIPPET, SECBOX_SNIPPET, TEXT_SNIPPET, TIMERS_SNIPPET } from "../bridge";
 import type { Compiled, Form } from "./compile";
 import { dropHandles, newExec, type Exec } from "./exec";
@@ -31,52 +31,6 @@ import {
 const SOURCE_IMAGES = 16;
 const MAX_IMAGE_SOURCE = 64 * 1024;
 
-export interface Template {
-  /** The execution record bound to the pristine runtime, reused by each execution that runs on it. */
-  exec: Exec;
-  helpers: Exec["helpers"];
-  /** The lazy globals built in the image, all ten names, per job variant (index: proxy × 2 + kv): Sandbox/Deno
-   *  with or without op_proxy_request, Secbox with or without kv. */
-  globals: Map<string, QuickJSHandle>[];
-  staticImage: Uint8Array;
-  heapStart: number;
-  heapImage: Uint8Array;
-  /** quickjs-emscripten's host-function table as it was in the image, and the live one. */
-  refs: HostRefs;
-  liveRefs: HostRefs;
-  /** Address of the context's Math.random state (8 bytes), and its offset in any JSContext (see seedFresh). */
-  randomAt: number;
-  randomOffset: number;
-  seeds: BigUint64Array;
-  seedNext: number;
-  inUse: boolean;
-  /** An execution ran since the last restore. */
-  dirty: boolean;
-  /** The WebAssembly memory's size when the image was taken: what lies beyond it after a restore is free memory
-   *  that earlier executions grew (engine/memory.ts startCharge). */
-  imageBytes: number;
-  /** Address of the allocator's top-chunk pointer in the static area (see findTopPointer); null: no source images. */
-  topAt: number | null;
-  /** Source images (see keepImage) by source hash, least recently used first. */
-  sources: Map<number | bigint, SourceImage>;
-  /** The image the memory was last restored to or taken from: null for the pristine one. */
-  at: SourceImage | null;
-  /** The image whose host-function table the live one was last set from (see restoreImage). */
-  refsFrom: Template | SourceImage | null;
-}
-
-/** The pristine image with one source compiled in it: `fn` is the script as a function (a handle into the image). */
-export interface SourceImage {
-  source: string;
-  form: Form;
-  fn: QuickJSHandle;
-  staticImage: Uint8Array;
-  /** The copied heap: heapImage, a view of the start of heapSpace (reused by the image that replaces this one). */
-  heapImage: Uint8Array;
-  heapSpace: Uint8Array;
-  refs: HostRefs;
-}
-
 /** Builds the pristine runtime + context that executions start from, and its memory image.
  *
  *  A QuickJS runtime lives entirely in the WebAssembly memory (the static area of the C program, whose allocator
@@ -91,7 +45,7 @@ export interface SourceImage {
  *  here, once: the lazy-global accessors, host functions, snippet factories and built-in lookups.
  *
  *  Returns why not (every execution then creates its own runtime) when the memory does not look as expected. */
-export function buildTemplate(eng: Engine): Template | string {
+export function buildTemplate(eng: EngineState): Template | string {
   const memory = eng.memory!;
   const sp = stackPointer(eng.instance);
   if (sp === null || sp % 16 !== 0 || sp - WASM_STACK_BYTES < 1024 || sp >= memory.buffer.byteLength)
@@ -214,7 +168,7 @@ export function buildTemplate(eng: Engine): Template | string {
 }
 
 /** The runtime back to the pristine image, or to a source's image (no execution may be alive). */
-export function restoreImage(eng: Engine, tpl: Template, img: SourceImage | null): void {
+export function restoreImage(eng: EngineState, tpl: Template, img: SourceImage | null): void {
   const mem = eng.view.bytes();
   const from = img ?? tpl;
   mem.set(from.staticImage, 0);
@@ -237,7 +191,7 @@ export function restoreImage(eng: Engine, tpl: Template, img: SourceImage | null
  *  executions of the source skip parsing. Only when evaluating the wrapper ran no code of the script: the
  *  function's source text (read with the pristine Function.prototype.toString) is the whole wrapper, i.e. the
  *  evaluated text was one function expression. The least recently used image's buffers are reused. */
-export function keepImage(eng: Engine, tpl: Template, src: string, key: number | bigint, c: Compiled): void {
+export function keepImage(eng: EngineState, tpl: Template, src: string, key: number | bigint, c: Compiled): void {
   if (!c.seen || tpl.topAt === null || tpl.at !== null || src.length > MAX_IMAGE_SOURCE) return;
   const exec = tpl.exec;
   const ctx = exec.ctx!;
@@ -285,7 +239,7 @@ export function keepImage(eng: Engine, tpl: Template, src: string, key: number |
 }
 
 /** A new Math.random state for the next execution on the pristine runtime. */
-export function reseed(eng: Engine, tpl: Template): void {
+export function reseed(eng: EngineState, tpl: Template): void {
   const mem = eng.view.bytes();
   new DataView(mem.buffer, tpl.randomAt, 8).setBigUint64(0, nextSeed(tpl), true);
 }
@@ -293,7 +247,7 @@ export function reseed(eng: Engine, tpl: Template): void {
 /** The same for a context an execution created for itself (the pristine runtime was in use): QuickJS seeded it from
  *  the millisecond clock, the same seed as any other context created in that millisecond, on any worker. The state
  *  lies at the same offset in every JSContext of this build (found with the image's, see findRandomState). */
-export function seedFresh(eng: Engine, tpl: Template, ctx: QuickJSContext): void {
+export function seedFresh(eng: EngineState, tpl: Template, ctx: QuickJSContext): void {
   const at = contextPointer(ctx);
   if (at === null) return;
   const mem = eng.view.bytes();

@@ -9,9 +9,8 @@
 // "out of memory"; the run still ends as its memory limit).
 // Memory an execution finds free after a restore of the image is charged as grown (startCharge).
 // Owns: the memory's grow(), Exec.grown. Must never: grant an execution more than twice its limit, or run script code.
-import type { Engine } from "../engine";
+import type { EngineState, Template } from "./state";
 import type { Exec } from "./exec";
-import type { Template } from "./image";
 import { contextPointer } from "./quickjs-internals";
 
 export const PAGE = 65536;
@@ -22,7 +21,7 @@ export function overdraft(exec: Exec): number {
 }
 
 /** Charges every growth of `memory` to the execution whose slice runs (see the header). */
-export function limitGrowth(eng: Engine, memory: WebAssembly.Memory): void {
+export function limitGrowth(eng: EngineState, memory: WebAssembly.Memory): void {
   const realGrow = WebAssembly.Memory.prototype.grow;
   Object.defineProperty(memory, "grow", {
     value: (pages: number) => {
@@ -43,7 +42,7 @@ export function limitGrowth(eng: Engine, memory: WebAssembly.Memory): void {
 
 /** Makes QuickJS call the interrupt handler of `exec`'s context at its next check (a call or a loop iteration)
  *  instead of up to 10,000 ticks later (Engine.counterOffset; nothing when it was not found). */
-export function interruptNow(eng: Engine, exec: Exec): void {
+export function interruptNow(eng: EngineState, exec: Exec): void {
   if (eng.counterOffset === null || exec.ctx === null) return;
   const ptr = contextPointer(exec.ctx);
   if (ptr !== null) eng.view.words()[(ptr + eng.counterOffset) >>> 2] = 1;
@@ -53,6 +52,6 @@ export function interruptNow(eng: Engine, exec: Exec): void {
  *  restore, and the allocator uses it before it asks for more; so when this execution first grows the memory, it has
  *  used that much already (else each run on the worker could add its whole limit to the memory, which never shrinks,
  *  until the pool recycles the worker). */
-export function startCharge(eng: Engine, exec: Exec, tpl: Template): void {
+export function startCharge(eng: EngineState, exec: Exec, tpl: Template): void {
   exec.grown = Math.max(0, eng.memory!.buffer.byteLength - tpl.imageBytes);
 }

@@ -38,7 +38,7 @@
 import { readlinkSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
 import { receiveMessageOnPort } from "node:worker_threads";
-import type { Engine } from "../engine";
+import type { EngineState } from "./state";
 import type { OpReply } from "../protocol";
 import type { Exec } from "./exec";
 
@@ -57,7 +57,7 @@ const USAGE_HALF_LIFE_MS = 10_000;
 const MAX_USAGE = 4096;
 
 /** Adds the slice that ended at `end` to its owner's running time. */
-export function charge(eng: Engine, exec: Exec, end: number): void {
+export function charge(eng: EngineState, exec: Exec, end: number): void {
   const owner = exec.job.owner;
   if (!owner) return;
   let u = eng.usage.get(owner);
@@ -76,13 +76,13 @@ export function charge(eng: Engine, exec: Exec, end: number): void {
 }
 
 /** An owner's decayed running time at `now` (performance.now()); 0 for jobs without owner. */
-function usageOf(eng: Engine, owner: string, now: number): number {
+function usageOf(eng: EngineState, owner: string, now: number): number {
   const u = owner ? eng.usage.get(owner) : undefined;
   return u === undefined ? 0 : u.ms * 0.5 ** ((now - u.at) / USAGE_HALF_LIFE_MS);
 }
 
 /** A long slice: the thread yields the CPU to normal-priority threads until the slice ends. */
-export function lower(eng: Engine): void {
+export function lower(eng: EngineState): void {
   try {
     setPriority(eng.tid!, Math.max(eng.baseNice, LOW_NICE));
     eng.lowered = "slice";
@@ -92,7 +92,7 @@ export function lower(eng: Engine): void {
 }
 
 /** The long slice ended: the thread's priority back, if it may (else it stays lower for good). */
-export function raise(eng: Engine): void {
+export function raise(eng: EngineState): void {
   try {
     setPriority(eng.tid!, eng.baseNice);
     eng.lowered = null;
@@ -103,7 +103,7 @@ export function raise(eng: Engine): void {
 
 /** From the interrupt handler of `top`'s slice: runs, nested above it, the slices of parked executions that can
  *  go on and may go first (see the header). */
-export function resumeOthers(eng: Engine, top: Exec, now: number): void {
+export function resumeOthers(eng: EngineState, top: Exec, now: number): void {
   if (eng.current !== top) return; // QuickJS code outside a slice (the pristine runtime being built)
   const perf = performance.now();
   if (perf - top.sliceStart < NEST_AFTER_MS) return;
@@ -147,7 +147,7 @@ export function resumeOthers(eng: Engine, top: Exec, now: number): void {
 }
 
 /** Takes the op results the pool sent since the last look (see the header). */
-export function takeMail(eng: Engine): void {
+export function takeMail(eng: EngineState): void {
   const mail = eng.cells;
   if (mail === null || eng.replies === null) return;
   const n = Atomics.load(mail, eng.mailCell);
@@ -158,7 +158,7 @@ export function takeMail(eng: Engine): void {
 
 /** Runs `fn` (a slice of another execution) above the slices on the stack, which are held meanwhile: their
  *  deadlines move by the time held, and so does the pool's backstop (freeze/thaw); their owners are not charged. */
-function nested(eng: Engine, fn: () => void): void {
+function nested(eng: EngineState, fn: () => void): void {
   const held: Exec[] = [];
   for (const e of eng.stack) if (e.frozen++ === 0) held.push(e);
   const ids = held.map((e) => e.id);

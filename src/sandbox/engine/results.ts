@@ -3,7 +3,7 @@
 // Owns: the wording of script errors (name prefix, clipped message and stack). Must never: free a runtime (the run
 // loop's reap() does, after the slice) or post a second result for an execution.
 import type { QuickJSHandle } from "quickjs-emscripten-core";
-import type { Engine } from "../engine";
+import type { EngineState } from "./state";
 import type { ExecHeader } from "../protocol";
 import type { ScriptError } from "../types";
 import { encodeDone } from "../wire";
@@ -15,7 +15,7 @@ const MAX_STACK_LINES = 20;
 const MAX_STACK_CHARS = 2000;
 
 /** The execution's value (a handle in its context) is its result, if it is data. */
-export function succeed(eng: Engine, exec: Exec, value: QuickJSHandle): void {
+export function succeed(eng: EngineState, exec: Exec, value: QuickJSHandle): void {
   let out: { json: string | undefined; bytes: Uint8Array[] };
   try {
     out = exportJson(exec, value, true);
@@ -36,7 +36,7 @@ export function succeed(eng: Engine, exec: Exec, value: QuickJSHandle): void {
 }
 
 /** A syntax check that found nothing (engine/check.ts): the result is null. */
-export function checked(eng: Engine, exec: Exec): void {
+export function checked(eng: EngineState, exec: Exec): void {
   if (exec.finished) return;
   exec.finished = true;
   post(eng, exec, { ok: true, json: "null" });
@@ -44,7 +44,7 @@ export function checked(eng: Engine, exec: Exec): void {
 }
 
 /** Ends the execution with the thrown value `err` (a handle in its context), and disposes `err`. */
-export function fail(eng: Engine, exec: Exec, err: QuickJSHandle): void {
+export function fail(eng: EngineState, exec: Exec, err: QuickJSHandle): void {
   try {
     if (exec.reason === "timeout" || Date.now() >= exec.deadline) {
       finishError(eng, exec, timeoutError());
@@ -71,7 +71,7 @@ export function fail(eng: Engine, exec: Exec, err: QuickJSHandle): void {
   }
 }
 
-export function finishError(eng: Engine, exec: Exec, error: ScriptError): void {
+export function finishError(eng: EngineState, exec: Exec, error: ScriptError): void {
   if (exec.finished) return;
   exec.finished = true;
   post(eng, exec, { ok: false, error });
@@ -79,7 +79,7 @@ export function finishError(eng: Engine, exec: Exec, error: ScriptError): void {
 }
 
 /** The result message (wire.ts): `json` is the value's JSON text, its byte arrays as placeholders (exec.key). */
-export function post(eng: Engine, exec: Exec, r: { ok: boolean; json?: string; bytes?: Uint8Array[]; error?: ScriptError }): void {
+export function post(eng: EngineState, exec: Exec, r: { ok: boolean; json?: string; bytes?: Uint8Array[]; error?: ScriptError }): void {
   const header: ExecHeader = {
     id: exec.id,
     ok: r.ok,

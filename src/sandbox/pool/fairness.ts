@@ -5,34 +5,33 @@
 // Owns: pool.hogs, .contendedUntil, .extraSpawned, .watch, Owner.hogUntil/.wideUntil, Slot.stuck/.busyAt.
 // Must never: pause or move a running script (it cannot be), start more extra workers than the pool has, or give an
 // extra worker to an owner whose long jobs already held as many workers as the pool has ("wide").
-import type { ScriptPool } from "../pool";
 import type { Owner } from "../owners";
 import { dispatch, refresh, revoke, timeoutOf } from "./offers";
-import { CHECK_MS, CONTENDED_CELL, CONTENDED_MS, EXTRA_HOG_IDLE_MS, EXTRA_IDLE_MS, HOG_MS, runningJob, runsLong } from "./state";
+import { CHECK_MS, CONTENDED_CELL, CONTENDED_MS, EXTRA_HOG_IDLE_MS, EXTRA_IDLE_MS, HOG_MS, runningJob, runsLong, type PoolState } from "./state";
 import { kill, replace, spawn } from "./workers";
 
 /** Which waiting owners a regular worker takes, in which rank (see OwnerQueues.next): hogs after the others, and
  *  nobody beyond their share of the workers' jobs. An extra worker takes no job of a "wide" owner. */
-export function eligibility(pool: ScriptPool): { forRegular: (o: Owner) => number; forExtra: (o: Owner) => number } {
+export function eligibility(pool: PoolState): { forRegular: (o: Owner) => number; forExtra: (o: Owner) => number } {
   const forRegular = (o: Owner): number => (o.held >= pool.ownerHeldCap ? -1 : pool.hogs.size > 0 && pool.hogs.has(o) ? 1 : 0);
   const forExtra = (o: Owner): number => (o.wideUntil > Date.now() ? -1 : forRegular(o));
   return { forRegular, forExtra };
 }
 
 /** More than one owner uses the pool: the workers' long slices lower their priority (CONTENDED_CELL). */
-export function contended(pool: ScriptPool, now: number): void {
+export function contended(pool: PoolState, now: number): void {
   if (pool.contendedUntil === 0) for (const s of [...pool.slots, ...pool.retiring]) Atomics.store(s.cells, CONTENDED_CELL, 1);
   pool.contendedUntil = now + CONTENDED_MS;
 }
 
 /** One ref'd timer while any job is queued or in flight: keeps the process alive (workers are unref'd). */
-export function busy(pool: ScriptPool): void {
+export function busy(pool: PoolState): void {
   if (pool.watch || pool.closed) return;
   pool.watch = setInterval(() => check(pool), CHECK_MS);
 }
 
 /** Backstop of in-flight jobs, fairness (see "Fairness"); stops the timer once the pool is idle. */
-function check(pool: ScriptPool): void {
+function check(pool: PoolState): void {
   const now = Date.now();
   let pending = pool.queues.size;
   let moved = false;
@@ -94,7 +93,7 @@ function check(pool: ScriptPool): void {
 
 /** Starts an extra worker when every worker is held by a long job while another owner's job waits; ends extra
  *  workers idle for EXTRA_IDLE_MS (EXTRA_HOG_IDLE_MS while an owner hogs; see "Fairness"). */
-function fairShare(pool: ScriptPool, now: number): void {
+function fairShare(pool: PoolState, now: number): void {
   if (pool.closed) return;
   const idleFor = pool.hogs.size > 0 ? EXTRA_HOG_IDLE_MS : EXTRA_IDLE_MS;
   for (const s of [...pool.slots]) {

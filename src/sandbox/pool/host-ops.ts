@@ -4,14 +4,13 @@
 // Owns: Job.kvOps, Job.ops, Job.abort. Must never: answer a job that ended or moved meanwhile, let one job exceed its KV
 // budget, or pass a host error's details to the script (opError keeps only our own messages and codes).
 import type { Logger } from "../../platform/log";
-import type { ScriptPool } from "../pool";
 import type { OpReply, WorkerToMain } from "../protocol";
 import { KvError } from "../kv";
 import { ProxyError, runProxy } from "../proxy";
 import { claimed } from "./offers";
-import { MAIL_CELL, type Job, type Slot } from "./state";
+import { MAIL_CELL, type Job, type Slot, type PoolState } from "./state";
 
-export async function operation(pool: ScriptPool, slot: Slot, msg: Extract<WorkerToMain, { t: "op" }>): Promise<void> {
+export async function operation(pool: PoolState, slot: Slot, msg: Extract<WorkerToMain, { t: "op" }>): Promise<void> {
   const job = slot.jobs.get(msg.id);
   if (!job) return;
   claimed(pool, slot, job);
@@ -34,7 +33,7 @@ export async function operation(pool: ScriptPool, slot: Slot, msg: Extract<Worke
   Atomics.add(slot.cells, MAIL_CELL, 1);
 }
 
-function perform(pool: ScriptPool, job: Job, msg: Extract<WorkerToMain, { t: "op" }>): Promise<unknown> {
+function perform(pool: PoolState, job: Job, msg: Extract<WorkerToMain, { t: "op" }>): Promise<unknown> {
   if (msg.op === "kv") {
     if (job.req.kvOwner === undefined) throw new KvError("Secbox.kv is not available to this script");
     if (!pool.kv) throw new KvError("Secbox.kv is not available (no database)");

@@ -6,13 +6,12 @@
 // Owns: Slot.offered/.outbox/.active/.lastIdleDispatch, Job.offered/.prefetched/.cell/.token/.slot, the offer
 // counters of the pool and of each owner. Must never: start a job twice (a revoked offer's token is never reused),
 // offer a job behind a hog's running job, or give an extra worker a "wide" owner's job (fairness.ts says who may go).
-import type { ScriptPool } from "../pool";
 import { DEFAULT_STACK_KIB } from "../types";
 import { batch, encodeRun } from "../wire";
-import { failure, OFFER_CELLS, OFFER_DEPTH, settle, type Job, type Slot } from "./state";
+import { failure, OFFER_CELLS, OFFER_DEPTH, settle, type Job, type Slot, type PoolState } from "./state";
 
 /** Notes the claims of offered jobs that the worker made since this thread last looked. */
-export function refresh(pool: ScriptPool, slot: Slot): void {
+export function refresh(pool: PoolState, slot: Slot): void {
   for (let i = slot.offered.length - 1; i >= 0; i--) {
     const job = slot.offered[i]!;
     if (Atomics.load(slot.cells, job.cell) !== job.token) claimed(pool, slot, job);
@@ -20,7 +19,7 @@ export function refresh(pool: ScriptPool, slot: Slot): void {
 }
 
 /** `job` (offered to `slot`) was claimed: it runs now, its deadline runs from about now. */
-export function claimed(pool: ScriptPool, slot: Slot, job: Job): void {
+export function claimed(pool: PoolState, slot: Slot, job: Job): void {
   if (!job.offered) return;
   unoffer(pool, slot, job);
   slot.active++;
@@ -29,7 +28,7 @@ export function claimed(pool: ScriptPool, slot: Slot, job: Job): void {
 }
 
 /** Drops `job` from `slot`'s offers (claimed, revoked or ended). */
-export function unoffer(pool: ScriptPool, slot: Slot, job: Job): void {
+export function unoffer(pool: PoolState, slot: Slot, job: Job): void {
   if (!job.offered) return;
   job.offered = false;
   if (job.prefetched) {
@@ -42,7 +41,7 @@ export function unoffer(pool: ScriptPool, slot: Slot, job: Job): void {
 }
 
 /** Takes back an offer the worker has not claimed; false when it already did (then it counts as claimed). */
-export function revoke(pool: ScriptPool, slot: Slot, job: Job): boolean {
+export function revoke(pool: PoolState, slot: Slot, job: Job): boolean {
   if (!job.offered) return false;
   if (Atomics.compareExchange(slot.cells, job.cell, job.token, 0) !== job.token) {
     claimed(pool, slot, job);
@@ -57,14 +56,14 @@ export function revoke(pool: ScriptPool, slot: Slot, job: Job): boolean {
 }
 
 /** `job` left its worker (done, failed, or its worker gone): its owner's counts. */
-export function left(pool: ScriptPool, job: Job): void {
+export function left(pool: PoolState, job: Job): void {
   const o = job.owner;
   o.held--;
   if (!job.parked) o.running--;
   if (o.held === 0) pool.queues.release(o, Date.now());
 }
 
-export function dispatch(pool: ScriptPool): void {
+export function dispatch(pool: PoolState): void {
   if (pool.closed) return;
   for (const s of pool.slots) refresh(pool, s);
   /** Workers the waiting jobs may not go to (an extra worker while only hogs wait). */
@@ -140,7 +139,7 @@ function goesAfter(eligible: (o: Job["owner"]) => number, head: Job): (j: Job) =
 }
 
 /** `slot` runs (or was offered) a job of a hogging owner. */
-function holdsHog(pool: ScriptPool, slot: Slot): boolean {
+function holdsHog(pool: PoolState, slot: Slot): boolean {
   for (const j of slot.jobs.values()) if (!j.parked && pool.hogs.has(j.owner)) return true;
   return false;
 }
@@ -150,7 +149,7 @@ function holdsHog(pool: ScriptPool, slot: Slot): boolean {
  *  queues, so that job is offered first instead of after them (a flood of one user's short jobs fills every
  *  worker's OFFER_DEPTH; another user's job would wait behind up to that many). dispatch() does the same for the
  *  worker a job goes to. True if any went back (none that `taken` holds: see dispatch()). */
-function makeRoom(pool: ScriptPool, taken: Set<Job>): boolean {
+function makeRoom(pool: PoolState, taken: Set<Job>): boolean {
   const head = pool.queues.next(pool.forRegular, true);
   if (head === undefined) return false;
   const after = goesAfter(pool.forRegular, head);
@@ -171,7 +170,7 @@ function makeRoom(pool: ScriptPool, taken: Set<Job>): boolean {
 
 /** Revokes `slot`'s unclaimed offers that `which` selects (none that `taken` holds; those taken join it); they wait
  *  in their queues again. True if any did. */
-function takeBack(pool: ScriptPool, slot: Slot, which: (j: Job) => boolean, taken: Set<Job>): boolean {
+function takeBack(pool: PoolState, slot: Slot, which: (j: Job) => boolean, taken: Set<Job>): boolean {
   let back = false;
   for (const j of [...slot.offered]) {
     if (!taken.has(j) && which(j) && revoke(pool, slot, j)) {
@@ -187,7 +186,7 @@ export function timeoutOf(job: Job): number {
   return Math.max(1, Math.floor(job.req.limits.timeoutMs) - job.spentMs);
 }
 
-function assign(pool: ScriptPool, slot: Slot, job: Job): void {
+function assign(pool: PoolState, slot: Slot, job: Job): void {
   let cell = -1;
   for (let c = 0; c < OFFER_CELLS && cell < 0; c++) {
     if (Atomics.load(slot.cells, c) === 0 && !slot.offered.some((j) => j.cell === c)) cell = c;
@@ -242,7 +241,7 @@ function assign(pool: ScriptPool, slot: Slot, job: Job): void {
 }
 
 /** Posts the run messages of this turn, one message per worker. */
-export function flush(pool: ScriptPool): void {
+export function flush(pool: PoolState): void {
   pool.flushing = false;
   for (const slot of pool.slots) {
     if (slot.outbox.length === 0) continue;

@@ -7,13 +7,12 @@
 // requeues every job it held), keep a worker whose instance is untrustworthy, or run a job again that anything
 // outside its worker may have seen (a host operation) or that already ran twice.
 import { existsSync } from "node:fs";
-import type { ScriptPool } from "../pool";
 import type { MainToWorker, WorkerToMain } from "../protocol";
 import type { LogEntry, ScriptError, ScriptRunResult } from "../types";
 import { decodeDone, isWire, unbatch } from "../wire";
 import { operation } from "./host-ops";
 import { claimed, dispatch, left, revoke, timeoutOf } from "./offers";
-import { CONTENDED_CELL, failure, MAIL_CELL, MiB, OFFER_CELLS, RUN_CELL, runsLong, settle, type Job, type Slot } from "./state";
+import { CONTENDED_CELL, failure, MAIL_CELL, MiB, OFFER_CELLS, RUN_CELL, runsLong, settle, type Job, type Slot, type PoolState } from "./state";
 
 /** The worker script: beside pool.ts in development; an extra entrypoint inside a compiled binary. */
 export function workerEntry(): string | URL {
@@ -30,7 +29,7 @@ export function workerEntry(): string | URL {
 /** Starts a worker. The first one compiles QuickJS and hands the WebAssembly.Module back with its "ready"; the
  *  others (and replacements) instantiate that module (no second compile, and JSC shares the module's tiered-up
  *  code between threads). Their threads start at once; only their init message waits for the module. */
-export function spawn(pool: ScriptPool, extra = false): Slot {
+export function spawn(pool: PoolState, extra = false): Slot {
   const worker = new Worker(workerEntry());
   const cells = new Int32Array(new SharedArrayBuffer((OFFER_CELLS + 4) * 4));
   if (pool.contendedUntil > Date.now()) Atomics.store(cells, CONTENDED_CELL, 1);
@@ -73,7 +72,7 @@ export function spawn(pool: ScriptPool, extra = false): Slot {
   return slot;
 }
 
-function initWorker(pool: ScriptPool, slot: Slot): void {
+function initWorker(pool: PoolState, slot: Slot): void {
   slot.awaitingModule = false;
   const port = slot.workerPort;
   if (port === null) return;
@@ -94,7 +93,7 @@ function initWorker(pool: ScriptPool, slot: Slot): void {
 }
 
 /** The compiling worker is done (module null: it failed): release the workers waiting for it. */
-function compiled(pool: ScriptPool, module: WebAssembly.Module | null): void {
+function compiled(pool: PoolState, module: WebAssembly.Module | null): void {
   pool.compiling = null;
   if (module) pool.wasmModule = module;
   const waiting = pool.slots.filter((s) => s.awaitingModule && !s.dead);
@@ -103,7 +102,7 @@ function compiled(pool: ScriptPool, module: WebAssembly.Module | null): void {
 }
 
 /** Terminates `slot` (if still live), fails its unfinished jobs and starts a replacement. */
-export function replace(pool: ScriptPool, slot: Slot, reason: string, stuck?: Job): void {
+export function replace(pool: PoolState, slot: Slot, reason: string, stuck?: Job): void {
   if (slot.dead) return;
   slot.dead = true;
   pool.retiring.delete(slot);
@@ -122,7 +121,7 @@ export function replace(pool: ScriptPool, slot: Slot, reason: string, stuck?: Jo
 }
 
 /** A replacement takes `slot`'s place in `slots` (an extra worker is not replaced). */
-function takePlace(pool: ScriptPool, slot: Slot): void {
+function takePlace(pool: PoolState, slot: Slot): void {
   const i = pool.slots.indexOf(slot);
   if (i < 0 || pool.closed) return;
   if (slot.extra) pool.slots.splice(i, 1);
@@ -133,7 +132,7 @@ function takePlace(pool: ScriptPool, slot: Slot): void {
  *  run to their end there, it gets no new job, a replacement takes its place now, and it is ended once idle. At
  *  most as many workers as the pool has retire at once; beyond that one is replaced at once (its jobs fail as
  *  for a poisoned worker), so a flood of such scripts cannot pile up threads. */
-function retire(pool: ScriptPool, slot: Slot, reason: string): void {
+function retire(pool: PoolState, slot: Slot, reason: string): void {
   if (slot.dead || slot.retiring) return;
   if (pool.retiring.size >= pool.size) {
     replace(pool, slot, `${reason} (too many workers retiring)`);
@@ -152,7 +151,7 @@ function retire(pool: ScriptPool, slot: Slot, reason: string): void {
 }
 
 /** Ends a retiring worker once it holds no job. */
-function retired(pool: ScriptPool, slot: Slot): void {
+function retired(pool: PoolState, slot: Slot): void {
   if (!slot.retiring || slot.dead || slot.jobs.size > 0) return;
   slot.dead = true;
   pool.retiring.delete(slot);
@@ -165,7 +164,7 @@ export function kill(slot: Slot): void {
   slot.replies.close();
 }
 
-function onMessage(pool: ScriptPool, slot: Slot, msg: WorkerToMain): void {
+function onMessage(pool: PoolState, slot: Slot, msg: WorkerToMain): void {
   if (slot.dead) return;
   switch (msg.t) {
     case "ready":
@@ -240,7 +239,7 @@ function onMessage(pool: ScriptPool, slot: Slot, msg: WorkerToMain): void {
  *  poison(): it was parked when the instance failed and never started a host operation, so nothing outside the
  *  worker saw it) goes back to its owner's queue, in its place, once, with the rest of its time limit; its logs so
  *  far are dropped (the next attempt makes its own). */
-function settleReported(pool: ScriptPool, slot: Slot, results: { id: number; error: ScriptError; logs: LogEntry[]; retry?: boolean }[]): void {
+function settleReported(pool: PoolState, slot: Slot, results: { id: number; error: ScriptError; logs: LogEntry[]; retry?: boolean }[]): void {
   for (const r of results) {
     const job = slot.jobs.get(r.id);
     if (!job) continue;
@@ -266,7 +265,7 @@ function settleReported(pool: ScriptPool, slot: Slot, results: { id: number; err
 }
 
 /** A job's result (wire.ts). */
-function onDone(pool: ScriptPool, slot: Slot, data: string | unknown[]): void {
+function onDone(pool: PoolState, slot: Slot, data: string | unknown[]): void {
   if (slot.dead) return;
   let done: ReturnType<typeof decodeDone>;
   try {
