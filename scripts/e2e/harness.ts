@@ -137,6 +137,12 @@ export function expectClean(ui: UiPage, expectedHttpErrors: string[] = []) {
 export async function axeViolations(page: Page, include?: string[]): Promise<string[]> {
   // Injected once per document (axe is ~550 KB of source to parse).
   if (!(await page.evaluate(`typeof axe !== "undefined"`))) await page.evaluate(AXE_SOURCE);
+  // Transitions and finite animations end first (at most 2 s): axe reads colours as blended, so a toast or dialog
+  // still fading in measures as text without contrast (seen: 1.11:1 on a toast's code block mid fade-in).
+  await page.evaluate(`Promise.race([
+    Promise.all(document.getAnimations().filter((a) => a.effect?.getTiming().iterations !== Infinity).map((a) => a.finished.catch(() => {}))),
+    new Promise((r) => setTimeout(r, 2000)),
+  ])`);
   let context = "document";
   if (include) {
     const present = (await page.evaluate(`${JSON.stringify(include)}.filter((sel) => document.querySelector(sel))`)) as string[];
@@ -198,6 +204,20 @@ async function clickWhenOnTop(el: import("puppeteer-core").ElementHandle, timeou
 
 /** Clicks the element; a visually hidden input (SegmentedControl's radios) is clicked through its label. */
 export async function click(page: Page, role: string, name: string, timeout = 15_000) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    try {
+      return await clickOnce(page, role, name, Math.max(1000, deadline - Date.now()));
+    } catch (err) {
+      // React replaced the node between the check and the click (a list re-rendered after a refetch): find it again
+      const gone = err instanceof Error && /not clickable or not an Element|detached from document/.test(err.message);
+      if (!gone || Date.now() > deadline) throw err;
+      await sleep(50);
+    }
+  }
+}
+
+async function clickOnce(page: Page, role: string, name: string, timeout: number) {
   const el = await page.waitForSelector(`aria/${name}[role="${role}"]`, { timeout });
   if (!el) throw new Error(`no ${role} named ${name}`);
   if (await el.isVisible()) return clickWhenOnTop(el, timeout);

@@ -19,6 +19,12 @@ export const serveCommand: Command = {
       return 0;
     }
     const config = configFrom(values);
+    // Signals are taken from the start: one that comes while the server starts (the status answers as soon as it
+    // listens; on PostgreSQL the background start takes longer) stops it cleanly once it has started, instead of
+    // the signal's default action (exit 143 with captures unwritten).
+    let requested: NodeJS.Signals | null = null;
+    let onSignal = (signal: NodeJS.Signals) => void (requested ??= signal);
+    for (const signal of SHUTDOWN_SIGNALS) process.on(signal, () => onSignal(signal));
     // The domain requirement (supplement §28): same site with the responders refuses http (exit 2), warns on https.
     const siteWarning = checkSite(config);
     const rt = await openRuntime(config);
@@ -59,7 +65,8 @@ export const serveCommand: Command = {
           reject(err);
         }
       };
-      for (const signal of SHUTDOWN_SIGNALS) process.on(signal, () => void stop(signal));
+      onSignal = (signal) => void stop(signal);
+      if (requested !== null) void stop(requested);
     });
     return 0;
   },

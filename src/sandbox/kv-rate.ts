@@ -2,8 +2,9 @@
 // responders writing 1 MiB values as fast as they could kept both cores busy and another user's scripts waited for
 // one). A token bucket per user (per responder without storage accounting) holds one second's worth; a set takes
 // its bytes (key + value) and, when the bucket runs short, waits until they have been earned: the waiting holds no
-// worker (the script is parked on its await). A set that could not be earned within its run's remaining time fails
-// at once with the script's KV error, and writes nothing. Counted per instance, in real time (not the injectable
+// worker (the script is parked on its await). A set that could not be earned within its run's remaining time waits
+// out that time and then fails with the script's KV error, writing nothing (failing at once would let a writer as
+// fast as it can start its next hit at once: the rate would bound nothing). Counted per instance, in real time (not the injectable
 // clock of TTLs). A refusal is an outcome (its message), which kv.ts throws as the script's KV error.
 // Owns: the buckets. Must never: delay another user's sets, or let one set wait past its run's end.
 
@@ -38,29 +39,36 @@ export class KvWriteRate {
     // Earlier sets still waiting have taken their bytes already (the bucket below zero): this one waits behind them.
     const waitMs = b.tokens >= bytes ? 0 : ((bytes - b.tokens) * 1000) / perSecond;
     if (waitMs > 0 && waitMs > remainingMs - MARGIN_MS) {
-      return `KV write rate limit reached (${perSecond} bytes per second): this set would wait ${Math.ceil(waitMs)} ms`;
+      // Refused, but only when the run's time is nearly spent: refused at once, a writer as fast as it can would only
+      // come back sooner (a new hit, a new 1 MiB value built and copied), and the rate would bound nothing.
+      const refusal = `KV write rate limit reached (${perSecond} bytes per second): this set would wait ${Math.ceil(waitMs)} ms`;
+      return sleep(Math.max(0, remainingMs - MARGIN_MS), signal, refusal, "KV: the run ended");
     }
     b.tokens -= bytes;
     if (waitMs === 0) return null;
     const bucket = b;
-    return new Promise<string | null>((resolve) => {
-      const timer = setTimeout(done, waitMs);
-      function done() {
-        signal?.removeEventListener("abort", aborted);
-        resolve(null);
-      }
-      function aborted() {
-        clearTimeout(timer);
-        bucket.tokens += bytes; // not written: the bytes are not spent
-        resolve("KV: the run ended");
-      }
-      if (signal?.aborted) aborted();
-      else signal?.addEventListener("abort", aborted, { once: true });
-    });
+    return sleep(waitMs, signal, null, "KV: the run ended", () => (bucket.tokens += bytes)); // not written: not spent
   }
 
   /** Drops full buckets (their users have not written for a second or more). */
   private sweep(now: number): void {
     for (const [who, b] of this.buckets) if (b.tokens + ((now - b.at) * b.perSecond) / 1000 >= b.perSecond) this.buckets.delete(who);
   }
+}
+
+/** Resolves `done` after `ms`, or `ended` (after `undo`) as soon as `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal | undefined, done: string | null, ended: string, undo?: () => void): Promise<string | null> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", aborted);
+      resolve(done);
+    }, ms);
+    function aborted() {
+      clearTimeout(timer);
+      undo?.();
+      resolve(ended);
+    }
+    if (signal?.aborted) aborted();
+    else signal?.addEventListener("abort", aborted, { once: true });
+  });
 }
