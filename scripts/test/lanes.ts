@@ -109,6 +109,7 @@ export const LANES: Record<Lane, string[]> = {
       "openapi.test.ts",
       "source-caps.test.ts",
     ]),
+    "src/platform/core/token-buckets.test.ts",
     "src/platform/jobs/jobs.test.ts",
     "src/platform/mail/outbox.test.ts",
     ...under("src/platform/net", ["client.test.ts", "guard.test.ts"]),

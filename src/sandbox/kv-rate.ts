@@ -6,53 +6,36 @@
 // out that time and then fails with the script's KV error, writing nothing (failing at once would let a writer as
 // fast as it can start its next hit at once: the rate would bound nothing). Counted per instance, in real time (not the injectable
 // clock of TTLs). A refusal is an outcome (its message), which kv.ts throws as the script's KV error.
-// Owns: the buckets. Must never: delay another user's sets, or let one set wait past its run's end.
+// Owns: how a set waits for its bytes (the buckets are platform/core/token-buckets.ts). Must never: delay another
+// user's sets, or let one set wait past its run's end.
+import { TokenBuckets } from "../platform/core/token-buckets";
 
 /** Time a set's wait leaves its run for whatever follows the set (the run's result, a last call). */
 const MARGIN_MS = 250;
-/** Buckets kept before full ones are dropped (a full bucket carries no state). */
-const MAX_BUCKETS = 10_000;
-
 export class KvWriteRate {
-  private readonly buckets = new Map<string, { tokens: number; at: number; perSecond: number }>();
+  private readonly buckets: TokenBuckets;
 
-  constructor(private readonly now: () => number = () => performance.now()) {}
+  constructor(now: () => number = () => performance.now()) {
+    this.buckets = new TokenBuckets(now);
+  }
 
   /**
    * Takes `bytes` from `who`'s bucket at `perSecond` (0: unlimited): null at once, or after the wait that earns
-   * them; the refusal's message when that wait would not end `MARGIN_MS` before `remainingMs`, or when `signal`
-   * aborts (the run ended) during it (the bytes then go back).
+   * them; the refusal's message when that wait would not end `MARGIN_MS` before `remainingMs` (after waiting out
+   * the run's time), or when `signal` aborts (the run ended) during the wait (the bytes then go back).
    */
-  async take(who: string, bytes: number, perSecond: number, remainingMs: number, signal?: AbortSignal): Promise<string | null> {
-    if (perSecond <= 0) return null;
-    const now = this.now();
-    let b = this.buckets.get(who);
-    if (b === undefined) {
-      if (this.buckets.size >= MAX_BUCKETS) this.sweep(now);
-      this.buckets.set(who, (b = { tokens: perSecond, at: now, perSecond }));
-    } else {
-      // (a tier change takes effect with the next set)
-      b.perSecond = perSecond;
-      b.tokens = Math.min(perSecond, b.tokens + (Math.max(0, now - b.at) * perSecond) / 1000);
-      b.at = now;
-    }
+  take(who: string, bytes: number, perSecond: number, remainingMs: number, signal?: AbortSignal): Promise<string | null> {
     // Earlier sets still waiting have taken their bytes already (the bucket below zero): this one waits behind them.
-    const waitMs = b.tokens >= bytes ? 0 : ((bytes - b.tokens) * 1000) / perSecond;
+    const waitMs = this.buckets.waitFor(who, bytes, perSecond);
     if (waitMs > 0 && waitMs > remainingMs - MARGIN_MS) {
       // Refused, but only when the run's time is nearly spent: refused at once, a writer as fast as it can would only
       // come back sooner (a new hit, a new 1 MiB value built and copied), and the rate would bound nothing.
       const refusal = `KV write rate limit reached (${perSecond} bytes per second): this set would wait ${Math.ceil(waitMs)} ms`;
       return sleep(Math.max(0, remainingMs - MARGIN_MS), signal, refusal, "KV: the run ended");
     }
-    b.tokens -= bytes;
-    if (waitMs === 0) return null;
-    const bucket = b;
-    return sleep(waitMs, signal, null, "KV: the run ended", () => (bucket.tokens += bytes)); // not written: not spent
-  }
-
-  /** Drops full buckets (their users have not written for a second or more). */
-  private sweep(now: number): void {
-    for (const [who, b] of this.buckets) if (b.tokens + ((now - b.at) * b.perSecond) / 1000 >= b.perSecond) this.buckets.delete(who);
+    this.buckets.reserve(who, bytes, perSecond);
+    if (waitMs === 0) return Promise.resolve(null);
+    return sleep(waitMs, signal, null, "KV: the run ended", () => this.buckets.giveBack(who, bytes)); // not written: not spent
   }
 }
 

@@ -49,6 +49,7 @@ import {
 } from "./script-result";
 import { clientAddressOf, headerPairs, headerText, parseQuery, wireValue } from "./request-parts";
 import { respondersStore, type ResponderRow } from "./store";
+import { TokenBuckets } from "../../platform/core/token-buckets";
 
 export const MAX_INBOUND_BODY_BYTES = 10 * 1024 * 1024;
 export const PATH_FORM_CSP = "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads";
@@ -62,11 +63,6 @@ const CACHE_TTL_MS = 5_000;
 const NEGATIVE_TTL_MS = 1_000;
 const CACHE_MAX_HANDLES = 10_000;
 
-/** Hit-rate buckets of one handle: tokens left and when they were counted (clock ms). */
-interface Bucket {
-  tokens: number;
-  at: number;
-}
 /** How long a hit over its handle's rate waits for its 429, and how many may wait at once (beyond: at once). */
 const RATE_HOLD_MS = 1000;
 const RATE_MAX_HELD = 10_000;
@@ -157,7 +153,8 @@ export class ResponderEngine {
   private generation = 0;
   private readonly handlesByUser = new Map<string, Set<string>>();
   private readonly inflight = new Map<string, number>();
-  private readonly buckets = new Map<string, Bucket>();
+  /** Hit-rate buckets per handle (tier max_hits_per_second), on the runtime's clock. */
+  private readonly hits: TokenBuckets;
   private rateHeld = 0;
   private readonly domainSuffix: string;
   /** The session cookie's names, plain and `__Host-` (platform/auth/cookies.ts): never shown, never set. */
@@ -182,6 +179,7 @@ export class ResponderEngine {
     this.notFoundApi = { status: 404 };
     this.notFoundPath = { status: 404, headers: [["content-security-policy", PATH_FORM_CSP]] };
     this.scripts = deps.scripts;
+    this.hits = new TokenBuckets(() => rt.clock.now(), CACHE_MAX_HANDLES);
   }
 
   // ---- dispatch ----
@@ -385,7 +383,7 @@ export class ResponderEngine {
         return this.internalError(err, pathForm);
       }
       if (entry === null || prefix === null) return this.notFound(pathForm);
-      if (!this.takeHit(handle, entry.limits.max_hits_per_second)) return await this.overRate(pathForm);
+      if (!this.hits.take(handle, 1, entry.limits.max_hits_per_second)) return await this.overRate(pathForm);
       const method = request.method;
       if (!isStandardMethod(method)) return this.notFound(pathForm);
       const list = entry.byPrefix.get(prefix);
@@ -533,25 +531,6 @@ export class ResponderEngine {
       }
     }
     return this.plain(429, "Too many requests", pathForm, [["retry-after", "1"]]);
-  }
-
-  /** One token of the handle's bucket (`perSecond` 0 = unlimited); false when none is left. */
-  private takeHit(handle: string, perSecond: number): boolean {
-    if (perSecond <= 0) return true;
-    const now = this.rt.clock.now();
-    let b = this.buckets.get(handle);
-    if (b === undefined) {
-      // Full buckets carry no state: drop them when the map grows (a sweep per 10,000 new handles).
-      if (this.buckets.size >= CACHE_MAX_HANDLES)
-        for (const [h, x] of this.buckets) if (x.tokens + ((now - x.at) * perSecond) / 1000 >= perSecond) this.buckets.delete(h);
-      this.buckets.set(handle, (b = { tokens: perSecond, at: now }));
-    } else {
-      b.tokens = Math.min(perSecond, b.tokens + (Math.max(0, now - b.at) * perSecond) / 1000);
-      b.at = now;
-    }
-    if (b.tokens < 1) return false;
-    b.tokens -= 1;
-    return true;
   }
 
   private async runScript(
