@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { newId } from "../../platform/core/ids";
 import { startTestServer, type TestServer, type TestUser } from "../../tests/harness";
 import { SANDBOX_TOKENS } from "./directives";
+import { OTHER_DIRECTIVES, SOURCE_LIST_DIRECTIVES } from "./shared-rules";
 
 let nowMs = 1_767_225_600_000;
 const clock = { now: () => nowMs };
@@ -546,29 +547,9 @@ function generator(seed: number) {
     return host();
   };
   const distinct = (make: () => string, min: number, max: number) => [...new Set(Array.from({ length: min + int(max - min + 1) }, make))];
-  const SOURCE_LISTS = [
-    "default-src",
-    "child-src",
-    "connect-src",
-    "font-src",
-    "frame-src",
-    "fenced-frame-src",
-    "img-src",
-    "manifest-src",
-    "media-src",
-    "object-src",
-    "script-src",
-    "script-src-elem",
-    "script-src-attr",
-    "style-src",
-    "style-src-elem",
-    "style-src-attr",
-    "worker-src",
-    "base-uri",
-    "form-action",
-    "frame-ancestors",
-  ];
-  const OTHERS = ["report-uri", "sandbox", "upgrade-insecure-requests", "webrtc", "require-trusted-types-for", "trusted-types", "report-to"];
+  // the server's own catalogue (shared-rules.ts): a directive added there is generated here too
+  const SOURCE_LISTS: readonly string[] = SOURCE_LIST_DIRECTIVES;
+  const OTHERS: readonly string[] = OTHER_DIRECTIVES;
   const directive = (name: string): Dir => {
     if (SOURCE_LISTS.includes(name)) return { name, value: distinct(() => source(name), 1, 6) };
     switch (name) {
