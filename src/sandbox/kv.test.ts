@@ -157,22 +157,28 @@ describe("Secbox.kv", () => {
   test("kv_write_bytes_per_second: a set beyond a second's worth waits for its bytes; one its run cannot wait for fails and writes nothing", async () => {
     const o = newOwner();
     const v = "'x'.repeat(49_999)"; // 50,000 bytes with a 1-byte key
-    // 100,000 bytes a second: two sets at once, the third waits for the 50,000 bytes it lacks (0.5 s)
-    const started = performance.now();
-    expect(
-      await value(o, `for (const k of ['a', 'b', 'c']) await Secbox.kv.set(k, ${v}); return Secbox.kv.list()`, { writeBytesPerSecond: 100_000 }),
-    ).toMatchObject({
-      entries: [{ key: "a" }, { key: "b" }, { key: "c" }],
-    });
-    expect(performance.now() - started).toBeGreaterThanOrEqual(450);
+    // 100,000 bytes a second: two sets at once, the third waits for the 50,000 bytes it lacks (0.5 s): a 400 ms timer
+    // started with the script ends first
+    const order = new SettleOrder();
+    const timer = order.push("400 ms", Bun.sleep(400));
+    const sets = order.push(
+      "sets",
+      value(o, `for (const k of ['a', 'b', 'c']) await Secbox.kv.set(k, ${v}); return Secbox.kv.list()`, { writeBytesPerSecond: 100_000 }),
+    );
+    await timer;
+    expect(await sets).toMatchObject({ entries: [{ key: "a" }, { key: "b" }, { key: "c" }] });
+    expect(order.of).toEqual(["400 ms", "sets"]);
     // 5,000 bytes a second: 50,000 would wait 9 s, more than the run has (1.5 s): it waits out the run's time (a
-    // writer as fast as it can must not start its next hit at once), then fails; nothing is written
+    // writer as fast as it can must not start its next hit at once; a 1 s timer ends first), then fails
     const p = newOwner();
     const slow = { writeBytesPerSecond: 5_000 };
-    const t0 = performance.now();
-    const r = await kv(p, `await Secbox.kv.set('a', ${v})`, slow, { timeoutMs: 1500 });
+    const late = new SettleOrder();
+    const second = late.push("1 s", Bun.sleep(1000));
+    const r = await late.push("set", kv(p, `await Secbox.kv.set('a', ${v})`, slow, { timeoutMs: 1500 }));
+    await second;
     expect(r.ok ? null : r.error.message).toBe("KV write rate limit reached (5000 bytes per second): this set would wait 9000 ms");
-    expect(performance.now() - t0).toBeGreaterThanOrEqual(1200);
+    expect(late.of).toEqual(["1 s", "set"]);
+    // nothing is written
     expect(await value(p, "Secbox.kv.get('a')")).toBeNull();
     // the script may catch it and go on
     const caught = await kv(p, `try { await Secbox.kv.set('a', ${v}) } catch (e) { return 'caught' }`, slow, { timeoutMs: 1500 });
