@@ -22,6 +22,7 @@ import { PgDb } from "../platform/db/postgres";
 import { createTestDatabase, dropTestDatabase, onPostgres } from "./backend";
 import { ApiClient } from "./harness";
 import { startSmtpSink, type SmtpSink } from "./smtp-sink";
+import { waitUntil } from "./fixtures/wait";
 
 const MAIN = resolve(import.meta.dir, "../main.ts");
 const OPERATOR = "ops@multi.example";
@@ -229,6 +230,7 @@ describe.skipIf(!onPostgres)("two instances on one database", () => {
   test("Secbox.kv.watch on one instance wakes on a write made through the other", async () => {
     const [a, b] = instances as [Instance, Instance];
     const script = `
+      if (context.path === '/kv/ping') return { body: 'pong' };
       if (context.path === '/kv/watch') {
         const page = await Secbox.kv.watch({ prefix: 'ev', timeoutMs: 8000 });
         return { body: JSON.stringify(page.entries.map((e) => e.key)) };
@@ -241,6 +243,8 @@ describe.skipIf(!onPostgres)("two instances on one database", () => {
       settings: { script },
     });
     expect(r.status).toBe(201);
+    // b serves the new responder once it has seen the change (a 404 until then)
+    await waitUntil(async () => (await (await hitOn(b.url, "/kv/ping")).text()) === "pong", "the responder on the other instance", 15_000);
     const watching = hitOn(b.url, "/kv/watch").then((res) => res.text());
     await Bun.sleep(500); // the watch is waiting on b
     expect(await (await hitOn(a.url, "/kv/set")).text()).toBe("set");
@@ -313,8 +317,8 @@ describe.skipIf(!onPostgres)("two instances on one database", () => {
 
     // The survivor takes over the schedule: the first tracker request after the kill.
     let resumedAt = 0;
-    const waitUntil = Date.now() + 15_000;
-    while (Date.now() < waitUntil && !(resumedAt = upstreamLog.find((l) => l.at > killedAt + UPSTREAM_DELAY_MS)?.at ?? 0)) await Bun.sleep(20);
+    const until = Date.now() + 15_000;
+    while (Date.now() < until && !(resumedAt = upstreamLog.find((l) => l.at > killedAt + UPSTREAM_DELAY_MS)?.at ?? 0)) await Bun.sleep(20);
     expect(resumedAt).toBeGreaterThan(0);
     await Bun.sleep(8000); // runs on the new leader
     hitting = false;
