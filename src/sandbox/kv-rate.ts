@@ -8,6 +8,7 @@
 // clock of TTLs). A refusal is an outcome (its message), which kv.ts throws as the script's KV error.
 // Owns: how a set waits for its bytes (the buckets are platform/core/token-buckets.ts). Must never: delay another
 // user's sets, or let one set wait past its run's end.
+import { setTimeout as wait } from "node:timers/promises";
 import { TokenBuckets } from "../platform/core/token-buckets";
 
 /** Time a set's wait leaves its run for whatever follows the set (the run's result, a last call). */
@@ -39,19 +40,13 @@ export class KvWriteRate {
   }
 }
 
-/** Resolves `done` after `ms`, or `ended` (after `undo`) as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal | undefined, done: string | null, ended: string, undo?: () => void): Promise<string | null> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", aborted);
-      resolve(done);
-    }, ms);
-    function aborted() {
-      clearTimeout(timer);
-      undo?.();
-      resolve(ended);
-    }
-    if (signal?.aborted) aborted();
-    else signal?.addEventListener("abort", aborted, { once: true });
-  });
+/** `done` after `ms`, or `ended` (after `undo`) as soon as `signal` aborts. */
+async function sleep(ms: number, signal: AbortSignal | undefined, done: string | null, ended: string, undo?: () => void): Promise<string | null> {
+  try {
+    await wait(ms, undefined, { signal });
+    return done;
+  } catch {
+    undo?.();
+    return ended;
+  }
 }

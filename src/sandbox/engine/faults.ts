@@ -107,12 +107,9 @@ export function isNativeOverflow(err: unknown): err is RangeError {
  * caller poisons the instance.
  */
 export function contain(eng: EngineState, exec: Exec): boolean {
-  const restore = stackRestore(eng.instance);
   // a nested slice's frames start where it was entered: the slices below it keep theirs
   const entry = eng.nestSp.length > 0 ? eng.nestSp[eng.nestSp.length - 1]! : eng.stackTop;
-  if (entry === null || restore === null || !eng.execs.has(exec.id)) return false;
-  restore(entry);
-  if (stackPointer(eng.instance) !== entry) return false;
+  if (!eng.execs.has(exec.id) || !stackBack(eng, entry)) return false;
   eng.execs.delete(exec.id);
   if (exec.deadlineTimer) clearTimeout(exec.deadlineTimer);
   for (const sl of exec.sleeps.values()) clearTimeout(sl.timer);
@@ -134,12 +131,11 @@ export function contain(eng: EngineState, exec: Exec): boolean {
     return true;
   }
   // Otherwise the result goes with the retirement (the pool settles it, then retires or replaces the worker).
-  eng.draining = true;
-  eng.send({
-    t: "retire",
-    reason: "a script ran the worker's native stack out while other executions were alive",
-    results: finished ? [] : [{ id: exec.id, error, logs: exec.logs }],
-  });
+  retire(
+    eng,
+    "a script ran the worker's native stack out while other executions were alive",
+    finished ? [] : [{ id: exec.id, error, logs: exec.logs }],
+  );
   return true;
 }
 
@@ -165,20 +161,30 @@ export function isFreeAbort(err: unknown): boolean {
  * pointer cannot be put back (the speed internals are off): the caller poisons the instance.
  */
 export function abandon(eng: EngineState, exec: Exec): boolean {
-  const restore = stackRestore(eng.instance);
-  if (eng.stackTop === null || restore === null || eng.current !== null) return false;
-  restore(eng.stackTop);
-  if (stackPointer(eng.instance) !== eng.stackTop) return false;
+  if (eng.current !== null || !stackBack(eng, eng.stackTop)) return false;
   if (exec.rt) forgetRuntime(eng.mod!, exec.rt);
   exec.rt = null;
   exec.ctx = null;
   eng.abandoned++;
   if (eng.tpl) eng.tpl.dirty = true;
   if ((eng.tpl === null || eng.abandoned > MAX_ABANDONED) && !eng.draining) {
-    eng.draining = true;
-    eng.send({ t: "retire", reason: `${eng.abandoned} QuickJS runtimes could not be freed (JS_FreeRuntime leak assertion)`, results: [] });
+    retire(eng, `${eng.abandoned} QuickJS runtimes could not be freed (JS_FreeRuntime leak assertion)`, []);
   }
   return true;
+}
+
+/** Puts the instance's stack pointer back at `to` (null: not verified); false when it cannot. */
+function stackBack(eng: EngineState, to: number | null): boolean {
+  const restore = stackRestore(eng.instance);
+  if (to === null || restore === null) return false;
+  restore(to);
+  return stackPointer(eng.instance) === to;
+}
+
+/** The worker takes no new job; the pool settles `results`, starts a replacement and ends this one once idle. */
+function retire(eng: EngineState, reason: string, results: { id: number; error: ScriptError; logs: LogEntry[] }[]): void {
+  eng.draining = true;
+  eng.send({ t: "retire", reason, results });
 }
 
 /** Reports the instance unusable, with the outcome of every unfinished execution, in ONE message (so the pool
